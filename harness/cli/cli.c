@@ -1,0 +1,156 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len)
+{
+    for (const cli_opt *o = opts; o && o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, cli_args *out, hc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->cmd = cmd;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (out->n_pos >= CLI_MAX_ARGS)
+                return hc_err_set(err, HC_EUSAGE, "too many arguments");
+            out->pos[out->n_pos++] = arg;
+            continue;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const cli_opt *o = find_opt(opts, name, len);
+        if (!o)
+            return hc_err_set(err, HC_EUSAGE, "unknown option --%.*s (see halfcheck %s --help)", (int)len, name, cmd);
+        const char *val = NULL;
+        if (o->takes_value) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return hc_err_set(err, HC_EUSAGE, "option --%s needs a value", o->name);
+        } else if (eq) {
+            return hc_err_set(err, HC_EUSAGE, "option --%s takes no value", o->name);
+        }
+        if (!o->repeatable && cli_has(out, o->name))
+            return hc_err_set(err, HC_EUSAGE, "option --%s given twice", o->name);
+        if (out->n >= CLI_MAX_ARGS)
+            return hc_err_set(err, HC_EUSAGE, "too many options");
+        out->key[out->n] = o->name;
+        out->val[out->n] = val;
+        out->n++;
+    }
+    return 0;
+}
+
+const char *cli_get(const cli_args *a, const char *name, const char *def)
+{
+    const char *v = def;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->key[i], name) == 0)
+            v = a->val[i] ? a->val[i] : "";
+    return v;
+}
+
+int cli_has(const cli_args *a, const char *name)
+{
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->key[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int cli_get_all(const cli_args *a, const char *name, const char **vals, int max)
+{
+    int k = 0;
+    for (int i = 0; i < a->n && k < max; i++)
+        if (strcmp(a->key[i], name) == 0)
+            vals[k++] = a->val[i];
+    return k;
+}
+
+int cli_get_int(const cli_args *a, const char *name, int def, int *out, hc_err *err)
+{
+    const char *v = cli_get(a, name, NULL);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < -2147483647L || x > 2147483647L)
+        return hc_err_set(err, HC_EUSAGE, "--%s: not an integer: \"%s\"", name, v);
+    *out = (int)x;
+    return 0;
+}
+
+int cli_get_double(const cli_args *a, const char *name, double def, double *out, hc_err *err)
+{
+    const char *v = cli_get(a, name, NULL);
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x))
+        return hc_err_set(err, HC_EUSAGE, "--%s: not a finite number: \"%s\"", name, v);
+    *out = x;
+    return 0;
+}
+
+int cli_parse_size(const char *s, int *w, int *h, hc_err *err)
+{
+    char *end;
+    long a = strtol(s, &end, 10);
+    long b = a;
+    if (end != s && (*end == 'x' || *end == 'X' || *end == ':')) {
+        const char *t = end + 1;
+        b = strtol(t, &end, 10);
+        if (end == t)
+            b = -1;
+    }
+    if (end == s || *end || a < 1 || b < 1 || a > 64 || b > 64)
+        return hc_err_set(err, HC_EUSAGE, "bad size \"%s\" (want WxH, each 1..64)", s);
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+}
+
+const char *cli_require(const cli_args *a, const char *name, hc_err *err)
+{
+    const char *v = cli_get(a, name, NULL);
+    if (!v)
+        hc_err_set(err, HC_EUSAGE, "missing required option --%s", name);
+    return v;
+}
+
+void cli_print_options(FILE *f, const cli_opt *opts)
+{
+    for (const cli_opt *o = opts; o && o->name; o++)
+        fprintf(f, "  --%s%s%s\n      %s\n", o->name, o->takes_value ? " VALUE" : "", o->repeatable ? " (repeatable)" : "",
+                o->help);
+}
+
+int cli_fail(const char *cmd, const hc_err *err)
+{
+    fprintf(stderr, "halfcheck %s: %s\n", cmd, err->msg[0] ? err->msg : hc_code_str(err->code));
+    switch (err->code) {
+    case HC_EBACKEND:
+        return HC_EXIT_BACKEND;
+    default:
+        return HC_EXIT_USAGE;
+    }
+}

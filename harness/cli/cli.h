@@ -1,0 +1,61 @@
+/* The command line: one row per command in main.c's table, each a thin call into the library.
+ * Only code under harness/cli/ and main.c prints or chooses exit statuses. */
+#ifndef HC_CLI_H
+#define HC_CLI_H
+
+#include <stdio.h>
+
+#include "err.h"
+
+/* Exit statuses, documented in the README and `halfcheck --help`. */
+enum {
+    HC_EXIT_OK = 0,        /* every check passed */
+    HC_EXIT_FAIL = 1,      /* a threshold failed */
+    HC_EXIT_USAGE = 2,     /* bad usage, config or input */
+    HC_EXIT_BACKEND = 3    /* a backend crashed, hung or produced non-finite output */
+};
+
+/* An option a command accepts: "--name value" or "--name=value"; flags take no value. */
+typedef struct cli_opt {
+    const char *name;  /* without the leading dashes */
+    int takes_value;
+    int repeatable;
+    const char *help;
+} cli_opt;
+
+enum { CLI_MAX_ARGS = 64 };
+
+typedef struct cli_args {
+    const char *cmd;
+    int n;
+    const char *key[CLI_MAX_ARGS];
+    const char *val[CLI_MAX_ARGS]; /* NULL for flags */
+    int n_pos;
+    const char *pos[CLI_MAX_ARGS]; /* positional arguments */
+} cli_args;
+
+/* Parses argv (after the command name) against opts; an unknown or repeated option, or a
+ * missing value, is an error. */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, cli_args *out, hc_err *err);
+/* The last value of an option, or def. */
+const char *cli_get(const cli_args *a, const char *name, const char *def);
+int cli_has(const cli_args *a, const char *name);
+/* All values of a repeatable option, in order; returns the count. */
+int cli_get_all(const cli_args *a, const char *name, const char **vals, int max);
+/* Numeric accessors that fail with a clear message on garbage. */
+int cli_get_int(const cli_args *a, const char *name, int def, int *out, hc_err *err);
+int cli_get_double(const cli_args *a, const char *name, double def, double *out, hc_err *err);
+/* Parses "WxH" (or "N" for N x N). */
+int cli_parse_size(const char *s, int *w, int *h, hc_err *err);
+/* A required option: fills err when absent. */
+const char *cli_require(const cli_args *a, const char *name, hc_err *err);
+
+void cli_print_options(FILE *f, const cli_opt *opts);
+
+/* Maps an error code to an exit status and prints "halfcheck CMD: message". */
+int cli_fail(const char *cmd, const hc_err *err);
+
+/* Commands (one file each under harness/cli/). argv[0] is the command name. */
+int cmd_version(int argc, char **argv);
+
+#endif

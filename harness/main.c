@@ -1,0 +1,45 @@
+/* halfcheck's command line: a table of commands, each a thin call into the library. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"version", cmd_version, "print halfcheck's version"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: halfcheck COMMAND [OPTIONS]   (halfcheck COMMAND --help for its options)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nexit status:\n"
+               "  0  every check passed\n"
+               "  1  a threshold failed\n"
+               "  2  bad usage, config or input\n"
+               "  3  a backend crashed, hung or produced non-finite output\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return HC_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return HC_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "halfcheck: unknown command \"%s\"\n\n", argv[1]);
+    usage(stderr);
+    return HC_EXIT_USAGE;
+}

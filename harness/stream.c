@@ -1,0 +1,430 @@
+#define _GNU_SOURCE
+#include "stream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+enum { HC_STREAM_BUF = 1 << 16 };
+
+struct hc_istream {
+    char *name;
+    gzFile gz;          /* NULL for memory streams */
+    const unsigned char *mem;
+    size_t mem_len;
+    unsigned char *buf; /* read buffer for gz streams */
+    size_t buf_pos, buf_len;
+    uint64_t offset;    /* bytes handed to the caller */
+    long lineno;
+    char *line;
+    size_t line_cap;
+    int eof;
+};
+
+static hc_istream *istream_new(const char *name, hc_err *err)
+{
+    hc_istream *s = hc_calloc(1, sizeof *s, err, "input stream");
+    if (!s)
+        return NULL;
+    s->name = strdup(name ? name : "(memory)");
+    if (!s->name) {
+        free(s);
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return s;
+}
+
+hc_istream *hc_istream_open(const char *path, hc_err *err)
+{
+    hc_istream *s = istream_new(path, err);
+    if (!s)
+        return NULL;
+    if (strcmp(path, "-") == 0)
+        s->gz = gzdopen(dup(0), "rb");
+    else
+        s->gz = gzopen(path, "rb");
+    if (!s->gz) {
+        hc_err_set(err, HC_EIO, "%s: cannot open: %s", path, errno ? strerror(errno) : "gzopen failed");
+        hc_istream_close(s);
+        return NULL;
+    }
+    gzbuffer(s->gz, HC_STREAM_BUF);
+    s->buf = malloc(HC_STREAM_BUF);
+    if (!s->buf) {
+        hc_err_set(err, HC_ENOMEM, "%s: out of memory for read buffer", path);
+        hc_istream_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+hc_istream *hc_istream_mem(const void *data, size_t len, const char *name, hc_err *err)
+{
+    hc_istream *s = istream_new(name, err);
+    if (!s)
+        return NULL;
+    s->mem = data;
+    s->mem_len = len;
+    return s;
+}
+
+void hc_istream_close(hc_istream *s)
+{
+    if (!s)
+        return;
+    if (s->gz)
+        gzclose(s->gz);
+    free(s->buf);
+    free(s->line);
+    free(s->name);
+    free(s);
+}
+
+/* Makes buffered bytes available; returns the count available, 0 at EOF, -1 on error. */
+static long fill(hc_istream *s, hc_err *err)
+{
+    if (s->mem) {
+        return (long)(s->mem_len - s->offset);
+    }
+    if (s->buf_pos < s->buf_len)
+        return (long)(s->buf_len - s->buf_pos);
+    if (s->eof || !s->gz)
+        return 0;
+    int n = gzread(s->gz, s->buf, HC_STREAM_BUF);
+    if (n < 0) {
+        int zerr;
+        const char *m = gzerror(s->gz, &zerr);
+        return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: read error: %s", s->name,
+                          (unsigned long long)s->offset, zerr == Z_ERRNO ? strerror(errno) : m);
+    }
+    if (n == 0) {
+        /* gzread reports a truncated gzip member as EOF with an error set. */
+        int zerr;
+        const char *m = gzerror(s->gz, &zerr);
+        if (zerr != Z_OK && zerr != Z_STREAM_END)
+            return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: corrupt or truncated gzip data: %s",
+                              s->name, (unsigned long long)s->offset, m);
+        s->eof = 1;
+        return 0;
+    }
+    s->buf_pos = 0;
+    s->buf_len = (size_t)n;
+    return n;
+}
+
+static const unsigned char *cursor(hc_istream *s)
+{
+    return s->mem ? s->mem + s->offset : s->buf + s->buf_pos;
+}
+
+static void advance(hc_istream *s, size_t n)
+{
+    if (!s->mem)
+        s->buf_pos += n;
+    s->offset += n;
+}
+
+long hc_istream_read_some(hc_istream *s, void *buf, size_t n, hc_err *err)
+{
+    size_t got = 0;
+    while (got < n) {
+        long avail = fill(s, err);
+        if (avail < 0)
+            return -1;
+        if (avail == 0)
+            break;
+        size_t take = (size_t)avail < n - got ? (size_t)avail : n - got;
+        memcpy((char *)buf + got, cursor(s), take);
+        advance(s, take);
+        got += take;
+    }
+    return (long)got;
+}
+
+int hc_istream_read(hc_istream *s, void *buf, size_t n, hc_err *err)
+{
+    uint64_t start = s->offset;
+    long got = hc_istream_read_some(s, buf, n, err);
+    if (got < 0)
+        return -1;
+    if ((size_t)got < n)
+        return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: unexpected end of file (%zu bytes wanted, %ld there)",
+                          s->name, (unsigned long long)start, n, got);
+    return 0;
+}
+
+long hc_istream_getline(hc_istream *s, char **line, size_t max_len, hc_err *err)
+{
+    size_t len = 0;
+    int any = 0;
+    for (;;) {
+        long avail = fill(s, err);
+        if (avail < 0)
+            return -1;
+        if (avail == 0)
+            break;
+        any = 1;
+        const unsigned char *p = cursor(s);
+        const unsigned char *nl = memchr(p, '\n', (size_t)avail);
+        size_t take = nl ? (size_t)(nl - p) : (size_t)avail;
+        if (len + take > max_len)
+            return hc_err_set(err, HC_ELIMIT, "%s: line %ld: longer than the limit of %zu bytes", s->name,
+                              s->lineno + 1, max_len);
+        if (len + take + 1 > s->line_cap) {
+            size_t cap = s->line_cap ? s->line_cap : 256;
+            while (cap < len + take + 1)
+                cap *= 2;
+            char *nb = realloc(s->line, cap);
+            if (!nb)
+                return hc_err_set(err, HC_ENOMEM, "%s: line %ld: out of memory", s->name, s->lineno + 1);
+            s->line = nb;
+            s->line_cap = cap;
+        }
+        memcpy(s->line + len, p, take);
+        len += take;
+        advance(s, take + (nl ? 1 : 0));
+        if (nl)
+            goto done;
+    }
+    if (!any && len == 0)
+        return -1; /* clean EOF */
+done:
+    if (!s->line) {
+        s->line = malloc(1);
+        if (!s->line)
+            return hc_err_set(err, HC_ENOMEM, "out of memory");
+        s->line_cap = 1;
+    }
+    if (len > 0 && s->line[len - 1] == '\r')
+        len--;
+    s->line[len] = '\0';
+    s->lineno++;
+    *line = s->line;
+    return (long)len;
+}
+
+uint64_t hc_istream_offset(const hc_istream *s) { return s->offset; }
+long hc_istream_lineno(const hc_istream *s) { return s->lineno; }
+const char *hc_istream_name(const hc_istream *s) { return s->name; }
+
+struct hc_ostream {
+    char *path;
+    char *tmp;
+    int fd;
+    gzFile gz;
+    FILE *fp;
+    int is_stdout;
+};
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+hc_ostream *hc_ostream_open(const char *path, hc_err *err)
+{
+    hc_ostream *s = hc_calloc(1, sizeof *s, err, "output stream");
+    if (!s)
+        return NULL;
+    s->fd = -1;
+    s->path = strdup(path);
+    if (!s->path)
+        goto oom;
+    if (strcmp(path, "-") == 0) {
+        s->is_stdout = 1;
+        s->fp = stdout;
+        return s;
+    }
+    size_t n = strlen(path) + 16;
+    s->tmp = malloc(n);
+    if (!s->tmp)
+        goto oom;
+    snprintf(s->tmp, n, "%s.tmp.XXXXXX", path);
+    s->fd = mkstemp(s->tmp);
+    if (s->fd < 0) {
+        hc_err_set(err, HC_EIO, "%s: cannot create temporary file %s: %s", path, s->tmp, strerror(errno));
+        free(s->tmp);
+        s->tmp = NULL;
+        hc_ostream_abort(s);
+        return NULL;
+    }
+    fchmod(s->fd, 0644);
+    if (ends_with(path, ".gz")) {
+        s->gz = gzdopen(dup(s->fd), "wb6");
+        if (!s->gz) {
+            hc_err_set(err, HC_EIO, "%s: cannot start gzip stream", path);
+            hc_ostream_abort(s);
+            return NULL;
+        }
+        gzbuffer(s->gz, HC_STREAM_BUF);
+    } else {
+        s->fp = fdopen(dup(s->fd), "wb");
+        if (!s->fp) {
+            hc_err_set(err, HC_EIO, "%s: cannot open: %s", path, strerror(errno));
+            hc_ostream_abort(s);
+            return NULL;
+        }
+    }
+    return s;
+oom:
+    hc_err_set(err, HC_ENOMEM, "out of memory");
+    hc_ostream_abort(s);
+    return NULL;
+}
+
+int hc_ostream_write(hc_ostream *s, const void *buf, size_t n, hc_err *err)
+{
+    if (n == 0)
+        return 0;
+    if (s->gz) {
+        const char *p = buf;
+        while (n > 0) {
+            unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+            if (gzwrite(s->gz, p, chunk) != (int)chunk) {
+                int zerr;
+                const char *m = gzerror(s->gz, &zerr);
+                return hc_err_set(err, HC_EIO, "%s: write failed: %s", s->path, zerr == Z_ERRNO ? strerror(errno) : m);
+            }
+            p += chunk;
+            n -= chunk;
+        }
+        return 0;
+    }
+    if (fwrite(buf, 1, n, s->fp) != n)
+        return hc_err_set(err, HC_EIO, "%s: write failed: %s", s->path, strerror(errno));
+    return 0;
+}
+
+int hc_ostream_printf(hc_ostream *s, hc_err *err, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return hc_err_set(err, HC_EINTERNAL, "%s: formatting failed", s->path);
+    if ((size_t)n < sizeof small)
+        return hc_ostream_write(s, small, (size_t)n, err);
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return hc_err_set(err, HC_ENOMEM, "out of memory");
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = hc_ostream_write(s, big, (size_t)n, err);
+    free(big);
+    return rc;
+}
+
+int hc_ostream_commit(hc_ostream *s, hc_err *err)
+{
+    int rc = 0;
+    if (s->is_stdout) {
+        if (fflush(stdout) != 0)
+            rc = hc_err_set(err, HC_EIO, "standard output: write failed: %s", strerror(errno));
+        free(s->path);
+        free(s);
+        return rc;
+    }
+    if (s->gz) {
+        int zrc = gzclose(s->gz);
+        s->gz = NULL;
+        if (zrc != Z_OK)
+            rc = hc_err_set(err, HC_EIO, "%s: write failed while finishing gzip stream", s->path);
+    }
+    if (s->fp) {
+        if (fclose(s->fp) != 0 && rc == 0)
+            rc = hc_err_set(err, HC_EIO, "%s: write failed: %s", s->path, strerror(errno));
+        s->fp = NULL;
+    }
+    if (rc == 0 && fsync(s->fd) != 0 && errno != EINVAL)
+        rc = hc_err_set(err, HC_EIO, "%s: fsync failed: %s", s->path, strerror(errno));
+    if (rc == 0 && rename(s->tmp, s->path) != 0)
+        rc = hc_err_set(err, HC_EIO, "%s: cannot rename %s into place: %s", s->path, s->tmp, strerror(errno));
+    if (rc == 0) {
+        free(s->tmp);
+        s->tmp = NULL;
+    }
+    hc_ostream_abort(s);
+    return rc;
+}
+
+void hc_ostream_abort(hc_ostream *s)
+{
+    if (!s)
+        return;
+    if (s->gz)
+        gzclose(s->gz);
+    if (s->fp && !s->is_stdout)
+        fclose(s->fp);
+    if (s->fd >= 0)
+        close(s->fd);
+    if (s->tmp) {
+        unlink(s->tmp);
+        free(s->tmp);
+    }
+    free(s->path);
+    free(s);
+}
+
+char *hc_read_file(const char *path, size_t max_len, size_t *len_out, hc_err *err)
+{
+    hc_istream *s = hc_istream_open(path, err);
+    if (!s)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        hc_istream_close(s);
+        hc_err_set(err, HC_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    for (;;) {
+        if (len + 1 >= cap) {
+            if (cap > max_len + 1) {
+                free(buf);
+                hc_istream_close(s);
+                hc_err_set(err, HC_ELIMIT, "%s: larger than the limit of %zu bytes", path, max_len);
+                return NULL;
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                hc_istream_close(s);
+                hc_err_set(err, HC_ENOMEM, "%s: out of memory", path);
+                return NULL;
+            }
+            buf = nb;
+        }
+        long got = hc_istream_read_some(s, buf + len, cap - 1 - len, err);
+        if (got < 0) {
+            free(buf);
+            hc_istream_close(s);
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+        if (len > max_len) {
+            free(buf);
+            hc_istream_close(s);
+            hc_err_set(err, HC_ELIMIT, "%s: larger than the limit of %zu bytes", path, max_len);
+            return NULL;
+        }
+    }
+    hc_istream_close(s);
+    buf[len] = '\0';
+    if (len_out)
+        *len_out = len;
+    return buf;
+}

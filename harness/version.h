@@ -1,0 +1,6 @@
+/* Bumped whenever a change can alter computed outputs: the reference cache keys on it. */
+#ifndef HC_VERSION_H
+#define HC_VERSION_H
+#define HC_VERSION "0.1.0"
+#define HC_ENGINE_VERSION 1
+#endif

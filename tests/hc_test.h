@@ -1,0 +1,85 @@
+/* A tiny test framework. Every check has a unique dotted name (e.g. "stream-1.2") so a failing
+ * line is greppable; each test program prints PASS/FAIL/SKIP lines and tests/run.sh adds them
+ * up into make test's last line. A program that dies without reporting counts as failed. */
+#ifndef HC_TEST_H
+#define HC_TEST_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int hc_test_failed_count;
+
+static void hc_test_vreport(const char *tag, const char *name, const char *fmt, va_list ap)
+{
+    printf("%s %s", tag, name);
+    if (fmt && *fmt) {
+        printf(": ");
+        vprintf(fmt, ap);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+/* Records a check; the message (printf-style) is printed only on failure. Returns cond. */
+static inline int hc_check(const char *name, int cond, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline int hc_check(const char *name, int cond, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (cond) {
+        hc_test_vreport("PASS", name, NULL, ap);
+    } else {
+        hc_test_failed_count++;
+        hc_test_vreport("FAIL", name, fmt, ap);
+    }
+    va_end(ap);
+    return cond;
+}
+
+static inline void hc_skip(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void hc_skip(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hc_test_vreport("SKIP", name, fmt, ap);
+    va_end(ap);
+}
+
+/* The shared test data: $HC_SHARED or ../shared (tests run from the repository root).
+ * Returns a static path to rel inside it, or NULL when it is absent. */
+static inline const char *hc_shared(const char *rel)
+{
+    static char buf[4096];
+    const char *root = getenv("HC_SHARED");
+    if (!root || !*root)
+        root = "../shared";
+    snprintf(buf, sizeof buf, "%s/%s", root, rel);
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return NULL;
+    return buf;
+}
+
+/* A private scratch directory for this test program (removed by make clean, never shared
+ * between programs). */
+static inline const char *hc_tmpdir(const char *prog)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "build/tmp/%s", prog);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", buf);
+    if (system(cmd) != 0)
+        return NULL;
+    return buf;
+}
+
+static inline int hc_test_exit(void)
+{
+    return hc_test_failed_count ? 1 : 0;
+}
+
+#endif
