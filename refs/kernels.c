@@ -56,17 +56,13 @@ void hc_mask_from_input(int batch, int hw, int c_spatial, const float *spatial, 
 
 /* ---- convolution ---------------------------------------------------------------------- */
 
-int hc_conv_init(hc_conv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err)
+int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err)
 {
     memset(cv, 0, sizeof *cv);
     if (oc <= 0 || ic <= 0 || kh <= 0 || kw <= 0 || kh % 2 != 1 || kw % 2 != 1)
         return hc_err_set(err, HC_EINTERNAL, "conv %dx%d %d->%d: unsupported shape", kh, kw, ic,
                           oc);
-    size_t n = (size_t)oc * ic * kh * kw;
-    cv->w = hc_malloc(n * sizeof(float), err, "conv weights");
-    if (!cv->w)
-        return -1;
-    memcpy(cv->w, weights, n * sizeof(float));
+    cv->w = weights;
     cv->oc = oc;
     cv->ic = ic;
     cv->kh = kh;
@@ -74,15 +70,7 @@ int hc_conv_init(hc_conv *cv, const float *weights, int oc, int ic, int kh, int 
     return 0;
 }
 
-void hc_conv_free(hc_conv *cv)
-{
-    if (cv) {
-        free(cv->w);
-        cv->w = NULL;
-    }
-}
-
-size_t hc_conv_workspace(const hc_conv *cv, int batch, int nx, int ny)
+size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     if (cv->kh == 1 && cv->kw == 1)
         return 0;
@@ -90,7 +78,7 @@ size_t hc_conv_workspace(const hc_conv *cv, int batch, int nx, int ny)
 }
 
 /* col[(i*kh+dy)*kw+dx][b*hw + y*nx + x] = in[i][b][y+dy-ph][x+dx-pw] or 0 outside the buffer. */
-static void im2col(const hc_conv *cv, int batch, int nx, int ny, const float *in, float *col)
+static void im2col(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *col)
 {
     int hw = nx * ny, ph = cv->kh / 2, pw = cv->kw / 2;
     size_t s = (size_t)batch * hw;
@@ -126,7 +114,7 @@ static void im2col(const hc_conv *cv, int batch, int nx, int ny, const float *in
     }
 }
 
-void hc_conv_run(const hc_conv *cv, int batch, int nx, int ny, const float *in, float *out,
+void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
                  int accumulate, float *ws)
 {
     int s = batch * nx * ny;

@@ -20,17 +20,9 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "model.h"
 
-/* KataGo's activation codes (neuralnet/activations.h). */
-enum hc_act {
-    HC_ACT_IDENTITY = 0,
-    HC_ACT_RELU = 1,
-    HC_ACT_MISH = 2,
-    HC_ACT_SILU = 3,
-    HC_ACT_MISH_SCALE8 = 12
-};
-
-/* 1 when code is one of enum hc_act. */
+/* Activation codes are model.h's hc_act (KataGo's numbers). 1 when code is one of them. */
 int hc_act_valid(int code);
 
 /* The activation as KataGo's Eigen backend evaluates it after a batch norm or on a vector:
@@ -52,22 +44,22 @@ void hc_mask_from_input(int batch, int hw, int c_spatial, const float *spatial, 
 /* ---- convolution ---------------------------------------------------------------------- */
 
 /* A convolution with zero padding (kh, kw odd), stride 1, dilation 1, output the size of the
- * input. Prepared weights are owned by the struct. */
-typedef struct hc_conv {
+ * input. The weights are borrowed (they stay the caller's). */
+typedef struct hc_kconv {
     int oc, ic, kh, kw;
-    float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
-} hc_conv;
+    const float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
+} hc_kconv;
 
-/* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order), copied. */
-int hc_conv_init(hc_conv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err);
-void hc_conv_free(hc_conv *cv);
+/* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
+ * even or non-positive shape. */
+int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err);
 
-/* Floats of workspace hc_conv_run needs for this batch and buffer size. */
-size_t hc_conv_workspace(const hc_conv *cv, int batch, int nx, int ny);
+/* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
+size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);
 
 /* out (CBP, oc channels) = conv(in) (CBP, ic channels), or out += conv(in) when accumulate.
  * in and out must not overlap. */
-void hc_conv_run(const hc_conv *cv, int batch, int nx, int ny, const float *in, float *out,
+void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
                  int accumulate, float *ws);
 
 /* ---- batch norm, bias, activation ----------------------------------------------------- */

@@ -83,11 +83,11 @@ static void test_conv(void)
                 float *out = rvec((size_t)oc * batch * hw, 1.0);
                 double *want = malloc((size_t)oc * batch * hw * sizeof(double));
                 double *scale = malloc((size_t)oc * batch * hw * sizeof(double));
-                hc_conv cv;
+                hc_kconv cv;
                 hc_err err = {0};
                 char name[64];
                 snprintf(name, sizeof name, "kernels-1.%d", id);
-                if (!hc_check(name, hc_conv_init(&cv, w, oc, ic, kh, kw, &err) == 0, "%s", err.msg))
+                if (!hc_check(name, hc_kconv_init(&cv, w, oc, ic, kh, kw, &err) == 0, "%s", err.msg))
                     continue;
                 for (int o = 0; o < oc; o++)
                     for (int b = 0; b < batch; b++)
@@ -109,12 +109,11 @@ static void test_conv(void)
                                 want[oi] = s;
                                 scale[oi] = a;
                             }
-                float *ws = malloc((hc_conv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
-                hc_conv_run(&cv, batch, nx, ny, in, out, acc, ws);
+                float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
+                hc_kconv_run(&cv, batch, nx, ny, in, out, acc, ws);
                 double e = maxerr_rel((size_t)oc * batch * hw, out, want, scale);
                 hc_check(name, e < 1e-6, "conv %dx%d %d->%d batch %d acc %d: rel err %g", kh, kw,
                          ic, oc, batch, acc, e);
-                hc_conv_free(&cv);
                 free(w), free(in), free(out), free(want), free(scale), free(ws);
             }
         }
