@@ -32,6 +32,8 @@ TESTLIB_SRC := $(wildcard tests/lib/*.c)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all test bench demo clean
+# Keep object files of test programs (make would delete them as intermediates).
+.SECONDARY:
 all: build/halfcheck
 
 $(BUILD)/%.o: %.c

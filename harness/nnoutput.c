@@ -1,0 +1,258 @@
+#include "nnoutput.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+/* KataGo pads policyProbs to its compiled maximum board area + 1 (19x19 + pass by default). */
+enum { HC_KATAGO_POLICY_SIZE = 19 * 19 + 1, HC_NNOUT_LINE_MAX = 64 << 20, HC_NNOUT_MAX_LEN = 64 };
+
+int hc_nnoutput_init(hc_nnoutput *o, int nn_x_len, int nn_y_len, int with_ownership, hc_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->nn_x_len = nn_x_len;
+    o->nn_y_len = nn_y_len;
+    size_t area = (size_t)nn_x_len * (size_t)nn_y_len;
+    o->policy_probs = hc_malloc(sizeof(float) * (area + 1), err, "policy");
+    if (!o->policy_probs)
+        return -1;
+    if (with_ownership) {
+        o->white_owner_map = hc_malloc(sizeof(float) * area, err, "ownership");
+        if (!o->white_owner_map) {
+            hc_nnoutput_free(o);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void hc_nnoutput_free(hc_nnoutput *o)
+{
+    if (!o)
+        return;
+    free(o->policy_probs);
+    free(o->white_owner_map);
+    memset(o, 0, sizeof *o);
+}
+
+static json_t *float_array(const float *v, size_t n, size_t pad_to)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, json_real((double)v[i]));
+    for (size_t i = n; i < pad_to; i++)
+        json_array_append_new(arr, json_real(-1.0));
+    return arr;
+}
+
+char *hc_nnoutput_format(const hc_nnoutput *o, int format, const char *nn_hash, hc_err *err)
+{
+    size_t area = (size_t)o->nn_x_len * (size_t)o->nn_y_len;
+    if (format == HC_NNOUT_KATAGO && area + 1 > HC_KATAGO_POLICY_SIZE)
+        return hc_err_set(err, HC_EUSAGE, "a %dx%d buffer does not fit KataGo's reference-file policy of %d entries",
+                          o->nn_x_len, o->nn_y_len, HC_KATAGO_POLICY_SIZE),
+               NULL;
+    json_t *j = json_object();
+    if (format == HC_NNOUT_KATAGO)
+        json_object_set_new(j, "nnHash", json_string(nn_hash ? nn_hash : "00000000000000000000000000000000"));
+    json_object_set_new(j, "whiteWinProb", json_real(o->white_win_prob));
+    json_object_set_new(j, "whiteLossProb", json_real(o->white_loss_prob));
+    json_object_set_new(j, "whiteNoResultProb", json_real(o->white_no_result_prob));
+    json_object_set_new(j, "whiteScoreMean", json_real(o->white_score_mean));
+    json_object_set_new(j, "whiteScoreMeanSq", json_real(o->white_score_mean_sq));
+    json_object_set_new(j, "whiteLead", json_real(o->white_lead));
+    json_object_set_new(j, "varTimeLeft", json_real(o->var_time_left));
+    json_object_set_new(j, "shorttermWinlossError", json_real(o->shortterm_winloss_error));
+    json_object_set_new(j, "shorttermScoreError", json_real(o->shortterm_score_error));
+    json_object_set_new(j, "policyProbs",
+                        float_array(o->policy_probs, area + 1, format == HC_NNOUT_KATAGO ? HC_KATAGO_POLICY_SIZE : 0));
+    json_object_set_new(j, "policyOptimismUsed", json_real(o->policy_optimism_used));
+    json_object_set_new(j, "nnXLen", json_integer(o->nn_x_len));
+    json_object_set_new(j, "nnYLen", json_integer(o->nn_y_len));
+    if (o->white_owner_map)
+        json_object_set_new(j, "whiteOwnerMap", float_array(o->white_owner_map, area, 0));
+    /* Sorted keys: the order KataGo's JSON library writes. */
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    json_decref(j);
+    if (!s)
+        hc_err_set(err, HC_ENOMEM, "out of memory formatting outputs");
+    return s;
+}
+
+static int num_field(json_t *j, const char *key, const char *where, float *out, hc_err *err)
+{
+    json_t *v = json_object_get(j, key);
+    if (!v)
+        return hc_err_set(err, HC_EFORMAT, "%s: missing field \"%s\"", where, key);
+    if (!json_is_number(v))
+        return hc_err_set(err, HC_EFORMAT, "%s: field \"%s\" is not a number", where, key);
+    /* Non-finite values cannot appear in JSON; a backend's NaN is caught before writing. */
+    *out = (float)json_number_value(v);
+    return 0;
+}
+
+static int array_field(json_t *j, const char *key, const char *where, size_t want, size_t allow_padded, float *out,
+                       hc_err *err)
+{
+    json_t *arr = json_object_get(j, key);
+    if (!arr || !json_is_array(arr))
+        return hc_err_set(err, HC_EFORMAT, "%s: field \"%s\" is missing or not an array", where, key);
+    size_t n = json_array_size(arr);
+    if (n != want && !(allow_padded && n == allow_padded && want <= n))
+        return hc_err_set(err, HC_EFORMAT, "%s: field \"%s\" has %zu entries, expected %zu", where, key, n, want);
+    for (size_t i = 0; i < want; i++) {
+        json_t *v = json_array_get(arr, i);
+        if (!json_is_number(v))
+            return hc_err_set(err, HC_EFORMAT, "%s: %s[%zu] is not a number", where, key, i);
+        out[i] = (float)json_number_value(v);
+    }
+    return 0;
+}
+
+int hc_nnoutput_parse(const char *text, const char *where, hc_nnoutput *out, hc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    json_error_t jerr;
+    json_t *j = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (!j)
+        return hc_err_set(err, HC_EFORMAT, "%s: column %d: invalid JSON: %s", where, jerr.column, jerr.text);
+    int rc = -1;
+    if (!json_is_object(j)) {
+        hc_err_set(err, HC_EFORMAT, "%s: not a JSON object", where);
+        goto done;
+    }
+    json_t *xl = json_object_get(j, "nnXLen"), *yl = json_object_get(j, "nnYLen");
+    if (!json_is_integer(xl) || !json_is_integer(yl) || json_integer_value(xl) < 1 ||
+        json_integer_value(xl) > HC_NNOUT_MAX_LEN || json_integer_value(yl) < 1 ||
+        json_integer_value(yl) > HC_NNOUT_MAX_LEN) {
+        hc_err_set(err, HC_EFORMAT, "%s: nnXLen/nnYLen missing or not in 1..%d", where, HC_NNOUT_MAX_LEN);
+        goto done;
+    }
+    int has_own = json_object_get(j, "whiteOwnerMap") != NULL;
+    if (hc_nnoutput_init(out, (int)json_integer_value(xl), (int)json_integer_value(yl), has_own, err))
+        goto done;
+    size_t area = (size_t)out->nn_x_len * (size_t)out->nn_y_len;
+    if (num_field(j, "whiteWinProb", where, &out->white_win_prob, err) ||
+        num_field(j, "whiteLossProb", where, &out->white_loss_prob, err) ||
+        num_field(j, "whiteNoResultProb", where, &out->white_no_result_prob, err) ||
+        num_field(j, "whiteScoreMean", where, &out->white_score_mean, err) ||
+        num_field(j, "whiteScoreMeanSq", where, &out->white_score_mean_sq, err) ||
+        num_field(j, "whiteLead", where, &out->white_lead, err) ||
+        num_field(j, "varTimeLeft", where, &out->var_time_left, err) ||
+        num_field(j, "shorttermWinlossError", where, &out->shortterm_winloss_error, err) ||
+        num_field(j, "shorttermScoreError", where, &out->shortterm_score_error, err) ||
+        num_field(j, "policyOptimismUsed", where, &out->policy_optimism_used, err) ||
+        array_field(j, "policyProbs", where, area + 1, HC_KATAGO_POLICY_SIZE, out->policy_probs, err) ||
+        (has_own && array_field(j, "whiteOwnerMap", where, area, 0, out->white_owner_map, err)))
+        goto done;
+    rc = 0;
+done:
+    json_decref(j);
+    if (rc)
+        hc_nnoutput_free(out);
+    return rc;
+}
+
+int hc_nnoutputs_load(const char *path, hc_nnoutput **out, size_t *n, hc_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    hc_istream *in = hc_istream_open(path, err);
+    if (!in)
+        return -1;
+    size_t cap = 0, len = 0;
+    hc_nnoutput *os = NULL;
+    char *line;
+    long got;
+    int rc = 0;
+    hc_err_clear(err);
+    while ((got = hc_istream_getline(in, &line, HC_NNOUT_LINE_MAX, err)) >= 0) {
+        if (line[strspn(line, " \t")] == '\0')
+            continue;
+        if (len == cap) {
+            cap = cap ? cap * 2 : 256;
+            hc_nnoutput *no = realloc(os, cap * sizeof *os);
+            if (!no) {
+                rc = hc_err_set(err, HC_ENOMEM, "%s: out of memory", path);
+                break;
+            }
+            os = no;
+        }
+        char where[600];
+        snprintf(where, sizeof where, "%s:%ld", path, hc_istream_lineno(in));
+        if (hc_nnoutput_parse(line, where, &os[len], err)) {
+            rc = -1;
+            break;
+        }
+        len++;
+    }
+    if (got < 0 && err && err->code != HC_OK)
+        rc = -1;
+    hc_istream_close(in);
+    if (rc) {
+        hc_nnoutputs_free(os, len);
+        return -1;
+    }
+    *out = os;
+    *n = len;
+    return 0;
+}
+
+void hc_nnoutputs_free(hc_nnoutput *os, size_t n)
+{
+    if (!os)
+        return;
+    for (size_t i = 0; i < n; i++)
+        hc_nnoutput_free(&os[i]);
+    free(os);
+}
+
+struct hc_nnoutwriter {
+    hc_ostream *out;
+    int format;
+};
+
+hc_nnoutwriter *hc_nnoutwriter_open(const char *path, int format, hc_err *err)
+{
+    hc_nnoutwriter *w = hc_calloc(1, sizeof *w, err, "outputs writer");
+    if (!w)
+        return NULL;
+    w->format = format;
+    w->out = hc_ostream_open(path, err);
+    if (!w->out) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+int hc_nnoutwriter_write(hc_nnoutwriter *w, const hc_nnoutput *o, const char *nn_hash, hc_err *err)
+{
+    char *s = hc_nnoutput_format(o, w->format, nn_hash, err);
+    if (!s)
+        return -1;
+    int rc = hc_ostream_write(w->out, s, strlen(s), err);
+    if (rc == 0)
+        rc = hc_ostream_write(w->out, "\n", 1, err);
+    free(s);
+    return rc;
+}
+
+int hc_nnoutwriter_commit(hc_nnoutwriter *w, hc_err *err)
+{
+    int rc = hc_ostream_commit(w->out, err);
+    free(w);
+    return rc;
+}
+
+void hc_nnoutwriter_abort(hc_nnoutwriter *w)
+{
+    if (!w)
+        return;
+    hc_ostream_abort(w->out);
+    free(w);
+}

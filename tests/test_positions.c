@@ -1,0 +1,119 @@
+/* Positions files: the shared sets read, round trip through the writer, garbled lines refused
+ * with the file, line and field named. */
+#include <stdio.h>
+#include <string.h>
+
+#include "hc_test.h"
+#include "positions.h"
+
+static int same_position(const hc_position *a, const hc_position *b)
+{
+    return a->index == b->index && a->sgf_line == b->sgf_line && a->x_size == b->x_size && a->y_size == b->y_size &&
+           strcmp(a->rules, b->rules) == 0 && a->komi == b->komi && a->n_initial_black == b->n_initial_black &&
+           a->n_initial_white == b->n_initial_white && a->initial_pla == b->initial_pla &&
+           a->initial_encore_phase == b->initial_encore_phase && a->initial_turn_number == b->initial_turn_number &&
+           a->assume_multiple_starting_black_moves_are_handicap ==
+               b->assume_multiple_starting_black_moves_are_handicap &&
+           a->n_moves == b->n_moves && a->next_pla == b->next_pla &&
+           a->white_handicap_bonus_score == b->white_handicap_bonus_score && a->encore_phase == b->encore_phase &&
+           a->symmetry == b->symmetry &&
+           memcmp(a->initial_black, b->initial_black, sizeof(hc_xy) * (size_t)a->n_initial_black) == 0 &&
+           memcmp(a->initial_white, b->initial_white, sizeof(hc_xy) * (size_t)a->n_initial_white) == 0 &&
+           memcmp(a->moves, b->moves, sizeof(hc_move) * (size_t)a->n_moves) == 0;
+}
+
+static const char *good =
+    "{\"index\":3,\"sgf\":1,\"xSize\":9,\"ySize\":7,\"rules\":\"koSITUATIONALscoreAREAtaxNONEsui1komi7.5\","
+    "\"komi\":7.5,\"initialBlack\":[\"1,0\"],\"initialWhite\":[\"8,6\"],\"initialPla\":\"B\",\"initialEncorePhase\":0,"
+    "\"initialTurnNumber\":2,\"assumeMultipleStartingBlackMovesAreHandicap\":true,\"whiteHandicapBonusScore\":1.0,"
+    "\"encorePhase\":0,\"moves\":[\"B:3,4\",\"W:pass\"],\"nextPla\":\"B\",\"symmetry\":5}";
+
+static void garbled(const char *name, const char *from, const char *to, const char *expect)
+{
+    char buf[2048];
+    const char *p = strstr(good, from);
+    snprintf(buf, sizeof buf, "%.*s%s%s", (int)(p - good), good, to, p + strlen(from));
+    hc_position pos;
+    hc_err err = {0};
+    int rc = hc_position_parse(buf, "t.jsonl:9", &pos, &err);
+    hc_check(name, rc == -1 && err.code == HC_EFORMAT && strstr(err.msg, "t.jsonl:9") && strstr(err.msg, expect),
+             "rc=%d msg=%s (want \"%s\")", rc, err.msg, expect);
+    if (rc == 0)
+        hc_position_free(&pos);
+}
+
+int main(void)
+{
+    hc_position p, q;
+    hc_err err = {0};
+    hc_check("positions-1.1", hc_position_parse(good, "t", &p, &err) == 0, "%s", err.msg);
+    hc_check("positions-1.2",
+             p.x_size == 9 && p.y_size == 7 && p.n_moves == 2 && p.moves[1].x == -1 && p.moves[1].pla == HC_WHITE &&
+                 p.initial_white[0].x == 8 && p.initial_white[0].y == 6 && p.symmetry == 5 &&
+                 p.assume_multiple_starting_black_moves_are_handicap && p.white_handicap_bonus_score == 1.0f,
+             "fields misread");
+    char *s = hc_position_format(&p, &err);
+    hc_check("positions-1.3", s && strcmp(s, good) == 0, "format differs:\n%s\n%s", s ? s : "(null)", good);
+    hc_check("positions-1.4", s && hc_position_parse(s, "t", &q, &err) == 0 && same_position(&p, &q), "round trip");
+    free(s);
+    hc_position_free(&q);
+    hc_position_free(&p);
+
+    garbled("positions-2.1", "\"xSize\":9", "\"xSize\":0", "xSize");
+    garbled("positions-2.2", "\"B:3,4\"", "\"B:9,4\"", "moves[0]");
+    garbled("positions-2.3", "\"W:pass\"", "\"X:pass\"", "moves[1]");
+    garbled("positions-2.4", "\"1,0\"", "\"1;0\"", "initialBlack[0]");
+    garbled("positions-2.5", "\"nextPla\":\"B\"", "\"nextPla\":3", "nextPla");
+    garbled("positions-2.6", ",\"komi\":7.5", "", "komi");
+    garbled("positions-2.7", "\"symmetry\":5}", "\"symmetry\":8}", "symmetry");
+    garbled("positions-2.8", "\"B:3,4\"", "[3]", "moves[0]");
+    garbled("positions-2.9", "}", "", "invalid JSON");
+    garbled("positions-2.10", "\"index\":3", "\"index\":3,\"index\":4", "invalid JSON");
+    garbled("positions-2.11", "\"komi\":7.5", "\"komi\":\"7.5\"", "komi");
+
+    const char *sets[] = {"positions/size9.jsonl.gz", "positions/size13.jsonl.gz", "positions/size19.jsonl.gz",
+                          "positions/size10x14.jsonl.gz", "positions/sizerect.jsonl.gz"};
+    const size_t counts[] = {2179, 2146, 2247, 140, 693};
+    const char *dir = hc_tmpdir("test_positions");
+    for (int i = 0; i < 5; i++) {
+        char name[64], path[512];
+        snprintf(name, sizeof name, "positions-3.%d", i + 1);
+        const char *src = hc_shared(sets[i]);
+        if (!src) {
+            hc_skip(name, "../shared/%s absent", sets[i]);
+            continue;
+        }
+        snprintf(path, sizeof path, "%s", src);
+        hc_position *ps, *qs;
+        size_t n, m;
+        if (!hc_check(name, hc_positions_load(path, &ps, &n, &err) == 0 && n == counts[i], "load %s: %s (n=%zu)",
+                      path, err.msg, n))
+            continue;
+        char out[512];
+        snprintf(out, sizeof out, "%s/rt%d.jsonl.gz", dir, i);
+        hc_poswriter *w = hc_poswriter_open(out, &err);
+        for (size_t k = 0; w && k < n; k++)
+            hc_poswriter_write(w, &ps[k], &err);
+        hc_poswriter_commit(w, &err);
+        int same = hc_positions_load(out, &qs, &m, &err) == 0 && m == n;
+        for (size_t k = 0; same && k < n; k++)
+            same = same_position(&ps[k], &qs[k]);
+        snprintf(name, sizeof name, "positions-4.%d", i + 1);
+        hc_check(name, same, "round trip of %s differs", sets[i]);
+        hc_positions_free(ps, n);
+        hc_positions_free(qs, m);
+    }
+
+    /* The reader names the file and line of a bad line. */
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s/bad.jsonl", dir);
+    FILE *f = fopen(bad, "w");
+    fprintf(f, "%s\n\n%s\n{\"index\":1}\n", good, good);
+    fclose(f);
+    hc_position *ps;
+    size_t n;
+    hc_err_clear(&err);
+    int rc = hc_positions_load(bad, &ps, &n, &err);
+    hc_check("positions-5.1", rc == -1 && strstr(err.msg, "bad.jsonl:4") && strstr(err.msg, "sgf"), "%s", err.msg);
+    return hc_test_exit();
+}
