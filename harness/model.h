@@ -344,7 +344,8 @@ int hc_net_has_transformer(const hc_net *net); /* any attention/FFN block, at an
  * after parsing, so what KataGo's eigen backend computes with): folds batchnorm factors with
  * |merged_scale| < 1 into the preceding conv/matmul output channels. Mathematically a no-op,
  * it changes the float rounding; apply it to match KataGo bit-for-bit as closely as possible.
- * Modifies merged_scale/merged_bias, mean, var, scale, bias, eps and conv/matmul weights. */
+ * Modifies merged_scale/merged_bias, mean, var, scale, bias, eps and conv/matmul weights.
+ * Requires every channel count <= HC_MODEL_MAX_CHANNELS (true of any net hc_net_load returns). */
 void hc_net_reduce_activations(hc_net *net);
 
 #endif
