@@ -11,6 +11,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"version", cmd_version, "print halfcheck's version"},
 };
 

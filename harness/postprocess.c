@@ -3,31 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-void hc_symmetry_unapply_map(const float *src, float *dst, int h, int w, int symmetry)
-{
-    /* Transpose only applies to square buffers, as in KataGo; on the way back the flips are
-     * not swapped, which makes this the inverse of the input transform. */
-    int transpose = (symmetry & 4) && h == w;
-    int flip_x = (symmetry & 2) != 0;
-    int flip_y = (symmetry & 1) != 0;
-    int h_base = 0, h_stride = w, w_base = 0, w_stride = 1;
-    if (flip_y) {
-        h_base = (h - 1) * h_stride;
-        h_stride = -h_stride;
-    }
-    if (flip_x) {
-        w_base = (w - 1) * w_stride;
-        w_stride = -w_stride;
-    }
-    if (transpose) {
-        int t = h_stride;
-        h_stride = w_stride;
-        w_stride = t;
-    }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-            dst[h_base + y * h_stride + w_base + x * w_stride] = src[y * w + x];
-}
+#include "symmetry.h"
 
 static double soft_plus(double x)
 {
@@ -50,7 +26,7 @@ static int nonfinite(hc_err *err, const char *field)
     return hc_err_set(err, HC_EBACKEND, "non-finite %s", field);
 }
 
-int hc_postprocess(const hc_pp_model *m, const hc_pp_settings *s, const hc_pp_position *pos, int nn_x, int nn_y,
+int hc_postprocess_row(const hc_pp_model *m, const hc_pp_settings *s, const hc_pp_position *pos, int nn_x, int nn_y,
                    const hc_raw_row *raw, float *scratch, hc_nnoutput *out, hc_err *err)
 {
     const int area = nn_x * nn_y;
@@ -63,10 +39,10 @@ int hc_postprocess(const hc_pp_model *m, const hc_pp_settings *s, const hc_pp_po
         const float *p0 = raw->policy, *p1 = raw->policy + area;
         for (int i = 0; i < area; i++)
             scratch[i] = p0[i] + (p1[i] - p0[i]) * optimism;
-        hc_symmetry_unapply_map(scratch, policy, nn_y, nn_x, pos->symmetry);
+        hc_sym_unapply_planes(scratch, policy, 1, nn_y, nn_x, pos->symmetry);
         policy[area] = raw->policy_pass[0] + (raw->policy_pass[1] - raw->policy_pass[0]) * optimism;
     } else if (m->policy_channels == 1) {
-        hc_symmetry_unapply_map(raw->policy, policy, nn_y, nn_x, pos->symmetry);
+        hc_sym_unapply_planes(raw->policy, policy, 1, nn_y, nn_x, pos->symmetry);
         policy[area] = raw->policy_pass[0];
     } else {
         return hc_err_set(err, HC_EINTERNAL, "%d policy channels in a version %d model", m->policy_channels,
@@ -231,7 +207,7 @@ int hc_postprocess(const hc_pp_model *m, const hc_pp_settings *s, const hc_pp_po
 
     if (raw->ownership && out->white_owner_map) {
         float *own = out->white_owner_map;
-        hc_symmetry_unapply_map(raw->ownership, own, nn_y, nn_x, pos->symmetry);
+        hc_sym_unapply_planes(raw->ownership, own, 1, nn_y, nn_x, pos->symmetry);
         const float scale = m->output_scale_multiplier;
         for (int i = 0; i < area; i++) {
             int y = i / nn_x, x = i % nn_x;

@@ -46,10 +46,7 @@ typedef struct hc_raw_row {
 /* Fills out (already initialised for nn_x x nn_y by hc_nnoutput_init; ownership written when
  * both raw->ownership and out->white_owner_map are set). A non-finite value, or no legal move,
  * is an HC_EBACKEND error naming the field; scratch needs nn_x*nn_y+1 floats. */
-int hc_postprocess(const hc_pp_model *m, const hc_pp_settings *s, const hc_pp_position *pos, int nn_x, int nn_y,
+int hc_postprocess_row(const hc_pp_model *m, const hc_pp_settings *s, const hc_pp_position *pos, int nn_x, int nn_y,
                    const hc_raw_row *raw, float *scratch, hc_nnoutput *out, hc_err *err);
-
-/* The inverse of KataGo's input symmetry on a single [h][w] map (copyOutputsWithSymmetry). */
-void hc_symmetry_unapply_map(const float *src, float *dst, int h, int w, int symmetry);
 
 #endif

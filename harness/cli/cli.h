@@ -56,6 +56,7 @@ void cli_print_options(FILE *f, const cli_opt *opts);
 int cli_fail(const char *cmd, const hc_err *err);
 
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
+int cmd_eval(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 #endif

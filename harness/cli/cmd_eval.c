@@ -1,0 +1,162 @@
+/* halfcheck eval: positions (or feature rows) through one backend into an outputs file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "evaluate.h"
+#include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
+
+static const cli_opt opts[] = {
+    {"net", 1, 0, "KataGo model file (.bin.gz or .txt.gz)"},
+    {"positions", 1, 0, "positions file (.jsonl[.gz]) as written by halfcheck record"},
+    {"features", 1, 0, "feature rows as written by halfcheck features, instead of featurizing positions"},
+    {"nn", 1, 0, "NN buffer WxH (boards smaller than it sit in its top-left corner)"},
+    {"backend", 1, 0, "backend spec (default ref32; see halfcheck backends)"},
+    {"batch", 1, 0, "positions per batch (default 16)"},
+    {"threads", 1, 0, "threads (default 1)"},
+    {"policy-optimism", 1, 0, "KataGo's policyOptimism (default 0)"},
+    {"pda", 1, 0, "playout doubling advantage (default 0)"},
+    {"temperature", 1, 0, "policy temperature (default 1)"},
+    {"human-profile", 1, 0, "SGF-metadata profile for human-SL nets (default preaz_5k, as testgpuerror)"},
+    {"format", 1, 0, "golden (default) or katago (katago testgpuerror -reference-file)"},
+    {"out", 1, 0, "outputs file (.jsonl or .jsonl.gz), written atomically"},
+    {"help", 0, 0, "this help"},
+    {NULL, 0, 0, NULL},
+};
+
+typedef struct progress_state {
+    struct timespec start;
+    int tty;
+} progress_state;
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static int show_progress(void *user, size_t done, size_t total)
+{
+    progress_state *ps = user;
+    if (!ps->tty)
+        return 0;
+    double el = seconds_since(&ps->start);
+    double rate = el > 0 ? (double)done / el : 0;
+    fprintf(stderr, "\r%zu/%zu positions, %.0f/s, ETA %.0fs   ", done, total, rate,
+            rate > 0 ? (double)(total - done) / rate : 0.0);
+    if (done == total)
+        fprintf(stderr, "\n");
+    return 0;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    cli_args a;
+    hc_err err = {0};
+    if (cli_parse("eval", argc, argv, opts, &a, &err))
+        return cli_fail("eval", &err);
+    if (cli_has(&a, "help")) {
+        printf("usage: halfcheck eval --net NET (--positions POS | --features F.f32 [--positions POS]) --nn WxH "
+               "--out OUT.jsonl[.gz] [options]\n");
+        cli_print_options(stdout, opts);
+        return HC_EXIT_OK;
+    }
+    const char *net_path = cli_require(&a, "net", &err);
+    const char *nn = net_path ? cli_require(&a, "nn", &err) : NULL;
+    const char *out_path = nn ? cli_require(&a, "out", &err) : NULL;
+    const char *pos_path = cli_get(&a, "positions", NULL);
+    const char *feat_path = cli_get(&a, "features", NULL);
+    if (!out_path)
+        return cli_fail("eval", &err);
+    if (!pos_path && !feat_path) {
+        hc_err_set(&err, HC_EUSAGE, "give --positions or --features");
+        return cli_fail("eval", &err);
+    }
+    int nx, ny, batch, threads;
+    double optimism, pda, temperature;
+    if (cli_parse_size(nn, &nx, &ny, &err) || cli_get_int(&a, "batch", 16, &batch, &err) ||
+        cli_get_int(&a, "threads", 1, &threads, &err) || cli_get_double(&a, "policy-optimism", 0, &optimism, &err) ||
+        cli_get_double(&a, "pda", 0, &pda, &err) || cli_get_double(&a, "temperature", 1, &temperature, &err))
+        return cli_fail("eval", &err);
+    if (batch < 1 || batch > 4096 || threads < 1 || threads > 256) {
+        hc_err_set(&err, HC_EUSAGE, "--batch must be 1..4096 and --threads 1..256");
+        return cli_fail("eval", &err);
+    }
+    const char *format_s = cli_get(&a, "format", "golden");
+    int format;
+    if (strcmp(format_s, "golden") == 0)
+        format = HC_NNOUT_GOLDEN;
+    else if (strcmp(format_s, "katago") == 0)
+        format = HC_NNOUT_KATAGO;
+    else {
+        hc_err_set(&err, HC_EUSAGE, "--format must be golden or katago, not \"%s\"", format_s);
+        return cli_fail("eval", &err);
+    }
+    hc_eval_settings s = hc_eval_settings_default(nx, ny);
+    s.policy_optimism = optimism;
+    s.playout_doubling_advantage = pda;
+    s.policy_temperature = (float)temperature;
+    snprintf(s.meta_profile, sizeof s.meta_profile, "%s", cli_get(&a, "human-profile", "preaz_5k"));
+
+    int rc = HC_EXIT_OK;
+    hc_position *ps = NULL;
+    size_t n = 0, n_out = 0;
+    hc_nnoutput *outs = NULL;
+    hc_backend b = {0};
+    hc_net *net = hc_net_load(net_path, &err);
+    if (!net)
+        return cli_fail("eval", &err);
+    /* KataGo folds small batch-norm scales into the weights at load; evaluate what it evaluates. */
+    hc_net_reduce_activations(net);
+    if (pos_path && hc_positions_load(pos_path, &ps, &n, &err)) {
+        rc = cli_fail("eval", &err);
+        goto done;
+    }
+    if (hc_backend_open(&b, cli_get(&a, "backend", "ref32"), net, nx, ny, batch, threads, &err)) {
+        rc = cli_fail("eval", &err);
+        goto done;
+    }
+    progress_state prog = {.tty = isatty(2)};
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    if (feat_path) {
+        if (hc_eval_feature_rows(&b, net, feat_path, ps, n, batch, &s, &outs, &n_out, &err)) {
+            rc = cli_fail("eval", &err);
+            goto done;
+        }
+    } else {
+        outs = hc_calloc(n ? n : 1, sizeof *outs, &err, "outputs");
+        hc_eval_failure fail;
+        if (!outs || hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress, &prog, &err)) {
+            rc = cli_fail("eval", &err);
+            n_out = n; /* every entry is initialised or zeroed */
+            goto done;
+        }
+        n_out = n;
+    }
+    double el = seconds_since(&prog.start);
+    hc_nnoutwriter *w = hc_nnoutwriter_open(out_path, format, &err);
+    for (size_t i = 0; w && i < n_out; i++)
+        if (hc_nnoutwriter_write(w, &outs[i], NULL, &err)) {
+            hc_nnoutwriter_abort(w);
+            w = NULL;
+        }
+    if (!w || hc_nnoutwriter_commit(w, &err)) {
+        rc = cli_fail("eval", &err);
+        goto done;
+    }
+    fprintf(stderr, "halfcheck eval: %zu positions in %.2fs (%.1f/s), wrote %s\n", n_out, el,
+            el > 0 ? (double)n_out / el : 0.0, out_path);
+done:
+    hc_nnoutputs_free(outs, n_out);
+    hc_backend_close(&b);
+    hc_positions_free(ps, n);
+    hc_net_free(net);
+    return rc;
+}

@@ -1,0 +1,394 @@
+#include "evaluate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "nnfeatures.h"
+#include "postprocess.h"
+#include "rules.h"
+#include "sgfmeta.h"
+#include "stream.h"
+#include "symmetry.h"
+
+hc_eval_settings hc_eval_settings_default(int nn_x, int nn_y)
+{
+    hc_eval_settings s;
+    memset(&s, 0, sizeof s);
+    s.nn_x = nn_x;
+    s.nn_y = nn_y;
+    s.policy_temperature = 1.0f;
+    snprintf(s.meta_profile, sizeof s.meta_profile, "preaz_5k");
+    return s;
+}
+
+/* Per-batch scratch: input rows, raw heads and the post-processing facts of each row. */
+typedef struct batch_buf {
+    int max_batch, area, c_spatial, c_global, c_meta;
+    float *spatial, *global, *meta, *unsym, *scratch;
+    unsigned char *legal;   /* [max_batch][area+1] */
+    hc_pp_position *pp;     /* [max_batch] */
+    hc_raw_heads *raw;
+    hc_sgfmeta meta_profile;
+} batch_buf;
+
+static void batch_free(batch_buf *bb)
+{
+    free(bb->spatial);
+    free(bb->global);
+    free(bb->meta);
+    free(bb->unsym);
+    free(bb->scratch);
+    free(bb->legal);
+    free(bb->pp);
+    hc_raw_heads_free(bb->raw);
+    memset(bb, 0, sizeof *bb);
+}
+
+static int batch_init(batch_buf *bb, const hc_net *net, int max_batch, const hc_eval_settings *s, hc_err *err)
+{
+    memset(bb, 0, sizeof *bb);
+    bb->max_batch = max_batch;
+    bb->area = s->nn_x * s->nn_y;
+    bb->c_spatial = net->num_input_c;
+    bb->c_global = net->num_input_global_c;
+    bb->c_meta = net->num_input_meta_c;
+    size_t rows = (size_t)max_batch;
+    bb->spatial = hc_malloc(sizeof(float) * rows * (size_t)bb->c_spatial * (size_t)bb->area, err, "input rows");
+    bb->global = hc_malloc(sizeof(float) * rows * (size_t)(bb->c_global ? bb->c_global : 1), err, "global rows");
+    bb->unsym = hc_malloc(sizeof(float) * (size_t)bb->c_spatial * (size_t)bb->area, err, "feature scratch");
+    bb->scratch = hc_malloc(sizeof(float) * (size_t)(bb->area + 1), err, "policy scratch");
+    bb->legal = hc_malloc(rows * (size_t)(bb->area + 1), err, "legal maps");
+    bb->pp = hc_calloc(rows, sizeof(hc_pp_position), err, "row facts");
+    if (bb->c_meta > 0) {
+        bb->meta = hc_malloc(sizeof(float) * rows * (size_t)bb->c_meta, err, "metadata rows");
+        if (bb->meta && hc_sgfmeta_profile(s->meta_profile, &bb->meta_profile, err))
+            goto fail;
+    }
+    if (!bb->spatial || !bb->global || !bb->unsym || !bb->scratch || !bb->legal || !bb->pp ||
+        (bb->c_meta > 0 && !bb->meta))
+        goto fail;
+    bb->raw = hc_raw_heads_new(max_batch, s->nn_x, s->nn_y, net->num_policy_c, net->num_score_value_c, err);
+    if (!bb->raw)
+        goto fail;
+    return 0;
+fail:
+    batch_free(bb);
+    return -1;
+}
+
+static hc_pp_model pp_model_of(const hc_net *net)
+{
+    hc_pp_model m = {
+        .model_version = net->model_version,
+        .policy_channels = net->num_policy_c,
+        .score_channels = net->num_score_value_c,
+        .has_meta = net->num_input_meta_c > 0,
+        .score_mean_multiplier = net->post.score_mean_multiplier,
+        .score_stdev_multiplier = net->post.score_stdev_multiplier,
+        .lead_multiplier = net->post.lead_multiplier,
+        .variance_time_multiplier = net->post.variance_time_multiplier,
+        .shortterm_value_error_multiplier = net->post.shortterm_value_error_multiplier,
+        .shortterm_score_error_multiplier = net->post.shortterm_score_error_multiplier,
+        .output_scale_multiplier = net->post.output_scale_multiplier,
+    };
+    return m;
+}
+
+static void describe(const hc_position *p, long i, hc_eval_failure *fail, hc_err *err)
+{
+    if (fail) {
+        fail->position = i;
+        fail->position_index = p->index;
+        fail->sgf_line = p->sgf_line;
+        fail->move_number = p->initial_turn_number + p->n_moves;
+    }
+    hc_err_prefix(err, "position %ld (index %ld, SGF line %ld, move %d): ", i, p->index, p->sgf_line,
+                  p->initial_turn_number + p->n_moves);
+}
+
+/* Builds row r of the batch for position p: features at its symmetry, metadata, legal map. */
+static int prepare_row(batch_buf *bb, int r, const hc_net *net, const hc_position *p, const hc_eval_settings *s,
+                       hc_err *err)
+{
+    if (p->x_size > s->nn_x || p->y_size > s->nn_y)
+        return hc_err_set(err, HC_EUSAGE, "board %dx%d does not fit the %dx%d NN buffer", p->x_size, p->y_size,
+                          s->nn_x, s->nn_y);
+    hc_history *h = hc_history_from_position(p, err);
+    if (!h)
+        return -1;
+    int pla = hc_history_next_pla(h);
+    hc_nninput_params params = hc_nninput_params_default();
+    params.playout_doubling_advantage = s->playout_doubling_advantage;
+    params.policy_optimism = s->policy_optimism;
+    params.nn_policy_temperature = s->policy_temperature;
+    params.pass_alive_suicide_rules_override = net->prefer_pass_alive_under_suicide ? 1 : 0;
+    float *spatial = bb->spatial + (size_t)r * (size_t)bb->c_spatial * (size_t)bb->area;
+    float *global = bb->global + (size_t)r * (size_t)bb->c_global;
+    int rc = hc_features_fill(net->input_version, h, pla, &params, s->nn_x, s->nn_y, bb->unsym, global, err);
+    if (rc == 0) {
+        hc_sym_apply_planes(bb->unsym, spatial, bb->c_spatial, s->nn_y, s->nn_x, p->symmetry);
+        unsigned char *legal = bb->legal + (size_t)r * (size_t)(bb->area + 1);
+        hc_history_legal_map(h, s->nn_x, s->nn_y, legal);
+        const hc_rules *rules = hc_history_rules(h);
+        bb->pp[r] = (hc_pp_position){
+            .x_size = p->x_size,
+            .y_size = p->y_size,
+            .next_pla_white = pla == HC_WHITE,
+            .suppress_no_result = rules->ko_rule != HC_KO_SIMPLE && rules->scoring_rule != HC_SCORING_TERRITORY,
+            .symmetry = p->symmetry,
+            .legal = legal,
+        };
+        if (bb->c_meta > 0)
+            rc = hc_sgfmeta_fill_row(&bb->meta_profile, pla == HC_WHITE, p->x_size * p->y_size,
+                                     bb->meta + (size_t)r * (size_t)bb->c_meta, err);
+    }
+    hc_history_free(h);
+    return rc;
+}
+
+static int all_finite(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+/* Post-processes row r of bb->raw into out (initialised here). */
+static int finish_row(batch_buf *bb, int r, const hc_pp_model *m, const hc_eval_settings *s, hc_nnoutput *out,
+                      hc_err *err)
+{
+    const hc_raw_heads *raw = bb->raw;
+    int area = bb->area;
+    hc_raw_row row = {
+        .policy = raw->policy + (size_t)r * (size_t)raw->policy_channels * (size_t)area,
+        .policy_pass = raw->policy_pass + (size_t)r * (size_t)raw->policy_channels,
+        .value = raw->value + (size_t)r * 3,
+        .score = raw->score + (size_t)r * (size_t)raw->score_channels,
+        .ownership = raw->ownership + (size_t)r * (size_t)area,
+    };
+    /* KataGo would throw on these in post-processing too; name the raw head that went bad. */
+    if (!all_finite(row.value, 3))
+        return hc_err_set(err, HC_EBACKEND, "non-finite value head output");
+    if (!all_finite(row.score, (size_t)raw->score_channels))
+        return hc_err_set(err, HC_EBACKEND, "non-finite score head output");
+    if (!all_finite(row.policy_pass, (size_t)raw->policy_channels))
+        return hc_err_set(err, HC_EBACKEND, "non-finite pass logit");
+    if (hc_nnoutput_init(out, s->nn_x, s->nn_y, 1, err))
+        return -1;
+    hc_pp_settings pps = {
+        .policy_optimism = s->policy_optimism,
+        .policy_temperature = s->policy_temperature,
+        .enable_passing_hacks = 0,
+    };
+    if (hc_postprocess_row(m, &pps, &bb->pp[r], s->nn_x, s->nn_y, &row, bb->scratch, out, err)) {
+        hc_nnoutput_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_settings(const hc_eval_settings *s, int batch, hc_err *err)
+{
+    if (s->nn_x < 1 || s->nn_y < 1 || s->nn_x > 19 || s->nn_y > 19)
+        return hc_err_set(err, HC_EUSAGE, "NN buffer %dx%d: each side must be 1..19", s->nn_x, s->nn_y);
+    if (batch < 1)
+        return hc_err_set(err, HC_EUSAGE, "batch size %d: must be at least 1", batch);
+    if (!(s->policy_temperature > 0) || !isfinite(s->policy_temperature))
+        return hc_err_set(err, HC_EUSAGE, "policy temperature %g: must be positive", s->policy_temperature);
+    return 0;
+}
+
+int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                      int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
+                      hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err)
+{
+    if (fail)
+        memset(fail, 0, sizeof *fail), fail->position = -1;
+    if (check_settings(s, batch, err))
+        return -1;
+    if (b->vt->shape == HC_BACKEND_POSITION) {
+        /* Position backends post-process themselves; feed them one batch at a time. */
+        for (size_t done = 0; done < n;) {
+            int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
+            size_t first = order ? order[done] : done;
+            int contiguous = 1;
+            for (int r = 0; r < k && order; r++)
+                contiguous &= order[done + (size_t)r] == first + (size_t)r;
+            if (!contiguous)
+                k = 1;
+            for (int r = 0; r < k; r++)
+                if (hc_nnoutput_init(&outs[first + (size_t)r], s->nn_x, s->nn_y, 1, err))
+                    return -1;
+            if (b->vt->eval_positions(b->inst, k, ps + first, outs + first, err)) {
+                describe(&ps[first], (long)first, fail, err);
+                return -1;
+            }
+            for (int r = 0; r < k && done_mask; r++)
+                done_mask[first + (size_t)r] = 1;
+            done += (size_t)k;
+            if (progress && progress(user, done, n))
+                return hc_err_set(err, HC_EUSAGE, "interrupted");
+        }
+        return 0;
+    }
+
+    batch_buf bb;
+    if (batch_init(&bb, net, batch, s, err))
+        return -1;
+    hc_pp_model m = pp_model_of(net);
+    size_t *idx = hc_malloc(sizeof(size_t) * (size_t)batch, err, "batch indices");
+    int rc = idx ? 0 : -1;
+    for (size_t done = 0; rc == 0 && done < n;) {
+        int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
+        for (int r = 0; r < k && rc == 0; r++) {
+            idx[r] = order ? order[done + (size_t)r] : done + (size_t)r;
+            if (prepare_row(&bb, r, net, &ps[idx[r]], s, err)) {
+                describe(&ps[idx[r]], (long)idx[r], fail, err);
+                rc = -1;
+            }
+        }
+        if (rc)
+            break;
+        if (b->vt->eval(b->inst, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
+            hc_err_prefix(err, "batch of %d starting at position %zu: ", k, idx[0]);
+            if (fail)
+                fail->position = (long)idx[0];
+            rc = -1;
+            break;
+        }
+        for (int r = 0; r < k; r++) {
+            if (finish_row(&bb, r, &m, s, &outs[idx[r]], err)) {
+                describe(&ps[idx[r]], (long)idx[r], fail, err);
+                rc = -1;
+                break;
+            }
+            if (done_mask)
+                done_mask[idx[r]] = 1;
+        }
+        done += (size_t)k;
+        if (rc == 0 && progress && progress(user, done, n))
+            rc = hc_err_set(err, HC_EUSAGE, "interrupted");
+    }
+    free(idx);
+    batch_free(&bb);
+    return rc;
+}
+
+int hc_eval_feature_rows(hc_backend *b, const hc_net *net, const char *features_path, const hc_position *ps,
+                         size_t n_ps, int batch, const hc_eval_settings *s, hc_nnoutput **outs_out, size_t *n_out,
+                         hc_err *err)
+{
+    *outs_out = NULL;
+    *n_out = 0;
+    if (check_settings(s, batch, err))
+        return -1;
+    if (b->vt->shape != HC_BACKEND_TENSOR)
+        return hc_err_set(err, HC_EUSAGE, "--features needs a tensor backend (%s takes positions)", b->vt->name);
+    if (net->num_input_meta_c > 0 && !ps)
+        return hc_err_set(err, HC_EUSAGE, "a net with SGF-metadata input needs --positions with --features");
+    hc_istream *in = hc_istream_open(features_path, err);
+    if (!in)
+        return -1;
+    batch_buf bb;
+    if (batch_init(&bb, net, batch, s, err)) {
+        hc_istream_close(in);
+        return -1;
+    }
+    hc_pp_model m = pp_model_of(net);
+    size_t cap = 0, n = 0;
+    hc_nnoutput *outs = NULL;
+    int rc = 0, at_eof = 0;
+    const size_t spatial_n = (size_t)bb.c_spatial * (size_t)bb.area;
+    while (rc == 0 && !at_eof) {
+        int k = 0;
+        for (; k < batch; k++) {
+            long got = hc_istream_read_some(in, bb.unsym, sizeof(float) * spatial_n, err);
+            if (got == 0) {
+                at_eof = 1;
+                break;
+            }
+            float *global = bb.global + (size_t)k * (size_t)bb.c_global;
+            if (got < 0 || (size_t)got != sizeof(float) * spatial_n ||
+                hc_istream_read(in, global, sizeof(float) * (size_t)bb.c_global, err)) {
+                rc = hc_err_set(err, HC_EFORMAT, "%s: record %zu is truncated (a record is %d+%d floats of %dx%d)",
+                                features_path, n + (size_t)k, bb.c_spatial, bb.c_global, s->nn_x, s->nn_y);
+                break;
+            }
+            size_t i = n + (size_t)k;
+            const hc_position *p = ps && i < n_ps ? &ps[i] : NULL;
+            if (ps && !p) {
+                rc = hc_err_set(err, HC_EUSAGE, "%s has more records than the positions file (%zu)", features_path,
+                                n_ps);
+                break;
+            }
+            unsigned char *legal = bb.legal + (size_t)k * (size_t)(bb.area + 1);
+            hc_pp_position pp = {.x_size = s->nn_x, .y_size = s->nn_y, .legal = legal};
+            if (p) {
+                hc_history *h = hc_history_from_position(p, err);
+                if (!h) {
+                    rc = -1;
+                    break;
+                }
+                hc_history_legal_map(h, s->nn_x, s->nn_y, legal);
+                const hc_rules *rules = hc_history_rules(h);
+                pp.x_size = p->x_size;
+                pp.y_size = p->y_size;
+                pp.next_pla_white = hc_history_next_pla(h) == HC_WHITE;
+                pp.suppress_no_result = rules->ko_rule != HC_KO_SIMPLE && rules->scoring_rule != HC_SCORING_TERRITORY;
+                pp.symmetry = p->symmetry;
+                if (bb.c_meta > 0 && hc_sgfmeta_fill_row(&bb.meta_profile, pp.next_pla_white, p->x_size * p->y_size,
+                                                         bb.meta + (size_t)k * (size_t)bb.c_meta, err))
+                    rc = -1;
+                hc_history_free(h);
+                if (rc)
+                    break;
+            } else {
+                /* Without positions: empty on-board points (mask set, no stone) and pass. */
+                for (int j = 0; j < bb.area; j++)
+                    legal[j] = bb.unsym[j] == 1.0f && bb.unsym[bb.area + j] == 0.0f && bb.unsym[2 * bb.area + j] == 0.0f;
+                legal[bb.area] = 1;
+            }
+            bb.pp[k] = pp;
+            hc_sym_apply_planes(bb.unsym, bb.spatial + (size_t)k * spatial_n, bb.c_spatial, s->nn_y, s->nn_x,
+                                pp.symmetry);
+        }
+        if (rc || k == 0)
+            break;
+        if (b->vt->eval(b->inst, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
+            rc = -1;
+            break;
+        }
+        if (n + (size_t)k > cap) {
+            cap = cap ? cap * 2 : 1024;
+            hc_nnoutput *no = realloc(outs, cap * sizeof *outs);
+            if (!no) {
+                rc = hc_err_set(err, HC_ENOMEM, "out of memory for outputs");
+                break;
+            }
+            outs = no;
+        }
+        for (int r = 0; r < k; r++) {
+            if (finish_row(&bb, r, &m, s, &outs[n], err)) {
+                hc_err_prefix(err, "record %zu: ", n);
+                rc = -1;
+                break;
+            }
+            n++;
+        }
+    }
+    batch_free(&bb);
+    hc_istream_close(in);
+    if (rc == 0 && ps && n != n_ps)
+        rc = hc_err_set(err, HC_EUSAGE, "%s has %zu records but the positions file has %zu", features_path, n, n_ps);
+    if (rc) {
+        hc_nnoutputs_free(outs, n);
+        return -1;
+    }
+    *outs_out = outs;
+    *n_out = n;
+    return 0;
+}

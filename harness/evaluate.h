@@ -1,0 +1,57 @@
+/* The evaluation pipeline: positions → KataGo's input rows at each position's symmetry →
+ * a backend → post-processed outputs, exactly as KataGo's NNEvaluator does it for
+ * testgpuerror. Rows are built batch by batch, so memory does not grow with the number of
+ * positions. Tensor backends get rows; position backends get the positions themselves. */
+#ifndef HC_EVALUATE_H
+#define HC_EVALUATE_H
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "err.h"
+#include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
+
+/* The settings of a board config that act on evaluation (testgpuerror's defaults:
+ * optimism 0, PDA 0, temperature 1, human-SL profile "preaz_5k"). */
+typedef struct hc_eval_settings {
+    int nn_x, nn_y;
+    double policy_optimism;
+    double playout_doubling_advantage;
+    float policy_temperature;
+    char meta_profile[32];
+} hc_eval_settings;
+
+hc_eval_settings hc_eval_settings_default(int nn_x, int nn_y);
+
+/* Where an evaluation failed, for reports: the position (index into the array, its index and
+ * SGF line fields, its move count) and the message. */
+typedef struct hc_eval_failure {
+    long position;       /* index into ps, -1 when not about one position */
+    long position_index; /* the record's "index" field */
+    long sgf_line;
+    int move_number;
+} hc_eval_failure;
+
+/* Called after each batch with the count done so far; return nonzero to stop (HC_EUSAGE
+ * "interrupted"). May be NULL. */
+typedef int (*hc_eval_progress)(void *user, size_t done, size_t total);
+
+/* Evaluates ps[order[0..n)] (order NULL: 0..n-1) in batches of at most `batch` positions, in
+ * that order, at each position's own symmetry, into outs[i] for position i (outs initialised
+ * here; free with hc_nnoutput_free). On failure outs of positions evaluated so far stay
+ * filled (done_mask[i] = 1 when given), err names the position, and *fail says which. */
+int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                      int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
+                      hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err);
+
+/* Feature rows as written by `halfcheck features` (input version of the net, before symmetry)
+ * evaluated instead of featurizing positions. ps may be NULL: then every row is taken at
+ * symmetry 0, on a board the size of the buffer, with every empty point legal, and the
+ * outputs are from the side to move's perspective (no colour is known). */
+int hc_eval_feature_rows(hc_backend *b, const hc_net *net, const char *features_path, const hc_position *ps,
+                         size_t n_ps, int batch, const hc_eval_settings *s, hc_nnoutput **outs, size_t *n_out,
+                         hc_err *err);
+
+#endif
