@@ -1,0 +1,164 @@
+/* The fp32 reference against KataGo's own fp32 (Eigen) outputs: every config of
+ * ../shared/golden/configs.json and synth_configs.json, every position, within the bounds of
+ * golden/README.md. Prints the max error per config and metric. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "evaluate.h"
+#include "hc_test.h"
+#include "model.h"
+
+typedef struct maxes {
+    double winrate, policy, ownership, lead, score_mean, score_stdev, stwl, stsc;
+    long at_winrate, at_policy;
+    int policy_sign_mismatch;
+} maxes;
+
+static double stdev_of(const hc_nnoutput *o)
+{
+    double v = (double)o->white_score_mean_sq - (double)o->white_score_mean * o->white_score_mean;
+    return sqrt(v > 0 ? v : 0);
+}
+
+static void compare(const hc_nnoutput *ref, const hc_nnoutput *got, long i, maxes *m)
+{
+    double wr = fabs(0.5 * ((double)got->white_win_prob - got->white_loss_prob) -
+                     0.5 * ((double)ref->white_win_prob - ref->white_loss_prob)) +
+                fabs((double)got->white_no_result_prob - ref->white_no_result_prob);
+    if (!(wr <= m->winrate)) {
+        m->winrate = wr;
+        m->at_winrate = i;
+    }
+    size_t area = (size_t)ref->nn_x_len * (size_t)ref->nn_y_len;
+    for (size_t k = 0; k <= area; k++) {
+        float a = ref->policy_probs[k], b = got->policy_probs[k];
+        if ((a < 0) != (b < 0))
+            m->policy_sign_mismatch++;
+        double d = fabs((double)a - b);
+        if (!(d <= m->policy)) {
+            m->policy = d;
+            m->at_policy = i;
+        }
+    }
+    for (size_t k = 0; k < area; k++) {
+        double d = fabs((double)ref->white_owner_map[k] - got->white_owner_map[k]);
+        if (!(d <= m->ownership))
+            m->ownership = d;
+    }
+#define UPD(field, expr)                                                                                           \
+    do {                                                                                                           \
+        double d_ = (expr);                                                                                        \
+        if (!(d_ <= m->field))                                                                                     \
+            m->field = d_;                                                                                         \
+    } while (0)
+    UPD(lead, fabs((double)ref->white_lead - got->white_lead));
+    UPD(score_mean, fabs((double)ref->white_score_mean - got->white_score_mean));
+    UPD(score_stdev, fabs(stdev_of(ref) - stdev_of(got)));
+    UPD(stwl, fabs((double)ref->shortterm_winloss_error - got->shortterm_winloss_error));
+    UPD(stsc, fabs((double)ref->shortterm_score_error - got->shortterm_score_error));
+#undef UPD
+}
+
+static void run_config(json_t *c, const char *id)
+{
+    const char *name = json_string_value(json_object_get(c, "name"));
+    char net_path[512], pos_path[512], out_path[512];
+    const char *p;
+    if (!(p = hc_shared(json_string_value(json_object_get(c, "net"))))) {
+        hc_skip(id, "%s: net absent", name);
+        return;
+    }
+    snprintf(net_path, sizeof net_path, "%s", p);
+    snprintf(pos_path, sizeof pos_path, "%s", hc_shared(json_string_value(json_object_get(c, "positions"))));
+    snprintf(out_path, sizeof out_path, "%s", hc_shared(json_string_value(json_object_get(c, "outputs"))));
+    int nx = (int)json_integer_value(json_object_get(c, "nnXLen"));
+    int ny = (int)json_integer_value(json_object_get(c, "nnYLen"));
+    hc_eval_settings s = hc_eval_settings_default(nx, ny);
+    s.policy_optimism = json_number_value(json_object_get(c, "policyOptimism"));
+    s.playout_doubling_advantage = json_number_value(json_object_get(c, "playoutDoublingAdvantage"));
+    s.policy_temperature = (float)json_number_value(json_object_get(c, "nnPolicyTemperature"));
+
+    hc_err err = {0};
+    hc_net *net = hc_net_load(net_path, &err);
+    hc_position *ps = NULL;
+    hc_nnoutput *golden = NULL, *outs = NULL;
+    size_t n = 0, ng = 0;
+    hc_backend b = {0};
+    if (!net || hc_positions_load(pos_path, &ps, &n, &err) || hc_nnoutputs_load(out_path, &golden, &ng, &err)) {
+        hc_check(id, 0, "%s: loading: %s", name, err.msg);
+        goto done;
+    }
+    hc_net_reduce_activations(net);
+    outs = calloc(n, sizeof *outs);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (hc_backend_open(&b, "ref32", net, nx, ny, 16, 2, &err) ||
+        hc_eval_positions(&b, net, ps, n, NULL, 16, &s, outs, NULL, NULL, NULL, NULL, &err)) {
+        hc_check(id, 0, "%s: eval: %s", name, err.msg);
+        goto done;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (!hc_check(id, ng == n && (long)n == json_integer_value(json_object_get(c, "count")), "%s: %zu positions, %zu golden",
+                  name, n, ng))
+        goto done;
+    maxes m = {0};
+    for (size_t i = 0; i < n; i++)
+        compare(&golden[i], &outs[i], (long)i, &m);
+    printf("INFO %s: %zu positions in %.1fs: max |err| winrate %.2e (pos %ld) policy %.2e (pos %ld) ownership %.2e "
+           "lead %.2e scoreMean %.2e scoreStdev %.2e stWinloss %.2e stScore %.2e\n",
+           name, n, secs, m.winrate, m.at_winrate, m.policy, m.at_policy, m.ownership, m.lead, m.score_mean,
+           m.score_stdev, m.stwl, m.stsc);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s.winrate", id);
+    hc_check(sub, m.winrate <= 1e-5, "%s: max winrate error %.3g > 1e-5 at position %ld", name, m.winrate, m.at_winrate);
+    snprintf(sub, sizeof sub, "%s.policy", id);
+    hc_check(sub, m.policy <= 2e-5 && m.policy_sign_mismatch == 0,
+             "%s: max policy error %.3g > 2e-5 at position %ld, %d legality mismatches", name, m.policy, m.at_policy,
+             m.policy_sign_mismatch);
+    snprintf(sub, sizeof sub, "%s.ownership", id);
+    hc_check(sub, m.ownership <= 1e-4, "%s: max ownership error %.3g > 1e-4", name, m.ownership);
+    snprintf(sub, sizeof sub, "%s.scores", id);
+    hc_check(sub, m.lead <= 1e-3 && m.score_mean <= 1e-3 && m.score_stdev <= 1e-3 && m.stwl <= 1e-3 && m.stsc <= 1e-3,
+             "%s: lead %.3g scoreMean %.3g scoreStdev %.3g stWinloss %.3g stScore %.3g (bound 1e-3)", name, m.lead,
+             m.score_mean, m.score_stdev, m.stwl, m.stsc);
+done:
+    hc_backend_close(&b);
+    hc_nnoutputs_free(outs, outs ? n : 0);
+    hc_nnoutputs_free(golden, ng);
+    hc_positions_free(ps, n);
+    hc_net_free(net);
+}
+
+static void run_file(const char *rel, const char *prefix)
+{
+    const char *path = hc_shared(rel);
+    if (!path) {
+        hc_skip(prefix, "../shared/%s absent: golden comparison skipped", rel);
+        return;
+    }
+    json_error_t je;
+    json_t *arr = json_load_file(path, 0, &je);
+    if (!hc_check(prefix, json_is_array(arr), "%s: %s", rel, je.text))
+        return;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        char id[64];
+        snprintf(id, sizeof id, "%s.%zu", prefix, i + 1);
+        run_config(json_array_get(arr, i), id);
+    }
+    json_decref(arr);
+}
+
+int main(int argc, char **argv)
+{
+    /* An argument restricts the run to one file's configs ("golden" or "synth"). */
+    if (argc < 2 || strcmp(argv[1], "golden") == 0)
+        run_file("golden/configs.json", "golden-eval-1");
+    if (argc < 2 || strcmp(argv[1], "synth") == 0)
+        run_file("golden/synth_configs.json", "golden-eval-2");
+    return hc_test_exit();
+}
