@@ -1,4 +1,4 @@
-/* SHA-256 (FIPS 180-4), for net identity (nets/*.yaml sha256) and reference-cache keys. */
+/* SHA-256 (FIPS 180-4), for net identity (the sha256 of net configs) and reference-cache keys. */
 #ifndef HC_SHA256_H
 #define HC_SHA256_H
 
