@@ -256,3 +256,123 @@ void hc_nnoutwriter_abort(hc_nnoutwriter *w)
     hc_ostream_abort(w->out);
     free(w);
 }
+
+enum { HC_NNOUT_SCALARS = 10 };
+
+static void scalars_of(const hc_nnoutput *o, float v[HC_NNOUT_SCALARS])
+{
+    v[0] = o->white_win_prob;
+    v[1] = o->white_loss_prob;
+    v[2] = o->white_no_result_prob;
+    v[3] = o->white_score_mean;
+    v[4] = o->white_score_mean_sq;
+    v[5] = o->white_lead;
+    v[6] = o->var_time_left;
+    v[7] = o->shortterm_winloss_error;
+    v[8] = o->shortterm_score_error;
+    v[9] = o->policy_optimism_used;
+}
+
+static void scalars_to(hc_nnoutput *o, const float v[HC_NNOUT_SCALARS])
+{
+    o->white_win_prob = v[0];
+    o->white_loss_prob = v[1];
+    o->white_no_result_prob = v[2];
+    o->white_score_mean = v[3];
+    o->white_score_mean_sq = v[4];
+    o->white_lead = v[5];
+    o->var_time_left = v[6];
+    o->shortterm_winloss_error = v[7];
+    o->shortterm_score_error = v[8];
+    o->policy_optimism_used = v[9];
+}
+
+typedef struct rec_header {
+    char magic[4];
+    int64_t position;
+    int32_t nn_x, nn_y, has_ownership;
+} rec_header;
+
+void *hc_nnoutput_encode(const hc_nnoutput *o, long position, size_t *len, hc_err *err)
+{
+    size_t area = (size_t)o->nn_x_len * (size_t)o->nn_y_len;
+    int own = o->white_owner_map != NULL;
+    size_t n = sizeof(rec_header) + sizeof(float) * (HC_NNOUT_SCALARS + area + 1 + (own ? area : 0));
+    unsigned char *buf = hc_malloc(n, err, "output record");
+    if (!buf)
+        return NULL;
+    rec_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, "HCO1", 4);
+    h.position = position;
+    h.nn_x = o->nn_x_len;
+    h.nn_y = o->nn_y_len;
+    h.has_ownership = own;
+    unsigned char *p = buf;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    float sc[HC_NNOUT_SCALARS];
+    scalars_of(o, sc);
+    memcpy(p, sc, sizeof sc);
+    p += sizeof sc;
+    memcpy(p, o->policy_probs, sizeof(float) * (area + 1));
+    p += sizeof(float) * (area + 1);
+    if (own)
+        memcpy(p, o->white_owner_map, sizeof(float) * area);
+    *len = n;
+    return buf;
+}
+
+long hc_nnoutput_read_records(const char *path, hc_nnoutput *outs, unsigned char *got, size_t n, hc_err *err)
+{
+    hc_istream *in = hc_istream_open(path, err);
+    if (!in)
+        return -1;
+    long count = 0;
+    for (;;) {
+        rec_header h;
+        uint64_t at = hc_istream_offset(in);
+        long r = hc_istream_read_some(in, &h, sizeof h, err);
+        if (r < 0) {
+            count = -1;
+            break;
+        }
+        if (r < (long)sizeof h)
+            break; /* EOF, or a header cut short by a killed writer */
+        if (memcmp(h.magic, "HCO1", 4) != 0 || h.position < 0 || (size_t)h.position >= n || h.nn_x < 1 ||
+            h.nn_x > HC_NNOUT_MAX_LEN || h.nn_y < 1 || h.nn_y > HC_NNOUT_MAX_LEN) {
+            count = hc_err_set(err, HC_EFORMAT, "%s: offset %llu: not an output record", path, (unsigned long long)at);
+            break;
+        }
+        hc_nnoutput o;
+        if (hc_nnoutput_init(&o, h.nn_x, h.nn_y, h.has_ownership, err)) {
+            count = -1;
+            break;
+        }
+        size_t area = (size_t)h.nn_x * (size_t)h.nn_y;
+        float sc[HC_NNOUT_SCALARS];
+        long a = hc_istream_read_some(in, sc, sizeof sc, err);
+        long b = a == (long)sizeof sc ? hc_istream_read_some(in, o.policy_probs, sizeof(float) * (area + 1), err) : 0;
+        long c = (b == (long)(sizeof(float) * (area + 1)) && h.has_ownership)
+                     ? hc_istream_read_some(in, o.white_owner_map, sizeof(float) * area, err)
+                     : (long)(sizeof(float) * area);
+        if (a < 0 || b < 0 || c < 0) {
+            hc_nnoutput_free(&o);
+            count = -1;
+            break;
+        }
+        if (a != (long)sizeof sc || b != (long)(sizeof(float) * (area + 1)) || c != (long)(sizeof(float) * area)) {
+            hc_nnoutput_free(&o); /* the writer died inside this record */
+            break;
+        }
+        scalars_to(&o, sc);
+        if (got && got[h.position])
+            hc_nnoutput_free(&outs[h.position]);
+        outs[h.position] = o;
+        if (got)
+            got[h.position] = 1;
+        count++;
+    }
+    hc_istream_close(in);
+    return count;
+}

@@ -45,3 +45,17 @@ int hc_nnoutwriter_commit(hc_nnoutwriter *w, hc_err *err);
 void hc_nnoutwriter_abort(hc_nnoutwriter *w);
 
 #endif
+
+#ifndef HC_NNOUTPUT_BIN
+#define HC_NNOUTPUT_BIN
+/* Binary records: exact float bits with NaN and inf kept (JSON cannot carry them), for the
+ * outputs a backend child process hands back and for the reference cache. A record is
+ * "HCO1", int64 position, int32 nn_x, int32 nn_y, int32 has_ownership, 10 floats, the policy
+ * and the ownership map; little-endian as the host writes it (files never leave the machine). */
+/* Encodes one record into a malloc'd buffer; *len receives its size. */
+void *hc_nnoutput_encode(const hc_nnoutput *o, long position, size_t *len, hc_err *err);
+/* Reads records from path into outs[position] (initialising each), for positions < n;
+ * got[position] is set to 1. A truncated last record (a writer killed mid-write) is ignored;
+ * anything else malformed is an HC_EFORMAT error. Returns the count of records read. */
+long hc_nnoutput_read_records(const char *path, hc_nnoutput *outs, unsigned char *got, size_t n, hc_err *err);
+#endif

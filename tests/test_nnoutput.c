@@ -1,4 +1,5 @@
 /* Outputs files: golden and KataGo reference-file formats, written and read back bit-exactly. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,42 @@ int main(void)
     free(s);
     hc_nnoutput_free(&big);
     hc_nnoutput_free(&o);
+
+    /* Binary records keep NaN and inf; a record cut short by a killed writer is dropped. */
+    {
+        hc_nnoutput a;
+        hc_nnoutput_init(&a, 2, 2, 1, &err);
+        a.white_lead = NAN;
+        a.policy_probs[4] = INFINITY;
+        a.white_owner_map[3] = -0.25f;
+        size_t la, lb;
+        void *ra = hc_nnoutput_encode(&a, 2, &la, &err);
+        a.white_lead = 1.5f;
+        void *rb = hc_nnoutput_encode(&a, 0, &lb, &err);
+        char path[512];
+        snprintf(path, sizeof path, "%s/records.bin", dir);
+        FILE *f = fopen(path, "wb");
+        fwrite(ra, 1, la, f);
+        fwrite(rb, 1, lb - 5, f);
+        fclose(f);
+        hc_nnoutput outs[3] = {{0}};
+        unsigned char got[3] = {0};
+        long n = hc_nnoutput_read_records(path, outs, got, 3, &err);
+        hc_check("nnoutput-4.1", n == 1 && got[2] && !got[0] && isnan(outs[2].white_lead) &&
+                                     isinf(outs[2].policy_probs[4]) && outs[2].white_owner_map[3] == -0.25f,
+                 "n=%ld %s", n, err.msg);
+        f = fopen(path, "ab");
+        fwrite("garbage-garbage-garbage-garbage-garbage", 1, 40, f);
+        fclose(f);
+        hc_err_clear(&err);
+        hc_check("nnoutput-4.2", hc_nnoutput_read_records(path, outs, got, 3, &err) == -1 && err.code == HC_EFORMAT,
+                 "garbage accepted");
+        for (int i = 0; i < 3; i++)
+            hc_nnoutput_free(&outs[i]);
+        hc_nnoutput_free(&a);
+        free(ra);
+        free(rb);
+    }
 
     /* Malformed lines. */
     const char *bad[] = {"{\"nnXLen\":3}", "[1,2]", "{\"nnXLen\":3,\"nnYLen\":2,\"whiteWinProb\":\"x\"}", "{"};
