@@ -97,6 +97,15 @@ static char *dir_of(const char *path)
     return d;
 }
 
+static void doc_free(doc *d)
+{
+    if (d->loaded)
+        yaml_document_delete(&d->d);
+    free(d->dir);
+    d->dir = NULL;
+    d->loaded = 0;
+}
+
 static int doc_load_mem(doc *d, const char *yaml, size_t len, const char *file, hc_err *err)
 {
     memset(d, 0, sizeof *d);
@@ -125,18 +134,11 @@ static int doc_load_mem(doc *d, const char *yaml, size_t len, const char *file, 
     d->loaded = 1;
     if (!yaml_document_get_root_node(&d->d)) {
         yaml_mark_t zero = {0, 0, 0};
-        return err_at(d, &zero, NULL, err, "empty document");
+        err_at(d, &zero, NULL, err, "empty document");
+        doc_free(d);
+        return -1;
     }
     return 0;
-}
-
-static void doc_free(doc *d)
-{
-    if (d->loaded)
-        yaml_document_delete(&d->d);
-    free(d->dir);
-    d->dir = NULL;
-    d->loaded = 0;
 }
 
 static int doc_load_file(doc *d, const char *path, hc_err *err)
