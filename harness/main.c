@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"version", cmd_version, "print halfcheck's version"},
+    {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
 };
 
 static void usage(FILE *f)

@@ -10,10 +10,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hc_test.h"
 #include "junit.h"
+#include "nnoutput.h"
 #include "results.h"
 #include "stats.h"
 #include "stream.h"
@@ -320,6 +322,57 @@ static void test_atomic(const char *dir)
              hc_table_write_markdown(&rs, path, &err) == -1, "writes to a missing dir succeed");
 }
 
+/* The compare command end to end on a shared golden file and a perturbed copy: exit status
+ * 1 for a tier failure, 3 for a non-finite output, and the reports it writes. */
+static void test_compare_cli(const char *dir)
+{
+    const char *bin = getenv("HALFCHECK");
+    const char *gold = hc_shared("golden/outputs/g170_size10x14.jsonl.gz");
+    if (!bin || !gold) {
+        hc_skip("reports-5", "needs $HALFCHECK (make test sets it) and the shared golden outputs");
+        return;
+    }
+    char ref[600], pert[600], json[600], cmd[2400];
+    snprintf(ref, sizeof ref, "%s", gold);
+    snprintf(pert, sizeof pert, "%s/pert.jsonl", dir);
+    snprintf(json, sizeof json, "%s/compare.json", dir);
+    hc_nnoutput *o = NULL;
+    size_t n = 0;
+    hc_err err = {0};
+    if (!hc_check("reports-5.1", hc_nnoutputs_load(ref, &o, &n, &err) == 0 && n == 140, "load: %s", err.msg))
+        return;
+    for (int round = 0; round < 2; round++) {
+        if (round == 0)
+            o[42].white_lead += 1.25f; /* fp32 max lead limit 0.9 */
+        else {
+            /* A finite output whose KL is infinite: the top move of position 99 gets
+             * probability 0. (A NaN cannot travel through an outputs file: JSON has none.) */
+            int top = 0, cells = o[99].nn_x_len * o[99].nn_y_len + 1;
+            for (int i = 1; i < cells; i++)
+                if (o[99].policy_probs[i] > o[99].policy_probs[top])
+                    top = i;
+            o[99].policy_probs[top] = 0.0f;
+        }
+        hc_nnoutwriter *w = hc_nnoutwriter_open(pert, HC_NNOUT_GOLDEN, &err);
+        int ok = w != NULL;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = hc_nnoutwriter_write(w, &o[i], NULL, &err) == 0;
+        ok = ok && hc_nnoutwriter_commit(w, &err) == 0;
+        if (!hc_check(round ? "reports-5.4" : "reports-5.2", ok, "writing the perturbed copy: %s", err.msg))
+            break;
+        snprintf(cmd, sizeof cmd, "%s compare '%s' '%s' --tier fp32 --json '%s' >/dev/null 2>&1", bin, ref, pert, json);
+        int st = system(cmd);
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        char *text = slurp(json);
+        if (round == 0)
+            hc_check("reports-5.3", code == 1 && text && strstr(text, "\"maxPosition\": 42"), "exit %d", code);
+        else
+            hc_check("reports-5.5", code == 3 && text && strstr(text, "non-finite policyKLDiv at position 99"), "exit %d", code);
+        free(text);
+    }
+    hc_nnoutputs_free(o, n);
+}
+
 int main(void)
 {
     const char *dir = hc_tmpdir("test_reports");
@@ -336,6 +389,7 @@ int main(void)
     test_json(dir);
     test_tables(dir);
     test_atomic(dir);
+    test_compare_cli(dir);
     unmk(ref);
     unmk(good);
     unmk(bad);

@@ -80,6 +80,21 @@ static void test_formulas(void)
     hc_check("stats-1.10", e[HC_M_SCORE_STDEV] == 2.0, "float mean^2: stdev error %.17g (sqrt(3) means double)",
              e[HC_M_SCORE_STDEV]);
 
+    /* KataGo subtracts win - loss in float before halving in double: 0.7f - 1e-8f rounds back
+     * to 0.7f, so this pair has no winrate error (double arithmetic would give 5e-9). */
+    r.white_win_prob = 0.7f; r.white_loss_prob = 1e-8f; r.white_no_result_prob = 0;
+    t.white_win_prob = 0.7f; t.white_loss_prob = 0.0f; t.white_no_result_prob = 0;
+    hc_stats_position(&r, &t, e);
+    hc_check("stats-1.15", e[HC_M_WINRATE] == 0.0, "float win-loss: winrate error %.17g", e[HC_M_WINRATE]);
+
+    /* A move legal in the reference but marked illegal (-1) in the test: log(-1) makes the KL
+     * NaN, which must not pass as small. */
+    float tp2[5] = {0.2f, -1.0f, 0.45f, -1.0f, 0.05f};
+    memcpy(t.policy_probs, tp2, sizeof tp2);
+    hc_stats_position(&r, &t, e);
+    hc_check("stats-1.16", isnan(e[HC_M_POLICY_KL]), "KL with an illegal test move %.17g", e[HC_M_POLICY_KL]);
+    memcpy(t.policy_probs, tp, sizeof tp);
+
     /* Ownership samples are per cell: errors 0.25, 0, 0, 0.125. */
     hc_nnoutput rs[1] = {r}, ts[1] = {t};
     hc_stats s;
