@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"version", cmd_version, "print halfcheck's version"},
+    {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
 };
 
 static void usage(FILE *f)
