@@ -99,8 +99,11 @@ hc_hash128 hc_history_situation_hash(const hc_history *h, int next_pla, double d
 hc_hash128 hc_history_situation_hash_ex(const hc_history *h, int next_pla, double draw_equivalent_wins_for_white,
                                         bool always_pass_alive_under_suicide);
 
-/* Internal access for the feature module (do not use elsewhere). */
-struct hc_history_internal;
-const struct hc_history_internal *hc_history_internal(const hc_history *h);
+/* Per-location views (HC_BOARD_ARR entries, indexed by hc_loc) for the feature code. */
+const bool *hc_history_super_ko_banned_map(const hc_history *h);
+const bool *hc_history_ko_recap_blocked_map(const hc_history *h);
+const int8_t *hc_history_second_encore_start_map(const hc_history *h);
+/* The i-th move as a location (HC_PASS_LOC for a pass) and player. */
+void hc_history_move_loc(const hc_history *h, int i, hc_loc *loc, int *pla);
 
 #endif

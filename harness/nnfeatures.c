@@ -1,0 +1,329 @@
+/* KataGo's NNInputs::fillRowV7 (neuralnet/nninputs.cpp), NCHW. */
+#include "nnfeatures.h"
+
+#include <math.h>
+#include <string.h>
+
+hc_nninput_params hc_nninput_params_default(void)
+{
+    hc_nninput_params p;
+    p.draw_equivalent_wins_for_white = 0.5;
+    p.conservative_pass_and_is_root = false;
+    p.enable_passing_hacks = false;
+    p.playout_doubling_advantage = 0.0;
+    p.nn_policy_temperature = 1.0f;
+    p.policy_optimism = 0.0;
+    p.max_history = 1000;
+    p.pass_alive_suicide_rules_override = -1;
+    return p;
+}
+
+int hc_features_num_spatial(int v) { return v == 7 ? HC_FEATURES_V7_SPATIAL : 0; }
+int hc_features_num_global(int v) { return v == 7 ? HC_FEATURES_V7_GLOBAL : 0; }
+
+int hc_features_fill(int v, const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
+                     float *spatial, float *global, hc_err *err)
+{
+    if (v == 7)
+        return hc_features_fill_v7(h, next_pla, params, nn_x, nn_y, spatial, global, err);
+    return hc_err_set(err, HC_EFORMAT, "input features version %d not supported (only 7)", v);
+}
+
+/* MiscNNInputParams::getSuicideLegalForPassAlive */
+static bool suicide_legal_for_pass_alive(const hc_history *h, const hc_nninput_params *p)
+{
+    bool always = p->pass_alive_suicide_rules_override >= 0 ? p->pass_alive_suicide_rules_override != 0
+                                                            : hc_history_always_pass_alive_under_suicide(h);
+    return hc_history_rules(h)->multi_stone_suicide_legal || always;
+}
+
+typedef struct fill_ctx {
+    float *spatial;
+    int plane; /* nn_x * nn_y */
+    int nn_x;
+    int x_size;
+} fill_ctx;
+
+static inline void set_pos(const fill_ctx *c, int pos, int feature)
+{
+    c->spatial[feature * c->plane + pos] = 1.0f;
+}
+
+static inline int loc_to_pos(const fill_ctx *c, hc_loc loc)
+{
+    return hc_loc_y(loc, c->x_size) * c->nn_x + hc_loc_x(loc, c->x_size);
+}
+
+/* iterLadders: marks feature on every stone in (or puttable into) an inescapable atari; for the
+ * current board also the attacker's working moves (feature 17) against opp stones. */
+static int iter_ladders(const fill_ctx *c, const hc_board *board, int feature, int opp_for_working, hc_locbuf *buf,
+                        hc_err *err)
+{
+    hc_loc solved_heads[HC_BOARD_MAX_PLAY];
+    bool solved_value[HC_BOARD_MAX_PLAY];
+    int n_solved = 0;
+    hc_board copy = *board;
+    for (int y = 0; y < board->y_size; y++)
+        for (int x = 0; x < board->x_size; x++) {
+            hc_loc loc = hc_loc_of(x, y, board->x_size);
+            int stone = board->colors[loc];
+            if (stone != HC_C_BLACK && stone != HC_C_WHITE)
+                continue;
+            int libs = hc_board_liberties(board, loc);
+            if (libs != 1 && libs != 2)
+                continue;
+            int pos = y * c->nn_x + x;
+            hc_loc head = board->chain_head[loc];
+            bool already = false;
+            for (int i = 0; i < n_solved; i++)
+                if (solved_heads[i] == head) {
+                    already = true;
+                    if (solved_value[i])
+                        set_pos(c, pos, feature);
+                    break;
+                }
+            if (already)
+                continue;
+            hc_loc working[2];
+            int n_working = 0;
+            bool laddered = libs == 1 ? hc_board_ladder_captured(&copy, loc, true, buf)
+                                      : hc_board_ladder_captured_attacker_first_2libs(&copy, loc, buf, working, &n_working);
+            if (buf->oom)
+                return hc_err_set(err, HC_ENOMEM, "out of memory in the ladder search");
+            solved_heads[n_solved] = head;
+            solved_value[n_solved] = laddered;
+            n_solved++;
+            if (laddered) {
+                set_pos(c, pos, feature);
+                if (opp_for_working && stone == opp_for_working && libs > 1)
+                    for (int j = 0; j < n_working; j++)
+                        set_pos(c, loc_to_pos(c, working[j]), 17);
+            }
+        }
+    return 0;
+}
+
+int hc_features_fill_v7(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
+                        float *spatial, float *global, hc_err *err)
+{
+    const hc_board *board = hc_history_board(h);
+    const hc_rules *rules = hc_history_rules(h);
+    int x_size = board->x_size, y_size = board->y_size;
+    if (nn_x < x_size || nn_y < y_size || nn_x > HC_BOARD_MAX_LEN || nn_y > HC_BOARD_MAX_LEN)
+        return hc_err_set(err, HC_EUSAGE, "NN buffer %dx%d cannot hold a %dx%d board (max %d)", nn_x, nn_y, x_size, y_size,
+                          HC_BOARD_MAX_LEN);
+    if (next_pla != HC_C_BLACK && next_pla != HC_C_WHITE)
+        return hc_err_set(err, HC_EUSAGE, "player to move must be black or white");
+    memset(spatial, 0, sizeof(float) * HC_FEATURES_V7_SPATIAL * (size_t)nn_x * nn_y);
+    memset(global, 0, sizeof(float) * HC_FEATURES_V7_GLOBAL);
+    int pla = next_pla, opp = hc_opp(pla);
+    int encore = hc_history_encore_phase(h);
+    fill_ctx c = {spatial, nn_x * nn_y, nn_x, x_size};
+
+    for (int y = 0; y < y_size; y++)
+        for (int x = 0; x < x_size; x++) {
+            int pos = y * nn_x + x;
+            hc_loc loc = hc_loc_of(x, y, x_size);
+            set_pos(&c, pos, 0);
+            int stone = board->colors[loc];
+            if (stone == pla)
+                set_pos(&c, pos, 1);
+            else if (stone == opp)
+                set_pos(&c, pos, 2);
+            if (stone == pla || stone == opp) {
+                int libs = hc_board_liberties(board, loc);
+                if (libs == 1)
+                    set_pos(&c, pos, 3);
+                else if (libs == 2)
+                    set_pos(&c, pos, 4);
+                else if (libs == 3)
+                    set_pos(&c, pos, 5);
+            }
+        }
+
+    const bool *skb = hc_history_super_ko_banned_map(h);
+    if (encore == 0) {
+        if (board->ko_loc != HC_NULL_LOC)
+            set_pos(&c, loc_to_pos(&c, board->ko_loc), 6);
+        for (int y = 0; y < y_size; y++)
+            for (int x = 0; x < x_size; x++) {
+                hc_loc loc = hc_loc_of(x, y, x_size);
+                if (skb[loc] && loc != board->ko_loc)
+                    set_pos(&c, y * nn_x + x, 6);
+            }
+    } else {
+        const bool *krb = hc_history_ko_recap_blocked_map(h);
+        for (int y = 0; y < y_size; y++)
+            for (int x = 0; x < x_size; x++) {
+                hc_loc loc = hc_loc_of(x, y, x_size);
+                if (skb[loc])
+                    set_pos(&c, y * nn_x + x, 6);
+                if (krb[loc])
+                    set_pos(&c, y * nn_x + x, 7);
+            }
+    }
+
+    /* features 18, 19: area / territory */
+    int8_t area[HC_BOARD_ARR];
+    bool has_area = false;
+    int tax_adj_for_pla = 0;
+    bool sui_pa = suicide_legal_for_pass_alive(h, params);
+    if (rules->scoring_rule == HC_SCORING_AREA && rules->tax_rule == HC_TAX_NONE) {
+        has_area = true;
+        hc_board_calculate_area(board, area, true, true, true, sui_pa);
+    } else {
+        bool keep_terr = false, keep_stones = false;
+        if (rules->scoring_rule == HC_SCORING_AREA) {
+            has_area = true;
+            keep_stones = true;
+        } else if (rules->tax_rule == HC_TAX_NONE) {
+            if (encore >= 2) {
+                has_area = true;
+                keep_terr = true;
+            }
+        } else if (encore >= 2) {
+            has_area = true;
+        }
+        if (has_area) {
+            int cnt = 0;
+            hc_board_calculate_independent_life_area(board, area, &cnt, keep_terr, keep_stones, sui_pa);
+            if (rules->tax_rule == HC_TAX_ALL)
+                tax_adj_for_pla = pla == HC_C_WHITE ? -2 * cnt : 2 * cnt;
+        }
+    }
+    bool final_not_win = false;
+    if (has_area) {
+        const int8_t *sec = hc_history_second_encore_start_map(h);
+        int score = tax_adj_for_pla;
+        for (int y = 0; y < y_size; y++)
+            for (int x = 0; x < x_size; x++) {
+                hc_loc loc = hc_loc_of(x, y, x_size);
+                int pos = y * nn_x + x;
+                if (area[loc] == pla) {
+                    set_pos(&c, pos, 18);
+                    score += 1;
+                } else if (area[loc] == opp) {
+                    set_pos(&c, pos, 19);
+                    score -= 1;
+                } else if (rules->scoring_rule == HC_SCORING_TERRITORY) {
+                    if (board->colors[loc] == pla && sec[loc] == pla) {
+                        set_pos(&c, pos, 18);
+                        score += 1;
+                    } else if (board->colors[loc] == opp && sec[loc] == opp) {
+                        set_pos(&c, pos, 19);
+                        score -= 1;
+                    }
+                }
+            }
+        float self_komi = hc_history_current_self_komi(h, pla, params->draw_equivalent_wins_for_white);
+        float final_score = (float)score + self_komi;
+        if (final_score <= 0.0)
+            final_not_win = true;
+    }
+
+    int max_turns = 5;
+    bool suppress_pass_ends_phase = false;
+    if (hc_history_pass_would_end_game(h, next_pla) &&
+        (params->conservative_pass_and_is_root || hc_history_should_suppress_end_game_from_friendly_pass(h, next_pla) ||
+         (params->enable_passing_hacks && final_not_win))) {
+        max_turns = 0;
+        suppress_pass_ends_phase = true;
+    } else if (hc_history_is_game_finished(h) || hc_history_is_past_normal_phase_end(h)) {
+        max_turns = 1;
+    }
+    if (params->max_history < max_turns)
+        max_turns = params->max_history;
+
+    int n_included = 0;
+    if (max_turns > 0) {
+        int len = hc_history_num_moves(h);
+        int use = max_turns < hc_history_num_approx_valid_turns_this_phase(h) ? max_turns : hc_history_num_approx_valid_turns_this_phase(h);
+        for (int k = 1; k <= 5 && k <= use && k <= len; k++) {
+            hc_loc loc;
+            int mp;
+            hc_history_move_loc(h, len - k, &loc, &mp);
+            if (mp != (k % 2 == 1 ? opp : pla))
+                break;
+            n_included = k;
+            if (loc == HC_PASS_LOC)
+                global[k - 1] = 1.0f;
+            else if (loc != HC_NULL_LOC)
+                set_pos(&c, loc_to_pos(&c, loc), 8 + k);
+        }
+    }
+
+    hc_locbuf buf = {NULL, 0, false};
+    const hc_board *prev = n_included < 1 ? board : hc_history_recent_board(h, 1);
+    const hc_board *prev2 = n_included < 2 ? prev : hc_history_recent_board(h, 2);
+    int rc = iter_ladders(&c, board, 14, opp, &buf, err);
+    if (!rc)
+        rc = iter_ladders(&c, prev, 15, 0, &buf, err);
+    if (!rc)
+        rc = iter_ladders(&c, prev2, 16, 0, &buf, err);
+    hc_locbuf_free(&buf);
+    if (rc)
+        return rc;
+
+    if (encore >= 2) {
+        const int8_t *sec = hc_history_second_encore_start_map(h);
+        for (int y = 0; y < y_size; y++)
+            for (int x = 0; x < x_size; x++) {
+                hc_loc loc = hc_loc_of(x, y, x_size);
+                if (sec[loc] == pla)
+                    set_pos(&c, y * nn_x + x, 20);
+                else if (sec[loc] == opp)
+                    set_pos(&c, y * nn_x + x, 21);
+            }
+    }
+
+    float self_komi = hc_history_current_self_komi(h, next_pla, params->draw_equivalent_wins_for_white);
+    float b_area = (float)(x_size * y_size);
+    if (self_komi > b_area + 20.0f)
+        self_komi = b_area + 20.0f;
+    if (self_komi < -b_area - 20.0f)
+        self_komi = -b_area - 20.0f;
+    global[5] = self_komi / 20.0f;
+
+    if (rules->ko_rule == HC_KO_POSITIONAL || rules->ko_rule == HC_KO_SPIGHT) {
+        global[6] = 1.0f;
+        global[7] = 0.5f;
+    } else if (rules->ko_rule == HC_KO_SITUATIONAL) {
+        global[6] = 1.0f;
+        global[7] = -0.5f;
+    }
+    if (rules->multi_stone_suicide_legal)
+        global[8] = 1.0f;
+    if (rules->scoring_rule == HC_SCORING_TERRITORY)
+        global[9] = 1.0f;
+    if (rules->tax_rule == HC_TAX_SEKI)
+        global[10] = 1.0f;
+    else if (rules->tax_rule == HC_TAX_ALL) {
+        global[10] = 1.0f;
+        global[11] = 1.0f;
+    }
+    if (encore > 0)
+        global[12] = 1.0f;
+    if (encore > 1)
+        global[13] = 1.0f;
+    bool pass_ends_phase = suppress_pass_ends_phase ? false : hc_history_pass_would_end_phase(h, next_pla);
+    global[14] = pass_ends_phase ? 1.0f : 0.0f;
+    if (params->playout_doubling_advantage != 0) {
+        global[15] = 1.0f;
+        global[16] = (float)(0.5 * params->playout_doubling_advantage);
+    }
+    if (hc_history_has_button(h))
+        global[17] = 1.0f;
+
+    if (rules->scoring_rule == HC_SCORING_AREA || encore >= 2) {
+        bool even = (x_size * y_size) % 2 == 0;
+        float komi_floor = even ? floorf(self_komi / 2.0f) * 2.0f : floorf((self_komi - 1.0f) / 2.0f) * 2.0f + 1.0f;
+        float delta = self_komi - komi_floor;
+        if (delta < 0.0f)
+            delta = 0.0f;
+        if (delta > 2.0f)
+            delta = 2.0f;
+        float wave = delta < 0.5f ? delta : delta < 1.5f ? 1.0f - delta : delta - 2.0f;
+        global[18] = wave;
+    }
+    return 0;
+}
