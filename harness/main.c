@@ -13,6 +13,8 @@ typedef struct command {
 static const command commands[] = {
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"version", cmd_version, "print halfcheck's version"},
+    {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
+    {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,130 @@
+/* halfcheck compare REF TEST: KataGo's testgpuerror statistics between two outputs files
+ * (golden or KataGo reference-file format), checked against tiers, with optional reports. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "config.h"
+#include "junit.h"
+#include "nnoutput.h"
+#include "results.h"
+#include "stats.h"
+#include "table.h"
+#include "tiers.h"
+
+static const cli_opt opts[] = {
+    {"tier", 1, 1, "tier to check: fp32, fp16, fp32-strict (repeatable; default fp16)"},
+    {"tier-file", 1, 1, "YAML file holding a user tier (repeatable)"},
+    {"junit", 1, 0, "write JUnit XML here"},
+    {"json", 1, 0, "write results.json here"},
+    {"md", 1, 0, "write a markdown table here"},
+    {"csv", 1, 0, "write a CSV table here"},
+    {"net", 1, 0, "net name for the reports (default: net)"},
+    {"board", 1, 0, "board name for the reports (default: board)"},
+    {"backend", 1, 0, "backend name for the reports (default: test)"},
+    {"mode", 1, 0, "mode for the reports (default: unbatched)"},
+    {"help", 0, 0, "show this help"},
+    {NULL, 0, 0, NULL},
+};
+
+enum { MAX_TIERS = 16 };
+
+int cmd_compare(int argc, char **argv)
+{
+    cli_args a;
+    hc_err err = {0};
+    if (cli_parse("compare", argc, argv, opts, &a, &err))
+        return cli_fail("compare", &err);
+    if (cli_has(&a, "help") || a.n_pos != 2) {
+        FILE *f = cli_has(&a, "help") ? stdout : stderr;
+        fprintf(f, "usage: halfcheck compare REF_OUTPUTS TEST_OUTPUTS [OPTIONS]\n\n");
+        cli_print_options(f, opts);
+        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
+    }
+    hc_tier tiers[MAX_TIERS];
+    size_t n_tiers = 0;
+    const char *names[MAX_TIERS], *files[MAX_TIERS];
+    int nn = cli_get_all(&a, "tier", names, MAX_TIERS), nf = cli_get_all(&a, "tier-file", files, MAX_TIERS);
+    if (nn + nf > MAX_TIERS) {
+        hc_err_set(&err, HC_EUSAGE, "at most %d tiers", MAX_TIERS);
+        return cli_fail("compare", &err);
+    }
+    if (nn + nf == 0) {
+        names[0] = "fp16";
+        nn = 1;
+    }
+    for (int i = 0; i < nn; i++)
+        if (hc_tier_builtin(names[i], &tiers[n_tiers++], &err))
+            return cli_fail("compare", &err);
+    for (int i = 0; i < nf; i++)
+        if (hc_tier_cfg_load(files[i], &tiers[n_tiers++], &err))
+            return cli_fail("compare", &err);
+
+    hc_nnoutput *ref = NULL, *test = NULL;
+    size_t n_ref = 0, n_test = 0;
+    int status = HC_EXIT_OK;
+    if (hc_nnoutputs_load(a.pos[0], &ref, &n_ref, &err) || hc_nnoutputs_load(a.pos[1], &test, &n_test, &err)) {
+        status = cli_fail("compare", &err);
+        goto done;
+    }
+    if (n_ref != n_test) {
+        hc_err_set(&err, HC_EFORMAT, "%s has %zu positions, %s has %zu", a.pos[0], n_ref, a.pos[1], n_test);
+        status = cli_fail("compare", &err);
+        goto done;
+    }
+    hc_stats st;
+    if (hc_stats_compute(ref, test, n_ref, &st, &err)) {
+        status = cli_fail("compare", &err);
+        goto done;
+    }
+    hc_tier_check checks[MAX_TIERS];
+    for (size_t t = 0; t < n_tiers; t++)
+        hc_tier_check_stats(&tiers[t], &st, &checks[t]);
+
+    hc_result r = {.net = cli_get(&a, "net", "net"), .board = cli_get(&a, "board", "board"),
+                   .backend = cli_get(&a, "backend", "test"), .mode = cli_get(&a, "mode", "unbatched"),
+                   .outcome = HC_OUT_CHECKED, .stats = &st, .n_tiers = n_tiers, .tiers = tiers, .checks = checks};
+    hc_results rs = {.suite = "compare", .items = &r, .n = 1};
+
+    printf("%zu positions; average, 90%%, 99%% and max error of %s against %s\n", st.n_positions, a.pos[1], a.pos[0]);
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        char v[HC_P_COUNT][64];
+        for (int p = 0; p < HC_P_COUNT; p++)
+            hc_metric_format(m, st.m[m].v[p], v[p], sizeof v[p]);
+        printf("  %-16s %12s %12s %12s %12s   (max at position %zu)\n", hc_metric_infos[m].name, v[0], v[1], v[2], v[3],
+               st.m[m].max_pos);
+    }
+    int any_fail = 0;
+    if (hc_result_is_error(&r)) {
+        char buf[400];
+        printf("ERROR: %s\n", hc_result_nonfinite_text(&r, buf, sizeof buf));
+    }
+    for (size_t t = 0; t < n_tiers; t++) {
+        printf("tier %s: %s", tiers[t].name, checks[t].pass ? "PASS" : "FAIL");
+        if (checks[t].worst_all_metric >= 0)
+            printf(", closest margin %.3gx of limit (%s %s)", checks[t].worst_all_ratio,
+                   hc_metric_infos[checks[t].worst_all_metric].name, hc_pct_names[checks[t].worst_all_pct]);
+        printf("\n");
+        if (!checks[t].pass) {
+            any_fail = 1;
+            char *text = hc_result_failure_text(&r, t);
+            if (text)
+                printf("%s", text);
+            free(text);
+        }
+    }
+    const char *p;
+    if (((p = cli_get(&a, "junit", NULL)) && hc_junit_write(&rs, p, &err)) ||
+        ((p = cli_get(&a, "json", NULL)) && hc_results_write_json(&rs, p, &err)) ||
+        ((p = cli_get(&a, "md", NULL)) && hc_table_write_markdown(&rs, p, &err)) ||
+        ((p = cli_get(&a, "csv", NULL)) && hc_table_write_csv(&rs, p, &err))) {
+        status = cli_fail("compare", &err);
+        goto done;
+    }
+    status = hc_result_is_error(&r) ? HC_EXIT_BACKEND : any_fail ? HC_EXIT_FAIL : HC_EXIT_OK;
+done:
+    hc_nnoutputs_free(ref, n_ref);
+    hc_nnoutputs_free(test, n_test);
+    return status;
+}

@@ -1,0 +1,989 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "stream.h"
+
+#define MAX_CONFIG_BYTES (4u << 20)
+
+/* ---- memory: every allocation of a config is recorded here and freed at once ---- */
+
+typedef struct pool {
+    void **p;
+    size_t n, cap;
+} pool;
+
+static void *pool_alloc(pool *pl, size_t size, hc_err *err)
+{
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 64;
+        void **np = realloc(pl->p, cap * sizeof *np);
+        if (!np) {
+            hc_err_set(err, HC_ENOMEM, "out of memory reading a config");
+            return NULL;
+        }
+        pl->p = np;
+        pl->cap = cap;
+    }
+    void *m = calloc(1, size ? size : 1);
+    if (!m) {
+        hc_err_set(err, HC_ENOMEM, "out of memory reading a config");
+        return NULL;
+    }
+    pl->p[pl->n++] = m;
+    return m;
+}
+
+static char *pool_strdup(pool *pl, const char *s, hc_err *err)
+{
+    size_t n = strlen(s);
+    char *d = pool_alloc(pl, n + 1, err);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+static void pool_free(pool *pl)
+{
+    if (!pl)
+        return;
+    for (size_t i = 0; i < pl->n; i++)
+        free(pl->p[i]);
+    free(pl->p);
+    free(pl);
+}
+
+/* ---- documents and located errors ---- */
+
+typedef struct doc {
+    const char *file; /* as named to the user */
+    char *dir;        /* directory for relative paths ("" for the current one) */
+    yaml_document_t d;
+    int loaded;
+} doc;
+
+static int err_at(const doc *d, const yaml_mark_t *mk, const char *ctx, hc_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int err_at(const doc *d, const yaml_mark_t *mk, const char *ctx, hc_err *err, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (ctx && *ctx)
+        return hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s (in %s)", d->file, mk->line + 1, mk->column + 1, msg, ctx);
+    return hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s", d->file, mk->line + 1, mk->column + 1, msg);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup("");
+    size_t n = (size_t)(slash - path) + 1;
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+static void doc_free(doc *d)
+{
+    if (d->loaded)
+        yaml_document_delete(&d->d);
+    free(d->dir);
+    d->dir = NULL;
+    d->loaded = 0;
+}
+
+static int doc_load_mem(doc *d, const char *yaml, size_t len, const char *file, hc_err *err)
+{
+    memset(d, 0, sizeof *d);
+    d->file = file;
+    d->dir = dir_of(file);
+    if (!d->dir)
+        return hc_err_set(err, HC_ENOMEM, "out of memory");
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return hc_err_set(err, HC_ENOMEM, "%s: cannot initialize the YAML parser", file);
+    yaml_parser_set_input_string(&p, (const unsigned char *)yaml, len);
+    if (!yaml_parser_load(&p, &d->d)) {
+        const char *problem = p.problem ? p.problem : "malformed YAML";
+        if (p.context)
+            hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s (%s at line %zu)", file, p.problem_mark.line + 1,
+                       p.problem_mark.column + 1, problem, p.context, p.context_mark.line + 1);
+        else
+            hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s", file, p.problem_mark.line + 1, p.problem_mark.column + 1,
+                       problem);
+        yaml_parser_delete(&p);
+        free(d->dir);
+        d->dir = NULL;
+        return -1;
+    }
+    yaml_parser_delete(&p);
+    d->loaded = 1;
+    if (!yaml_document_get_root_node(&d->d)) {
+        yaml_mark_t zero = {0, 0, 0};
+        err_at(d, &zero, NULL, err, "empty document");
+        doc_free(d);
+        return -1;
+    }
+    return 0;
+}
+
+static int doc_load_file(doc *d, const char *path, hc_err *err)
+{
+    size_t len;
+    char *text = hc_read_file(path, MAX_CONFIG_BYTES, &len, err);
+    if (!text)
+        return -1;
+    int rc = doc_load_mem(d, text, len, path, err);
+    free(text);
+    return rc;
+}
+
+static yaml_node_t *root(doc *d) { return yaml_document_get_root_node(&d->d); }
+static yaml_node_t *node(doc *d, int id) { return yaml_document_get_node(&d->d, id); }
+
+static const char *type_name(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return "a scalar";
+    case YAML_SEQUENCE_NODE: return "a sequence";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+static const char *scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+static int expect(doc *d, yaml_node_t *n, yaml_node_type_t t, const char *what, const char *ctx, hc_err *err)
+{
+    if (n->type == t)
+        return 0;
+    const char *want = t == YAML_MAPPING_NODE ? "a mapping" : t == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar";
+    return err_at(d, &n->start_mark, ctx, err, "%s: expected %s, got %s", what, want, type_name(n));
+}
+
+static size_t seq_len(yaml_node_t *n) { return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start); }
+static yaml_node_t *seq_at(doc *d, yaml_node_t *n, size_t i) { return node(d, n->data.sequence.items.start[i]); }
+
+/* Checks that a mapping has only known, scalar, distinct keys. */
+static int map_check(doc *d, yaml_node_t *m, const char *what, const char *ctx, const char *const *allowed, hc_err *err)
+{
+    if (expect(d, m, YAML_MAPPING_NODE, what, ctx, err))
+        return -1;
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node(d, p->key);
+        if (k->type != YAML_SCALAR_NODE)
+            return err_at(d, &k->start_mark, ctx, err, "a key must be a scalar, got %s", type_name(k));
+        int known = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (strcmp(*a, scalar(k)) == 0)
+                known = 1;
+        if (!known)
+            return err_at(d, &k->start_mark, ctx, err, "unknown key \"%s\"", scalar(k));
+        for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++)
+            if (strcmp(scalar(node(d, q->key)), scalar(k)) == 0)
+                return err_at(d, &k->start_mark, ctx, err, "duplicate key \"%s\"", scalar(k));
+    }
+    return 0;
+}
+
+static yaml_node_t *map_get(doc *d, yaml_node_t *m, const char *key)
+{
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++)
+        if (strcmp(scalar(node(d, p->key)), key) == 0)
+            return node(d, p->value);
+    return NULL;
+}
+
+static yaml_node_t *map_require(doc *d, yaml_node_t *m, const char *key, const char *ctx, hc_err *err)
+{
+    yaml_node_t *v = map_get(d, m, key);
+    if (!v)
+        err_at(d, &m->start_mark, ctx, err, "missing key \"%s\"", key);
+    return v;
+}
+
+static int get_str(doc *d, yaml_node_t *v, const char *key, const char *ctx, pool *pl, const char **out, hc_err *err)
+{
+    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
+        return -1;
+    if (!*scalar(v))
+        return err_at(d, &v->start_mark, ctx, err, "%s: empty value", key);
+    *out = pool_strdup(pl, scalar(v), err);
+    return *out ? 0 : -1;
+}
+
+static int get_path(doc *d, yaml_node_t *v, const char *key, const char *ctx, pool *pl, const char **out, hc_err *err)
+{
+    const char *s;
+    if (get_str(d, v, key, ctx, pl, &s, err))
+        return -1;
+    if (s[0] == '/' || !*d->dir) {
+        *out = s;
+        return 0;
+    }
+    size_t n = strlen(d->dir) + strlen(s) + 1;
+    char *p = pool_alloc(pl, n, err);
+    if (!p)
+        return -1;
+    snprintf(p, n, "%s%s", d->dir, s);
+    *out = p;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(x))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int get_double(doc *d, yaml_node_t *v, const char *key, const char *ctx, double lo, double hi, double *out,
+                      hc_err *err)
+{
+    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
+        return -1;
+    if (parse_double(scalar(v), out))
+        return err_at(d, &v->start_mark, ctx, err, "%s: expected a number, got \"%s\"", key, scalar(v));
+    if (*out < lo || *out > hi)
+        return err_at(d, &v->start_mark, ctx, err, "%s: %s is out of range [%g, %g]", key, scalar(v), lo, hi);
+    return 0;
+}
+
+static int get_int(doc *d, yaml_node_t *v, const char *key, const char *ctx, long lo, long hi, int *out, hc_err *err)
+{
+    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
+        return -1;
+    const char *s = scalar(v);
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || errno == ERANGE)
+        return err_at(d, &v->start_mark, ctx, err, "%s: expected an integer, got \"%s\"", key, s);
+    if (x < lo || x > hi)
+        return err_at(d, &v->start_mark, ctx, err, "%s: %ld is out of range [%ld, %ld]", key, x, lo, hi);
+    *out = (int)x;
+    return 0;
+}
+
+static int get_bool(doc *d, yaml_node_t *v, const char *key, const char *ctx, int *out, hc_err *err)
+{
+    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
+        return -1;
+    const char *s = scalar(v);
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "yes")) {
+        *out = 1;
+        return 0;
+    }
+    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "no")) {
+        *out = 0;
+        return 0;
+    }
+    return err_at(d, &v->start_mark, ctx, err, "%s: expected true or false, got \"%s\"", key, s);
+}
+
+int hc_config_parse_size(const char *s, int *w, int *h)
+{
+    char *end;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    long x = strtol(s, &end, 10), y;
+    if (*end == 0) {
+        y = x;
+    } else if (*end == 'x') {
+        const char *t = end + 1;
+        if (!isdigit((unsigned char)*t))
+            return -1;
+        y = strtol(t, &end, 10);
+        if (*end)
+            return -1;
+    } else {
+        return -1;
+    }
+    if (x < 2 || y < 2 || x > HC_CONFIG_MAX_NN_LEN || y > HC_CONFIG_MAX_NN_LEN)
+        return -1;
+    *w = (int)x;
+    *h = (int)y;
+    return 0;
+}
+
+static char *where_of(doc *d, yaml_node_t *n, pool *pl, hc_err *err)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s:%zu:%zu", d->file, n->start_mark.line + 1, n->start_mark.column + 1);
+    return pool_strdup(pl, buf, err);
+}
+
+/* An item that is either a mapping or a scalar path to a file holding one: loads the file
+ * into *sub (freed by the caller) and returns the mapping to parse, and its context. */
+static yaml_node_t *resolve_item(doc *d, yaml_node_t *n, doc *sub, pool *pl, const char **ctx, hc_err *err)
+{
+    memset(sub, 0, sizeof *sub);
+    if (n->type != YAML_SCALAR_NODE)
+        return n;
+    const char *path;
+    if (get_path(d, n, "file", *ctx, pl, &path, err))
+        return NULL;
+    if (doc_load_file(sub, path, err)) {
+        if (err && err->code == HC_EIO)
+            err_at(d, &n->start_mark, *ctx, err, "cannot read \"%s\"", path);
+        return NULL;
+    }
+    *ctx = "";
+    return root(sub);
+}
+
+/* ---- nets ---- */
+
+static const char *const net_keys[] = {"name", "model", "sha256", "modelVersion", "notes", NULL};
+
+static int parse_net(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_net_cfg *out, hc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->model_version = -1;
+    if (map_check(d, m, "net", ctx, net_keys, err))
+        return -1;
+    yaml_node_t *v;
+    if (!(v = map_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &out->name, err))
+        return -1;
+    if (!(v = map_require(d, m, "model", ctx, err)) || get_path(d, v, "model", ctx, pl, &out->model, err))
+        return -1;
+    if ((v = map_get(d, m, "sha256"))) {
+        if (get_str(d, v, "sha256", ctx, pl, &out->sha256, err))
+            return -1;
+        size_t n = strlen(out->sha256);
+        for (size_t i = 0; i < n; i++)
+            if (!isxdigit((unsigned char)out->sha256[i]))
+                n = 0;
+        if (n != 64)
+            return err_at(d, &v->start_mark, ctx, err, "sha256: expected 64 hex digits, got \"%s\"", out->sha256);
+        for (char *c = (char *)out->sha256; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+    }
+    if ((v = map_get(d, m, "modelVersion")) && get_int(d, v, "modelVersion", ctx, 1, 1000, &out->model_version, err))
+        return -1;
+    if ((v = map_get(d, m, "notes")) && get_str(d, v, "notes", ctx, pl, &out->notes, err))
+        return -1;
+    out->where = where_of(d, m, pl, err);
+    return out->where ? 0 : -1;
+}
+
+/* ---- boards ---- */
+
+static const char *const board_keys[] = {"name", "positions", "sgf", "nnBuffer", "policyOptimism",
+                                         "playoutDoublingAdvantage", "policyTemperature", "maxBatchSize",
+                                         "requireExactNNLen", NULL};
+static const char *const override_keys[] = {"policyOptimism", "playoutDoublingAdvantage", "policyTemperature",
+                                            "maxBatchSize", "requireExactNNLen", NULL};
+
+static void board_defaults(hc_board_cfg *b)
+{
+    memset(b, 0, sizeof *b);
+    b->policy_optimism = 0.0;
+    b->pda = 0.0;
+    b->policy_temperature = 1.0;
+    b->max_batch_size = 16;
+}
+
+/* The settings a matrix entry may override too. */
+static int board_settings(doc *d, yaml_node_t *m, const char *ctx, hc_board_cfg *b, hc_err *err)
+{
+    yaml_node_t *v;
+    if ((v = map_get(d, m, "policyOptimism")) &&
+        get_double(d, v, "policyOptimism", ctx, 0.0, 1.0, &b->policy_optimism, err))
+        return -1;
+    if ((v = map_get(d, m, "playoutDoublingAdvantage")) &&
+        get_double(d, v, "playoutDoublingAdvantage", ctx, -3.0, 3.0, &b->pda, err))
+        return -1;
+    if ((v = map_get(d, m, "policyTemperature"))) {
+        if (get_double(d, v, "policyTemperature", ctx, 0.0, 100.0, &b->policy_temperature, err))
+            return -1;
+        if (b->policy_temperature <= 0)
+            return err_at(d, &v->start_mark, ctx, err, "policyTemperature: must be > 0");
+    }
+    if ((v = map_get(d, m, "maxBatchSize")) && get_int(d, v, "maxBatchSize", ctx, 1, 65536, &b->max_batch_size, err))
+        return -1;
+    if ((v = map_get(d, m, "requireExactNNLen")) &&
+        get_bool(d, v, "requireExactNNLen", ctx, &b->require_exact_nn_len, err))
+        return -1;
+    return 0;
+}
+
+static int parse_board(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_board_cfg *b, hc_err *err)
+{
+    board_defaults(b);
+    if (map_check(d, m, "board", ctx, board_keys, err))
+        return -1;
+    yaml_node_t *v, *pos = map_get(d, m, "positions"), *sgf = map_get(d, m, "sgf");
+    if (!(v = map_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &b->name, err))
+        return -1;
+    if (pos && sgf)
+        return err_at(d, &sgf->start_mark, ctx, err, "give either positions or sgf, not both");
+    if (!pos && !sgf)
+        return err_at(d, &m->start_mark, ctx, err, "missing key \"positions\" (or \"sgf\")");
+    if (pos && get_path(d, pos, "positions", ctx, pl, &b->positions, err))
+        return -1;
+    if (sgf && get_path(d, sgf, "sgf", ctx, pl, &b->sgf, err))
+        return -1;
+    if (!(v = map_require(d, m, "nnBuffer", ctx, err)) || expect(d, v, YAML_SCALAR_NODE, "nnBuffer", ctx, err))
+        return -1;
+    if (hc_config_parse_size(scalar(v), &b->nn_x_len, &b->nn_y_len))
+        return err_at(d, &v->start_mark, ctx, err, "nnBuffer: expected WxH with W and H from 2 to %d, got \"%s\"",
+                      HC_CONFIG_MAX_NN_LEN, scalar(v));
+    if (board_settings(d, m, ctx, b, err))
+        return -1;
+    b->where = where_of(d, m, pl, err);
+    return b->where ? 0 : -1;
+}
+
+/* ---- tiers ---- */
+
+static const char *const tier_keys[] = {"name", "base", "limits", NULL};
+
+static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier *t, hc_err *err)
+{
+    if (map_check(d, m, "tier", ctx, tier_keys, err))
+        return -1;
+    yaml_node_t *v;
+    const char *name;
+    if (!(v = map_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &name, err))
+        return -1;
+    for (const char *const *b = hc_tier_builtin_names; *b; b++)
+        if (!strcmp(*b, name))
+            return err_at(d, &v->start_mark, ctx, err, "tier name \"%s\" is a built-in tier's", name);
+    if (strlen(name) >= sizeof t->name)
+        return err_at(d, &v->start_mark, ctx, err, "tier name longer than %zu characters", sizeof t->name - 1);
+    yaml_node_t *base = map_get(d, m, "base");
+    if (base) {
+        if (expect(d, base, YAML_SCALAR_NODE, "base", ctx, err))
+            return -1;
+        if (hc_tier_builtin(scalar(base), t, NULL))
+            return err_at(d, &base->start_mark, ctx, err, "base: unknown built-in tier \"%s\"", scalar(base));
+        snprintf(t->name, sizeof t->name, "%s", name);
+    } else {
+        hc_tier_init(t, name);
+    }
+    yaml_node_t *lim = map_get(d, m, "limits");
+    if (!lim && !base)
+        return err_at(d, &m->start_mark, ctx, err, "missing key \"limits\"");
+    if (!lim)
+        return 0;
+    char mctx[300], pctx[400];
+    snprintf(mctx, sizeof mctx, "%s%slimits", ctx, *ctx ? "." : "");
+    if (expect(d, lim, YAML_MAPPING_NODE, "limits", ctx, err))
+        return -1;
+    const char *metric_keys[HC_M_COUNT + 1], *pct_keys[HC_P_COUNT + 1];
+    for (int i = 0; i < HC_M_COUNT; i++)
+        metric_keys[i] = hc_metric_infos[i].key;
+    metric_keys[HC_M_COUNT] = NULL;
+    for (int i = 0; i < HC_P_COUNT; i++)
+        pct_keys[i] = hc_pct_names[i];
+    pct_keys[HC_P_COUNT] = NULL;
+    if (map_check(d, lim, "limits", mctx, metric_keys, err))
+        return -1;
+    for (yaml_node_pair_t *p = lim->data.mapping.pairs.start; p < lim->data.mapping.pairs.top; p++) {
+        const char *mk = scalar(node(d, p->key));
+        int metric = hc_metric_by_key(mk);
+        yaml_node_t *pm = node(d, p->value);
+        snprintf(pctx, sizeof pctx, "%s.%s", mctx, mk);
+        if (map_check(d, pm, mk, pctx, pct_keys, err))
+            return -1;
+        for (yaml_node_pair_t *q = pm->data.mapping.pairs.start; q < pm->data.mapping.pairs.top; q++) {
+            int pct = hc_pct_by_name(scalar(node(d, q->key)));
+            yaml_node_t *val = node(d, q->value);
+            if (expect(d, val, YAML_SCALAR_NODE, scalar(node(d, q->key)), pctx, err))
+                return -1;
+            const char *s = scalar(val);
+            if (!strcmp(s, "none")) {
+                t->set[metric][pct] = 0;
+                continue;
+            }
+            char num[64];
+            size_t n = strlen(s);
+            double scale = 1, x;
+            if (n > 0 && n < sizeof num && s[n - 1] == '%') {
+                memcpy(num, s, n - 1);
+                num[n - 1] = 0;
+                scale = 100;
+            } else {
+                snprintf(num, sizeof num, "%s", s);
+            }
+            if (n >= sizeof num || parse_double(num, &x) || x < 0)
+                return err_at(d, &val->start_mark, pctx, err,
+                              "%s: expected a limit >= 0 (a number, \"x%%\" or none), got \"%s\"",
+                              hc_pct_names[pct], s);
+            if (hc_tier_set(t, metric, pct, scale, x, err))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- suites ---- */
+
+static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
+                                         "matrix", "notes", NULL};
+static const char *const backend_keys[] = {"name", "backend", "tiers", NULL};
+static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
+
+typedef struct sctx {
+    hc_suite *s;
+    pool *pl;
+    doc *d;
+    size_t tier_cap;
+} sctx;
+
+int hc_suite_find_tier(const hc_suite *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_tiers; i++)
+        if (!strcmp(s->tiers[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+/* A tier by name: user tiers were loaded first; a built-in is added on first use. */
+static int tier_ref(sctx *c, yaml_node_t *v, const char *ctx, hc_err *err)
+{
+    if (expect(c->d, v, YAML_SCALAR_NODE, "tier", ctx, err))
+        return -1;
+    int i = hc_suite_find_tier(c->s, scalar(v));
+    if (i >= 0)
+        return i;
+    hc_tier t;
+    if (hc_tier_builtin(scalar(v), &t, NULL) || c->s->n_tiers >= c->tier_cap)
+        return err_at(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"", scalar(v));
+    c->s->tiers[c->s->n_tiers] = t;
+    return (int)c->s->n_tiers++;
+}
+
+static int tier_list(sctx *c, yaml_node_t *v, const char *key, const char *ctx, int **out, size_t *n, hc_err *err)
+{
+    if (expect(c->d, v, YAML_SEQUENCE_NODE, key, ctx, err))
+        return -1;
+    *n = seq_len(v);
+    if (*n == 0)
+        return err_at(c->d, &v->start_mark, ctx, err, "%s: empty list", key);
+    *out = pool_alloc(c->pl, *n * sizeof(int), err);
+    if (!*out)
+        return -1;
+    for (size_t i = 0; i < *n; i++)
+        if (((*out)[i] = tier_ref(c, seq_at(c->d, v, i), ctx, err)) < 0)
+            return -1;
+    return 0;
+}
+
+/* Resolves a list of names against nets/boards/backends; NULL list means all. */
+static int name_list(sctx *c, yaml_node_t *v, const char *key, const char *ctx, const char *const *names,
+                     size_t n_names, size_t **out, size_t *n, hc_err *err)
+{
+    if (!v) {
+        *n = n_names;
+        *out = pool_alloc(c->pl, n_names * sizeof(size_t), err);
+        if (!*out)
+            return -1;
+        for (size_t i = 0; i < n_names; i++)
+            (*out)[i] = i;
+        return 0;
+    }
+    if (v->type == YAML_SCALAR_NODE) { /* a single name */
+        *n = 1;
+    } else if (expect(c->d, v, YAML_SEQUENCE_NODE, key, ctx, err)) {
+        return -1;
+    } else {
+        *n = seq_len(v);
+    }
+    if (*n == 0)
+        return err_at(c->d, &v->start_mark, ctx, err, "%s: empty list", key);
+    *out = pool_alloc(c->pl, *n * sizeof(size_t), err);
+    if (!*out)
+        return -1;
+    for (size_t i = 0; i < *n; i++) {
+        yaml_node_t *it = v->type == YAML_SCALAR_NODE ? v : seq_at(c->d, v, i);
+        if (expect(c->d, it, YAML_SCALAR_NODE, key, ctx, err))
+            return -1;
+        size_t j;
+        for (j = 0; j < n_names; j++)
+            if (!strcmp(names[j], scalar(it)))
+                break;
+        if (j == n_names)
+            return err_at(c->d, &it->start_mark, ctx, err, "%s: no such name \"%s\"", key, scalar(it));
+        (*out)[i] = j;
+    }
+    return 0;
+}
+
+static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_err *err)
+{
+    hc_suite *s = c->s;
+    size_t n = seq_len(seq);
+    if (n == 0 && kind != 2)
+        return err_at(c->d, &seq->start_mark, "", err, "%s: empty list", key);
+    for (size_t i = 0; i < n; i++) {
+        char ictx[64];
+        snprintf(ictx, sizeof ictx, "%s[%zu]", key, i);
+        const char *ctx = ictx;
+        doc sub;
+        yaml_node_t *m = resolve_item(c->d, seq_at(c->d, seq, i), &sub, c->pl, &ctx, err);
+        if (!m)
+            return -1;
+        doc *dd = sub.loaded ? &sub : c->d;
+        int rc;
+        const char *name;
+        if (kind == 0) {
+            rc = parse_net(dd, m, ctx, c->pl, &s->nets[i], err);
+            name = s->nets[i].name;
+        } else if (kind == 1) {
+            rc = parse_board(dd, m, ctx, c->pl, &s->boards[i], err);
+            name = s->boards[i].name;
+        } else {
+            rc = parse_tier(dd, m, ctx, c->pl, &s->tiers[i], err);
+            name = s->tiers[i].name;
+        }
+        yaml_node_t *nm = rc ? NULL : map_get(dd, m, "name");
+        if (!rc) {
+            for (size_t j = 0; j < i; j++) {
+                const char *other = kind == 0 ? s->nets[j].name : kind == 1 ? s->boards[j].name : s->tiers[j].name;
+                if (nm && !strcmp(other, name)) {
+                    rc = err_at(dd, &nm->start_mark, ctx, err, "duplicate name \"%s\" (also %s[%zu])", name, key, j);
+                    break;
+                }
+            }
+        }
+        doc_free(&sub);
+        if (rc)
+            return -1;
+    }
+    if (kind == 0)
+        s->n_nets = n;
+    else if (kind == 1)
+        s->n_boards = n;
+    else
+        s->n_tiers = n;
+    return 0;
+}
+
+static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t n_default, hc_err *err)
+{
+    hc_suite *s = c->s;
+    size_t n = seq_len(seq);
+    if (n == 0)
+        return err_at(c->d, &seq->start_mark, "", err, "backends: empty list");
+    s->backends = pool_alloc(c->pl, n * sizeof *s->backends, err);
+    if (!s->backends)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char ctx[64];
+        snprintf(ctx, sizeof ctx, "backends[%zu]", i);
+        yaml_node_t *it = seq_at(c->d, seq, i);
+        hc_backend_cfg *b = &s->backends[i];
+        yaml_node_t *nm = it;
+        if (it->type == YAML_SCALAR_NODE) {
+            if (get_str(c->d, it, "backend", ctx, c->pl, &b->spec, err))
+                return -1;
+            b->name = b->spec;
+        } else {
+            if (map_check(c->d, it, "backend", ctx, backend_keys, err))
+                return -1;
+            yaml_node_t *v;
+            if (!(v = map_require(c->d, it, "backend", ctx, err)) || get_str(c->d, v, "backend", ctx, c->pl, &b->spec, err))
+                return -1;
+            b->name = b->spec;
+            if ((nm = map_get(c->d, it, "name")) && get_str(c->d, nm, "name", ctx, c->pl, &b->name, err))
+                return -1;
+            if (!nm)
+                nm = v;
+            if ((v = map_get(c->d, it, "tiers")) && tier_list(c, v, "tiers", ctx, &b->tiers, &b->n_tiers, err))
+                return -1;
+        }
+        if (!b->tiers) {
+            if (!default_tiers)
+                return err_at(c->d, &it->start_mark, ctx, err,
+                              "backend \"%s\" names no tiers and the suite has no defaultTiers", b->name);
+            b->tiers = default_tiers;
+            b->n_tiers = n_default;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(s->backends[j].name, b->name))
+                return err_at(c->d, &nm->start_mark, ctx, err, "duplicate backend name \"%s\" (also backends[%zu])",
+                              b->name, j);
+        b->where = where_of(c->d, it, c->pl, err);
+        if (!b->where)
+            return -1;
+    }
+    s->n_backends = n;
+    return 0;
+}
+
+typedef struct mentry {
+    size_t *nets, *boards, *backends;
+    size_t n_nets, n_boards, n_backends;
+    int *tiers;
+    size_t n_tiers;
+    yaml_node_t *overrides;
+    char ctx[64];
+} mentry;
+
+static int parse_matrix(sctx *c, yaml_node_t *seq, hc_err *err)
+{
+    hc_suite *s = c->s;
+    const char **net_names = pool_alloc(c->pl, s->n_nets * sizeof(char *), err);
+    const char **board_names = pool_alloc(c->pl, s->n_boards * sizeof(char *), err);
+    const char **backend_names = pool_alloc(c->pl, s->n_backends * sizeof(char *), err);
+    if (!net_names || !board_names || !backend_names)
+        return -1;
+    for (size_t i = 0; i < s->n_nets; i++)
+        net_names[i] = s->nets[i].name;
+    for (size_t i = 0; i < s->n_boards; i++)
+        board_names[i] = s->boards[i].name;
+    for (size_t i = 0; i < s->n_backends; i++)
+        backend_names[i] = s->backends[i].name;
+
+    size_t n_entries = seq ? seq_len(seq) : 1;
+    if (seq && n_entries == 0)
+        return err_at(c->d, &seq->start_mark, "", err, "matrix: empty list");
+    mentry *es = pool_alloc(c->pl, n_entries * sizeof *es, err);
+    if (!es)
+        return -1;
+    size_t total = 0;
+    for (size_t e = 0; e < n_entries; e++) {
+        mentry *me = &es[e];
+        yaml_node_t *m = NULL;
+        if (seq) {
+            snprintf(me->ctx, sizeof me->ctx, "matrix[%zu]", e);
+            m = seq_at(c->d, seq, e);
+            if (map_check(c->d, m, "matrix entry", me->ctx, matrix_keys, err))
+                return -1;
+            if (!map_require(c->d, m, "nets", me->ctx, err))
+                return -1;
+        }
+        if (name_list(c, m ? map_get(c->d, m, "nets") : NULL, "nets", me->ctx, net_names, s->n_nets, &me->nets,
+                      &me->n_nets, err) ||
+            name_list(c, m ? map_get(c->d, m, "boards") : NULL, "boards", me->ctx, board_names, s->n_boards,
+                      &me->boards, &me->n_boards, err) ||
+            name_list(c, m ? map_get(c->d, m, "backends") : NULL, "backends", me->ctx, backend_names,
+                      s->n_backends, &me->backends, &me->n_backends, err))
+            return -1;
+        yaml_node_t *v;
+        if (m && (v = map_get(c->d, m, "tiers")) && tier_list(c, v, "tiers", me->ctx, &me->tiers, &me->n_tiers, err))
+            return -1;
+        if (m && (me->overrides = map_get(c->d, m, "overrides"))) {
+            char octx[80];
+            snprintf(octx, sizeof octx, "%s.overrides", me->ctx);
+            if (map_check(c->d, me->overrides, "overrides", octx, override_keys, err))
+                return -1;
+        }
+        total += me->n_nets * me->n_boards * me->n_backends;
+    }
+    s->cases = pool_alloc(c->pl, total * sizeof *s->cases, err);
+    if (!s->cases)
+        return -1;
+    for (size_t e = 0; e < n_entries; e++) {
+        mentry *me = &es[e];
+        char octx[80];
+        snprintf(octx, sizeof octx, "%s.overrides", me->ctx);
+        for (size_t a = 0; a < me->n_nets; a++)
+            for (size_t b = 0; b < me->n_boards; b++)
+                for (size_t k = 0; k < me->n_backends; k++) {
+                    hc_case *cs = &s->cases[s->n_cases++];
+                    cs->net = me->nets[a];
+                    cs->board = me->boards[b];
+                    cs->backend = me->backends[k];
+                    cs->settings = s->boards[cs->board];
+                    if (me->overrides && board_settings(c->d, me->overrides, octx, &cs->settings, err))
+                        return -1;
+                    cs->tiers = me->tiers ? me->tiers : s->backends[cs->backend].tiers;
+                    cs->n_tiers = me->tiers ? me->n_tiers : s->backends[cs->backend].n_tiers;
+                }
+    }
+    return 0;
+}
+
+static int parse_suite(sctx *c, hc_err *err)
+{
+    hc_suite *s = c->s;
+    doc *d = c->d;
+    yaml_node_t *r = root(d);
+    if (map_check(d, r, "suite", "", suite_keys, err))
+        return -1;
+    yaml_node_t *v;
+    if ((v = map_get(d, r, "name"))) {
+        if (get_str(d, v, "name", "", c->pl, &s->name, err))
+            return -1;
+    } else {
+        const char *base = strrchr(s->path, '/');
+        if (!(s->name = pool_strdup(c->pl, base ? base + 1 : s->path, err)))
+            return -1;
+    }
+    if ((v = map_get(d, r, "notes")) && expect(d, v, YAML_SCALAR_NODE, "notes", "", err))
+        return -1;
+
+    yaml_node_t *tiers = map_get(d, r, "tiers");
+    size_t n_user = 0;
+    if (tiers) {
+        if (expect(d, tiers, YAML_SEQUENCE_NODE, "tiers", "", err))
+            return -1;
+        n_user = seq_len(tiers);
+    }
+    c->tier_cap = n_user + 8;
+    if (!(s->tiers = pool_alloc(c->pl, c->tier_cap * sizeof *s->tiers, err)))
+        return -1;
+    if (tiers && parse_items(c, tiers, "tiers", 2, err))
+        return -1;
+
+    yaml_node_t *nets, *boards, *backends;
+    if (!(nets = map_require(d, r, "nets", "", err)) || expect(d, nets, YAML_SEQUENCE_NODE, "nets", "", err))
+        return -1;
+    if (!(s->nets = pool_alloc(c->pl, seq_len(nets) * sizeof *s->nets, err)) || parse_items(c, nets, "nets", 0, err))
+        return -1;
+    if (!(boards = map_require(d, r, "boards", "", err)) || expect(d, boards, YAML_SEQUENCE_NODE, "boards", "", err))
+        return -1;
+    if (!(s->boards = pool_alloc(c->pl, seq_len(boards) * sizeof *s->boards, err)) ||
+        parse_items(c, boards, "boards", 1, err))
+        return -1;
+
+    int *def = NULL;
+    size_t n_def = 0;
+    if ((v = map_get(d, r, "defaultTiers")) && tier_list(c, v, "defaultTiers", "", &def, &n_def, err))
+        return -1;
+    if (!(backends = map_require(d, r, "backends", "", err)) ||
+        expect(d, backends, YAML_SEQUENCE_NODE, "backends", "", err) || parse_backends(c, backends, def, n_def, err))
+        return -1;
+
+    s->modes = HC_MODE_UNBATCHED | HC_MODE_BATCHED;
+    if ((v = map_get(d, r, "modes"))) {
+        if (expect(d, v, YAML_SEQUENCE_NODE, "modes", "", err))
+            return -1;
+        s->modes = 0;
+        for (size_t i = 0; i < seq_len(v); i++) {
+            yaml_node_t *it = seq_at(d, v, i);
+            if (expect(d, it, YAML_SCALAR_NODE, "modes", "", err))
+                return -1;
+            if (!strcmp(scalar(it), "unbatched"))
+                s->modes |= HC_MODE_UNBATCHED;
+            else if (!strcmp(scalar(it), "batched"))
+                s->modes |= HC_MODE_BATCHED;
+            else
+                return err_at(d, &it->start_mark, "modes", err, "unknown mode \"%s\" (unbatched or batched)",
+                              scalar(it));
+        }
+        if (!s->modes)
+            return err_at(d, &v->start_mark, "", err, "modes: empty list");
+    }
+    yaml_node_t *matrix = map_get(d, r, "matrix");
+    if (matrix && expect(d, matrix, YAML_SEQUENCE_NODE, "matrix", "", err))
+        return -1;
+    return parse_matrix(c, matrix, err);
+}
+
+hc_suite *hc_suite_parse(const char *yaml, size_t len, const char *path, hc_err *err)
+{
+    pool *pl = calloc(1, sizeof *pl);
+    if (!pl) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    hc_suite *s = pool_alloc(pl, sizeof *s, err);
+    if (!s) {
+        pool_free(pl);
+        return NULL;
+    }
+    s->mem_ = pl;
+    doc d;
+    if (!(s->path = pool_strdup(pl, path, err)) || doc_load_mem(&d, yaml, len, s->path, err)) {
+        pool_free(pl);
+        return NULL;
+    }
+    sctx c = {s, pl, &d, 0};
+    int rc = parse_suite(&c, err);
+    doc_free(&d);
+    if (rc) {
+        pool_free(pl);
+        return NULL;
+    }
+    return s;
+}
+
+hc_suite *hc_suite_load(const char *path, hc_err *err)
+{
+    size_t len;
+    char *text = hc_read_file(path, MAX_CONFIG_BYTES, &len, err);
+    if (!text)
+        return NULL;
+    hc_suite *s = hc_suite_parse(text, len, path, err);
+    free(text);
+    return s;
+}
+
+void hc_suite_free(hc_suite *s)
+{
+    if (s)
+        pool_free(s->mem_);
+}
+
+/* ---- standalone files ---- */
+
+static int load_one(const char *path, int kind, void *out, hc_config_holder *holder, hc_err *err)
+{
+    pool *pl = holder ? holder->mem_ : NULL;
+    if (!pl) {
+        pl = calloc(1, sizeof *pl);
+        if (!pl)
+            return hc_err_set(err, HC_ENOMEM, "out of memory");
+    }
+    doc d;
+    int rc = doc_load_file(&d, path, err);
+    if (!rc) {
+        if (kind == 0)
+            rc = parse_net(&d, root(&d), "", pl, out, err);
+        else if (kind == 1)
+            rc = parse_board(&d, root(&d), "", pl, out, err);
+        else
+            rc = parse_tier(&d, root(&d), "", pl, out, err);
+    }
+    doc_free(&d);
+    if (holder)
+        holder->mem_ = pl;
+    else
+        pool_free(pl);
+    return rc;
+}
+
+int hc_net_cfg_load(const char *path, hc_net_cfg *out, hc_config_holder *holder, hc_err *err)
+{
+    return load_one(path, 0, out, holder, err);
+}
+
+int hc_board_cfg_load(const char *path, hc_board_cfg *out, hc_config_holder *holder, hc_err *err)
+{
+    return load_one(path, 1, out, holder, err);
+}
+
+int hc_tier_cfg_load(const char *path, hc_tier *out, hc_err *err)
+{
+    return load_one(path, 2, out, NULL, err);
+}
+
+void hc_config_holder_free(hc_config_holder *h)
+{
+    if (h) {
+        pool_free(h->mem_);
+        h->mem_ = NULL;
+    }
+}

@@ -1,0 +1,127 @@
+/* YAML configs (libyaml): nets, board configs, user tiers and suites, read into plain structs.
+ * Every error names file:line:col (one-based) and where in the document, e.g.
+ *   suites/x.yaml:12:5: unknown key "polcyTemperature" (in boards[2])
+ * An unknown key is always an error. Relative paths resolve against the directory of the
+ * file they are written in. Keys are camelCase, as KataGo's own config keys.
+ *
+ * Net file (nets/NAME.yaml), or a mapping inline in a suite's nets list:
+ *   name: b7c96h3            required
+ *   model: ../../shared/nets/b7c96h3tfrs-test5-cnorm.bin.gz   required
+ *   sha256: e0c1...          optional, 64 hex digits
+ *   modelVersion: 17         optional, checked by the runner against the model file
+ *   notes: free text         optional
+ *
+ * Board config (a mapping in boards, or a file path to one):
+ *   name: size19                  required
+ *   positions: PATH | sgf: PATH   exactly one (positions file, or SGF collection)
+ *   nnBuffer: 19x19               required: NN buffer WxH (or N for NxN), 2..HC_CONFIG_MAX_NN_LEN
+ *   policyOptimism: 0.0           default 0, in [0, 1]
+ *   playoutDoublingAdvantage: 0   default 0
+ *   policyTemperature: 1.0        default 1, > 0
+ *   maxBatchSize: 16              default 16 (testgpuerror's default), 1..65536
+ *   requireExactNNLen: false      default false (KataGo's requireMaxBoardSize)
+ *
+ * Tier (a mapping in tiers, or a file path to one):
+ *   name: fp16-tight              required, not a built-in's name
+ *   base: fp16                    optional: start from a built-in tier's limits
+ *   limits:                       metric key -> percentile -> limit
+ *     winrate: {p99: 1.0%, max: 2.5%}   "x%" compares 100*value <= x, as KataGo does
+ *     ownership: {max: 0.01}            a bare number compares value <= x (raw units)
+ *     lead: {max: none}                 removes a limit taken from base
+ *   metric keys: winrate lead scoreMean scoreStdev topPolicy policyKL stWinloss stScore
+ *   ownership; percentiles: avg p90 p99 max.
+ *
+ * Suite:
+ *   name: testgpuerror            optional (default: file name)
+ *   nets: [PATH | mapping, ...]   required
+ *   boards: [PATH | mapping, ...] required
+ *   backends:                     required: a spec string, or a mapping
+ *     - ref32                     {name: label, backend: spec, tiers: [..]}
+ *   defaultTiers: [fp32]          tiers of backends that name none
+ *   tiers: [PATH | mapping, ...]  user tiers
+ *   modes: [unbatched, batched]   default both
+ *   matrix:                       optional; default: every net x board x backend
+ *     - nets: [NAME..]            required
+ *       boards: [NAME..]          default all; backends: [NAME..] default all
+ *       tiers: [NAME..]           replaces the backends' tiers for these cases
+ *       overrides: {maxBatchSize: 3, ...}   board keys except name/positions/sgf/nnBuffer
+ */
+#ifndef HC_CONFIG_H
+#define HC_CONFIG_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "tiers.h"
+
+#define HC_CONFIG_MAX_NN_LEN 29
+
+typedef struct hc_net_cfg {
+    const char *name;
+    const char *model;      /* resolved path */
+    const char *sha256;     /* lowercase hex, or NULL */
+    int model_version;      /* -1 when not given */
+    const char *notes;      /* or NULL */
+    const char *where;      /* "file:line:col" of its definition */
+} hc_net_cfg;
+
+typedef struct hc_board_cfg {
+    const char *name;
+    const char *positions;  /* resolved path, or NULL when sgf is set */
+    const char *sgf;        /* resolved path, or NULL */
+    int nn_x_len, nn_y_len;
+    double policy_optimism;
+    double pda;
+    double policy_temperature;
+    int max_batch_size;
+    int require_exact_nn_len;
+    const char *where;
+} hc_board_cfg;
+
+typedef struct hc_backend_cfg {
+    const char *name;       /* label in reports (default: the spec) */
+    const char *spec;       /* passed to the backend registry */
+    int *tiers;             /* indices into hc_suite.tiers */
+    size_t n_tiers;
+    const char *where;
+} hc_backend_cfg;
+
+enum { HC_MODE_UNBATCHED = 1, HC_MODE_BATCHED = 2 };
+
+/* One net x board x backend of the matrix, with its effective settings. */
+typedef struct hc_case {
+    size_t net, board, backend;   /* indices into the suite's arrays */
+    hc_board_cfg settings;        /* the board with the matrix entry's overrides applied */
+    int *tiers;                   /* indices into hc_suite.tiers */
+    size_t n_tiers;
+} hc_case;
+
+typedef struct hc_suite {
+    const char *path, *name;
+    hc_net_cfg *nets;         size_t n_nets;
+    hc_board_cfg *boards;     size_t n_boards;
+    hc_backend_cfg *backends; size_t n_backends;
+    hc_tier *tiers;           size_t n_tiers;   /* every tier referenced or defined: built-ins and user */
+    int modes;                                  /* HC_MODE_* bits */
+    hc_case *cases;           size_t n_cases;
+    void *mem_;                                 /* private: owns every pointer above */
+} hc_suite;
+
+/* Loads a suite file. Strings and arrays are owned by the suite. */
+hc_suite *hc_suite_load(const char *path, hc_err *err);
+/* The same from memory; path names the document in messages and anchors relative paths. */
+hc_suite *hc_suite_parse(const char *yaml, size_t len, const char *path, hc_err *err);
+void hc_suite_free(hc_suite *s);
+int hc_suite_find_tier(const hc_suite *s, const char *name);
+
+/* A standalone net file. The strings live in *holder until hc_config_holder_free. */
+typedef struct hc_config_holder { void *mem_; } hc_config_holder;
+int hc_net_cfg_load(const char *path, hc_net_cfg *out, hc_config_holder *holder, hc_err *err);
+int hc_board_cfg_load(const char *path, hc_board_cfg *out, hc_config_holder *holder, hc_err *err);
+int hc_tier_cfg_load(const char *path, hc_tier *out, hc_err *err);
+void hc_config_holder_free(hc_config_holder *h);
+
+/* Parses "WxH" or "N" into 2..HC_CONFIG_MAX_NN_LEN; -1 when malformed. */
+int hc_config_parse_size(const char *s, int *w, int *h);
+
+#endif

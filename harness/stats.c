@@ -1,0 +1,269 @@
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const hc_metric_info hc_metric_infos[HC_M_COUNT] = {
+    [HC_M_WINRATE] = {"winrateError", "winrate", 100.0, "%"},
+    [HC_M_LEAD] = {"leadError", "lead", 1.0, ""},
+    [HC_M_SCORE_MEAN] = {"scoreMeanError", "scoreMean", 1.0, ""},
+    [HC_M_SCORE_STDEV] = {"scoreStdevError", "scoreStdev", 1.0, ""},
+    [HC_M_TOP_POLICY] = {"topPolicyDelta", "topPolicy", 100.0, "%"},
+    [HC_M_POLICY_KL] = {"policyKLDiv", "policyKL", 1.0, ""},
+    [HC_M_ST_WINLOSS] = {"stWLErrorError", "stWinloss", 100.0, "c"},
+    [HC_M_ST_SCORE] = {"stScErrorError", "stScore", 1.0, ""},
+    [HC_M_OWNERSHIP] = {"ownershipError", "ownership", 100.0, "c"},
+};
+
+const char *const hc_pct_names[HC_P_COUNT] = {"avg", "p90", "p99", "max"};
+
+int hc_metric_by_key(const char *key)
+{
+    for (int m = 0; m < HC_M_COUNT; m++)
+        if (strcmp(hc_metric_infos[m].key, key) == 0)
+            return m;
+    return -1;
+}
+
+int hc_metric_by_name(const char *name)
+{
+    for (int m = 0; m < HC_M_COUNT; m++)
+        if (strcmp(hc_metric_infos[m].name, name) == 0)
+            return m;
+    return -1;
+}
+
+int hc_pct_by_name(const char *name)
+{
+    for (int p = 0; p < HC_P_COUNT; p++)
+        if (strcmp(hc_pct_names[p], name) == 0)
+            return p;
+    return -1;
+}
+
+size_t hc_stats_pct_index(size_t n, unsigned num, unsigned den)
+{
+    /* KataGo computes (size()-1)*9/10 in size_t; the product cannot overflow for any
+     * realistic n, and we keep the same truncating integer arithmetic. */
+    return (n - 1) * num / den;
+}
+
+void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double out[HC_M_COUNT])
+{
+    /* Each float difference is rounded to float before widening, as C++ evaluates
+     * std::abs(float - float); 0.5*(float) is a double product. */
+    float ref_wl = ref->white_win_prob - ref->white_loss_prob;
+    float test_wl = test->white_win_prob - test->white_loss_prob;
+    float d_nr = fabsf(ref->white_no_result_prob - test->white_no_result_prob);
+    out[HC_M_WINRATE] = fabs(0.5 * ref_wl - 0.5 * test_wl) + (double)d_nr;
+    out[HC_M_LEAD] = (double)fabsf(ref->white_lead - test->white_lead);
+    out[HC_M_SCORE_MEAN] = (double)fabsf(ref->white_score_mean - test->white_score_mean);
+
+    /* The square of the mean is a float product; the subtraction is in double. */
+    float ref_m2 = ref->white_score_mean * ref->white_score_mean;
+    float test_m2 = test->white_score_mean * test->white_score_mean;
+    double ref_var = (double)ref->white_score_mean_sq - (double)ref_m2;
+    double test_var = (double)test->white_score_mean_sq - (double)test_m2;
+    /* std::max(0.0, x) returns its first argument unless 0.0 < x: NaN becomes 0. */
+    ref_var = (0.0 < ref_var) ? ref_var : 0.0;
+    test_var = (0.0 < test_var) ? test_var : 0.0;
+    out[HC_M_SCORE_STDEV] = fabs(sqrt(ref_var) - sqrt(test_var));
+
+    int policy_size = ref->nn_x_len * ref->nn_y_len + 1;
+    int top = 0;
+    double top_prob = -1;
+    for (int i = 0; i < policy_size; i++) {
+        if ((double)ref->policy_probs[i] > top_prob) {
+            top = i;
+            top_prob = ref->policy_probs[i];
+        }
+    }
+    out[HC_M_TOP_POLICY] = fabs(top_prob - (double)test->policy_probs[top]);
+
+    double kl = 0;
+    for (int i = 0; i < policy_size; i++) {
+        double p = ref->policy_probs[i];
+        if (p > 1e-30)
+            kl += p * (log(p) - log((double)test->policy_probs[i]));
+    }
+    out[HC_M_POLICY_KL] = kl;
+
+    out[HC_M_ST_WINLOSS] = (double)fabsf(ref->shortterm_winloss_error - test->shortterm_winloss_error);
+    out[HC_M_ST_SCORE] = (double)fabsf(ref->shortterm_score_error - test->shortterm_score_error);
+    out[HC_M_OWNERSHIP] = 0;
+}
+
+static int nonfinite_scalar(const char *field, float v, hc_nonfinite *nf)
+{
+    if (isfinite(v))
+        return 0;
+    snprintf(nf->field, sizeof nf->field, "%s", field);
+    nf->index = -1;
+    nf->value = v;
+    return 1;
+}
+
+static int nonfinite_array(const char *field, const float *a, int n, hc_nonfinite *nf)
+{
+    for (int i = 0; a && i < n; i++) {
+        if (!isfinite(a[i])) {
+            snprintf(nf->field, sizeof nf->field, "%s", field);
+            nf->index = i;
+            nf->value = a[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int hc_nnoutput_find_nonfinite(const hc_nnoutput *o, hc_nonfinite *nf)
+{
+    int cells = o->nn_x_len * o->nn_y_len;
+    return nonfinite_scalar("whiteWinProb", o->white_win_prob, nf) ||
+           nonfinite_scalar("whiteLossProb", o->white_loss_prob, nf) ||
+           nonfinite_scalar("whiteNoResultProb", o->white_no_result_prob, nf) ||
+           nonfinite_scalar("whiteScoreMean", o->white_score_mean, nf) ||
+           nonfinite_scalar("whiteScoreMeanSq", o->white_score_mean_sq, nf) ||
+           nonfinite_scalar("whiteLead", o->white_lead, nf) ||
+           nonfinite_scalar("varTimeLeft", o->var_time_left, nf) ||
+           nonfinite_scalar("shorttermWinlossError", o->shortterm_winloss_error, nf) ||
+           nonfinite_scalar("shorttermScoreError", o->shortterm_score_error, nf) ||
+           nonfinite_scalar("policyOptimismUsed", o->policy_optimism_used, nf) ||
+           nonfinite_array("policyProbs", o->policy_probs, cells + 1, nf) ||
+           nonfinite_array("whiteOwnerMap", o->white_owner_map, cells, nf);
+}
+
+static void scan_nonfinite(const hc_nnoutput *o, size_t pos, hc_nonfinite *acc)
+{
+    hc_nonfinite nf;
+    if (!hc_nnoutput_find_nonfinite(o, &nf))
+        return;
+    if (acc->count == 0) {
+        nf.count = 0;
+        nf.pos = pos;
+        *acc = nf;
+    }
+    acc->count++;
+}
+
+/* NaN sorts after +inf so that every non-finite error lands at the top, where the max and
+ * the high percentiles see it. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    int xn = isnan(x), yn = isnan(y);
+    if (xn || yn)
+        return xn - yn;
+    return (x > y) - (x < y);
+}
+
+/* Per-metric accumulation before sorting. */
+typedef struct acc {
+    double *vals;
+    size_t n;
+    double max;
+    size_t max_pos;
+    int max_cell;
+    int have_max;
+} acc;
+
+static void acc_push(acc *a, hc_metric_stats *ms, double v, size_t pos, int cell)
+{
+    a->vals[a->n++] = v;
+    if (!isfinite(v)) {
+        if (ms->nonfinite == 0)
+            ms->first_nonfinite_pos = pos;
+        ms->nonfinite++;
+        return;
+    }
+    if (!a->have_max || v > a->max) {
+        a->have_max = 1;
+        a->max = v;
+        a->max_pos = pos;
+        a->max_cell = cell;
+    }
+}
+
+static void acc_finish(acc *a, hc_metric_stats *ms, int is_cells)
+{
+    qsort(a->vals, a->n, sizeof(double), cmp_double);
+    double sum = 0;
+    for (size_t i = 0; i < a->n; i++)
+        sum += a->vals[i];
+    ms->n = a->n;
+    ms->v[HC_P_AVG] = sum / (double)a->n;
+    ms->v[HC_P_90] = a->vals[hc_stats_pct_index(a->n, 9, 10)];
+    ms->v[HC_P_99] = a->vals[hc_stats_pct_index(a->n, 99, 100)];
+    ms->v[HC_P_MAX] = a->vals[a->n - 1];
+    if (ms->nonfinite) {
+        ms->max_pos = ms->first_nonfinite_pos;
+        ms->max_cell = -1;
+    } else {
+        ms->max_pos = a->max_pos;
+        ms->max_cell = is_cells ? a->max_cell : -1;
+    }
+}
+
+int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, hc_stats *out, hc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0)
+        return hc_err_set(err, HC_EFORMAT, "no positions to compare");
+    size_t cells_total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ref[i].nn_x_len != test[i].nn_x_len || ref[i].nn_y_len != test[i].nn_y_len)
+            return hc_err_set(err, HC_EFORMAT, "position %zu: NN buffer %dx%d in the reference, %dx%d in the test outputs",
+                              i, ref[i].nn_x_len, ref[i].nn_y_len, test[i].nn_x_len, test[i].nn_y_len);
+        if (ref[i].nn_x_len <= 0 || ref[i].nn_y_len <= 0 || !ref[i].policy_probs || !test[i].policy_probs)
+            return hc_err_set(err, HC_EFORMAT, "position %zu: empty NN buffer or missing policy", i);
+        if (!ref[i].white_owner_map || !test[i].white_owner_map)
+            return hc_err_set(err, HC_EFORMAT, "position %zu: ownership missing from the %s outputs", i,
+                              ref[i].white_owner_map ? "test" : "reference");
+        cells_total += (size_t)ref[i].nn_x_len * (size_t)ref[i].nn_y_len;
+    }
+
+    acc a[HC_M_COUNT];
+    memset(a, 0, sizeof a);
+    int rc = -1;
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        size_t cap = m == HC_M_OWNERSHIP ? cells_total : n;
+        a[m].vals = hc_malloc(cap * sizeof(double), err, "error samples");
+        if (!a[m].vals)
+            goto done;
+    }
+
+    out->n_positions = n;
+    for (size_t i = 0; i < n; i++) {
+        scan_nonfinite(&ref[i], i, &out->ref_nonfinite);
+        scan_nonfinite(&test[i], i, &out->test_nonfinite);
+        double e[HC_M_COUNT];
+        hc_stats_position(&ref[i], &test[i], e);
+        for (int m = 0; m < HC_M_COUNT; m++)
+            if (m != HC_M_OWNERSHIP)
+                acc_push(&a[m], &out->m[m], e[m], i, -1);
+        int cells = ref[i].nn_x_len * ref[i].nn_y_len;
+        for (int c = 0; c < cells; c++) {
+            float d = fabsf(ref[i].white_owner_map[c] - test[i].white_owner_map[c]);
+            acc_push(&a[HC_M_OWNERSHIP], &out->m[HC_M_OWNERSHIP], (double)d, i, c);
+        }
+    }
+    for (int m = 0; m < HC_M_COUNT; m++)
+        acc_finish(&a[m], &out->m[m], m == HC_M_OWNERSHIP);
+    rc = 0;
+done:
+    for (int m = 0; m < HC_M_COUNT; m++)
+        free(a[m].vals);
+    return rc;
+}
+
+int hc_stats_any_nonfinite(const hc_stats *s)
+{
+    if (s->ref_nonfinite.count || s->test_nonfinite.count)
+        return 1;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        if (s->m[m].nonfinite)
+            return 1;
+    return 0;
+}

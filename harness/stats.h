@@ -1,0 +1,93 @@
+/* KataGo's backend error metrics (testgpuerror, tests/testnnevalcanary.cpp GpuErrorStats):
+ * nine per-position errors between a reference and a test set of post-processed outputs,
+ * aggregated as average, 90%, 99% and max with KataGo's percentile index. One hc_stats feeds
+ * the tier check and every report: nothing downstream recomputes a figure.
+ *
+ * Arithmetic follows KataGo's C++ on Linux exactly: float differences are taken in float,
+ * widened to double afterwards; the KL sum uses double log; the average is summed over the
+ * sorted errors, as KataGo sorts before it averages. Non-finite values are never compared:
+ * a NaN or inf in any output field, or a non-finite error, is recorded with its position and
+ * field so that a tier check can fail it by name. */
+#ifndef HC_STATS_H
+#define HC_STATS_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "nnoutput.h"
+
+enum hc_metric {
+    HC_M_WINRATE = 0,    /* |d(0.5*(win-loss))| + |d noResult| */
+    HC_M_LEAD,           /* |d lead| */
+    HC_M_SCORE_MEAN,     /* |d scoreMean| */
+    HC_M_SCORE_STDEV,    /* |d sqrt(max(0, scoreMeanSq - scoreMean^2))| */
+    HC_M_TOP_POLICY,     /* |ref top move's prob - test prob of that move| */
+    HC_M_POLICY_KL,      /* sum over ref prob > 1e-30 of p_ref*(log p_ref - log p_test) */
+    HC_M_ST_WINLOSS,     /* |d shorttermWinlossError| */
+    HC_M_ST_SCORE,       /* |d shorttermScoreError| */
+    HC_M_OWNERSHIP,      /* |d ownership|, one sample per cell of the NN buffer */
+    HC_M_COUNT
+};
+
+enum hc_pct { HC_P_AVG = 0, HC_P_90, HC_P_99, HC_P_MAX, HC_P_COUNT };
+
+typedef struct hc_metric_info {
+    const char *name;      /* KataGo's report label, e.g. "winrateError" */
+    const char *key;       /* config key, e.g. "winrate" */
+    double display_scale;  /* testgpuerror prints value*display_scale ... */
+    const char *unit;      /* ... followed by this suffix ("%", "c" or "") */
+} hc_metric_info;
+
+extern const hc_metric_info hc_metric_infos[HC_M_COUNT];
+extern const char *const hc_pct_names[HC_P_COUNT]; /* "avg", "p90", "p99", "max" */
+
+/* Index into `metric` or `pct` name tables; -1 when unknown. */
+int hc_metric_by_key(const char *key);
+int hc_metric_by_name(const char *name);
+int hc_pct_by_name(const char *name);
+
+/* KataGo's percentile index into n ascending samples: (n-1)*num/den in integer arithmetic
+ * ((n-1)*9/10 for 90%, (n-1)*99/100 for 99%). n must be >= 1. */
+size_t hc_stats_pct_index(size_t n, unsigned num, unsigned den);
+
+typedef struct hc_metric_stats {
+    size_t n;               /* samples: positions, or cells over all positions for ownership */
+    double v[HC_P_COUNT];   /* avg, 90%, 99%, max of the raw (unscaled) error */
+    size_t max_pos;         /* first position whose error equals the max */
+    int max_cell;           /* ownership: cell (y*nn_x_len+x) within max_pos; else -1 */
+    size_t nonfinite;       /* samples whose error is NaN or inf (sorted last, as +inf) */
+    size_t first_nonfinite_pos;
+} hc_metric_stats;
+
+/* The first non-finite value seen in a set of outputs. */
+typedef struct hc_nonfinite {
+    size_t count;           /* positions holding at least one non-finite field */
+    size_t pos;             /* first such position */
+    char field[32];         /* e.g. "whiteLead", "policyProbs", "whiteOwnerMap" */
+    int index;              /* element within an array field; -1 for a scalar */
+    float value;
+} hc_nonfinite;
+
+typedef struct hc_stats {
+    size_t n_positions;
+    hc_metric_stats m[HC_M_COUNT];
+    hc_nonfinite ref_nonfinite;   /* count 0 when the reference is all finite */
+    hc_nonfinite test_nonfinite;  /* count 0 when the test outputs are all finite */
+} hc_stats;
+
+/* The scalar errors of one position (every metric but ownership), exactly as KataGo computes
+ * them. Policies must have the same buffer size. */
+void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double out[HC_M_COUNT]);
+
+/* Per-position errors between ref[i] and test[i] for i < n, then the aggregates. Fails
+ * (HC_EFORMAT) on n == 0, on differing buffer sizes, or on a missing ownership map, naming
+ * the position. Non-finite values are recorded, not an error. */
+int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, hc_stats *out, hc_err *err);
+
+/* Any non-finite value in the outputs or among the aggregated errors. */
+int hc_stats_any_nonfinite(const hc_stats *s);
+
+/* Scans one output for NaN/inf; returns 1 and fills nf (field, index, value) on the first. */
+int hc_nnoutput_find_nonfinite(const hc_nnoutput *o, hc_nonfinite *nf);
+
+#endif

@@ -1,0 +1,58 @@
+/* Tiers: per-metric, per-percentile limits and the check of an hc_stats against them.
+ * A limit reads `scale*value <= limit`, the comparison KataGo's checkStats99/checkStatsMax
+ * make (at the limit passes; NaN never does), with scale 100 where KataGo states its limit in
+ * percent, so that the built-in tiers reproduce KataGo's verdicts bit for bit.
+ *
+ * Built-ins: "fp32" and "fp16" are KataGo's two tiers of runBackendErrorTest, with its derived
+ * limits (from wr, score, tpd, pkld: winrate wr, lead and scoreMean score, scoreStdev
+ * score*0.6, topPolicy tpd, policyKL pkld, stWinloss wr*1.8, stScore score*0.75, ownership
+ * wr*1.75 at 99% and wr*4.0 at max). "fp32-strict" is halfcheck's own max-only tier for an
+ * fp32 backend against the fp32 reference: winrate 1e-4, topPolicy 1e-4, ownership 1e-3,
+ * lead 1e-2 and scoreMean 1e-2, all in raw units (1e-4 winrate = 0.01%). */
+#ifndef HC_TIERS_H
+#define HC_TIERS_H
+
+#include "err.h"
+#include "stats.h"
+
+typedef struct hc_tier {
+    char name[64];
+    unsigned char set[HC_M_COUNT][HC_P_COUNT];
+    double scale[HC_M_COUNT][HC_P_COUNT];
+    double limit[HC_M_COUNT][HC_P_COUNT];
+} hc_tier;
+
+extern const char *const hc_tier_builtin_names[]; /* NULL-terminated */
+
+void hc_tier_init(hc_tier *t, const char *name);
+/* Sets one limit: scale*value <= limit. limit must be finite and >= 0, scale > 0. */
+int hc_tier_set(hc_tier *t, int metric, int pct, double scale, double limit, hc_err *err);
+/* A tier with KataGo's limits and scalings from its eight numbers (as percent for wr, tpd). */
+void hc_tier_katago(hc_tier *t, const char *name, double wr99, double score99, double tpd99, double pkld99,
+                    double wr_max, double score_max, double tpd_max, double pkld_max);
+/* Fills *t with a built-in tier; -1 (HC_ECONFIG) when name is none of them. */
+int hc_tier_builtin(const char *name, hc_tier *t, hc_err *err);
+
+enum hc_verdict { HC_V_UNSET = 0, HC_V_PASS, HC_V_FAIL, HC_V_NONFINITE };
+extern const char *const hc_verdict_names[]; /* "unset", "pass", "fail", "nonfinite" */
+
+typedef struct hc_tier_check {
+    int pass;                               /* every set limit passed and every output is finite */
+    int nonfinite;                          /* a NaN/inf in an output or among the checked figures */
+    int n_checked, n_failed;                /* limits checked; failed (including non-finite) */
+    int verdict[HC_M_COUNT][HC_P_COUNT];
+    double ratio[HC_M_COUNT][HC_P_COUNT];   /* scale*value/limit; >1 fails; NaN for non-finite */
+    /* Closest margin as KataGo reports it: the largest finite ratio (first in metric order on
+     * ties), per percentile and overall; metric -1 when no limit is set there. */
+    int worst_metric[HC_P_COUNT];
+    double worst_ratio[HC_P_COUNT];
+    int worst_all_metric, worst_all_pct;
+    double worst_all_ratio;
+    /* The first failing limit, percentiles in order avg, 90, 99, max and metrics in KataGo's
+     * order within each; -1 when none. */
+    int first_fail_metric, first_fail_pct;
+} hc_tier_check;
+
+void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out);
+
+#endif

@@ -1,0 +1,193 @@
+#include "junit.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+#define X(s) ((const xmlChar *)(s))
+
+static void prop(xmlNodePtr props, const char *name, const char *value)
+{
+    xmlNodePtr p = xmlNewChild(props, NULL, X("property"), NULL);
+    xmlNewProp(p, X("name"), X(name));
+    xmlNewProp(p, X("value"), X(value));
+}
+
+static void propf(xmlNodePtr props, const char *name, double v)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    prop(props, name, buf);
+}
+
+static void setf(xmlNodePtr n, const char *name, const char *fmt, double v)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, fmt, v);
+    xmlNewProp(n, X(name), X(buf));
+}
+
+static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
+{
+    xmlNodePtr props = xmlNewChild(tc, NULL, X("properties"), NULL);
+    prop(props, "net", r->net ? r->net : "");
+    prop(props, "board", r->board ? r->board : "");
+    prop(props, "backend", r->backend ? r->backend : "");
+    prop(props, "mode", r->mode ? r->mode : "");
+    if (tier < r->n_tiers)
+        prop(props, "tier", r->tiers[tier].name);
+    if (r->nn_x_len > 0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%dx%d", r->nn_x_len, r->nn_y_len);
+        prop(props, "nnBuffer", buf);
+        snprintf(buf, sizeof buf, "%d", r->max_batch_size);
+        prop(props, "maxBatchSize", buf);
+        propf(props, "policyOptimism", r->policy_optimism);
+        propf(props, "playoutDoublingAdvantage", r->pda);
+        propf(props, "policyTemperature", r->policy_temperature);
+    }
+    if (!r->stats)
+        return;
+    char name[96], buf[64];
+    snprintf(buf, sizeof buf, "%zu", r->stats->n_positions);
+    prop(props, "positions", buf);
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        const hc_metric_stats *ms = &r->stats->m[m];
+        for (int p = 0; p < HC_P_COUNT; p++) {
+            snprintf(name, sizeof name, "%s.%s", hc_metric_infos[m].name, hc_pct_names[p]);
+            propf(props, name, ms->v[p]);
+        }
+        snprintf(name, sizeof name, "%s.maxPosition", hc_metric_infos[m].name);
+        snprintf(buf, sizeof buf, "%zu", ms->max_pos);
+        prop(props, name, buf);
+    }
+    if (r->outcome == HC_OUT_CHECKED && r->checks && tier < r->n_tiers) {
+        const hc_tier_check *c = &r->checks[tier];
+        if (c->worst_all_metric >= 0) {
+            snprintf(buf, sizeof buf, "%s %s", hc_metric_infos[c->worst_all_metric].name, hc_pct_names[c->worst_all_pct]);
+            prop(props, "closestMargin.metric", buf);
+            propf(props, "closestMargin.ratio", c->worst_all_ratio);
+        }
+    }
+}
+
+static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, int counts[4])
+{
+    char name[512], cls[512];
+    snprintf(name, sizeof name, "backend=%s mode=%s tier=%s", r->backend ? r->backend : "", r->mode ? r->mode : "",
+             tier < r->n_tiers ? r->tiers[tier].name : "-");
+    snprintf(cls, sizeof cls, "%s.%s", r->net ? r->net : "", r->board ? r->board : "");
+    xmlNodePtr tc = xmlNewChild(suite, NULL, X("testcase"), NULL);
+    xmlNewProp(tc, X("name"), X(name));
+    xmlNewProp(tc, X("classname"), X(cls));
+    setf(tc, "time", "%.3f", r->seconds >= 0 ? r->seconds : 0.0);
+    counts[0]++;
+    case_properties(tc, r, tier);
+    if (r->outcome == HC_OUT_SKIPPED) {
+        xmlNodePtr s = xmlNewChild(tc, NULL, X("skipped"), NULL);
+        xmlNewProp(s, X("message"), X(r->message ? r->message : "skipped"));
+        counts[3]++;
+    } else if (hc_result_is_error(r)) {
+        char buf[400];
+        const char *msg = r->outcome == HC_OUT_ERROR ? (r->message ? r->message : "backend error")
+                                                     : hc_result_nonfinite_text(r, buf, sizeof buf);
+        xmlNodePtr e = xmlNewChild(tc, NULL, X("error"), NULL);
+        xmlNewProp(e, X("message"), X(msg));
+        xmlNewProp(e, X("type"), X(r->outcome == HC_OUT_ERROR ? "BackendError" : "NonFinite"));
+        xmlNodeAddContent(e, X(msg));
+        counts[2]++;
+    } else if (tier < r->n_tiers && r->checks && !r->checks[tier].pass) {
+        const hc_tier_check *c = &r->checks[tier];
+        char msg[400], val[64], lim[64];
+        int m = c->first_fail_metric, p = c->first_fail_pct;
+        snprintf(msg, sizeof msg, "tier %s: %d of %d limits exceeded; first: %s %s %s > %s", r->tiers[tier].name,
+                 c->n_failed, c->n_checked, hc_metric_infos[m].name, hc_pct_names[p],
+                 hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
+                 hc_limit_format(&r->tiers[tier], m, p, lim, sizeof lim));
+        xmlNodePtr f = xmlNewChild(tc, NULL, X("failure"), NULL);
+        xmlNewProp(f, X("message"), X(msg));
+        xmlNewProp(f, X("type"), X("TierExceeded"));
+        char *text = hc_result_failure_text(r, tier);
+        if (text)
+            xmlNodeAddContent(f, X(text));
+        free(text);
+        counts[1]++;
+    }
+}
+
+int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
+{
+    xmlDocPtr doc = xmlNewDoc(X("1.0"));
+    xmlNodePtr root = xmlNewNode(NULL, X("testsuites"));
+    xmlDocSetRootElement(doc, root);
+    xmlNewProp(root, X("name"), X(rs->suite ? rs->suite : "halfcheck"));
+    char *done = calloc(rs->n ? rs->n : 1, 1);
+    if (!done) {
+        xmlFreeDoc(doc);
+        return hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
+    }
+    int total[4] = {0, 0, 0, 0};
+    double total_time = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        if (done[i])
+            continue;
+        const hc_result *a = &rs->items[i];
+        char sname[512];
+        snprintf(sname, sizeof sname, "%s.%s", a->net ? a->net : "", a->board ? a->board : "");
+        xmlNodePtr suite = xmlNewChild(root, NULL, X("testsuite"), NULL);
+        xmlNewProp(suite, X("name"), X(sname));
+        if (rs->timestamp)
+            xmlNewProp(suite, X("timestamp"), X(rs->timestamp));
+        int counts[4] = {0, 0, 0, 0}; /* tests, failures, errors, skipped */
+        double time = 0;
+        for (size_t j = i; j < rs->n; j++) {
+            const hc_result *b = &rs->items[j];
+            if (done[j] || strcmp(a->net ? a->net : "", b->net ? b->net : "") ||
+                strcmp(a->board ? a->board : "", b->board ? b->board : ""))
+                continue;
+            done[j] = 1;
+            time += b->seconds >= 0 ? b->seconds : 0.0;
+            if (b->n_tiers == 0)
+                add_case(suite, b, 0, counts);
+            for (size_t t = 0; t < b->n_tiers; t++)
+                add_case(suite, b, t, counts);
+        }
+        setf(suite, "tests", "%.0f", counts[0]);
+        setf(suite, "failures", "%.0f", counts[1]);
+        setf(suite, "errors", "%.0f", counts[2]);
+        setf(suite, "skipped", "%.0f", counts[3]);
+        setf(suite, "time", "%.3f", time);
+        for (int k = 0; k < 4; k++)
+            total[k] += counts[k];
+        total_time += time;
+    }
+    free(done);
+    setf(root, "tests", "%.0f", total[0]);
+    setf(root, "failures", "%.0f", total[1]);
+    setf(root, "errors", "%.0f", total[2]);
+    setf(root, "skipped", "%.0f", total[3]);
+    setf(root, "time", "%.3f", total_time);
+
+    xmlChar *mem = NULL;
+    int len = 0;
+    xmlDocDumpFormatMemoryEnc(doc, &mem, &len, "UTF-8", 1);
+    xmlFreeDoc(doc);
+    if (!mem)
+        return hc_err_set(err, HC_ENOMEM, "could not format %s", path);
+    hc_ostream *o = hc_ostream_open(path, err);
+    if (!o) {
+        xmlFree(mem);
+        return -1;
+    }
+    int rc = hc_ostream_write(o, mem, (size_t)len, err);
+    xmlFree(mem);
+    if (rc) {
+        hc_ostream_abort(o);
+        return -1;
+    }
+    return hc_ostream_commit(o, err);
+}

@@ -1,0 +1,58 @@
+/* The record of a run that every report formats, and its JSON form (results.json).
+ * One hc_result per net x board x backend x mode: either checked (stats, then one tier check
+ * per tier), or an error (the backend crashed, hung, failed to load...), or skipped (with a
+ * reason). Reports never compute a figure: they read hc_stats and hc_tier_check. A checked
+ * result whose stats hold a non-finite value is reported as an error by every writer.
+ * Every writer goes through hc_ostream: the file appears whole at commit, or not at all. */
+#ifndef HC_RESULTS_H
+#define HC_RESULTS_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "stats.h"
+#include "tiers.h"
+
+enum hc_outcome { HC_OUT_CHECKED = 0, HC_OUT_ERROR, HC_OUT_SKIPPED };
+
+typedef struct hc_result {
+    const char *net, *board, *backend;  /* names, as in the suite */
+    const char *mode;                   /* "unbatched" or "batched" */
+    int outcome;                        /* HC_OUT_* */
+    const char *message;                /* error or skip reason; NULL when checked */
+    const hc_stats *stats;              /* when checked; may be set for an error too */
+    size_t n_tiers;
+    const hc_tier *tiers;               /* n_tiers tiers ... */
+    const hc_tier_check *checks;        /* ... and their checks, when checked */
+    /* Settings shown as properties (optional: nn_x_len 0 means absent). */
+    int nn_x_len, nn_y_len, max_batch_size;
+    double policy_optimism, pda, policy_temperature;
+    double seconds;                     /* wall time of the evaluations */
+} hc_result;
+
+typedef struct hc_results {
+    const char *suite;                  /* suite name */
+    const char *timestamp;              /* ISO 8601, or NULL */
+    const char *version;                /* halfcheck version, or NULL */
+    const hc_result *items;
+    size_t n;
+} hc_results;
+
+/* Whether a checked result counts as an error for reports (non-finite anywhere). */
+int hc_result_is_error(const hc_result *r);
+/* A one-line description of the first non-finite value, e.g. "non-finite whiteLead = nan
+ * at position 12 (test outputs)"; buf is returned. */
+const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len);
+
+/* A raw error as testgpuerror prints it ("0.12345%", "0.000123", "1.23456c"; "nan", "inf"). */
+const char *hc_metric_format(int metric, double raw, char *buf, size_t len);
+/* A tier limit in the same display units as hc_metric_format ("0.45%", "0.34", "5.4c"). */
+const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, size_t len);
+/* The tier failures of a checked result as text, one line per failing limit, e.g.
+ * "winrateError p99: 0.61234% > limit 0.45% (worst position 123)"; malloc'd. */
+char *hc_result_failure_text(const hc_result *r, size_t tier);
+
+/* Writes results.json atomically. */
+int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err);
+
+#endif

@@ -1,0 +1,230 @@
+#include "table.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+/* Markdown cells: a '|' would end the cell. */
+static int md_text(hc_ostream *o, const char *s, hc_err *err)
+{
+    for (; s && *s; s++) {
+        if (*s == '|' && hc_ostream_write(o, "\\", 1, err))
+            return -1;
+        char c = *s == '\n' ? ' ' : *s;
+        if (hc_ostream_write(o, &c, 1, err))
+            return -1;
+    }
+    return 0;
+}
+
+static int md_margin(hc_ostream *o, const hc_tier_check *c, hc_err *err)
+{
+    int first = 1;
+    for (int p = 0; p < HC_P_COUNT; p++) {
+        if (c->worst_metric[p] < 0)
+            continue;
+        if (hc_ostream_printf(o, err, "%s%.3gx of limit (%s %s)", first ? ", closest margin " : ", ",
+                              c->worst_ratio[p], hc_metric_infos[c->worst_metric[p]].name, hc_pct_names[p]))
+            return -1;
+        first = 0;
+    }
+    return 0;
+}
+
+static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
+{
+    if (hc_ostream_printf(o, err, "#### ") || md_text(o, r->board, err) ||
+        hc_ostream_printf(o, err, " · ") || md_text(o, r->backend, err) ||
+        hc_ostream_printf(o, err, " · %s\n\n", r->mode ? r->mode : ""))
+        return -1;
+    if (r->outcome == HC_OUT_SKIPPED)
+        return hc_ostream_printf(o, err, "- skipped: ") || md_text(o, r->message, err) ||
+               hc_ostream_printf(o, err, "\n\n");
+    if (r->outcome == HC_OUT_ERROR)
+        return hc_ostream_printf(o, err, "- **ERROR**: ") || md_text(o, r->message ? r->message : "backend error", err) ||
+               hc_ostream_printf(o, err, "\n\n");
+    if (hc_result_is_error(r)) {
+        char buf[400];
+        if (hc_ostream_printf(o, err, "- **ERROR**: ") || md_text(o, hc_result_nonfinite_text(r, buf, sizeof buf), err) ||
+            hc_ostream_printf(o, err, "\n"))
+            return -1;
+    }
+    for (size_t t = 0; t < r->n_tiers && r->checks; t++) {
+        const hc_tier_check *c = &r->checks[t];
+        if (hc_ostream_printf(o, err, "- tier %s: **%s**", r->tiers[t].name, c->pass ? "PASS" : "FAIL") ||
+            md_margin(o, c, err))
+            return -1;
+        if (!c->pass && c->first_fail_metric >= 0) {
+            int m = c->first_fail_metric, p = c->first_fail_pct;
+            char val[64], lim[64];
+            if (hc_ostream_printf(o, err, "; %d of %d limits exceeded, first %s %s %s > %s", c->n_failed, c->n_checked,
+                                  hc_metric_infos[m].name, hc_pct_names[p],
+                                  hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
+                                  hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim)))
+                return -1;
+        }
+        if (hc_ostream_printf(o, err, "\n"))
+            return -1;
+    }
+    if (!r->stats)
+        return hc_ostream_printf(o, err, "\n");
+    if (hc_ostream_printf(o, err, "\n%zu positions\n\n| metric | avg | 90%% | 99%% | max | worst position |\n"
+                                  "|---|---:|---:|---:|---:|---:|\n", r->stats->n_positions))
+        return -1;
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        const hc_metric_stats *ms = &r->stats->m[m];
+        char v[HC_P_COUNT][64], cell[32] = "";
+        for (int p = 0; p < HC_P_COUNT; p++)
+            hc_metric_format(m, ms->v[p], v[p], sizeof v[p]);
+        if (m == HC_M_OWNERSHIP && ms->max_cell >= 0)
+            snprintf(cell, sizeof cell, " (cell %d)", ms->max_cell);
+        if (hc_ostream_printf(o, err, "| %s | %s | %s | %s | %s | %zu%s |\n", hc_metric_infos[m].name, v[0], v[1], v[2],
+                              v[3], ms->max_pos, cell))
+            return -1;
+    }
+    return hc_ostream_printf(o, err, "\n");
+}
+
+static int same(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
+
+int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
+{
+    hc_ostream *o = hc_ostream_open(path, err);
+    if (!o)
+        return -1;
+    char *done = calloc(rs->n ? rs->n : 1, 1);
+    int rc = done ? 0 : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
+    if (!rc)
+        rc = hc_ostream_printf(o, err, "## halfcheck: %s\n\n", rs->suite ? rs->suite : "results");
+    for (size_t i = 0; !rc && i < rs->n; i++) {
+        if (done[i])
+            continue;
+        rc = hc_ostream_printf(o, err, "### ") || md_text(o, rs->items[i].net, err) || hc_ostream_printf(o, err, "\n\n");
+        for (size_t j = i; !rc && j < rs->n; j++) {
+            if (done[j] || !same(rs->items[i].net, rs->items[j].net))
+                continue;
+            done[j] = 1;
+            rc = md_result(o, &rs->items[j], err);
+        }
+    }
+    free(done);
+    if (rc) {
+        hc_ostream_abort(o);
+        return -1;
+    }
+    return hc_ostream_commit(o, err);
+}
+
+/* ---- CSV ---- */
+
+static int csv_field(hc_ostream *o, const char *s, int last, hc_err *err)
+{
+    s = s ? s : "";
+    int quote = strpbrk(s, ",\"\r\n") != NULL;
+    if (quote && hc_ostream_write(o, "\"", 1, err))
+        return -1;
+    for (; *s; s++) {
+        if (*s == '"' && hc_ostream_write(o, "\"", 1, err))
+            return -1;
+        if (hc_ostream_write(o, s, 1, err))
+            return -1;
+    }
+    if (quote && hc_ostream_write(o, "\"", 1, err))
+        return -1;
+    return hc_ostream_write(o, last ? "\n" : ",", 1, err);
+}
+
+static const char *num(double x, char *buf, size_t len)
+{
+    if (isnan(x))
+        snprintf(buf, len, "nan");
+    else if (isinf(x))
+        snprintf(buf, len, x > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, len, "%.17g", x);
+    return buf;
+}
+
+static int csv_row(hc_ostream *o, const hc_result *r, size_t tier, int metric, hc_err *err)
+{
+    static const char *const outcomes[] = {"checked", "error", "skipped"};
+    char buf[16][64];
+    const char *f[20];
+    int k = 0;
+    f[k++] = r->net;
+    f[k++] = r->board;
+    f[k++] = r->backend;
+    f[k++] = r->mode;
+    f[k++] = hc_result_is_error(r) ? "error" : outcomes[r->outcome];
+    f[k++] = tier < r->n_tiers ? r->tiers[tier].name : "";
+    f[k++] = metric >= 0 ? hc_metric_infos[metric].name : "";
+    for (int i = 0; i < 13; i++)
+        buf[i][0] = 0;
+    const char *verdict = "";
+    if (metric >= 0 && r->stats) {
+        const hc_metric_stats *ms = &r->stats->m[metric];
+        snprintf(buf[0], 64, "%zu", ms->n);
+        for (int p = 0; p < HC_P_COUNT; p++)
+            num(ms->v[p], buf[1 + p], 64);
+        snprintf(buf[5], 64, "%zu", ms->max_pos);
+        if (ms->max_cell >= 0)
+            snprintf(buf[6], 64, "%d", ms->max_cell);
+        if (tier < r->n_tiers) {
+            const hc_tier *t = &r->tiers[tier];
+            int worst = HC_V_UNSET;
+            for (int p = 0; p < HC_P_COUNT; p++) {
+                if (t->set[metric][p])
+                    num(t->limit[metric][p] / t->scale[metric][p], buf[7 + p], 64);
+                if (r->checks) {
+                    int v = r->checks[tier].verdict[metric][p];
+                    /* nonfinite > fail > pass > unset */
+                    int rank[] = {0, 1, 2, 3};
+                    if (rank[v] > rank[worst])
+                        worst = v;
+                }
+            }
+            verdict = r->checks ? hc_verdict_names[worst] : "";
+        }
+    }
+    for (int i = 0; i < 11; i++)
+        f[k++] = buf[i];
+    f[k++] = verdict;
+    char nf[400] = "";
+    const char *msg = r->message;
+    if (!msg && hc_result_is_error(r))
+        msg = hc_result_nonfinite_text(r, nf, sizeof nf);
+    f[k++] = msg;
+    for (int i = 0; i < k; i++)
+        if (csv_field(o, f[i], i == k - 1, err))
+            return -1;
+    return 0;
+}
+
+int hc_table_write_csv(const hc_results *rs, const char *path, hc_err *err)
+{
+    hc_ostream *o = hc_ostream_open(path, err);
+    if (!o)
+        return -1;
+    int rc = hc_ostream_printf(o, err, "net,board,backend,mode,outcome,tier,metric,samples,avg,p90,p99,max,"
+                                       "max_position,max_cell,limit_avg,limit_p90,limit_p99,limit_max,verdict,message\n");
+    for (size_t i = 0; !rc && i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        size_t nt = r->n_tiers ? r->n_tiers : 1;
+        for (size_t t = 0; !rc && t < nt; t++) {
+            if (!r->stats) {
+                rc = csv_row(o, r, t, -1, err);
+                continue;
+            }
+            for (int m = 0; !rc && m < HC_M_COUNT; m++)
+                rc = csv_row(o, r, t, m, err);
+        }
+    }
+    if (rc) {
+        hc_ostream_abort(o);
+        return -1;
+    }
+    return hc_ostream_commit(o, err);
+}

@@ -1,0 +1,14 @@
+/* Tables of a run: markdown, one section per net shaped like testgpuerror's report (per board,
+ * backend and mode: a verdict line per tier with the closest margin, then the nine metrics as
+ * rows with avg / 90% / 99% / max in KataGo's units), ready to paste into a pull request; and
+ * CSV, one row per result x tier x metric in raw units (limits divided back to raw units).
+ * Both written atomically. */
+#ifndef HC_TABLE_H
+#define HC_TABLE_H
+
+#include "results.h"
+
+int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err);
+int hc_table_write_csv(const hc_results *rs, const char *path, hc_err *err);
+
+#endif

@@ -1,0 +1,280 @@
+/* Config: a full inline suite (defaults, relative paths, user tiers, matrix expansion with
+ * overrides), the shipped suites/testgpuerror.yaml and the nets/ files, and a table of malformed
+ * documents, each checked for its file:line:col and message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hc_test.h"
+
+static hc_suite *parse(const char *text, hc_err *err)
+{
+    return hc_suite_parse(text, strlen(text), "cfg/t.yaml", err);
+}
+
+static const char *good =
+    "name: demo\n"
+    "nets:\n"
+    "  - {name: n1, model: m1.bin.gz, sha256: F5D32604E3675C480C7C8F6AA579A1EA857135628A0AFCCC8FA56330FBACD38D}\n"
+    "  - name: n2\n"
+    "    model: /abs/m2.bin.gz\n"
+    "    modelVersion: 17\n"
+    "    notes: a transformer\n"
+    "boards:\n"
+    "  - name: b9\n"
+    "    positions: ../pos/size9.jsonl.gz\n"
+    "    nnBuffer: 9\n"
+    "  - name: rect\n"
+    "    sgf: sgf/rect.sgfs\n"
+    "    nnBuffer: 18x19\n"
+    "    policyOptimism: 0.65\n"
+    "    playoutDoublingAdvantage: 0.3\n"
+    "    policyTemperature: 1.1\n"
+    "    maxBatchSize: 11\n"
+    "    requireExactNNLen: true\n"
+    "tiers:\n"
+    "  - name: tight\n"
+    "    base: fp16\n"
+    "    limits:\n"
+    "      winrate: {p99: 1.0%, avg: 0.001}\n"
+    "      lead: {max: none}\n"
+    "defaultTiers: [fp32]\n"
+    "backends:\n"
+    "  - ref32\n"
+    "  - {name: half, backend: 'emulate:fp16', tiers: [fp16, tight]}\n"
+    "modes: [batched]\n"
+    "matrix:\n"
+    "  - nets: [n1]\n"
+    "    overrides: {maxBatchSize: 3, policyOptimism: 0.5}\n"
+    "  - nets: n2\n"
+    "    boards: [rect]\n"
+    "    backends: [half]\n"
+    "    tiers: [fp32-strict]\n";
+
+static void test_good(void)
+{
+    hc_err err = {0};
+    hc_suite *s = parse(good, &err);
+    if (!hc_check("config-1.1", s != NULL, "parse: %s", err.msg))
+        return;
+    hc_check("config-1.2", !strcmp(s->name, "demo") && s->n_nets == 2 && s->n_boards == 2 && s->n_backends == 2,
+             "counts %zu %zu %zu", s->n_nets, s->n_boards, s->n_backends);
+    hc_check("config-1.3", !strcmp(s->nets[0].model, "cfg/m1.bin.gz") && !strcmp(s->nets[1].model, "/abs/m2.bin.gz"),
+             "model paths %s %s", s->nets[0].model, s->nets[1].model);
+    hc_check("config-1.4", !strcmp(s->nets[0].sha256, "f5d32604e3675c480c7c8f6aa579a1ea857135628a0afccc8fa56330fbacd38d") &&
+             s->nets[0].model_version == -1 && s->nets[1].model_version == 17 && !strcmp(s->nets[1].notes, "a transformer") &&
+             !strcmp(s->nets[1].where, "cfg/t.yaml:4:5"), "net fields (where %s)", s->nets[1].where);
+    hc_board_cfg *b = &s->boards[0];
+    hc_check("config-1.5", !strcmp(b->positions, "cfg/../pos/size9.jsonl.gz") && !b->sgf && b->nn_x_len == 9 &&
+             b->nn_y_len == 9 && b->policy_optimism == 0 && b->pda == 0 && b->policy_temperature == 1.0 &&
+             b->max_batch_size == 16 && !b->require_exact_nn_len, "board defaults");
+    b = &s->boards[1];
+    hc_check("config-1.6", !strcmp(b->sgf, "cfg/sgf/rect.sgfs") && !b->positions && b->nn_x_len == 18 &&
+             b->nn_y_len == 19 && b->policy_optimism == 0.65 && b->pda == 0.3 && b->policy_temperature == 1.1 &&
+             b->max_batch_size == 11 && b->require_exact_nn_len, "board settings");
+    int tight = hc_suite_find_tier(s, "tight"), fp32 = hc_suite_find_tier(s, "fp32");
+    hc_check("config-1.7", tight >= 0 && fp32 >= 0 && hc_suite_find_tier(s, "fp32-strict") >= 0, "tiers missing");
+    if (tight >= 0) {
+        hc_tier *t = &s->tiers[tight];
+        hc_check("config-1.8", t->limit[HC_M_WINRATE][HC_P_99] == 1.0 && t->scale[HC_M_WINRATE][HC_P_99] == 100 &&
+                 t->limit[HC_M_WINRATE][HC_P_AVG] == 0.001 && t->scale[HC_M_WINRATE][HC_P_AVG] == 1 &&
+                 !t->set[HC_M_LEAD][HC_P_MAX] && t->limit[HC_M_OWNERSHIP][HC_P_MAX] == 20.0,
+                 "user tier limits");
+    }
+    hc_check("config-1.9", !strcmp(s->backends[0].spec, "ref32") && !strcmp(s->backends[0].name, "ref32") &&
+             s->backends[0].n_tiers == 1 && s->backends[0].tiers[0] == fp32 && !strcmp(s->backends[1].spec, "emulate:fp16") &&
+             s->backends[1].n_tiers == 2 && s->backends[1].tiers[1] == tight, "backends");
+    hc_check("config-1.10", s->modes == HC_MODE_BATCHED, "modes %d", s->modes);
+    /* Entry 0: n1 x {b9, rect} x {ref32, half} = 4; entry 1: n2 x rect x half = 1. */
+    hc_check("config-1.11", s->n_cases == 5, "cases %zu", s->n_cases);
+    if (s->n_cases == 5) {
+        hc_case *c = &s->cases[3]; /* n1, rect, half */
+        hc_check("config-1.12", c->net == 0 && c->board == 1 && c->backend == 1 && c->settings.max_batch_size == 3 &&
+                 c->settings.policy_optimism == 0.5 && c->settings.pda == 0.3 && c->settings.nn_x_len == 18 &&
+                 c->n_tiers == 2, "case 3: net %zu board %zu backend %zu batch %d", c->net, c->board, c->backend,
+                 c->settings.max_batch_size);
+        c = &s->cases[4];
+        hc_check("config-1.13", c->net == 1 && c->board == 1 && c->backend == 1 && c->settings.max_batch_size == 11 &&
+                 c->n_tiers == 1 && !strcmp(s->tiers[c->tiers[0]].name, "fp32-strict"), "case 4");
+        hc_check("config-1.14", s->boards[1].max_batch_size == 11, "override leaked into the board");
+    }
+    hc_suite_free(s);
+}
+
+static void test_shipped(void)
+{
+    hc_err err = {0};
+    hc_suite *s = hc_suite_load("suites/testgpuerror.yaml", &err);
+    if (!hc_check("config-2.1", s != NULL, "load: %s", err.msg))
+        return;
+    /* g170: 6 boards; each transformer: rect and 19x19; two backends each. */
+    hc_check("config-2.2", s->n_nets == 3 && s->n_boards == 6 && s->n_cases == (6 + 2 * 2) * 2, "cases %zu", s->n_cases);
+    int exact = 0, ok = 1;
+    for (size_t i = 0; i < s->n_cases; i++) {
+        hc_case *c = &s->cases[i];
+        exact += c->settings.require_exact_nn_len;
+        if (c->settings.max_batch_size != 6 || c->settings.policy_temperature != 1.0 || c->n_tiers != 1)
+            ok = 0;
+        const char *tier = s->tiers[c->tiers[0]].name;
+        if (strcmp(tier, strcmp(s->backends[c->backend].name, "ref32") ? "fp16" : "fp32"))
+            ok = 0;
+    }
+    /* requireMaxBoardSize=True: g170 on 9 and 10x14, both transformers on 19: 4 pairs x 2. */
+    hc_check("config-2.3", exact == 8 && ok, "exact %d ok %d", exact, ok);
+    int rb = -1;
+    for (size_t i = 0; i < s->n_boards; i++)
+        if (!strcmp(s->boards[i].name, "size13-rectbuffer"))
+            rb = (int)i;
+    hc_check("config-2.4", rb >= 0 && s->boards[rb].nn_x_len == 18 && s->boards[rb].nn_y_len == 19, "rect buffer");
+    const char *shared = hc_shared("nets/README.md");
+    if (!shared) {
+        hc_skip("config-2.5", "shared nets absent");
+    } else {
+        /* The nets' paths resolve to the shared files, and their sha256 is right. */
+        for (size_t i = 0; i < s->n_nets; i++) {
+            char cmd[1200], name[32], line[200] = "";
+            snprintf(cmd, sizeof cmd, "sha256sum '%s' 2>/dev/null", s->nets[i].model);
+            FILE *p = popen(cmd, "r");
+            if (p) {
+                if (!fgets(line, sizeof line, p))
+                    line[0] = 0;
+                pclose(p);
+            }
+            snprintf(name, sizeof name, "config-2.5.%zu", i + 1);
+            hc_check(name, access(s->nets[i].model, R_OK) == 0 && !strncmp(line, s->nets[i].sha256, 64),
+                     "%s: sha256 %.64s vs config %s", s->nets[i].model, line, s->nets[i].sha256);
+        }
+        for (size_t i = 0; i < s->n_boards; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "config-2.6.%zu", i + 1);
+            hc_check(name, access(s->boards[i].positions, R_OK) == 0, "%s missing", s->boards[i].positions);
+        }
+    }
+    hc_suite_free(s);
+
+    hc_net_cfg n;
+    hc_config_holder h = {0};
+    hc_check("config-2.7", hc_net_cfg_load("nets/b7c96h6kv3.yaml", &n, &h, &err) == 0 && n.model_version == 17 &&
+             !strcmp(n.model, "nets/../../shared/nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"), "net file: %s", err.msg);
+    hc_config_holder_free(&h);
+}
+
+/* A valid skeleton; each case replaces the text between the markers. */
+static const char *bad_cases[][3] = {
+    /* yaml, expected substring, id */
+    {"name: t\nnets:\n  - {name: n1, model: m}\nboards:\n  - name: b0\n    positions: p\n    nnBuffer: 9x9\n"
+     "  - name: b1\n    positions: p\n    nnBuffer: 9\n  - name: b2\n    polcyTemperature: 1.1\n"
+     "backends: [{backend: x, tiers: [fp16]}]\n",
+     "cfg/t.yaml:12:5: unknown key \"polcyTemperature\" (in boards[2])", "unknown key"},
+    {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: [9, 9]\n"
+     "backends: [{backend: x, tiers: [fp16]}]\n",
+     "cfg/t.yaml:5:15: nnBuffer: expected a scalar, got a sequence (in boards[0])", "wrong type"},
+    {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: 19y19\n"
+     "backends: [{backend: x, tiers: [fp16]}]\n",
+     "cfg/t.yaml:5:15: nnBuffer: expected WxH with W and H from 2 to 29, got \"19y19\" (in boards[0])", "bad size"},
+    {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: 30x19\n"
+     "backends: [{backend: x, tiers: [fp16]}]\n",
+     "cfg/t.yaml:5:15: nnBuffer: expected WxH", "size too big"},
+    {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n"
+     "backends: [{backend: x, tiers: [fp16]}]\n",
+     "cfg/t.yaml:3:5: missing key \"nnBuffer\" (in boards[0])", "missing field"},
+    {"boards: []\nbackends: [x]\n", "cfg/t.yaml:1:1: missing key \"nets\"", "missing nets"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
+     "backends: [{backend: x, tiers: [fp8]}]\n",
+     "cfg/t.yaml:3:33: unknown tier \"fp8\" (in backends[0])", "unknown tier"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
+     "backends: [{backend: x, tiers: [fp16]}]\nmatrix:\n  - nets: [n, q]\n",
+     "cfg/t.yaml:5:15: nets: no such name \"q\" (in matrix[0])", "unknown net"},
+    {"nets: [{name: n, model: m}\nboards: []\n", "cfg/t.yaml:2:1: did not find expected", "syntax error"},
+    {"nets: [{name: n, model: m, name: o}]\n", "cfg/t.yaml:1:28: duplicate key \"name\" (in nets[0])", "duplicate key"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9, maxBatchSize: many}]\n",
+     "cfg/t.yaml:2:61: maxBatchSize: expected an integer, got \"many\" (in boards[0])", "not an integer"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9, policyOptimism: 1.5}]\n",
+     "policyOptimism: 1.5 is out of range [0, 1] (in boards[0])", "out of range"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
+     "backends: [{backend: x, tiers: [fp16]}]\nmatrix:\n  - nets: [n]\n    overrides: {nnBuffer: 9x9}\n",
+     "cfg/t.yaml:6:17: unknown key \"nnBuffer\" (in matrix[0].overrides)", "override key"},
+    {"tiers:\n  - name: mine\n    limits:\n      winrat: {max: 1}\n",
+     "cfg/t.yaml:4:7: unknown key \"winrat\" (in tiers[0].limits)", "unknown metric"},
+    {"tiers:\n  - name: mine\n    limits:\n      winrate: {max: -1%}\n",
+     "cfg/t.yaml:4:22: max: expected a limit >= 0", "negative limit"},
+    {"tiers:\n  - name: fp16\n    limits: {}\n", "cfg/t.yaml:2:11: tier name \"fp16\" is a built-in", "builtin name"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, sgf: s, nnBuffer: 9}]\n",
+     "cfg/t.yaml:2:39: give either positions or sgf, not both (in boards[0])", "positions and sgf"},
+    {"nets: [{name: n, model: m, sha256: abc}]\n", "cfg/t.yaml:1:36: sha256: expected 64 hex digits", "bad sha"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\nbackends: [x]\n",
+     "cfg/t.yaml:3:12: backend \"x\" names no tiers and the suite has no defaultTiers (in backends[0])", "no tiers"},
+    {"- a\n- b\n", "cfg/t.yaml:1:1: suite: expected a mapping, got a sequence", "root type"},
+    {"nets: [no-such-file.yaml]\n", "cfg/t.yaml:1:8: cannot read \"cfg/no-such-file.yaml\"", "missing include"},
+    {"nets: [{name: n, model: m}, {name: n, model: m2}]\n", "cfg/t.yaml:1:36: duplicate name \"n\"", "duplicate name"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
+     "backends: [{backend: x, tiers: [fp16]}]\nmodes: [unbatched, async]\n",
+     "cfg/t.yaml:4:20: unknown mode \"async\"", "unknown mode"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9, requireExactNNLen: maybe}]\n",
+     "requireExactNNLen: expected true or false, got \"maybe\"", "bad bool"},
+    {"", "cfg/t.yaml:1:1: empty document", "empty"},
+};
+
+static void test_bad(void)
+{
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        hc_err err = {0};
+        hc_suite *s = parse(bad_cases[i][0], &err);
+        char name[32];
+        snprintf(name, sizeof name, "config-3.%zu", i + 1);
+        hc_check(name, !s && err.code == HC_ECONFIG && strstr(err.msg, bad_cases[i][1]), "%s: got \"%s\" (code %d), want \"%s\"",
+                 bad_cases[i][2], err.msg, err.code, bad_cases[i][1]);
+        hc_suite_free(s);
+    }
+}
+
+/* Included files report their own file and line. */
+static void test_include(void)
+{
+    const char *dir = hc_tmpdir("test_config");
+    if (!hc_check("config-4.1", dir != NULL, "no tmpdir"))
+        return;
+    char path[600], suite[600];
+    snprintf(path, sizeof path, "%s/board.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("name: b\npositions: p.jsonl.gz\nnnBuffer: 9\npda: 0.5\n", f);
+    fclose(f);
+    snprintf(suite, sizeof suite, "%s/suite.yaml", dir);
+    f = fopen(suite, "w");
+    fputs("nets: [{name: n, model: m}]\nboards: [board.yaml]\nbackends: [{backend: x, tiers: [fp16]}]\n", f);
+    fclose(f);
+    hc_err err = {0};
+    hc_suite *s = hc_suite_load(suite, &err);
+    char want[700];
+    snprintf(want, sizeof want, "%s:4:1: unknown key \"pda\"", path);
+    hc_check("config-4.2", !s && strstr(err.msg, want), "got \"%s\" want \"%s\"", err.msg, want);
+    hc_suite_free(s);
+    f = fopen(path, "w");
+    fputs("name: b\npositions: p.jsonl.gz\nnnBuffer: 9\nplayoutDoublingAdvantage: 0.5\n", f);
+    fclose(f);
+    s = hc_suite_load(suite, &err);
+    snprintf(want, sizeof want, "%s/p.jsonl.gz", dir);
+    hc_check("config-4.3", s && !strcmp(s->boards[0].positions, want) && s->boards[0].pda == 0.5, "include: %s",
+             s ? s->boards[0].positions : err.msg);
+    hc_suite_free(s);
+
+    snprintf(path, sizeof path, "%s/tier.yaml", dir);
+    f = fopen(path, "w");
+    fputs("name: t\nlimits:\n  policyKL: {p90: 0.001}\n  stScore: {avg: 2%}\n", f);
+    fclose(f);
+    hc_tier t;
+    hc_check("config-4.4", hc_tier_cfg_load(path, &t, &err) == 0 && t.set[HC_M_POLICY_KL][HC_P_90] &&
+             t.limit[HC_M_POLICY_KL][HC_P_90] == 0.001 && t.scale[HC_M_ST_SCORE][HC_P_AVG] == 100 &&
+             !t.set[HC_M_WINRATE][HC_P_MAX], "tier file: %s", err.msg);
+}
+
+int main(void)
+{
+    test_good();
+    test_shipped();
+    test_bad();
+    test_include();
+    return hc_test_exit();
+}
