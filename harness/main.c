@@ -12,6 +12,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"version", cmd_version, "print halfcheck's version"},
+    {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
 };
 
 static void usage(FILE *f)
