@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hc_test.h"
 #include "history.h"
@@ -120,8 +122,59 @@ static void check_set(const char *id, const char *pos_rel, const char *feat_rel,
     hc_positions_free(ps, n);
 }
 
+/* The command writes the same bytes as KataGo's golden file, and refuses a buffer too small. */
+static void check_cli(void)
+{
+    const char *bin = getenv("HALFCHECK");
+    const char *pos = hc_shared("positions/size10x14.jsonl.gz");
+    char pos_path[4096], gold[4096];
+    if (!bin || !pos) {
+        hc_skip("features-9.0", "HALFCHECK unset or ../shared/positions absent");
+        return;
+    }
+    snprintf(pos_path, sizeof pos_path, "%s", pos);
+    const char *g = hc_shared("golden/features/size10x14_10x14.f32.gz");
+    if (!g) {
+        hc_skip("features-9.0", "golden 10x14 features absent");
+        return;
+    }
+    snprintf(gold, sizeof gold, "%s", g);
+    const char *dir = hc_tmpdir("test_features");
+    char out[600], cmd[10000];
+    snprintf(out, sizeof out, "%s/f10x14.f32.gz", dir);
+    snprintf(cmd, sizeof cmd, "%s features --positions %s --nn 10x14 --out %s 2>/dev/null", bin, pos_path, out);
+    int rc = system(cmd);
+    if (!hc_check("features-9.1", rc == 0, "%s exited with %d", cmd, rc))
+        return;
+    hc_err err = {0};
+    hc_istream *a = hc_istream_open(out, &err), *b = hc_istream_open(gold, &err);
+    int same = a && b;
+    char ba[4096], bb[4096];
+    while (same) {
+        long na = hc_istream_read_some(a, ba, sizeof ba, &err);
+        long nb = na > 0 ? (long)(hc_istream_read(b, bb, (size_t)na, &err) == 0 ? na : -1) : hc_istream_read_some(b, bb, 1, &err);
+        if (na <= 0) {
+            same = nb == 0;
+            break;
+        }
+        if (nb != na || memcmp(ba, bb, (size_t)na) != 0)
+            same = 0;
+    }
+    hc_check("features-9.2", same, "halfcheck features output differs from %s", gold);
+    if (a)
+        hc_istream_close(a);
+    if (b)
+        hc_istream_close(b);
+    snprintf(cmd, sizeof cmd, "%s features --positions %s --nn 9x9 --out %s.small 2>/dev/null", bin, pos_path, out);
+    rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "%s.small", out);
+    hc_check("features-9.3", rc != -1 && WEXITSTATUS(rc) == 2 && access(cmd, F_OK) != 0,
+             "a 9x9 buffer for 10x14 boards: exit %d, output left behind %d", WEXITSTATUS(rc), access(cmd, F_OK) == 0);
+}
+
 int main(void)
 {
+    check_cli();
     const char *cfg = hc_shared("golden/configs.json");
     if (!cfg) {
         hc_skip("features-1.0", "../shared/golden/configs.json absent");
