@@ -15,6 +15,7 @@ static const command commands[] = {
     {"version", cmd_version, "print halfcheck's version"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
+    {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
 };
 
 static void usage(FILE *f)

@@ -60,5 +60,6 @@ int cmd_eval(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 #endif
