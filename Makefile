@@ -20,7 +20,7 @@ CFLAGS += $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm -pthread
 LDFLAGS += $(SANFLAGS)
 
-LIB_SRC := $(wildcard harness/*.c refs/*.c backends/*.c reports/*.c)
+LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c refs/*.c backends/*.c reports/*.c))
 CLI_SRC := $(wildcard harness/cli/*.c) harness/main.c
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)

@@ -11,6 +11,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"run", cmd_run, "run a suite: reference, backends, KataGo's metrics, tiers, reports (the main job)"},
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"version", cmd_version, "print halfcheck's version"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},

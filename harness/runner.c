@@ -1,0 +1,802 @@
+#define _GNU_SOURCE
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "evaluate.h"
+#include "junit.h"
+#include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
+#include "record.h"
+#include "sgf.h"
+#include "sha256.h"
+#include "stats.h"
+#include "stream.h"
+#include "table.h"
+#include "tiers.h"
+#include "version.h"
+
+/* Storage a result points into, owned by the run. */
+typedef struct owned {
+    hc_stats *stats;
+    hc_tier *tiers;
+    hc_tier_check *checks;
+    char *message;
+} owned;
+
+struct hc_run {
+    const hc_suite *suite;
+    hc_result *items;
+    owned *own;
+    size_t n, cap;
+    int input_error, backend_error, tier_fail;
+    hc_results results;
+    char timestamp[32];
+    char scratch[512];
+};
+
+hc_run_options hc_run_options_default(void)
+{
+    hc_run_options o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.timeout_s = 600;
+    o.seed = 1;
+    return o;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Appends a result; the strings and arrays given are adopted by the run. */
+static int add_result(hc_run *run, const hc_case *c, const char *mode, int outcome, char *message, hc_stats *stats,
+                      double seconds, hc_err *err)
+{
+    if (run->n == run->cap) {
+        size_t cap = run->cap ? run->cap * 2 : 32;
+        hc_result *ni = realloc(run->items, cap * sizeof *ni);
+        if (ni)
+            run->items = ni;
+        owned *no = realloc(run->own, cap * sizeof *no);
+        if (no)
+            run->own = no;
+        if (!ni || !no) {
+            free(message);
+            free(stats);
+            return hc_err_set(err, HC_ENOMEM, "out of memory for results");
+        }
+        run->cap = cap;
+    }
+    const hc_suite *s = run->suite;
+    owned *o = &run->own[run->n];
+    memset(o, 0, sizeof *o);
+    o->message = message;
+    o->stats = stats;
+    o->tiers = calloc(c->n_tiers ? c->n_tiers : 1, sizeof(hc_tier));
+    o->checks = calloc(c->n_tiers ? c->n_tiers : 1, sizeof(hc_tier_check));
+    if (!o->tiers || !o->checks) {
+        free(o->tiers);
+        free(o->checks);
+        free(message);
+        free(stats);
+        return hc_err_set(err, HC_ENOMEM, "out of memory for results");
+    }
+    for (size_t t = 0; t < c->n_tiers; t++) {
+        o->tiers[t] = s->tiers[c->tiers[t]];
+        if (outcome == HC_OUT_CHECKED && stats) {
+            hc_tier_check_stats(&o->tiers[t], stats, &o->checks[t]);
+            if (!o->checks[t].pass)
+                run->tier_fail = 1;
+        }
+    }
+    hc_result *r = &run->items[run->n];
+    memset(r, 0, sizeof *r);
+    r->net = s->nets[c->net].name;
+    r->board = s->boards[c->board].name;
+    r->backend = s->backends[c->backend].name;
+    r->mode = mode;
+    r->outcome = outcome;
+    r->message = message;
+    r->stats = stats;
+    r->n_tiers = c->n_tiers;
+    r->tiers = o->tiers;
+    r->checks = outcome == HC_OUT_CHECKED ? o->checks : NULL;
+    r->nn_x_len = c->settings.nn_x_len;
+    r->nn_y_len = c->settings.nn_y_len;
+    r->max_batch_size = c->settings.max_batch_size;
+    r->policy_optimism = c->settings.policy_optimism;
+    r->pda = c->settings.pda;
+    r->policy_temperature = c->settings.policy_temperature;
+    r->seconds = seconds;
+    if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
+        run->backend_error = 1;
+    run->n++;
+    return 0;
+}
+
+static const char *mode_name(int mode)
+{
+    return mode == HC_MODE_BATCHED ? "batched" : "unbatched";
+}
+
+/* An error result for every mode of a case. */
+static int add_case_errors(hc_run *run, const hc_case *c, const char *msg, hc_err *err)
+{
+    for (int mode = HC_MODE_UNBATCHED; mode <= HC_MODE_BATCHED; mode <<= 1) {
+        if (!(run->suite->modes & mode))
+            continue;
+        char *m = strdup(msg);
+        if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, 0, err))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct collect_ctx {
+    hc_position *ps;
+    size_t n, cap;
+} collect_ctx;
+
+static int collect_position(const hc_position *p, const hc_history *h, void *user, hc_err *err)
+{
+    (void)h;
+    collect_ctx *cc = user;
+    if (cc->n == cc->cap) {
+        size_t cap = cc->cap ? cc->cap * 2 : 256;
+        hc_position *np = realloc(cc->ps, cap * sizeof *np);
+        if (!np)
+            return hc_err_set(err, HC_ENOMEM, "out of memory recording positions");
+        cc->ps = np;
+        cc->cap = cap;
+    }
+    if (hc_position_copy(&cc->ps[cc->n], p, err))
+        return -1;
+    cc->n++;
+    return 0;
+}
+
+/* The positions of a board config, and a digest of their source for the cache key. */
+static int load_positions(const hc_board_cfg *b, hc_position **ps, size_t *n, char digest[65], hc_err *err)
+{
+    const char *src = b->positions ? b->positions : b->sgf;
+    if (hc_sha256_file(src, digest, err))
+        return -1;
+    if (b->positions)
+        return hc_positions_load(b->positions, ps, n, err);
+    hc_sgf_collection *c = hc_sgf_load(b->sgf, err);
+    if (!c)
+        return -1;
+    collect_ctx cc = {0};
+    int rc = hc_record_collection(c, collect_position, &cc, err);
+    hc_sgf_free(c);
+    if (rc) {
+        hc_positions_free(cc.ps, cc.n);
+        return -1;
+    }
+    *ps = cc.ps;
+    *n = cc.n;
+    return 0;
+}
+
+static hc_eval_settings settings_of(const hc_board_cfg *b)
+{
+    hc_eval_settings s = hc_eval_settings_default(b->nn_x_len, b->nn_y_len);
+    s.policy_optimism = b->policy_optimism;
+    s.playout_doubling_advantage = b->pda;
+    s.policy_temperature = (float)b->policy_temperature;
+    return s;
+}
+
+static void cache_key(const char *net_digest, const char *pos_digest, const hc_eval_settings *s, char hex[65])
+{
+    char text[1024];
+    snprintf(text, sizeof text, "halfcheck-ref v1|engine %d|net %s|positions %s|nn %dx%d|opt %.17g|pda %.17g|temp %.9g|meta %s",
+             HC_ENGINE_VERSION, net_digest, pos_digest, s->nn_x, s->nn_y, s->policy_optimism,
+             s->playout_doubling_advantage, (double)s->policy_temperature, s->meta_profile);
+    hc_sha256 h;
+    hc_sha256_init(&h);
+    hc_sha256_update(&h, text, strlen(text));
+    hc_sha256_final_hex(&h, hex);
+}
+
+static int mkdir_p(const char *dir, hc_err *err)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return hc_err_set(err, HC_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return hc_err_set(err, HC_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+    return 0;
+}
+
+/* A cached reference is used only when every record is there and fits the buffer. */
+static int cache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s)
+{
+    if (access(path, R_OK) != 0)
+        return 0;
+    unsigned char *got = calloc(n ? n : 1, 1);
+    hc_err err = {0};
+    long k = got ? hc_nnoutput_read_records(path, outs, got, n, &err) : -1;
+    int ok = k == (long)n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = got[i] && outs[i].nn_x_len == s->nn_x && outs[i].nn_y_len == s->nn_y && outs[i].white_owner_map;
+    if (!ok)
+        for (size_t i = 0; i < n; i++)
+            if (got && got[i])
+                hc_nnoutput_free(&outs[i]);
+    free(got);
+    return ok;
+}
+
+static int cache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err)
+{
+    hc_ostream *o = hc_ostream_open(path, err);
+    if (!o)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        void *rec = hc_nnoutput_encode(&outs[i], (long)i, &len, err);
+        if (!rec || hc_ostream_write(o, rec, len, err)) {
+            free(rec);
+            hc_ostream_abort(o);
+            return -1;
+        }
+        free(rec);
+    }
+    return hc_ostream_commit(o, err);
+}
+
+typedef struct progress_ctx {
+    const hc_run_options *opts;
+    const char *what;
+} progress_ctx;
+
+static int report_progress(void *user, size_t done, size_t total)
+{
+    progress_ctx *pc = user;
+    if (pc->opts->progress)
+        pc->opts->progress(pc->opts->progress_user, pc->what, done, total);
+    return 0;
+}
+
+/* The child's side of a backend case: evaluate, stream finished records to records_fd and the
+ * done count to progress_fd, and on failure leave the message in err_path. Never returns. */
+typedef struct child_ctx {
+    int records_fd, progress_fd;
+    const size_t *order;
+    const hc_nnoutput *outs;
+    size_t sent;
+} child_ctx;
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int child_progress(void *user, size_t done, size_t total)
+{
+    (void)total;
+    child_ctx *cc = user;
+    for (; cc->sent < done; cc->sent++) {
+        size_t i = cc->order ? cc->order[cc->sent] : cc->sent;
+        size_t len;
+        void *rec = hc_nnoutput_encode(&cc->outs[i], (long)i, &len, NULL);
+        if (!rec || write_all(cc->records_fd, rec, len)) {
+            free(rec);
+            return 1;
+        }
+        free(rec);
+    }
+    uint64_t d = done;
+    return write_all(cc->progress_fd, &d, sizeof d) ? 1 : 0;
+}
+
+static void child_fail(const char *err_path, const hc_err *err, const hc_eval_failure *fail)
+{
+    int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        char buf[1200];
+        int len = snprintf(buf, sizeof buf, "%ld\n%s", fail ? fail->position : -1L, err->msg);
+        write_all(fd, buf, (size_t)(len > 0 ? len : 0));
+        close(fd);
+    }
+    _exit(10);
+}
+
+static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                       int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
+                       const char *err_path)
+{
+    hc_err err = {0};
+    hc_backend b = {0};
+    if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
+        child_fail(err_path, &err, NULL);
+    hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
+    if (!outs) {
+        hc_err_set(&err, HC_ENOMEM, "out of memory for outputs");
+        child_fail(err_path, &err, NULL);
+    }
+    child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .order = order, .outs = outs};
+    hc_eval_failure fail;
+    if (hc_eval_positions(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress, &cc, &err))
+        child_fail(err_path, &err, &fail);
+    _exit(0);
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    }
+    return "signal";
+}
+
+static void describe_position(const hc_position *ps, size_t i, char *buf, size_t len)
+{
+    const hc_position *p = &ps[i];
+    snprintf(buf, len, "position %zu (index %ld, SGF line %ld, move %d)", i, p->index, p->sgf_line,
+             p->initial_turn_number + p->n_moves);
+}
+
+/* Runs one backend over the positions in a child process. Returns 0 with outs filled, or -1
+ * with *message (malloc'd) saying what went wrong. */
+static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spec, const hc_net *net,
+                        const hc_position *ps, size_t n, const size_t *order, int batch, const hc_eval_settings *s,
+                        const char *what, hc_nnoutput *outs, char **message)
+{
+    char records[700], errfile[700], text[2048];
+    static unsigned counter;
+    snprintf(records, sizeof records, "%s/case%u.records", run->scratch, counter);
+    snprintf(errfile, sizeof errfile, "%s/case%u.err", run->scratch, counter++);
+    unlink(records);
+    unlink(errfile);
+    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int pfd[2];
+    if (rfd < 0 || pipe(pfd) != 0) {
+        snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
+        if (rfd >= 0)
+            close(rfd);
+        *message = strdup(text);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(text, sizeof text, "cannot start the backend process: %s", strerror(errno));
+        close(rfd);
+        close(pfd[0]);
+        close(pfd[1]);
+        *message = strdup(text);
+        return -1;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], errfile);
+    }
+    close(rfd);
+    close(pfd[1]);
+    size_t done = 0;
+    int hung = 0;
+    double last = now_s();
+    for (;;) {
+        struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+        double left = opts->timeout_s - (now_s() - last);
+        if (left <= 0) {
+            hung = 1;
+            break;
+        }
+        int pr = poll(&p, 1, (int)(left * 1000) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0)
+            continue; /* re-checks the clock */
+        uint64_t d;
+        ssize_t r = read(pfd[0], &d, sizeof d);
+        if (r == (ssize_t)sizeof d) {
+            done = (size_t)d;
+            last = now_s();
+            progress_ctx pc = {opts, what};
+            report_progress(&pc, done, n);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        break; /* EOF: the child is gone or going */
+    }
+    if (hung)
+        kill(pid, SIGKILL);
+    close(pfd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    unsigned char *got = calloc(n ? n : 1, 1);
+    hc_err err = {0};
+    long k = got ? hc_nnoutput_read_records(records, outs, got, n, &err) : -1;
+    free(got);
+    unlink(records);
+    char where[256] = "";
+    size_t next = order && done < n ? order[done] : done;
+    if (done < n)
+        describe_position(ps, next, where, sizeof where);
+    int rc = 0;
+    if (hung) {
+        snprintf(text, sizeof text, "hung: no progress for %.0f s; killed while evaluating the batch of %d from %s",
+                 opts->timeout_s, batch, where);
+        rc = -1;
+    } else if (WIFSIGNALED(status)) {
+        snprintf(text, sizeof text, "crashed with %s (signal %d) while evaluating the batch of %d from %s",
+                 signal_name(WTERMSIG(status)), WTERMSIG(status), batch, where);
+        rc = -1;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
+        size_t len = 0;
+        char *e = hc_read_file(errfile, 1 << 16, &len, &err);
+        const char *msg = e ? strchr(e, '\n') : NULL;
+        snprintf(text, sizeof text, "%s", msg ? msg + 1 : "failed (no message)");
+        free(e);
+        rc = -1;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(text, sizeof text, "exited with status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        rc = -1;
+    } else if (k != (long)n) {
+        snprintf(text, sizeof text, "returned %ld of %zu outputs%s%s", k < 0 ? 0L : k, n, k < 0 ? ": " : "",
+                 k < 0 ? err.msg : "");
+        rc = -1;
+    }
+    unlink(errfile);
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            hc_nnoutput_free(&outs[i]);
+        *message = strdup(text);
+    }
+    return rc;
+}
+
+static void free_outs(hc_nnoutput *o, size_t n)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < n; i++)
+        hc_nnoutput_free(&o[i]);
+    free(o);
+}
+
+/* The reference outputs of one net x board x settings: from the cache, or ref32 in this
+ * process (the reference is halfcheck's own code, not a backend under test). */
+static int reference(const hc_run_options *opts, const hc_net *net, const char *net_digest, const hc_position *ps,
+                     size_t n, const char *pos_digest, const hc_eval_settings *s, const char *what,
+                     hc_nnoutput *outs, hc_err *err)
+{
+    char key[65], path[1200];
+    path[0] = '\0';
+    if (opts->cache_dir) {
+        cache_key(net_digest, pos_digest, s, key);
+        snprintf(path, sizeof path, "%s/ref-%s.bin", opts->cache_dir, key);
+        if (cache_read(path, outs, n, s))
+            return 0;
+    }
+    hc_backend b = {0};
+    int batch = 16;
+    if (hc_backend_open(&b, "ref32", net, s->nn_x, s->nn_y, batch, opts->threads, err))
+        return -1;
+    progress_ctx pc = {opts, what};
+    int rc = hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, NULL, report_progress, &pc, err);
+    hc_backend_close(&b);
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            hc_nnoutput_free(&outs[i]);
+        return -1;
+    }
+    if (path[0]) {
+        hc_err cerr = {0};
+        if (mkdir_p(opts->cache_dir, &cerr) == 0)
+            cache_write(path, outs, n, &cerr); /* a cache that cannot be written only costs time */
+    }
+    return 0;
+}
+
+/* Deterministic shuffle (xorshift64*), so a failing batched case can be rerun exactly. */
+static void shuffled_order(size_t *order, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = n; i > 1; i--) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        size_t j = (size_t)((x * 0x2545F4914F6CDD1Dull) % i);
+        size_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+}
+
+static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
+                    size_t n, const hc_nnoutput *ref, hc_err *err)
+{
+    const hc_suite *s = run->suite;
+    const hc_backend_cfg *bc = &s->backends[c->backend];
+    hc_eval_settings es = settings_of(&c->settings);
+    for (int mode = HC_MODE_UNBATCHED; mode <= HC_MODE_BATCHED; mode <<= 1) {
+        if (!(s->modes & mode))
+            continue;
+        int batch = mode == HC_MODE_BATCHED ? c->settings.max_batch_size : 1;
+        size_t *order = NULL;
+        if (mode == HC_MODE_BATCHED) {
+            order = malloc(sizeof(size_t) * (n ? n : 1));
+            if (!order)
+                return hc_err_set(err, HC_ENOMEM, "out of memory");
+            shuffled_order(order, n, opts->seed + 7919u * (unsigned)(c - s->cases));
+        }
+        char what[512];
+        snprintf(what, sizeof what, "%s %s %s %s", s->nets[c->net].name, s->boards[c->board].name, bc->name,
+                 mode_name(mode));
+        hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
+        char *message = NULL;
+        double t0 = now_s();
+        int rc = outs ? run_isolated(run, opts, bc->spec, net, ps, n, order, batch, &es, what, outs, &message) : -1;
+        double secs = now_s() - t0;
+        free(order);
+        if (rc) {
+            if (!message)
+                message = strdup("out of memory");
+            char *full = NULL;
+            if (message && asprintf(&full, "backend %s: %s", bc->spec, message) < 0)
+                full = NULL;
+            free(message);
+            run->backend_error = 1;
+            free(outs);
+            if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err))
+                return -1;
+            continue;
+        }
+        hc_stats *st = calloc(1, sizeof *st);
+        hc_err serr = {0};
+        if (!st || hc_stats_compute(ref, outs, n, st, &serr)) {
+            free(st);
+            free_outs(outs, n);
+            char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
+            run->backend_error = 1;
+            if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err))
+                return -1;
+            continue;
+        }
+        free_outs(outs, n);
+        if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err))
+            return -1;
+    }
+    return 0;
+}
+
+static int settings_equal(const hc_board_cfg *a, const hc_board_cfg *b)
+{
+    return a->nn_x_len == b->nn_x_len && a->nn_y_len == b->nn_y_len && a->policy_optimism == b->policy_optimism &&
+           a->pda == b->pda && a->policy_temperature == b->policy_temperature;
+}
+
+/* Checks a loaded net against its config: digest and expected version. */
+static int check_net(const hc_net_cfg *nc, const hc_net *net, const char *digest, hc_err *err)
+{
+    if (nc->sha256 && strcmp(nc->sha256, digest) != 0)
+        return hc_err_set(err, HC_ECONFIG, "%s: %s has sha256 %s, the config says %s", nc->where, nc->model, digest,
+                          nc->sha256);
+    if (nc->model_version >= 0 && nc->model_version != net->model_version)
+        return hc_err_set(err, HC_ECONFIG, "%s: %s is model version %d, the config says %d", nc->where, nc->model,
+                          net->model_version, nc->model_version);
+    return 0;
+}
+
+static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, size_t bi, const hc_net *net,
+                         const char *net_digest, hc_err *err)
+{
+    const hc_suite *s = run->suite;
+    const hc_board_cfg *board = &s->boards[bi];
+    hc_position *ps = NULL;
+    size_t n = 0;
+    char pos_digest[65];
+    hc_err lerr = {0};
+    if (load_positions(board, &ps, &n, pos_digest, &lerr) || (n == 0 && hc_err_set(&lerr, HC_EFORMAT, "%s: no positions",
+                                                                                      board->positions ? board->positions : board->sgf))) {
+        run->input_error = 1;
+        for (size_t k = 0; k < s->n_cases; k++)
+            if (s->cases[k].net == ni && s->cases[k].board == bi && add_case_errors(run, &s->cases[k], lerr.msg, err))
+                return -1;
+        return 0;
+    }
+    /* Cases of this net x board, grouped by the settings that change the reference. */
+    hc_nnoutput *ref = NULL;
+    const hc_board_cfg *ref_settings = NULL;
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < s->n_cases; k++) {
+        const hc_case *c = &s->cases[k];
+        if (c->net != ni || c->board != bi)
+            continue;
+        hc_err cerr = {0};
+        const hc_board_cfg *cs = &c->settings;
+        int bad = 0;
+        for (size_t i = 0; i < n && !bad; i++) {
+            if (ps[i].x_size > cs->nn_x_len || ps[i].y_size > cs->nn_y_len ||
+                (cs->require_exact_nn_len && (ps[i].x_size != cs->nn_x_len || ps[i].y_size != cs->nn_y_len))) {
+                hc_err_set(&cerr, HC_ECONFIG, "%s: position %zu is %dx%d, which %s the %dx%d NN buffer", cs->where, i,
+                           ps[i].x_size, ps[i].y_size, cs->require_exact_nn_len ? "must exactly fill" : "does not fit",
+                           cs->nn_x_len, cs->nn_y_len);
+                bad = 1;
+            }
+        }
+        if (!bad && (!ref || !settings_equal(ref_settings, cs))) {
+            free_outs(ref, n);
+            ref = calloc(n, sizeof *ref);
+            hc_eval_settings es = settings_of(cs);
+            char what[512];
+            snprintf(what, sizeof what, "%s %s reference", s->nets[ni].name, board->name);
+            if (!ref || reference(opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
+                free(ref);
+                ref = NULL;
+                hc_err_prefix(&cerr, "fp32 reference: ");
+                bad = 1;
+            } else {
+                ref_settings = cs;
+            }
+        }
+        if (bad) {
+            run->input_error = 1;
+            rc = add_case_errors(run, c, cerr.msg, err);
+            continue;
+        }
+        rc = run_case(run, opts, c, net, ps, n, ref, err);
+    }
+    free_outs(ref, n);
+    hc_positions_free(ps, n);
+    return rc;
+}
+
+hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *err)
+{
+    hc_run *run = hc_calloc(1, sizeof *run, err, "run");
+    if (!run)
+        return NULL;
+    run->suite = suite;
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(run->timestamp, sizeof run->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    const char *tmp = opts->tmp_dir ? opts->tmp_dir : getenv("TMPDIR");
+    snprintf(run->scratch, sizeof run->scratch, "%s/halfcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(run->scratch)) {
+        hc_err_set(err, HC_EIO, "%s: cannot create a scratch directory: %s", run->scratch, strerror(errno));
+        free(run);
+        return NULL;
+    }
+    int rc = 0;
+    for (size_t ni = 0; rc == 0 && ni < suite->n_nets; ni++) {
+        int used = 0;
+        for (size_t k = 0; k < suite->n_cases; k++)
+            used |= suite->cases[k].net == ni;
+        if (!used)
+            continue;
+        const hc_net_cfg *nc = &suite->nets[ni];
+        hc_err lerr = {0};
+        char digest[65];
+        hc_net *net = NULL;
+        if (hc_sha256_file(nc->model, digest, &lerr) == 0 && (net = hc_net_load(nc->model, &lerr)) != NULL &&
+            check_net(nc, net, digest, &lerr) == 0) {
+            hc_net_reduce_activations(net);
+            for (size_t bi = 0; rc == 0 && bi < suite->n_boards; bi++) {
+                int pair = 0;
+                for (size_t k = 0; k < suite->n_cases; k++)
+                    pair |= suite->cases[k].net == ni && suite->cases[k].board == bi;
+                if (pair)
+                    rc = run_net_board(run, opts, ni, bi, net, digest, err);
+            }
+        } else {
+            run->input_error = 1;
+            for (size_t k = 0; rc == 0 && k < suite->n_cases; k++)
+                if (suite->cases[k].net == ni)
+                    rc = add_case_errors(run, &suite->cases[k], lerr.msg, err);
+        }
+        hc_net_free(net);
+    }
+    rmdir(run->scratch);
+    run->results.suite = suite->name;
+    run->results.timestamp = run->timestamp;
+    run->results.version = HC_VERSION;
+    run->results.items = run->items;
+    run->results.n = run->n;
+    if (rc) {
+        hc_run_free(run);
+        return NULL;
+    }
+    return run;
+}
+
+const hc_results *hc_run_results(const hc_run *run)
+{
+    return &run->results;
+}
+
+int hc_run_status(const hc_run *run)
+{
+    if (run->input_error)
+        return 2;
+    if (run->backend_error)
+        return 3;
+    for (size_t i = 0; i < run->n; i++)
+        if (hc_result_is_error(&run->items[i]))
+            return 3;
+    return run->tier_fail ? 1 : 0;
+}
+
+int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
+{
+    if (mkdir_p(dir, err))
+        return -1;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/junit.xml", dir);
+    if (hc_junit_write(&run->results, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    if (hc_results_write_json(&run->results, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    if (hc_table_write_markdown(&run->results, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.csv", dir);
+    return hc_table_write_csv(&run->results, path, err);
+}
+
+void hc_run_free(hc_run *run)
+{
+    if (!run)
+        return;
+    for (size_t i = 0; i < run->n; i++) {
+        free(run->own[i].stats);
+        free(run->own[i].tiers);
+        free(run->own[i].checks);
+        free(run->own[i].message);
+    }
+    free(run->items);
+    free(run->own);
+    free(run);
+}

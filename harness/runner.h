@@ -1,0 +1,47 @@
+/* The suite runner behind `halfcheck run`: for every net x board of a suite it loads the net
+ * and the positions, computes (or takes from the cache) the fp32 reference, runs each
+ * backend unbatched and batched, each in a child process with a time limit, computes
+ * KataGo's statistics and checks them against the tiers. A backend that crashes, hangs,
+ * fails or returns non-finite output becomes an error result naming the backend and the
+ * position; every other case still runs. */
+#ifndef HC_RUNNER_H
+#define HC_RUNNER_H
+
+#include "config.h"
+#include "err.h"
+#include "results.h"
+
+typedef struct hc_run_options {
+    const char *cache_dir; /* reference cache directory, created if absent; NULL: no cache */
+    const char *tmp_dir;   /* parent of this run's private scratch directory; NULL: $TMPDIR or /tmp */
+    int threads;           /* evaluation threads per backend (>= 1) */
+    double timeout_s;      /* a backend case with no progress for this long is killed as hung */
+    /* Called as evaluations advance (what: "net board backend mode"); may be NULL. */
+    void (*progress)(void *user, const char *what, size_t done, size_t total);
+    void *progress_user;
+    unsigned seed;         /* seeds the shuffled batch order of batched mode */
+} hc_run_options;
+
+hc_run_options hc_run_options_default(void);
+
+typedef struct hc_run hc_run;
+
+/* Runs every case of the suite (which must outlive the run). Returns the run, or NULL with
+ * err only when nothing could be run at all (e.g. no scratch directory); inputs that fail to
+ * load (a net, a positions file) become error results of the cases that need them. */
+hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *err);
+
+/* The results, for the reports (owned by the run). */
+const hc_results *hc_run_results(const hc_run *run);
+
+/* Exit status of the run: 2 if an input (net, positions) failed to load, else 3 if a backend
+ * crashed, hung, failed or produced non-finite output, else 1 if a tier failed, else 0. */
+int hc_run_status(const hc_run *run);
+
+/* Writes junit.xml, results.json, report.md and report.csv into dir (created if absent),
+ * each atomically. */
+int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err);
+
+void hc_run_free(hc_run *run);
+
+#endif
