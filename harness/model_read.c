@@ -313,6 +313,24 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
             w[i] = v;
         }
     }
+    if (is_bin) {
+        /* Writers end every block with a newline. Anything else means the declared shape
+         * and the data disagree (the read ran into the next header or stopped short). */
+        uint64_t end_off = rd_off(r);
+        int next = rd_getc(r);
+        if (next == -2)
+            goto fail_quiet;
+        if (next >= 0) {
+            r->pos--;
+            if (!is_space(next)) {
+                rd_fail(r, HC_EFORMAT, end_off, field,
+                        "the binary block of %zu floats starting at offset %llu is followed by byte 0x%02x, not a "
+                        "newline: the declared shape does not match the data",
+                        n, (unsigned long long)start, next);
+                goto fail_quiet;
+            }
+        }
+    }
     r->nfloats += (int64_t)n;
     *out = w;
     return 0;
