@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "hc_test.h"
 #include "model.h"
 
@@ -783,6 +785,106 @@ static void check_shared(void)
     }
 }
 
+/* ---- layouts, checked against the raw file bytes (not through the writer) ---- */
+
+static size_t tok_off(const unsigned char *buf, size_t len, const char *name, int k);
+
+static unsigned char *gunzip_all(const char *path, size_t *len)
+{
+    gzFile g = gzopen(path, "rb");
+    if (!g)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    unsigned char *b = malloc(cap);
+    int got;
+    while ((got = gzread(g, b + n, (unsigned)(cap - n))) > 0) {
+        n += (size_t)got;
+        if (n == cap)
+            b = realloc(b, cap *= 2);
+    }
+    gzclose(g);
+    *len = n;
+    return b;
+}
+
+/* Pointer to the raw little-endian floats of the first block after the layer header line
+ * `name`, or NULL. */
+static const unsigned char *raw_block(const unsigned char *buf, size_t len, const char *name)
+{
+    size_t off = tok_off(buf, len, name, 0);
+    if (off == (size_t)-1)
+        return NULL;
+    const unsigned char *at = memchr(buf + off, '@', len - off);
+    return at && (size_t)(at - buf) + 5 < len && memcmp(at, "@BIN@", 5) == 0 ? at + 5 : NULL;
+}
+
+static float raw_f(const unsigned char *p, size_t i)
+{
+    uint32_t u = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+                 (uint32_t)p[4 * i + 3] << 24;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void check_layouts(void)
+{
+    static const char *const rels[] = {"nets/g170-b6c96-s175395328-d26788732.bin.gz", "nets/synth/pub_v5.bin.gz"};
+    for (size_t k = 0; k < 2; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "model-2.%zu", k);
+        const char *path = hc_shared(rels[k]);
+        if (!path) {
+            hc_skip(name, "shared net %s absent", rels[k]);
+            continue;
+        }
+        hc_err e = {0};
+        hc_net *n = hc_net_load(path, &e);
+        size_t len = 0;
+        unsigned char *raw = gunzip_all(path, &len);
+        if (!hc_check(name, n && raw, "%s", e.msg)) {
+            hc_net_free(n);
+            free(raw);
+            continue;
+        }
+        /* Conv: file (y, x, ic, oc) -> memory (oc, ic, y, x). */
+        const hc_conv *c = &n->trunk.initial_conv;
+        const unsigned char *p = raw_block(raw, len, c->name);
+        int bad = !p || c->ky < 3;
+        for (int y = 0; p && y < c->ky; y++)
+            for (int x = 0; x < c->kx; x++)
+                for (int ic = 0; ic < c->in_c; ic += 5)
+                    for (int oc = 0; oc < c->out_c; oc += 7) {
+                        float want = raw_f(p, (((size_t)y * c->kx + x) * c->in_c + ic) * c->out_c + oc);
+                        float got = c->w[(((size_t)oc * c->in_c + ic) * c->ky + y) * c->kx + x];
+                        bad += memcmp(&want, &got, 4) != 0;
+                    }
+        hc_check(name, !bad, "%s: conv weights not in (oc, ic, y, x) order (%d mismatches)", c->name, bad);
+        /* Matmul: file (ic, oc) kept as is. */
+        const hc_matmul *m = &n->trunk.initial_matmul;
+        p = raw_block(raw, len, m->name);
+        bad = !p;
+        for (size_t i = 0; p && i < (size_t)m->in_c * m->out_c; i++) {
+            float want = raw_f(p, i);
+            bad += memcmp(&want, &m->w[i], 4) != 0;
+        }
+        snprintf(name, sizeof name, "model-2.%zu.matmul", k);
+        hc_check(name, !bad, "%s: matmul weights not in file (ic, oc) order", m->name);
+        /* Batchnorm merge as KataGo computes it, in float. */
+        const hc_bn *b = &n->trunk.tip_bn;
+        bad = 0;
+        for (int i = 0; i < b->c; i++) {
+            float ms = b->scale[i] / sqrtf(b->var[i] + b->eps);
+            float mb = b->bias[i] - ms * b->mean[i];
+            bad += ms != b->merged_scale[i] || mb != b->merged_bias[i];
+        }
+        snprintf(name, sizeof name, "model-2.%zu.bn", k);
+        hc_check(name, !bad && b->c == n->trunk.trunk_c, "%s: merged scale/bias differ from KataGo's formula", b->name);
+        hc_net_free(n);
+        free(raw);
+    }
+}
+
 /* ---- every version, every block kind ---- */
 
 static void check_versions(void)
@@ -1133,6 +1235,7 @@ int main(void)
         return hc_test_exit();
     }
     check_shared();
+    check_layouts();
     check_versions();
     check_corruptions();
     check_reduce();
