@@ -739,7 +739,7 @@ static void check_shared(void)
                      n->num_params > 10000 && hc_net_has_transformer(n) == (nets[i].attn > 0),
                  "input_version %d floats %lld params %lld", n->input_version, (long long)n->num_floats,
                  (long long)n->num_params);
-        check_roundtrip(strrchr(nets[i].rel, '/') + 1, n, 1);
+        check_roundtrip(strrchr(nets[i].rel, '/') + 1, n, 0); /* plain: gzip is covered below, and slow */
         hc_net_free(n);
     }
 
