@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -1166,6 +1168,32 @@ static void check_corruptions(void)
         hc_check("model-3.53", !t && ce.code == HC_EIO, "%s", ce.msg);
         hc_net_free(t);
     }
+    /* Random single-byte damage anywhere: a clean load or a located error, never a crash. */
+    for (int binary = 1; binary >= 0; binary--) {
+        const unsigned char *buf = binary ? base_bin : base_txt;
+        size_t len = binary ? base_bin_len : base_txt_len;
+        unsigned char *b = malloc(len);
+        int bad = 0, errors = 0;
+        char first[300] = "";
+        for (int k = 0; k < 300; k++) {
+            memcpy(b, buf, len);
+            rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = (size_t)(rng_state >> 33) % len;
+            b[at] ^= (unsigned char)(1u << (k % 8));
+            hc_err ce = {0};
+            hc_net *t = load_mem(b, len, &ce);
+            if (!t) {
+                errors++;
+                if ((ce.code != HC_EFORMAT && ce.code != HC_ELIMIT) || !strstr(ce.msg, "offset "))
+                    if (!bad++)
+                        snprintf(first, sizeof first, "byte %zu: %s", at, ce.msg);
+            }
+            hc_net_free(t);
+        }
+        hc_check(binary ? "model-3.60" : "model-3.61", bad == 0 && errors > 0, "%d of 300 flips misreported: %s", bad,
+                 first);
+        free(b);
+    }
     /* A truncated gzip file: the stream's error surfaces, no crash or leak. */
     {
         snprintf(path, sizeof path, "%s/base.bin.gz", tmp);
@@ -1227,6 +1255,72 @@ static void check_reduce(void)
     hc_net_free(n);
 }
 
+/* ---- peak memory while loading (not under ASan, whose shadow memory would dominate) ---- */
+
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+            v = atol(line + kl + 1);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HC_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HC_UNDER_ASAN 1
+#endif
+#endif
+
+static void check_memory(void)
+{
+#ifdef HC_UNDER_ASAN
+    hc_skip("model-5.1", "peak memory is not measured under AddressSanitizer");
+#else
+    const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    if (!p) {
+        hc_skip("model-5.1", "shared net absent");
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p);
+    int fd[2];
+    if (pipe(fd) != 0)
+        return;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        long r[3];
+        r[0] = status_kb("VmRSS");
+        hc_err e = {0};
+        hc_net *n = hc_net_load(path, &e);
+        r[1] = status_kb("VmHWM");
+        r[2] = n ? (long)(n->num_floats * 4 / 1024) : -1;
+        hc_net_free(n);
+        _exit(write(fd[1], r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fd[1]);
+    long r[3] = {0, 0, -1};
+    ssize_t got = read(fd[0], r, sizeof r);
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    long grow = r[1] - r[0];
+    hc_check("model-5.1", got == (ssize_t)sizeof r && r[2] > 0 && grow <= r[2] + 16 * 1024,
+             "peak RSS grew by %ld KiB while loading %ld KiB of weights (limit: weights + 16 MiB)", grow, r[2]);
+#endif
+}
+
 int main(void)
 {
     tmp = hc_tmpdir("test_model");
@@ -1239,5 +1333,6 @@ int main(void)
     check_versions();
     check_corruptions();
     check_reduce();
+    check_memory();
     return hc_test_exit();
 }
