@@ -1257,6 +1257,15 @@ static void check_reduce(void)
 
 /* ---- peak memory while loading (not under ASan, whose shadow memory would dominate) ---- */
 
+#if defined(__SANITIZE_ADDRESS__)
+#define HC_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HC_UNDER_ASAN 1
+#endif
+#endif
+
+#ifndef HC_UNDER_ASAN
 static long status_kb(const char *key)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -1272,13 +1281,6 @@ static long status_kb(const char *key)
         fclose(f);
     return v;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HC_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HC_UNDER_ASAN 1
-#endif
 #endif
 
 static void check_memory(void)
