@@ -33,7 +33,7 @@
 #define HC_MODEL_MAX_DILATION 64
 #define HC_MODEL_MAX_HEADS 1024        /* attention heads, and head dims */
 #define HC_MODEL_MAX_NAME 4096         /* bytes in one name token */
-#define HC_MODEL_MAX_LAYER_FLOATS (256u * 1024 * 1024) /* floats in one layer (1 GiB) */
+#define HC_MODEL_MAX_LAYER_FLOATS (64u * 1024 * 1024) /* floats in one layer (256 MiB; b28c512 needs 2.4M) */
 
 /* Activation kinds; the numbers are KataGo's (activations.h). Files of version >= 11 name
  * them ACTIVATION_IDENTITY/RELU/MISH/SILU; older files imply RELU. MISH_SCALE8
