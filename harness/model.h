@@ -13,6 +13,18 @@
  *
  * Absent optional layers (e.g. the pass MLP of versions < 15, the SwiGLU gate when unused, the
  * trunk tip RMSNorm of a batchnorm trunk) are zeroed: name NULL, counts 0, arrays NULL.
+ *
+ * Raw vs folded: hc_net_load returns the values in the file. KataGo's loader then folds
+ * batchnorm factors into neighbouring layers (hc_net_reduce_activations below); an engine
+ * that wants KataGo's exact rounding calls it on its own loaded copy.
+ *
+ * Strictness: everything KataGo's parser refuses is refused (same checks, located). Also
+ * refused, where KataGo would misread or fail later: input channel counts that differ from the
+ * version's feature set (KataGo's backends assert on them), numbers with trailing junk
+ * ("12abc"), a "@BIN@" block not followed by whitespace (the declared shape does not match
+ * the data; KataGo's exporter always ends a block with a newline), non-whitespace after the
+ * value head, and the sanity limits below. Accepted where KataGo would not: binary blocks in
+ * a file named .txt.gz (the float encoding is detected, not taken from the name).
  */
 #ifndef HC_MODEL_H
 #define HC_MODEL_H
