@@ -327,16 +327,16 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);
-        hc_matmul_cs((int)bp, c, nh * qd, s, a->q_proj.w, q);
-        hc_matmul_cs((int)bp, c, nkv * qd, s, a->k_proj.w, k);
-        hc_matmul_cs((int)bp, c, nkv * vd, s, a->v_proj.w, v);
+        hc_matmul_cs(B, hw, c, nh * qd, s, a->q_proj.w, q);
+        hc_matmul_cs(B, hw, c, nkv * qd, s, a->k_proj.w, k);
+        hc_matmul_cs(B, hw, c, nkv * vd, s, a->v_proj.w, v);
         if (a->use_rope) {
             const rope_tab *rt = find_rope(f->e, a);
             hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
             hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
         }
         hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
-        hc_matmul_cs((int)bp, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
+        hc_matmul_cs(B, hw, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
     }
@@ -348,10 +348,10 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, ff->pre_ln.weight, ff->pre_ln.eps, f->mask);
-        hc_matmul_cs((int)bp, c, fc, s, ff->linear1.w, a1);
-        hc_matmul_cs((int)bp, c, fc, s, ff->linear_gate.w, gate);
+        hc_matmul_cs(B, hw, c, fc, s, ff->linear1.w, a1);
+        hc_matmul_cs(B, hw, c, fc, s, ff->linear_gate.w, gate);
         hc_swiglu((size_t)fc * bp, a1, gate);
-        hc_matmul_cs((int)bp, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
+        hc_matmul_cs(B, hw, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
     }

@@ -72,60 +72,69 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
 
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
+    (void)batch;
     if (cv->kh == 1 && cv->kw == 1)
         return 0;
-    return (size_t)cv->ic * cv->kh * cv->kw * batch * nx * ny;
+    return (size_t)cv->ic * cv->kh * cv->kw * nx * ny;
 }
 
-/* col[(i*kh+dy)*kw+dx][b*hw + y*nx + x] = in[i][b][y+dy-ph][x+dx-pw] or 0 outside the buffer. */
-static void im2col(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *col)
+/* col[(i*kh+dy)*kw+dx][y*nx + x] = in[i][b][y+dy-ph][x+dx-pw] or 0 outside the buffer, for
+ * one row b of a CBP tensor of `batch` rows. */
+static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in,
+                       float *col)
 {
     int hw = nx * ny, ph = cv->kh / 2, pw = cv->kw / 2;
-    size_t s = (size_t)batch * hw;
     for (int i = 0; i < cv->ic; i++) {
+        const float *src = in + ((size_t)i * batch + b) * hw;
         for (int dy = 0; dy < cv->kh; dy++) {
             for (int dx = 0; dx < cv->kw; dx++) {
-                float *dst = col + (((size_t)i * cv->kh + dy) * cv->kw + dx) * s;
+                float *dst = col + (((size_t)i * cv->kh + dy) * cv->kw + dx) * hw;
                 int ox = dx - pw;
-                int x0 = ox < 0 ? -ox : 0;          /* first x with a source */
-                int x1 = ox > 0 ? nx - ox : nx;     /* one past the last */
+                int x0 = ox < 0 ? -ox : 0;      /* first x with a source */
+                int x1 = ox > 0 ? nx - ox : nx; /* one past the last */
                 if (x1 < x0)
                     x1 = x0;
-                for (int b = 0; b < batch; b++) {
-                    const float *src = in + ((size_t)i * batch + b) * hw;
-                    for (int y = 0; y < ny; y++) {
-                        float *d = dst + (size_t)b * hw + (size_t)y * nx;
-                        int sy = y + dy - ph;
-                        if (sy < 0 || sy >= ny) {
-                            memset(d, 0, (size_t)nx * sizeof(float));
-                            continue;
-                        }
-                        const float *srow = src + (size_t)sy * nx + ox;
-                        for (int x = 0; x < x0; x++)
-                            d[x] = 0.0f;
-                        if (x1 > x0)
-                            memcpy(d + x0, srow + x0, (size_t)(x1 - x0) * sizeof(float));
-                        for (int x = x1; x < nx; x++)
-                            d[x] = 0.0f;
+                for (int y = 0; y < ny; y++) {
+                    float *d = dst + (size_t)y * nx;
+                    int sy = y + dy - ph;
+                    if (sy < 0 || sy >= ny) {
+                        memset(d, 0, (size_t)nx * sizeof(float));
+                        continue;
                     }
+                    const float *srow = src + (size_t)sy * nx + ox;
+                    for (int x = 0; x < x0; x++)
+                        d[x] = 0.0f;
+                    if (x1 > x0)
+                        memcpy(d + x0, srow + x0, (size_t)(x1 - x0) * sizeof(float));
+                    for (int x = x1; x < nx; x++)
+                        d[x] = 0.0f;
                 }
             }
         }
     }
 }
 
+/* One sgemm per batch row, always of the same shape (oc x hw x k): OpenBLAS's result for a
+ * column depends on how many columns the call has (edge kernels), so a row's outputs would
+ * otherwise depend on the batch size and the thread split. */
 void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
-                 int accumulate, float *ws)
+                  int accumulate, float *ws)
 {
-    int s = batch * nx * ny;
+    int hw = nx * ny;
+    int s = batch * hw;
     int k = cv->ic * cv->kh * cv->kw;
-    const float *bmat = in;
-    if (!(cv->kh == 1 && cv->kw == 1)) {
-        im2col(cv, batch, nx, ny, in, ws);
-        bmat = ws;
+    int one = cv->kh == 1 && cv->kw == 1;
+    for (int b = 0; b < batch; b++) {
+        const float *bmat = in + (size_t)b * hw;
+        int ldb = s;
+        if (!one) {
+            im2col_row(cv, batch, b, nx, ny, in, ws);
+            bmat = ws;
+            ldb = hw;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, hw, k, 1.0f, cv->w, k,
+                    bmat, ldb, accumulate ? 1.0f : 0.0f, out + (size_t)b * hw, s);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, s, k, 1.0f, cv->w, k, bmat, s,
-                accumulate ? 1.0f : 0.0f, out, s);
 }
 
 /* ---- batch norm, bias, activation ----------------------------------------------------- */
@@ -232,8 +241,9 @@ void hc_pool_value(int channels, int batch, int hw, const float *in, const float
 
 void hc_matmul_bc(int batch, int in_c, int out_c, const float *in, const float *w, float *out)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, out_c, in_c, 1.0f, in, in_c, w,
-                out_c, 0.0f, out, out_c);
+    for (int b = 0; b < batch; b++) /* per row: see hc_kconv_run */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, out_c, in_c, 1.0f,
+                    in + (size_t)b * in_c, in_c, w, out_c, 0.0f, out + (size_t)b * out_c, out_c);
 }
 
 void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int act)
@@ -249,10 +259,13 @@ void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int ac
 
 /* ---- per-position ops ----------------------------------------------------------------- */
 
-void hc_matmul_cs(int s, int in_c, int out_c, const float *in, const float *w, float *out)
+void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                  float *out)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_c, s, in_c, 1.0f, w, out_c, in, s,
-                0.0f, out, s);
+    int s = batch * hw;
+    for (int b = 0; b < batch; b++) /* per row: see hc_kconv_run */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_c, hw, in_c, 1.0f, w, out_c,
+                    in + (size_t)b * hw, s, 0.0f, out + (size_t)b * hw, s);
 }
 
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,

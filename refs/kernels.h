@@ -2,18 +2,19 @@
  *
  * Layout. Spatial activations are "CBP": data[(c * batch + b) * hw + p], p = y * nx + x over the
  * whole nn buffer (boards smaller than the buffer sit in its top-left corner and are marked by
- * the mask). Every channel of a batch is one contiguous row of batch*hw floats, so a 1x1
- * convolution or a per-position matmul over the whole batch is ONE sgemm, and a k x k
- * convolution is one sgemm over an im2col panel. Per-row vectors (global inputs, pooled
- * features, value head) are "BC": data[b * c_count + c].
+ * the mask). Per-row vectors (global inputs, pooled features, value head) are "BC":
+ * data[b * c_count + c].
+ *
+ * Every sgemm covers exactly one batch row and has the same shape whatever the batch size:
+ * OpenBLAS's result for an output element depends on the call's shape (edge kernels differ in
+ * their accumulation), so this is what makes a row's bits independent of its batch.
  *
  * The mask is [batch][hw] with values exactly 0 or 1; mask_sum[b] is its float sum in buffer
  * order, as KataGo computes it.
  *
  * Kernels never allocate: callers pass workspaces sized by the *_workspace functions. All
  * pointers are borrowed for the duration of the call. Results depend only on the row's own
- * data (no cross-row reduction), so a row's outputs do not depend on which rows share its batch
- * as long as sgemm's result for one column is independent of the other columns. */
+ * data: no cross-row reduction, and per-row sgemm calls of fixed shape. */
 #ifndef HC_KERNELS_H
 #define HC_KERNELS_H
 
@@ -99,8 +100,9 @@ void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int ac
 
 /* ---- per-position ops (CBP layout, s = batch * hw columns) ---------------------------- */
 
-/* out[o][s] = sum_i w[i][o] * in[i][s]; w is [in_c][out_c]. One sgemm. */
-void hc_matmul_cs(int s, int in_c, int out_c, const float *in, const float *w, float *out);
+/* out[o][s] = sum_i w[i][o] * in[i][s] over s = batch * hw columns; w is [in_c][out_c]. */
+void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                  float *out);
 
 /* Transformer RMSNorm (weight only): at masked-out positions 0, else
  * x * (1 / sqrtf(sum_c x^2 / C + eps)) * weight[c]. in == out allowed. */

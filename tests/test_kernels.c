@@ -235,7 +235,7 @@ static void test_matmul(void)
 
         int s = batch * 5;
         float *x = rvec((size_t)ic * s, 1), *y = malloc((size_t)oc * s * sizeof(float));
-        hc_matmul_cs(s, ic, oc, x, w, y);
+        hc_matmul_cs(batch, 5, ic, oc, x, w, y);
         e = 0;
         for (int o = 0; o < oc; o++)
             for (int j = 0; j < s; j++) {
