@@ -133,9 +133,14 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
 void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
                    const float *cos_t, const float *sin_t, float *x);
 
+/* x = exp(x) elementwise, vectorized, within ~2 ulp of expf for x in [-87, 88] (clamped
+ * there: never inf). Used for the attention softmax. */
+void hc_vexpf(size_t n, float *x);
+
 /* Scaled dot-product attention with a key and query mask, grouped heads (head h uses kv head
  * h / (heads / kv_heads)). q: [heads*qd][s], k: [kv_heads*qd][s], v: [kv_heads*vd][s],
- * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output.
+ * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output. The softmax
+ * sums in 8 interleaved partial sums and uses hc_vexpf (KataGo: sequential sum, expf).
  * ws: hw*hw floats. */
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
