@@ -19,6 +19,7 @@
 #include "model.h"
 #include "nnoutput.h"
 #include "positions.h"
+#include "sgfmeta.h"
 #include "stream.h"
 
 enum { NSPATIAL = 22, NGLOBAL = 19, MAX_GOLDEN = 48 };
@@ -26,19 +27,29 @@ enum { NSPATIAL = 22, NGLOBAL = 19, MAX_GOLDEN = 48 };
 typedef struct golden_cfg {
     const char *id, *net, *positions, *features, *outputs;
     int nx, ny;
+    const char *meta_profile; /* SGF-metadata profile for nets with a metadata encoder */
 } golden_cfg;
 
 static const golden_cfg goldens[] = {
     {"g170-19", "nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size19.jsonl.gz",
-     "golden/features/size19_19x19.f32.gz", "golden/outputs/g170_size19.jsonl.gz", 19, 19},
+     "golden/features/size19_19x19.f32.gz", "golden/outputs/g170_size19.jsonl.gz", 19, 19, NULL},
     {"g170-13in18x19", "nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size13.jsonl.gz",
-     "golden/features/size13_18x19.f32.gz", "golden/outputs/g170_size13_rectbuffer.jsonl.gz", 18, 19},
+     "golden/features/size13_18x19.f32.gz", "golden/outputs/g170_size13_rectbuffer.jsonl.gz", 18, 19, NULL},
     {"g170-10x14", "nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size10x14.jsonl.gz",
-     "golden/features/size10x14_10x14.f32.gz", "golden/outputs/g170_size10x14.jsonl.gz", 10, 14},
+     "golden/features/size10x14_10x14.f32.gz", "golden/outputs/g170_size10x14.jsonl.gz", 10, 14, NULL},
     {"tfrs-19", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", "positions/size19.jsonl.gz",
-     "golden/features/size19_19x19.f32.gz", "golden/outputs/tfrs_size19.jsonl.gz", 19, 19},
+     "golden/features/size19_19x19.f32.gz", "golden/outputs/tfrs_size19.jsonl.gz", 19, 19, NULL},
     {"tfrs-rect", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", "positions/sizerect.jsonl.gz",
-     "golden/features/sizerect_19x19.f32.gz", "golden/outputs/tfrs_sizerect.jsonl.gz", 19, 19},
+     "golden/features/sizerect_19x19.f32.gz", "golden/outputs/tfrs_sizerect.jsonl.gz", 19, 19, NULL},
+    /* synth nets of versions 11-17 take the same V7 rows as g170 */
+    {"v11nbt", "nets/synth/pub_v11nbt.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v11nbt_size10x14.jsonl.gz", 10, 14, NULL},
+    {"v15meta", "nets/synth/pub_v15meta.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v15meta_size10x14.jsonl.gz", 10, 14, "preaz_5k"},
+    {"v16", "nets/synth/pub_v16.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v16_size10x14.jsonl.gz", 10, 14, NULL},
+    {"v17nbttf", "nets/synth/pub_v17nbttf.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v17nbttf_size10x14.jsonl.gz", 10, 14, NULL},
 };
 
 static char *shared_dup(const char *rel)
@@ -105,6 +116,7 @@ static void golden_check(const golden_cfg *g)
     float *spatial = malloc((size_t)NSPATIAL * hw * MAX_GOLDEN * sizeof(float));
     float *global = malloc((size_t)NGLOBAL * MAX_GOLDEN * sizeof(float));
     size_t *which = malloc(MAX_GOLDEN * sizeof(size_t));
+    float *meta = g->meta_profile ? malloc((size_t)HC_SGFMETA_CHANNELS * MAX_GOLDEN * sizeof(float)) : NULL;
     if (hc_positions_load(posp, &pos, &npos, &err) || hc_nnoutputs_load(outp, &gold, &nout, &err)) {
         hc_check(gname(g, "0.2"), 0, "%s", err.msg);
         goto done;
@@ -124,6 +136,15 @@ static void golden_check(const golden_cfg *g)
             continue;
         memcpy(spatial + (size_t)n * NSPATIAL * hw, rows + (size_t)n * rec, (size_t)NSPATIAL * hw * sizeof(float));
         memcpy(global + (size_t)n * NGLOBAL, rows + (size_t)n * rec + (size_t)NSPATIAL * hw, NGLOBAL * sizeof(float));
+        if (meta) {
+            hc_sgfmeta sm;
+            if (hc_sgfmeta_profile(g->meta_profile, &sm, &err) ||
+                hc_sgfmeta_fill_row(&sm, pos[i].next_pla == HC_WHITE, pos[i].x_size * pos[i].y_size,
+                                    meta + (size_t)n * HC_SGFMETA_CHANNELS, &err)) {
+                hc_check(gname(g, "0.9"), 0, "metadata row: %s", err.msg);
+                goto done;
+            }
+        }
         which[n++] = i;
     }
     hc_check(gname(g, "0.6"), n >= 8, "only %d positions at symmetry 0", n);
@@ -140,7 +161,8 @@ static void golden_check(const golden_cfg *g)
         view.score += (size_t)r0 * net->num_score_value_c;
         view.ownership += (size_t)r0 * hw;
         view.max_batch -= r0;
-        if (hc_engine_eval(e, b, spatial + (size_t)r0 * NSPATIAL * hw, global + (size_t)r0 * NGLOBAL, NULL, &view, &err)) {
+        if (hc_engine_eval(e, b, spatial + (size_t)r0 * NSPATIAL * hw, global + (size_t)r0 * NGLOBAL,
+                           meta ? meta + (size_t)r0 * HC_SGFMETA_CHANNELS : NULL, &view, &err)) {
             hc_check(gname(g, "0.8"), 0, "eval: %s", err.msg);
             goto done;
         }
@@ -204,7 +226,7 @@ static void golden_check(const golden_cfg *g)
                n, e_wr, e_pol, e_own, e_lead, e_mean);
     }
 done:
-    free(rows), free(spatial), free(global), free(which);
+    free(rows), free(spatial), free(global), free(which), free(meta);
     hc_raw_heads_free(heads);
     hc_engine_free(e);
     if (fs)
