@@ -6,6 +6,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The 8-lane helpers are static, so passing 32-byte vectors by value never crosses an ABI
+ * boundary; GCC warns about it when AVX is off (SAN=1 builds without -march=native). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float hc_v8f __attribute__((vector_size(32)));
+typedef int32_t hc_v8i __attribute__((vector_size(32)));
+
+static inline hc_v8f v8_splat(float x)
+{
+    hc_v8f v = {x, x, x, x, x, x, x, x};
+    return v;
+}
+
+static inline hc_v8f v8_select(hc_v8i m, hc_v8f a, hc_v8f b) /* m ? a : b per lane */
+{
+    return (hc_v8f)(((hc_v8i)a & m) | ((hc_v8i)b & ~m));
+}
+
+/* Loads / stores k <= 8 floats (fixed-size copies for full vectors, so they compile to moves). */
+static inline hc_v8f v8_load(const float *p, int k)
+{
+    hc_v8f v = {0};
+    if (k == 8)
+        memcpy(&v, p, sizeof v);
+    else
+        for (int j = 0; j < k; j++)
+            v[j] = p[j];
+    return v;
+}
+
+static inline void v8_store(float *p, hc_v8f v, int k)
+{
+    if (k == 8)
+        memcpy(p, &v, sizeof v);
+    else
+        for (int j = 0; j < k; j++)
+            p[j] = v[j];
+}
+
 int hc_act_valid(int code)
 {
     return code == HC_ACT_IDENTITY || code == HC_ACT_RELU || code == HC_ACT_MISH ||
@@ -64,6 +102,7 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
         return hc_err_set(err, HC_EINTERNAL, "conv %dx%d %d->%d: unsupported shape", kh, kw, ic,
                           oc);
     cv->w = weights;
+    cv->wino = NULL;
     cv->oc = oc;
     cv->ic = ic;
     cv->kh = kh;
@@ -71,13 +110,87 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
     return 0;
 }
 
+void hc_kconv_free(hc_kconv *cv)
+{
+    if (cv) {
+        free(cv->wino);
+        cv->wino = NULL;
+    }
+}
+
+/* G (6x3) of F(4x4,3x3) applied to 3 values, in double. */
+static void wino_g(const double g[3], double o[6])
+{
+    o[0] = g[0] / 4.0;
+    o[1] = -(g[0] + g[1] + g[2]) / 6.0;
+    o[2] = -(g[0] - g[1] + g[2]) / 6.0;
+    o[3] = (g[0] + 2.0 * g[1] + 4.0 * g[2]) / 24.0;
+    o[4] = (g[0] - 2.0 * g[1] + 4.0 * g[2]) / 24.0;
+    o[5] = g[2];
+}
+
+int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
+{
+    if (cv->kh != 3 || cv->kw != 3 || cv->wino)
+        return 0;
+    size_t per = (size_t)cv->oc * cv->ic;
+    cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
+    if (!cv->wino)
+        return -1;
+    for (int o = 0; o < cv->oc; o++)
+        for (int i = 0; i < cv->ic; i++) {
+            const float *g = cv->w + ((size_t)o * cv->ic + i) * 9;
+            double rows[3][6], u[6][6];
+            for (int y = 0; y < 3; y++) { /* along x first: rows[y] = G g[y][.] */
+                double t[3] = {g[y * 3], g[y * 3 + 1], g[y * 3 + 2]};
+                wino_g(t, rows[y]);
+            }
+            for (int x = 0; x < 6; x++) { /* then along y */
+                double t[3] = {rows[0][x], rows[1][x], rows[2][x]}, col[6];
+                wino_g(t, col);
+                for (int y = 0; y < 6; y++)
+                    u[y][x] = col[y];
+            }
+            for (int k = 0; k < 36; k++)
+                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = (float)u[k / 6][k % 6];
+        }
+    return 0;
+}
+
+static int wino_tiles(int nx, int ny)
+{
+    return ((nx + 3) / 4) * ((ny + 3) / 4);
+}
+
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     (void)batch;
+    if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row */
+        return (size_t)36 * (cv->ic + cv->oc) * wino_tiles(nx, ny);
     if (cv->kh == 1 && cv->kw == 1)
         return 0;
     return (size_t)cv->ic * cv->kh * cv->kw * nx * ny;
 }
+
+/* B^T of F(4x4,3x3) on 6 values (8 tiles per lane vector). */
+#define WINO_BT(z0, z1, z2, z3, z4, z5, o)                                                      \
+    do {                                                                                       \
+        o[0] = 4.0f * z0 - 5.0f * z2 + z4;                                                     \
+        o[1] = -4.0f * z1 - 4.0f * z2 + z3 + z4;                                               \
+        o[2] = 4.0f * z1 - 4.0f * z2 - z3 + z4;                                                \
+        o[3] = -2.0f * z1 - z2 + 2.0f * z3 + z4;                                               \
+        o[4] = 2.0f * z1 - z2 - 2.0f * z3 + z4;                                                \
+        o[5] = 4.0f * z1 - 5.0f * z3 + z5;                                                     \
+    } while (0)
+
+/* A^T of F(4x4,3x3) on 6 values. */
+#define WINO_AT(z0, z1, z2, z3, z4, z5, o)                                                      \
+    do {                                                                                       \
+        o[0] = z0 + z1 + z2 + z3 + z4;                                                         \
+        o[1] = (z1 - z2) + 2.0f * (z3 - z4);                                                   \
+        o[2] = (z1 + z2) + 4.0f * (z3 + z4);                                                   \
+        o[3] = (z1 - z2) + 8.0f * (z3 - z4) + z5;                                              \
+    } while (0)
 
 /* col[(i*kh+dy)*kw+dx][y*nx + x] = in[i][b][y+dy-ph][x+dx-pw] or 0 outside the buffer, for
  * one row b of a CBP tensor of `batch` rows. */
@@ -115,6 +228,94 @@ static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, con
     }
 }
 
+/* Winograd F(4x4,3x3) of one batch row b: input transform of 8 tiles at a time (lanes),
+ * 36 sgemms of fixed shape (oc x T x ic), output transform. */
+static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in,
+                     float *out, int accumulate, float *ws)
+{
+    int hw = nx * ny, txn = (nx + 3) / 4, T = wino_tiles(nx, ny);
+    size_t s = (size_t)batch * hw;
+    float *V = ws, *M = ws + (size_t)36 * cv->ic * T;
+    for (int i = 0; i < cv->ic; i++) {
+        const float *src = in + ((size_t)i * batch + b) * hw;
+        for (int t0 = 0; t0 < T; t0 += 8) {
+            hc_v8f d[36];
+            for (int k = 0; k < 36; k++)
+                d[k] = v8_splat(0.0f);
+            for (int l = 0; l < 8 && t0 + l < T; l++) {
+                int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
+                for (int r = 0; r < 6; r++) {
+                    int y = ty * 4 - 1 + r;
+                    if (y < 0 || y >= ny)
+                        continue;
+                    for (int c = 0; c < 6; c++) {
+                        int x = tx * 4 - 1 + c;
+                        if (x >= 0 && x < nx)
+                            d[r * 6 + c][l] = src[(size_t)y * nx + x];
+                    }
+                }
+            }
+            hc_v8f tmp[36], o[6];
+            for (int c = 0; c < 6; c++) { /* along y */
+                WINO_BT(d[c], d[6 + c], d[12 + c], d[18 + c], d[24 + c], d[30 + c], o);
+                for (int r = 0; r < 6; r++)
+                    tmp[r * 6 + c] = o[r];
+            }
+            for (int r = 0; r < 6; r++) { /* along x */
+                const hc_v8f *z = tmp + r * 6;
+                WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
+                for (int c = 0; c < 6; c++)
+                    v8_store(V + ((size_t)(r * 6 + c) * cv->ic + i) * T + t0, o[c],
+                             T - t0 < 8 ? T - t0 : 8);
+            }
+        }
+    }
+    for (int k = 0; k < 36; k++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
+                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * cv->ic * T, T,
+                    0.0f, M + (size_t)k * cv->oc * T, T);
+    for (int o = 0; o < cv->oc; o++) {
+        float *dst = out + ((size_t)o * batch + b) * hw;
+        for (int t0 = 0; t0 < T; t0 += 8) {
+            int lanes = T - t0 < 8 ? T - t0 : 8;
+            hc_v8f m[36], tmp[24], y4[4];
+            for (int k = 0; k < 36; k++)
+                m[k] = v8_load(M + ((size_t)k * cv->oc + o) * T + t0, lanes);
+            for (int c = 0; c < 6; c++) { /* along y: 6 rows -> 4 */
+                WINO_AT(m[c], m[6 + c], m[12 + c], m[18 + c], m[24 + c], m[30 + c], y4);
+                for (int r = 0; r < 4; r++)
+                    tmp[r * 6 + c] = y4[r];
+            }
+            hc_v8f res[16];
+            for (int r = 0; r < 4; r++) { /* along x: 6 columns -> 4 */
+                const hc_v8f *z = tmp + r * 6;
+                WINO_AT(z[0], z[1], z[2], z[3], z[4], z[5], y4);
+                for (int c = 0; c < 4; c++)
+                    res[r * 4 + c] = y4[c];
+            }
+            for (int l = 0; l < lanes; l++) {
+                int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
+                for (int r = 0; r < 4; r++) {
+                    int y = ty * 4 + r;
+                    if (y >= ny)
+                        break;
+                    for (int c = 0; c < 4; c++) {
+                        int x = tx * 4 + c;
+                        if (x >= nx)
+                            break;
+                        float v = res[r * 4 + c][l];
+                        if (accumulate)
+                            dst[(size_t)y * nx + x] += v;
+                        else
+                            dst[(size_t)y * nx + x] = v;
+                    }
+                }
+            }
+        }
+    }
+    (void)s;
+}
+
 /* One sgemm per batch row, always of the same shape (oc x hw x k): OpenBLAS's result for a
  * column depends on how many columns the call has (edge kernels), so a row's outputs would
  * otherwise depend on the batch size and the thread split. */
@@ -125,6 +326,11 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
     int s = batch * hw;
     int k = cv->ic * cv->kh * cv->kw;
     int one = cv->kh == 1 && cv->kw == 1;
+    if (cv->wino) {
+        for (int b = 0; b < batch; b++)
+            wino_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
+        return;
+    }
     for (int b = 0; b < batch; b++) {
         const float *bmat = in + (size_t)b * hw;
         int ldb = s;
@@ -423,8 +629,6 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
 /* exp over an array, 8 lanes at a time (GCC vector extensions), within ~2 ulp of expf: range
  * reduction by ln 2 (split in two constants), a degree-6 polynomial, 2^k from the exponent
  * bits. Inputs are clamped to [-87, 88] (a finite result, never inf). */
-typedef float hc_v8f __attribute__((vector_size(32)));
-typedef int32_t hc_v8i __attribute__((vector_size(32)));
 
 static inline hc_v8f vexp8(hc_v8f x)
 {
@@ -464,38 +668,6 @@ void hc_vexpf(size_t n, float *x)
         v = vexp8(v);
         memcpy(x + i, &v, (n - i) * sizeof(float));
     }
-}
-
-static inline hc_v8f v8_splat(float x)
-{
-    hc_v8f v = {x, x, x, x, x, x, x, x};
-    return v;
-}
-
-static inline hc_v8f v8_select(hc_v8i m, hc_v8f a, hc_v8f b) /* m ? a : b per lane */
-{
-    return (hc_v8f)(((hc_v8i)a & m) | ((hc_v8i)b & ~m));
-}
-
-/* Loads / stores k <= 8 floats (fixed-size copies for full vectors, so they compile to moves). */
-static inline hc_v8f v8_load(const float *p, int k)
-{
-    hc_v8f v = {0};
-    if (k == 8)
-        memcpy(&v, p, sizeof v);
-    else
-        for (int j = 0; j < k; j++)
-            v[j] = p[j];
-    return v;
-}
-
-static inline void v8_store(float *p, hc_v8f v, int k)
-{
-    if (k == 8)
-        memcpy(p, &v, sizeof v);
-    else
-        for (int j = 0; j < k; j++)
-            p[j] = v[j];
 }
 
 /* Masked softmax of one score row in place (scores times scale first): keys with m == 0 get 0.

@@ -49,11 +49,18 @@ void hc_mask_from_input(int batch, int hw, int c_spatial, const float *spatial, 
 typedef struct hc_kconv {
     int oc, ic, kh, kw;
     const float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
+    float *wino;    /* owned: 3x3 Winograd F(4x4,3x3) weights [36][oc][ic], or NULL */
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
- * even or non-positive shape. */
+ * even or non-positive shape. Runs as im2col + sgemm. */
 int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err);
+
+/* Switches a 3x3 convolution to Winograd F(4x4,3x3) (6x6 tiles, the transform KataGo's Eigen
+ * backend uses for 3x3): transformed weights are computed in double and rounded once. A no-op
+ * for other kernel sizes. */
+int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err);
+void hc_kconv_free(hc_kconv *cv);
 
 /* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);

@@ -22,7 +22,9 @@
 #include "sgfmeta.h"
 #include "stream.h"
 
-enum { NSPATIAL = 22, NGLOBAL = 19, MAX_GOLDEN = 48 };
+enum { NSPATIAL = 22, NGLOBAL = 19 };
+static int MAX_GOLDEN = 48;
+static hc_engine_opts golden_opts;
 
 typedef struct golden_cfg {
     const char *id, *net, *positions, *features, *outputs;
@@ -148,7 +150,7 @@ static void golden_check(const golden_cfg *g)
         which[n++] = i;
     }
     hc_check(gname(g, "0.6"), n >= 8, "only %d positions at symmetry 0", n);
-    e = hc_engine_new(net, 16, g->nx, g->ny, 2, &err);
+    e = hc_engine_new_opts(net, 16, g->nx, g->ny, 2, &golden_opts, &err);
     heads = e ? hc_raw_heads_new(MAX_GOLDEN, g->nx, g->ny, net->num_policy_c, net->num_score_value_c, &err) : NULL;
     if (!hc_check(gname(g, "0.7"), e && heads, "engine: %s", err.msg))
         goto done;
@@ -416,6 +418,11 @@ static void api_checks(void)
 
 int main(void)
 {
+    golden_opts = hc_engine_default_opts();
+    if (getenv("HC_TEST_GOLDEN_MAX")) /* a longer golden run by hand */
+        MAX_GOLDEN = atoi(getenv("HC_TEST_GOLDEN_MAX"));
+    if (getenv("HC_TEST_WINOGRAD"))
+        golden_opts.winograd = atoi(getenv("HC_TEST_WINOGRAD"));
     api_checks();
     for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++)
         golden_check(&goldens[i]);
