@@ -7,6 +7,10 @@
 
 #include "kernels.h"
 
+#ifndef HC_ENGINE_DEFAULT_WINOGRAD
+#define HC_ENGINE_DEFAULT_WINOGRAD 1
+#endif
+
 /* RoPE cos/sin tables of one attention block for this engine's buffer size. */
 typedef struct rope_tab {
     const hc_attn_block *blk;
@@ -25,8 +29,17 @@ typedef struct worker {
     int r0, rows; /* this job's rows */
 } worker;
 
+/* A net convolution prepared for this engine (Winograd weights for 3x3). */
+typedef struct conv_prep {
+    const hc_conv *src;
+    hc_kconv k;
+} conv_prep;
+
 struct hc_engine {
     const hc_net *net;
+    conv_prep *convs;
+    int n_convs;
+    hc_engine_opts opts;
     int max_batch, nx, ny, hw, threads, chunk;
     rope_tab *ropes;
     int n_ropes;
@@ -185,6 +198,69 @@ static int check_net(const hc_net *net, hc_err *err)
     return 0;
 }
 
+/* ---- prepared convolutions ----------------------------------------------------------- */
+
+static int add_conv(hc_engine *e, const hc_conv *c, hc_err *err)
+{
+    conv_prep *grown = realloc(e->convs, (size_t)(e->n_convs + 1) * sizeof *grown);
+    if (!grown)
+        return hc_err_set(err, HC_ENOMEM, "engine conv table");
+    e->convs = grown;
+    conv_prep *p = &e->convs[e->n_convs];
+    p->src = c;
+    if (hc_kconv_init(&p->k, c->w, c->out_c, c->in_c, c->ky, c->kx, err))
+        return -1;
+    e->n_convs++;
+    return e->opts.winograd ? hc_kconv_use_winograd(&p->k, err) : 0;
+}
+
+static int add_stack_convs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        const hc_block *b = &blocks[i];
+        int rc = 0;
+        switch (b->kind) {
+        case HC_BLOCK_ORDINARY:
+            rc = add_conv(e, &b->ordinary.regular_conv, err) || add_conv(e, &b->ordinary.final_conv, err);
+            break;
+        case HC_BLOCK_GPOOL:
+            rc = add_conv(e, &b->gpool.regular_conv, err) || add_conv(e, &b->gpool.gpool_conv, err) ||
+                 add_conv(e, &b->gpool.final_conv, err);
+            break;
+        case HC_BLOCK_NESTED_BOTTLENECK:
+            rc = add_conv(e, &b->nbt.pre_conv, err) ||
+                 add_stack_convs(e, b->nbt.blocks, b->nbt.num_blocks, err) ||
+                 add_conv(e, &b->nbt.post_conv, err);
+            break;
+        default:
+            break;
+        }
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int prepare_convs(hc_engine *e, hc_err *err)
+{
+    const hc_net *n = e->net;
+    return add_conv(e, &n->trunk.initial_conv, err) ||
+                   add_stack_convs(e, n->trunk.blocks, n->trunk.num_blocks, err) ||
+                   add_conv(e, &n->policy.p1_conv, err) || add_conv(e, &n->policy.g1_conv, err) ||
+                   add_conv(e, &n->policy.p2_conv, err) || add_conv(e, &n->value.v1_conv, err) ||
+                   add_conv(e, &n->value.ownership_conv, err)
+               ? -1
+               : 0;
+}
+
+static const hc_kconv *find_conv(const hc_engine *e, const hc_conv *c)
+{
+    for (int i = 0; i < e->n_convs; i++)
+        if (e->convs[i].src == c)
+            return &e->convs[i].k;
+    return NULL;
+}
+
 /* ---- RoPE tables ---------------------------------------------------------------------- */
 
 static int collect_ropes(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
@@ -253,11 +329,11 @@ static float *ar_get(fwd *f, size_t n)
 
 static void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
 {
-    hc_kconv kc = {c->out_c, c->in_c, c->ky, c->kx, c->w};
+    const hc_kconv *kc = find_conv(f->e, c);
     size_t top = f->w->top;
-    float *ws = ar_get(f, hc_kconv_workspace(&kc, f->B, f->nx, f->ny));
+    float *ws = ar_get(f, hc_kconv_workspace(kc, f->B, f->nx, f->ny));
     if (LIVE(f))
-        hc_kconv_run(&kc, f->B, f->nx, f->ny, in, out, accumulate, ws);
+        hc_kconv_run(kc, f->B, f->nx, f->ny, in, out, accumulate, ws);
     f->w->top = top;
 }
 
@@ -327,16 +403,16 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);
-        hc_matmul_cs((int)bp, c, nh * qd, s, a->q_proj.w, q);
-        hc_matmul_cs((int)bp, c, nkv * qd, s, a->k_proj.w, k);
-        hc_matmul_cs((int)bp, c, nkv * vd, s, a->v_proj.w, v);
+        hc_matmul_cs(B, hw, c, nh * qd, s, a->q_proj.w, q);
+        hc_matmul_cs(B, hw, c, nkv * qd, s, a->k_proj.w, k);
+        hc_matmul_cs(B, hw, c, nkv * vd, s, a->v_proj.w, v);
         if (a->use_rope) {
             const rope_tab *rt = find_rope(f->e, a);
             hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
             hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
         }
         hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
-        hc_matmul_cs((int)bp, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
+        hc_matmul_cs(B, hw, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
     }
@@ -348,10 +424,10 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, ff->pre_ln.weight, ff->pre_ln.eps, f->mask);
-        hc_matmul_cs((int)bp, c, fc, s, ff->linear1.w, a1);
-        hc_matmul_cs((int)bp, c, fc, s, ff->linear_gate.w, gate);
+        hc_matmul_cs(B, hw, c, fc, s, ff->linear1.w, a1);
+        hc_matmul_cs(B, hw, c, fc, s, ff->linear_gate.w, gate);
         hc_swiglu((size_t)fc * bp, a1, gate);
-        hc_matmul_cs((int)bp, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
+        hc_matmul_cs(B, hw, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
     }
@@ -516,8 +592,20 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+hc_engine_opts hc_engine_default_opts(void)
+{
+    hc_engine_opts o = {.winograd = HC_ENGINE_DEFAULT_WINOGRAD};
+    return o;
+}
+
 hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int threads,
                          hc_err *err)
+{
+    return hc_engine_new_opts(net, max_batch, nx, ny, threads, NULL, err);
+}
+
+hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, int threads,
+                              const hc_engine_opts *opts, hc_err *err)
 {
     if (!net || max_batch < 1 || nx < 1 || ny < 1 || threads < 1 || threads > 256 ||
         (size_t)nx * ny > 100000) {
@@ -533,6 +621,7 @@ hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int t
     if (!e)
         return NULL;
     e->net = net;
+    e->opts = opts ? *opts : hc_engine_default_opts();
     e->max_batch = max_batch;
     e->nx = nx;
     e->ny = ny;
@@ -543,7 +632,7 @@ hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int t
     pthread_cond_init(&e->go, NULL);
     pthread_cond_init(&e->done, NULL);
     openblas_set_num_threads(1);
-    if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err))
+    if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err) || prepare_convs(e, err))
         goto fail;
     e->w = hc_calloc((size_t)threads, sizeof *e->w, err, "engine workers");
     if (!e->w)
@@ -643,6 +732,9 @@ void hc_engine_free(hc_engine *e)
         free(e->ropes[i].sin_t);
     }
     free(e->ropes);
+    for (int i = 0; i < e->n_convs; i++)
+        hc_kconv_free(&e->convs[i].k);
+    free(e->convs);
     pthread_cond_destroy(&e->go);
     pthread_cond_destroy(&e->done);
     pthread_mutex_destroy(&e->mu);

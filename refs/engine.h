@@ -64,6 +64,15 @@ void hc_raw_heads_free(hc_raw_heads *h);
 
 typedef struct hc_engine hc_engine;
 
+/* Engine choices that change arithmetic (not results beyond rounding). */
+typedef struct hc_engine_opts {
+    int winograd; /* 3x3 convolutions by Winograd F(4x4,3x3), as KataGo's Eigen backend does
+                     (faster); 0: im2col + sgemm (direct summation) */
+} hc_engine_opts;
+
+/* The defaults hc_engine_new uses. */
+hc_engine_opts hc_engine_default_opts(void);
+
 /* Prepares the net for an nx x ny buffer and batches up to max_batch rows, split over
  * `threads` threads (>= 1; persistent workers, the calling thread runs the first share).
  * Sets OpenBLAS to one thread (process-wide): the engine threads over rows itself.
@@ -71,6 +80,9 @@ typedef struct hc_engine hc_engine;
  * convolutions, even kernels, FFN blocks without SwiGLU, unknown activations. */
 hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int threads,
                          hc_err *err);
+/* The same with explicit options (opts NULL: defaults). */
+hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, int threads,
+                              const hc_engine_opts *opts, hc_err *err);
 
 /* Evaluates `batch` rows (1..max_batch):
  *   spatial [batch][net->num_input_c][ny][nx], global [batch][net->num_input_global_c],

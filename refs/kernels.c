@@ -2,8 +2,47 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The 8-lane helpers are static, so passing 32-byte vectors by value never crosses an ABI
+ * boundary; GCC warns about it when AVX is off (SAN=1 builds without -march=native). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float hc_v8f __attribute__((vector_size(32)));
+typedef int32_t hc_v8i __attribute__((vector_size(32)));
+
+static inline hc_v8f v8_splat(float x)
+{
+    hc_v8f v = {x, x, x, x, x, x, x, x};
+    return v;
+}
+
+static inline hc_v8f v8_select(hc_v8i m, hc_v8f a, hc_v8f b) /* m ? a : b per lane */
+{
+    return (hc_v8f)(((hc_v8i)a & m) | ((hc_v8i)b & ~m));
+}
+
+/* Loads / stores k <= 8 floats (fixed-size copies for full vectors, so they compile to moves). */
+static inline hc_v8f v8_load(const float *p, int k)
+{
+    hc_v8f v = {0};
+    if (k == 8)
+        memcpy(&v, p, sizeof v);
+    else
+        for (int j = 0; j < k; j++)
+            v[j] = p[j];
+    return v;
+}
+
+static inline void v8_store(float *p, hc_v8f v, int k)
+{
+    if (k == 8)
+        memcpy(p, &v, sizeof v);
+    else
+        for (int j = 0; j < k; j++)
+            p[j] = v[j];
+}
 
 int hc_act_valid(int code)
 {
@@ -63,6 +102,7 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
         return hc_err_set(err, HC_EINTERNAL, "conv %dx%d %d->%d: unsupported shape", kh, kw, ic,
                           oc);
     cv->w = weights;
+    cv->wino = NULL;
     cv->oc = oc;
     cv->ic = ic;
     cv->kh = kh;
@@ -70,62 +110,238 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
     return 0;
 }
 
-size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
+void hc_kconv_free(hc_kconv *cv)
 {
-    if (cv->kh == 1 && cv->kw == 1)
-        return 0;
-    return (size_t)cv->ic * cv->kh * cv->kw * batch * nx * ny;
+    if (cv) {
+        free(cv->wino);
+        cv->wino = NULL;
+    }
 }
 
-/* col[(i*kh+dy)*kw+dx][b*hw + y*nx + x] = in[i][b][y+dy-ph][x+dx-pw] or 0 outside the buffer. */
-static void im2col(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *col)
+/* G (6x3) of F(4x4,3x3) applied to 3 values, in double. */
+static void wino_g(const double g[3], double o[6])
+{
+    o[0] = g[0] / 4.0;
+    o[1] = -(g[0] + g[1] + g[2]) / 6.0;
+    o[2] = -(g[0] - g[1] + g[2]) / 6.0;
+    o[3] = (g[0] + 2.0 * g[1] + 4.0 * g[2]) / 24.0;
+    o[4] = (g[0] - 2.0 * g[1] + 4.0 * g[2]) / 24.0;
+    o[5] = g[2];
+}
+
+int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
+{
+    if (cv->kh != 3 || cv->kw != 3 || cv->wino)
+        return 0;
+    size_t per = (size_t)cv->oc * cv->ic;
+    cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
+    if (!cv->wino)
+        return -1;
+    for (int o = 0; o < cv->oc; o++)
+        for (int i = 0; i < cv->ic; i++) {
+            const float *g = cv->w + ((size_t)o * cv->ic + i) * 9;
+            double rows[3][6], u[6][6];
+            for (int y = 0; y < 3; y++) { /* along x first: rows[y] = G g[y][.] */
+                double t[3] = {g[y * 3], g[y * 3 + 1], g[y * 3 + 2]};
+                wino_g(t, rows[y]);
+            }
+            for (int x = 0; x < 6; x++) { /* then along y */
+                double t[3] = {rows[0][x], rows[1][x], rows[2][x]}, col[6];
+                wino_g(t, col);
+                for (int y = 0; y < 6; y++)
+                    u[y][x] = col[y];
+            }
+            for (int k = 0; k < 36; k++)
+                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = (float)u[k / 6][k % 6];
+        }
+    return 0;
+}
+
+static int wino_tiles(int nx, int ny)
+{
+    return ((nx + 3) / 4) * ((ny + 3) / 4);
+}
+
+size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
+{
+    (void)batch;
+    if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row */
+        return (size_t)36 * (cv->ic + cv->oc) * wino_tiles(nx, ny);
+    if (cv->kh == 1 && cv->kw == 1)
+        return 0;
+    return (size_t)cv->ic * cv->kh * cv->kw * nx * ny;
+}
+
+/* B^T of F(4x4,3x3) on 6 values (8 tiles per lane vector). */
+#define WINO_BT(z0, z1, z2, z3, z4, z5, o)                                                      \
+    do {                                                                                       \
+        o[0] = 4.0f * z0 - 5.0f * z2 + z4;                                                     \
+        o[1] = -4.0f * z1 - 4.0f * z2 + z3 + z4;                                               \
+        o[2] = 4.0f * z1 - 4.0f * z2 - z3 + z4;                                                \
+        o[3] = -2.0f * z1 - z2 + 2.0f * z3 + z4;                                               \
+        o[4] = 2.0f * z1 - z2 - 2.0f * z3 + z4;                                                \
+        o[5] = 4.0f * z1 - 5.0f * z3 + z5;                                                     \
+    } while (0)
+
+/* A^T of F(4x4,3x3) on 6 values. */
+#define WINO_AT(z0, z1, z2, z3, z4, z5, o)                                                      \
+    do {                                                                                       \
+        o[0] = z0 + z1 + z2 + z3 + z4;                                                         \
+        o[1] = (z1 - z2) + 2.0f * (z3 - z4);                                                   \
+        o[2] = (z1 + z2) + 4.0f * (z3 + z4);                                                   \
+        o[3] = (z1 - z2) + 8.0f * (z3 - z4) + z5;                                              \
+    } while (0)
+
+/* col[(i*kh+dy)*kw+dx][y*nx + x] = in[i][b][y+dy-ph][x+dx-pw] or 0 outside the buffer, for
+ * one row b of a CBP tensor of `batch` rows. */
+static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in,
+                       float *col)
 {
     int hw = nx * ny, ph = cv->kh / 2, pw = cv->kw / 2;
-    size_t s = (size_t)batch * hw;
     for (int i = 0; i < cv->ic; i++) {
+        const float *src = in + ((size_t)i * batch + b) * hw;
         for (int dy = 0; dy < cv->kh; dy++) {
             for (int dx = 0; dx < cv->kw; dx++) {
-                float *dst = col + (((size_t)i * cv->kh + dy) * cv->kw + dx) * s;
+                float *dst = col + (((size_t)i * cv->kh + dy) * cv->kw + dx) * hw;
                 int ox = dx - pw;
-                int x0 = ox < 0 ? -ox : 0;          /* first x with a source */
-                int x1 = ox > 0 ? nx - ox : nx;     /* one past the last */
+                int x0 = ox < 0 ? -ox : 0;      /* first x with a source */
+                int x1 = ox > 0 ? nx - ox : nx; /* one past the last */
                 if (x1 < x0)
                     x1 = x0;
-                for (int b = 0; b < batch; b++) {
-                    const float *src = in + ((size_t)i * batch + b) * hw;
-                    for (int y = 0; y < ny; y++) {
-                        float *d = dst + (size_t)b * hw + (size_t)y * nx;
-                        int sy = y + dy - ph;
-                        if (sy < 0 || sy >= ny) {
-                            memset(d, 0, (size_t)nx * sizeof(float));
-                            continue;
-                        }
-                        const float *srow = src + (size_t)sy * nx + ox;
-                        for (int x = 0; x < x0; x++)
-                            d[x] = 0.0f;
-                        if (x1 > x0)
-                            memcpy(d + x0, srow + x0, (size_t)(x1 - x0) * sizeof(float));
-                        for (int x = x1; x < nx; x++)
-                            d[x] = 0.0f;
+                for (int y = 0; y < ny; y++) {
+                    float *d = dst + (size_t)y * nx;
+                    int sy = y + dy - ph;
+                    if (sy < 0 || sy >= ny) {
+                        memset(d, 0, (size_t)nx * sizeof(float));
+                        continue;
                     }
+                    const float *srow = src + (size_t)sy * nx + ox;
+                    for (int x = 0; x < x0; x++)
+                        d[x] = 0.0f;
+                    if (x1 > x0)
+                        memcpy(d + x0, srow + x0, (size_t)(x1 - x0) * sizeof(float));
+                    for (int x = x1; x < nx; x++)
+                        d[x] = 0.0f;
                 }
             }
         }
     }
 }
 
-void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
-                 int accumulate, float *ws)
+/* Winograd F(4x4,3x3) of one batch row b: input transform of 8 tiles at a time (lanes),
+ * 36 sgemms of fixed shape (oc x T x ic), output transform. */
+static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in,
+                     float *out, int accumulate, float *ws)
 {
-    int s = batch * nx * ny;
-    int k = cv->ic * cv->kh * cv->kw;
-    const float *bmat = in;
-    if (!(cv->kh == 1 && cv->kw == 1)) {
-        im2col(cv, batch, nx, ny, in, ws);
-        bmat = ws;
+    int hw = nx * ny, txn = (nx + 3) / 4, T = wino_tiles(nx, ny);
+    size_t s = (size_t)batch * hw;
+    float *V = ws, *M = ws + (size_t)36 * cv->ic * T;
+    for (int i = 0; i < cv->ic; i++) {
+        const float *src = in + ((size_t)i * batch + b) * hw;
+        for (int t0 = 0; t0 < T; t0 += 8) {
+            hc_v8f d[36];
+            for (int k = 0; k < 36; k++)
+                d[k] = v8_splat(0.0f);
+            for (int l = 0; l < 8 && t0 + l < T; l++) {
+                int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
+                for (int r = 0; r < 6; r++) {
+                    int y = ty * 4 - 1 + r;
+                    if (y < 0 || y >= ny)
+                        continue;
+                    for (int c = 0; c < 6; c++) {
+                        int x = tx * 4 - 1 + c;
+                        if (x >= 0 && x < nx)
+                            d[r * 6 + c][l] = src[(size_t)y * nx + x];
+                    }
+                }
+            }
+            hc_v8f tmp[36], o[6];
+            for (int c = 0; c < 6; c++) { /* along y */
+                WINO_BT(d[c], d[6 + c], d[12 + c], d[18 + c], d[24 + c], d[30 + c], o);
+                for (int r = 0; r < 6; r++)
+                    tmp[r * 6 + c] = o[r];
+            }
+            for (int r = 0; r < 6; r++) { /* along x */
+                const hc_v8f *z = tmp + r * 6;
+                WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
+                for (int c = 0; c < 6; c++)
+                    v8_store(V + ((size_t)(r * 6 + c) * cv->ic + i) * T + t0, o[c],
+                             T - t0 < 8 ? T - t0 : 8);
+            }
+        }
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, s, k, 1.0f, cv->w, k, bmat, s,
-                accumulate ? 1.0f : 0.0f, out, s);
+    for (int k = 0; k < 36; k++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
+                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * cv->ic * T, T,
+                    0.0f, M + (size_t)k * cv->oc * T, T);
+    for (int o = 0; o < cv->oc; o++) {
+        float *dst = out + ((size_t)o * batch + b) * hw;
+        for (int t0 = 0; t0 < T; t0 += 8) {
+            int lanes = T - t0 < 8 ? T - t0 : 8;
+            hc_v8f m[36], tmp[24], y4[4];
+            for (int k = 0; k < 36; k++)
+                m[k] = v8_load(M + ((size_t)k * cv->oc + o) * T + t0, lanes);
+            for (int c = 0; c < 6; c++) { /* along y: 6 rows -> 4 */
+                WINO_AT(m[c], m[6 + c], m[12 + c], m[18 + c], m[24 + c], m[30 + c], y4);
+                for (int r = 0; r < 4; r++)
+                    tmp[r * 6 + c] = y4[r];
+            }
+            hc_v8f res[16];
+            for (int r = 0; r < 4; r++) { /* along x: 6 columns -> 4 */
+                const hc_v8f *z = tmp + r * 6;
+                WINO_AT(z[0], z[1], z[2], z[3], z[4], z[5], y4);
+                for (int c = 0; c < 4; c++)
+                    res[r * 4 + c] = y4[c];
+            }
+            for (int l = 0; l < lanes; l++) {
+                int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
+                for (int r = 0; r < 4; r++) {
+                    int y = ty * 4 + r;
+                    if (y >= ny)
+                        break;
+                    for (int c = 0; c < 4; c++) {
+                        int x = tx * 4 + c;
+                        if (x >= nx)
+                            break;
+                        float v = res[r * 4 + c][l];
+                        if (accumulate)
+                            dst[(size_t)y * nx + x] += v;
+                        else
+                            dst[(size_t)y * nx + x] = v;
+                    }
+                }
+            }
+        }
+    }
+    (void)s;
+}
+
+/* One sgemm per batch row, always of the same shape (oc x hw x k): OpenBLAS's result for a
+ * column depends on how many columns the call has (edge kernels), so a row's outputs would
+ * otherwise depend on the batch size and the thread split. */
+void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                  int accumulate, float *ws)
+{
+    int hw = nx * ny;
+    int s = batch * hw;
+    int k = cv->ic * cv->kh * cv->kw;
+    int one = cv->kh == 1 && cv->kw == 1;
+    if (cv->wino) {
+        for (int b = 0; b < batch; b++)
+            wino_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
+        return;
+    }
+    for (int b = 0; b < batch; b++) {
+        const float *bmat = in + (size_t)b * hw;
+        int ldb = s;
+        if (!one) {
+            im2col_row(cv, batch, b, nx, ny, in, ws);
+            bmat = ws;
+            ldb = hw;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, hw, k, 1.0f, cv->w, k,
+                    bmat, ldb, accumulate ? 1.0f : 0.0f, out + (size_t)b * hw, s);
+    }
 }
 
 /* ---- batch norm, bias, activation ----------------------------------------------------- */
@@ -232,8 +448,9 @@ void hc_pool_value(int channels, int batch, int hw, const float *in, const float
 
 void hc_matmul_bc(int batch, int in_c, int out_c, const float *in, const float *w, float *out)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, out_c, in_c, 1.0f, in, in_c, w,
-                out_c, 0.0f, out, out_c);
+    for (int b = 0; b < batch; b++) /* per row: see hc_kconv_run */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, out_c, in_c, 1.0f,
+                    in + (size_t)b * in_c, in_c, w, out_c, 0.0f, out + (size_t)b * out_c, out_c);
 }
 
 void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int act)
@@ -249,10 +466,13 @@ void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int ac
 
 /* ---- per-position ops ----------------------------------------------------------------- */
 
-void hc_matmul_cs(int s, int in_c, int out_c, const float *in, const float *w, float *out)
+void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                  float *out)
 {
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_c, s, in_c, 1.0f, w, out_c, in, s,
-                0.0f, out, s);
+    int s = batch * hw;
+    for (int b = 0; b < batch; b++) /* per row: see hc_kconv_run */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_c, hw, in_c, 1.0f, w, out_c,
+                    in + (size_t)b * hw, s, 0.0f, out + (size_t)b * hw, s);
 }
 
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
@@ -406,6 +626,84 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
     }
 }
 
+/* exp over an array, 8 lanes at a time (GCC vector extensions), within ~2 ulp of expf: range
+ * reduction by ln 2 (split in two constants), a degree-6 polynomial, 2^k from the exponent
+ * bits. Inputs are clamped to [-87, 88] (a finite result, never inf). */
+
+static inline hc_v8f vexp8(hc_v8f x)
+{
+    const hc_v8f lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
+    const hc_v8f hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};
+    hc_v8i below = x < lo, above = x > hi; /* lanes: -1 true, 0 false */
+    x = (hc_v8f)(((hc_v8i)lo & below) | ((hc_v8i)x & ~below));
+    x = (hc_v8f)(((hc_v8i)hi & above) | ((hc_v8i)x & ~above));
+    hc_v8f t = x * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5 * 2^23 */
+    hc_v8f k = t - 12582912.0f;
+    hc_v8f r = x - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
+    hc_v8f sc;
+    memcpy(&sc, &e, sizeof sc);
+    return p * sc;
+}
+
+void hc_vexpf(size_t n, float *x)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        hc_v8f v;
+        memcpy(&v, x + i, sizeof v);
+        v = vexp8(v);
+        memcpy(x + i, &v, sizeof v);
+    }
+    if (i < n) {
+        hc_v8f v = {0};
+        memcpy(&v, x + i, (n - i) * sizeof(float));
+        v = vexp8(v);
+        memcpy(x + i, &v, (n - i) * sizeof(float));
+    }
+}
+
+/* Masked softmax of one score row in place (scores times scale first): keys with m == 0 get 0.
+ * Vectorized 8 lanes at a time; a short tail is padded with masked-out lanes. */
+static void softmax_row(int n, float *row, const float *m, float scale)
+{
+    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    hc_v8f vmx = neg;
+    for (int i = 0; i < n; i += 8) {
+        int k = n - i < 8 ? n - i : 8;
+        hc_v8f v = v8_load(row + i, k) * scale, mk = v8_load(m + i, k);
+        v8_store(row + i, v, k);
+        hc_v8f c = v8_select(mk != zero, v, neg);
+        vmx = v8_select(c > vmx, c, vmx);
+    }
+    float mx = -1e30f;
+    for (int j = 0; j < 8; j++)
+        mx = vmx[j] > mx ? vmx[j] : mx;
+    hc_v8f vsum = zero;
+    for (int i = 0; i < n; i += 8) {
+        int k = n - i < 8 ? n - i : 8;
+        /* the mask is exactly 0 or 1; padding lanes have mask 0 */
+        hc_v8f v = vexp8(v8_load(row + i, k) - mx) * v8_load(m + i, k);
+        v8_store(row + i, v, k);
+        vsum += v;
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < 8; j++)
+        sum += vsum[j];
+    hc_v8f inv = v8_splat(1.0f / sum);
+    for (int i = 0; i < n; i += 8) {
+        int k = n - i < 8 ? n - i : 8;
+        v8_store(row + i, v8_load(row + i, k) * inv, k);
+    }
+}
+
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
 {
@@ -425,29 +723,10 @@ void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, co
                         0.0f, sc, hw);
             for (int qi = 0; qi < hw; qi++) {
                 float *row = sc + (size_t)qi * hw;
-                if (m[qi] == 0.0f) {
+                if (m[qi] == 0.0f)
                     memset(row, 0, (size_t)hw * sizeof(float));
-                    continue;
-                }
-                for (int ki = 0; ki < hw; ki++)
-                    row[ki] *= scale;
-                float mx = -1e30f;
-                for (int ki = 0; ki < hw; ki++)
-                    if (m[ki] != 0.0f && row[ki] > mx)
-                        mx = row[ki];
-                float sum = 0.0f;
-                for (int ki = 0; ki < hw; ki++) {
-                    if (m[ki] != 0.0f) {
-                        float e = expf(row[ki] - mx);
-                        row[ki] = e;
-                        sum += e;
-                    } else {
-                        row[ki] = 0.0f;
-                    }
-                }
-                float inv = 1.0f / sum;
-                for (int ki = 0; ki < hw; ki++)
-                    row[ki] *= inv;
+                else
+                    softmax_row(hw, row, m, scale);
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, vd, hw, hw, 1.0f, vh, s, sc, hw,
                         0.0f, oh, s);

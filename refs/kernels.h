@@ -2,18 +2,19 @@
  *
  * Layout. Spatial activations are "CBP": data[(c * batch + b) * hw + p], p = y * nx + x over the
  * whole nn buffer (boards smaller than the buffer sit in its top-left corner and are marked by
- * the mask). Every channel of a batch is one contiguous row of batch*hw floats, so a 1x1
- * convolution or a per-position matmul over the whole batch is ONE sgemm, and a k x k
- * convolution is one sgemm over an im2col panel. Per-row vectors (global inputs, pooled
- * features, value head) are "BC": data[b * c_count + c].
+ * the mask). Per-row vectors (global inputs, pooled features, value head) are "BC":
+ * data[b * c_count + c].
+ *
+ * Every sgemm covers exactly one batch row and has the same shape whatever the batch size:
+ * OpenBLAS's result for an output element depends on the call's shape (edge kernels differ in
+ * their accumulation), so this is what makes a row's bits independent of its batch.
  *
  * The mask is [batch][hw] with values exactly 0 or 1; mask_sum[b] is its float sum in buffer
  * order, as KataGo computes it.
  *
  * Kernels never allocate: callers pass workspaces sized by the *_workspace functions. All
  * pointers are borrowed for the duration of the call. Results depend only on the row's own
- * data (no cross-row reduction), so a row's outputs do not depend on which rows share its batch
- * as long as sgemm's result for one column is independent of the other columns. */
+ * data: no cross-row reduction, and per-row sgemm calls of fixed shape. */
 #ifndef HC_KERNELS_H
 #define HC_KERNELS_H
 
@@ -48,11 +49,18 @@ void hc_mask_from_input(int batch, int hw, int c_spatial, const float *spatial, 
 typedef struct hc_kconv {
     int oc, ic, kh, kw;
     const float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
+    float *wino;    /* owned: 3x3 Winograd F(4x4,3x3) weights [36][oc][ic], or NULL */
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
- * even or non-positive shape. */
+ * even or non-positive shape. Runs as im2col + sgemm. */
 int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err);
+
+/* Switches a 3x3 convolution to Winograd F(4x4,3x3) (6x6 tiles, the transform KataGo's Eigen
+ * backend uses for 3x3): transformed weights are computed in double and rounded once. A no-op
+ * for other kernel sizes. */
+int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err);
+void hc_kconv_free(hc_kconv *cv);
 
 /* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);
@@ -99,8 +107,9 @@ void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int ac
 
 /* ---- per-position ops (CBP layout, s = batch * hw columns) ---------------------------- */
 
-/* out[o][s] = sum_i w[i][o] * in[i][s]; w is [in_c][out_c]. One sgemm. */
-void hc_matmul_cs(int s, int in_c, int out_c, const float *in, const float *w, float *out);
+/* out[o][s] = sum_i w[i][o] * in[i][s] over s = batch * hw columns; w is [in_c][out_c]. */
+void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                  float *out);
 
 /* Transformer RMSNorm (weight only): at masked-out positions 0, else
  * x * (1 / sqrtf(sum_c x^2 / C + eps)) * weight[c]. in == out allowed. */
@@ -131,9 +140,14 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
 void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
                    const float *cos_t, const float *sin_t, float *x);
 
+/* x = exp(x) elementwise, vectorized, within ~2 ulp of expf for x in [-87, 88] (clamped
+ * there: never inf). Used for the attention softmax. */
+void hc_vexpf(size_t n, float *x);
+
 /* Scaled dot-product attention with a key and query mask, grouped heads (head h uses kv head
  * h / (heads / kv_heads)). q: [heads*qd][s], k: [kv_heads*qd][s], v: [kv_heads*vd][s],
- * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output.
+ * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output. The softmax
+ * sums in 8 interleaved partial sums and uses hc_vexpf (KataGo: sequential sum, expf).
  * ws: hw*hw floats. */
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);

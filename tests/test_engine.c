@@ -1,0 +1,441 @@
+/* The reference engine end to end: KataGo's own outputs (golden, Eigen fp32) on positions
+ * evaluated at symmetry 0, through the shared post-processing; batch-size invariance and
+ * thread-count determinism (same bits); finite outputs on every shared and synth net; the
+ * backend registry. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* postprocess.h's hc_postprocess() clashes with model.h's struct hc_postprocess: take the
+ * function under another name (tests/lib/pp_glue.c) until the clash is resolved on main. */
+#define hc_postprocess hc_test_postprocess
+#include "postprocess.h"
+#undef hc_postprocess
+
+#include "backend.h"
+#include "engine.h"
+#include "hc_test.h"
+#include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
+#include "sgfmeta.h"
+#include "stream.h"
+
+enum { NSPATIAL = 22, NGLOBAL = 19 };
+static int MAX_GOLDEN = 48;
+static hc_engine_opts golden_opts;
+
+typedef struct golden_cfg {
+    const char *id, *net, *positions, *features, *outputs;
+    int nx, ny;
+    const char *meta_profile; /* SGF-metadata profile for nets with a metadata encoder */
+} golden_cfg;
+
+static const golden_cfg goldens[] = {
+    {"g170-19", "nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size19.jsonl.gz",
+     "golden/features/size19_19x19.f32.gz", "golden/outputs/g170_size19.jsonl.gz", 19, 19, NULL},
+    {"g170-13in18x19", "nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size13.jsonl.gz",
+     "golden/features/size13_18x19.f32.gz", "golden/outputs/g170_size13_rectbuffer.jsonl.gz", 18, 19, NULL},
+    {"g170-10x14", "nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size10x14.jsonl.gz",
+     "golden/features/size10x14_10x14.f32.gz", "golden/outputs/g170_size10x14.jsonl.gz", 10, 14, NULL},
+    {"tfrs-19", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", "positions/size19.jsonl.gz",
+     "golden/features/size19_19x19.f32.gz", "golden/outputs/tfrs_size19.jsonl.gz", 19, 19, NULL},
+    {"tfrs-rect", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", "positions/sizerect.jsonl.gz",
+     "golden/features/sizerect_19x19.f32.gz", "golden/outputs/tfrs_sizerect.jsonl.gz", 19, 19, NULL},
+    /* synth nets of versions 11-17 take the same V7 rows as g170 */
+    {"v11nbt", "nets/synth/pub_v11nbt.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v11nbt_size10x14.jsonl.gz", 10, 14, NULL},
+    {"v15meta", "nets/synth/pub_v15meta.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v15meta_size10x14.jsonl.gz", 10, 14, "preaz_5k"},
+    {"v16", "nets/synth/pub_v16.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v16_size10x14.jsonl.gz", 10, 14, NULL},
+    {"v17nbttf", "nets/synth/pub_v17nbttf.bin.gz", "positions/size10x14.jsonl.gz", "golden/features/size10x14_10x14.f32.gz",
+     "golden/outputs/synth_pub_v17nbttf_size10x14.jsonl.gz", 10, 14, NULL},
+};
+
+static char *shared_dup(const char *rel)
+{
+    const char *p = hc_shared(rel);
+    return p ? strdup(p) : NULL;
+}
+
+static hc_pp_model pp_model_of(const hc_net *net)
+{
+    hc_pp_model m = {0};
+    m.model_version = net->model_version;
+    m.policy_channels = net->num_policy_c;
+    m.score_channels = net->num_score_value_c;
+    m.has_meta = net->trunk.has_meta_encoder;
+    m.score_mean_multiplier = net->post.score_mean_multiplier;
+    m.score_stdev_multiplier = net->post.score_stdev_multiplier;
+    m.lead_multiplier = net->post.lead_multiplier;
+    m.variance_time_multiplier = net->post.variance_time_multiplier;
+    m.shortterm_value_error_multiplier = net->post.shortterm_value_error_multiplier;
+    m.shortterm_score_error_multiplier = net->post.shortterm_score_error_multiplier;
+    m.output_scale_multiplier = net->post.output_scale_multiplier;
+    return m;
+}
+
+/* KataGo suppresses the no-result value unless the ko rule is simple or scoring territory.
+ * (A stopgap reading of the rules string until the rules module is merged.) */
+static int suppress_no_result(const char *rules)
+{
+    return !(strstr(rules, "koSIMPLE") || strstr(rules, "scoreTERRITORY"));
+}
+
+static const char *gname(const golden_cfg *g, const char *suffix)
+{
+    static char buf[96];
+    snprintf(buf, sizeof buf, "engine-golden-%s.%s", g->id, suffix);
+    return buf;
+}
+
+static void golden_check(const golden_cfg *g)
+{
+    char name[96];
+    char *netp = shared_dup(g->net), *posp = shared_dup(g->positions);
+    char *featp = shared_dup(g->features), *outp = shared_dup(g->outputs);
+    snprintf(name, sizeof name, "engine-golden-%s.0", g->id);
+    if (!netp || !posp || !featp || !outp) {
+        hc_skip(name, "shared data for %s absent", g->id);
+        goto done0;
+    }
+    hc_err err = {0};
+    hc_net *net = hc_net_load(netp, &err);
+    if (!hc_check(gname(g, "0.1"), net != NULL, "load %s: %s", netp, err.msg))
+        goto done0;
+    hc_net_reduce_activations(net); /* as KataGo does on load */
+    hc_position *pos = NULL;
+    size_t npos = 0, nout = 0;
+    hc_nnoutput *gold = NULL;
+    hc_istream *fs = NULL;
+    hc_engine *e = NULL;
+    hc_raw_heads *heads = NULL;
+    int hw = g->nx * g->ny;
+    size_t rec = (size_t)NSPATIAL * hw + NGLOBAL;
+    float *rows = malloc(rec * MAX_GOLDEN * sizeof(float));
+    float *spatial = malloc((size_t)NSPATIAL * hw * MAX_GOLDEN * sizeof(float));
+    float *global = malloc((size_t)NGLOBAL * MAX_GOLDEN * sizeof(float));
+    size_t *which = malloc(MAX_GOLDEN * sizeof(size_t));
+    float *meta = g->meta_profile ? malloc((size_t)HC_SGFMETA_CHANNELS * MAX_GOLDEN * sizeof(float)) : NULL;
+    if (hc_positions_load(posp, &pos, &npos, &err) || hc_nnoutputs_load(outp, &gold, &nout, &err)) {
+        hc_check(gname(g, "0.2"), 0, "%s", err.msg);
+        goto done;
+    }
+    if (!hc_check(gname(g, "0.3"), npos == nout && npos > 0, "%zu positions, %zu outputs", npos, nout))
+        goto done;
+    fs = hc_istream_open(featp, &err);
+    if (!hc_check(gname(g, "0.4"), fs != NULL, "%s", err.msg))
+        goto done;
+    int n = 0;
+    for (size_t i = 0; i < npos && n < MAX_GOLDEN; i++) {
+        if (hc_istream_read(fs, rows + (size_t)n * rec, rec * sizeof(float), &err)) {
+            hc_check(gname(g, "0.5"), 0, "features record %zu: %s", i, err.msg);
+            goto done;
+        }
+        if (pos[i].symmetry != 0)
+            continue;
+        memcpy(spatial + (size_t)n * NSPATIAL * hw, rows + (size_t)n * rec, (size_t)NSPATIAL * hw * sizeof(float));
+        memcpy(global + (size_t)n * NGLOBAL, rows + (size_t)n * rec + (size_t)NSPATIAL * hw, NGLOBAL * sizeof(float));
+        if (meta) {
+            hc_sgfmeta sm;
+            if (hc_sgfmeta_profile(g->meta_profile, &sm, &err) ||
+                hc_sgfmeta_fill_row(&sm, pos[i].next_pla == HC_WHITE, pos[i].x_size * pos[i].y_size,
+                                    meta + (size_t)n * HC_SGFMETA_CHANNELS, &err)) {
+                hc_check(gname(g, "0.9"), 0, "metadata row: %s", err.msg);
+                goto done;
+            }
+        }
+        which[n++] = i;
+    }
+    hc_check(gname(g, "0.6"), n >= 8, "only %d positions at symmetry 0", n);
+    e = hc_engine_new_opts(net, 16, g->nx, g->ny, 2, &golden_opts, &err);
+    heads = e ? hc_raw_heads_new(MAX_GOLDEN, g->nx, g->ny, net->num_policy_c, net->num_score_value_c, &err) : NULL;
+    if (!hc_check(gname(g, "0.7"), e && heads, "engine: %s", err.msg))
+        goto done;
+    for (int r0 = 0; r0 < n; r0 += 16) {
+        int b = n - r0 < 16 ? n - r0 : 16;
+        hc_raw_heads view = *heads;
+        view.policy += (size_t)r0 * net->num_policy_c * hw;
+        view.policy_pass += (size_t)r0 * net->num_policy_c;
+        view.value += (size_t)r0 * 3;
+        view.score += (size_t)r0 * net->num_score_value_c;
+        view.ownership += (size_t)r0 * hw;
+        view.max_batch -= r0;
+        if (hc_engine_eval(e, b, spatial + (size_t)r0 * NSPATIAL * hw, global + (size_t)r0 * NGLOBAL,
+                           meta ? meta + (size_t)r0 * HC_SGFMETA_CHANNELS : NULL, &view, &err)) {
+            hc_check(gname(g, "0.8"), 0, "eval: %s", err.msg);
+            goto done;
+        }
+    }
+    hc_pp_model m = pp_model_of(net);
+    hc_pp_settings st = {0.0, 1.0f, 0};
+    double e_wr = 0, e_pol = 0, e_own = 0, e_lead = 0, e_mean = 0;
+    int fail = 0;
+    unsigned char *legal = malloc((size_t)hw + 1);
+    float *scratch = malloc(((size_t)hw + 1) * sizeof(float));
+    for (int r = 0; r < n; r++) {
+        const hc_position *p = &pos[which[r]];
+        const hc_nnoutput *go = &gold[which[r]];
+        for (int i = 0; i <= hw; i++)
+            legal[i] = go->policy_probs[i] >= 0.0f;
+        hc_pp_position pp = {p->x_size, p->y_size, p->next_pla == HC_WHITE, suppress_no_result(p->rules), 0, legal};
+        hc_raw_row raw = {heads->policy + (size_t)r * net->num_policy_c * hw, heads->policy_pass + (size_t)r * net->num_policy_c,
+                          heads->value + (size_t)r * 3, heads->score + (size_t)r * net->num_score_value_c,
+                          heads->ownership + (size_t)r * hw};
+        hc_nnoutput o;
+        if (hc_nnoutput_init(&o, g->nx, g->ny, 1, &err) ||
+            hc_test_postprocess(&m, &st, &pp, g->nx, g->ny, &raw, scratch, &o, &err)) {
+            hc_check(name, 0, "position %zu: %s", which[r], err.msg);
+            fail = 1;
+            hc_nnoutput_free(&o);
+            break;
+        }
+        double wr = fabs(0.5 * (o.white_win_prob - o.white_loss_prob) - 0.5 * (go->white_win_prob - go->white_loss_prob)) +
+                    fabs(o.white_no_result_prob - go->white_no_result_prob);
+        e_wr = isnan(wr) || wr > e_wr ? (isnan(wr) ? INFINITY : wr) : e_wr;
+        for (int i = 0; i <= hw; i++) {
+            double d = fabs(o.policy_probs[i] - go->policy_probs[i]);
+            if (!(d <= e_pol))
+                e_pol = isnan(d) ? INFINITY : d;
+        }
+        for (int y = 0; y < p->y_size; y++)
+            for (int x = 0; x < p->x_size; x++) {
+                double d = fabs(o.white_owner_map[y * g->nx + x] - go->white_owner_map[y * g->nx + x]);
+                if (!(d <= e_own))
+                    e_own = isnan(d) ? INFINITY : d;
+            }
+        double dl = fabs(o.white_lead - go->white_lead), dm = fabs(o.white_score_mean - go->white_score_mean);
+        if (!(dl <= e_lead))
+            e_lead = isnan(dl) ? INFINITY : dl;
+        if (!(dm <= e_mean))
+            e_mean = isnan(dm) ? INFINITY : dm;
+        hc_nnoutput_free(&o);
+    }
+    free(legal);
+    free(scratch);
+    if (!fail) {
+        snprintf(name, sizeof name, "engine-golden-%s.1", g->id);
+        hc_check(name, e_wr <= 1e-5, "winrate max err %g over %d positions (bound 1e-5)", e_wr, n);
+        snprintf(name, sizeof name, "engine-golden-%s.2", g->id);
+        hc_check(name, e_pol <= 2e-5, "policy max err %g (bound 2e-5)", e_pol);
+        snprintf(name, sizeof name, "engine-golden-%s.3", g->id);
+        hc_check(name, e_own <= 1e-4, "ownership max err %g (bound 1e-4)", e_own);
+        snprintf(name, sizeof name, "engine-golden-%s.4", g->id);
+        hc_check(name, e_lead <= 1e-3 && e_mean <= 1e-3, "lead max err %g, score mean %g (bound 1e-3)", e_lead, e_mean);
+        printf("INFO %s: %d positions: max err winrate %.3g policy %.3g ownership %.3g lead %.3g scoremean %.3g\n", g->id,
+               n, e_wr, e_pol, e_own, e_lead, e_mean);
+    }
+done:
+    free(rows), free(spatial), free(global), free(which), free(meta);
+    hc_raw_heads_free(heads);
+    hc_engine_free(e);
+    if (fs)
+        hc_istream_close(fs);
+    if (gold)
+        hc_nnoutputs_free(gold, nout);
+    if (pos)
+        hc_positions_free(pos, npos);
+    hc_net_free(net);
+done0:
+    free(netp), free(posp), free(featp), free(outp);
+}
+
+/* Random but well-formed inputs: channel 0 a board of bx x by in the corner (per row). */
+static void random_inputs(const hc_net *net, int batch, int nx, int ny, float *spatial, float *global, float *meta)
+{
+    unsigned s = 12345;
+    int hw = nx * ny;
+    for (int b = 0; b < batch; b++) {
+        int bx = nx - (b % 3), by = ny - (b % 2);
+        for (int c = 0; c < net->num_input_c; c++)
+            for (int p = 0; p < hw; p++) {
+                int on = p % nx < bx && p / nx < by;
+                s = s * 1103515245u + 12345u;
+                float v = c == 0 ? (float)on : (on && (s >> 16) % 4 == 0 ? 1.0f : 0.0f);
+                spatial[((size_t)b * net->num_input_c + c) * hw + p] = v;
+            }
+        for (int c = 0; c < net->num_input_global_c; c++) {
+            s = s * 1103515245u + 12345u;
+            global[(size_t)b * net->num_input_global_c + c] = (float)((s >> 16) % 100) / 100.0f - 0.5f;
+        }
+        for (int c = 0; meta && c < net->num_input_meta_c; c++) {
+            s = s * 1103515245u + 12345u;
+            meta[(size_t)b * net->num_input_meta_c + c] = (s >> 16) % 5 == 0 ? 1.0f : 0.0f;
+        }
+    }
+}
+
+static size_t heads_floats(const hc_raw_heads *h, int rows)
+{
+    return (size_t)rows * ((size_t)h->policy_channels * h->nx * h->ny + h->policy_channels + 3 + h->score_channels +
+                           (size_t)h->nx * h->ny);
+}
+
+/* Copies rows [r0, r0+n) of every head into dst (for bitwise comparisons). */
+static void heads_rows(const hc_raw_heads *h, int r0, int n, float *dst)
+{
+    size_t hw = (size_t)h->nx * h->ny;
+    size_t k = 0;
+#define CP(ptr, per)                                                                                                   \
+    memcpy(dst + k, (ptr) + (size_t)r0 * (per), (size_t)n * (per) * sizeof(float));                                    \
+    k += (size_t)n * (per)
+    CP(h->policy, h->policy_channels * hw);
+    CP(h->policy_pass, (size_t)h->policy_channels);
+    CP(h->value, (size_t)3);
+    CP(h->score, (size_t)h->score_channels);
+    CP(h->ownership, hw);
+#undef CP
+}
+
+static int all_finite(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+/* Same bits for every batch size and thread count; finite outputs. */
+static void determinism(const char *id, const char *rel, int nx, int ny)
+{
+    char name[96];
+    snprintf(name, sizeof name, "engine-det-%s.0", id);
+    const char *p = hc_shared(rel);
+    if (!p) {
+        hc_skip(name, "%s absent", rel);
+        return;
+    }
+    hc_err err = {0};
+    hc_net *net = hc_net_load(p, &err);
+    if (!hc_check(name, net != NULL, "load %s: %s", rel, err.msg))
+        return;
+    const int N = 7;
+    int hw = nx * ny;
+    float *spatial = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
+    float *global = malloc((size_t)N * net->num_input_global_c * sizeof(float));
+    float *meta = net->num_input_meta_c ? malloc((size_t)N * net->num_input_meta_c * sizeof(float)) : NULL;
+    random_inputs(net, N, nx, ny, spatial, global, meta);
+    hc_raw_heads *h = hc_raw_heads_new(N, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
+    size_t per = heads_floats(h, 1);
+    float *ref = malloc(per * N * sizeof(float)), *got = malloc(per * N * sizeof(float));
+    int ok_eval = 1;
+    /* reference: the whole batch, one thread */
+    hc_engine *e1 = hc_engine_new(net, N, nx, ny, 1, &err);
+    snprintf(name, sizeof name, "engine-det-%s.7", id);
+    if (!hc_check(name, e1 != NULL, "engine: %s", err.msg))
+        goto out;
+    ok_eval &= hc_engine_eval(e1, N, spatial, global, meta, h, &err) == 0;
+    heads_rows(h, 0, N, ref);
+    snprintf(name, sizeof name, "engine-det-%s.1", id);
+    hc_check(name, ok_eval && all_finite(ref, per * N), "eval %s / non-finite outputs", err.msg);
+    /* batch 1, row by row */
+    int same = 1;
+    for (int r = 0; r < N; r++) {
+        hc_raw_heads v1 = *h;
+        ok_eval &= hc_engine_eval(e1, 1, spatial + (size_t)r * net->num_input_c * hw, global + (size_t)r * net->num_input_global_c,
+                                  meta ? meta + (size_t)r * net->num_input_meta_c : NULL, &v1, &err) == 0;
+        float *row = malloc(per * sizeof(float));
+        heads_rows(h, 0, 1, row);
+        /* compare against row r of the reference, head by head */
+        float *refrow = malloc(per * sizeof(float));
+        size_t k = 0, off = 0;
+        size_t sizes[5] = {(size_t)h->policy_channels * hw, (size_t)h->policy_channels, 3, (size_t)h->score_channels, (size_t)hw};
+        for (int s = 0; s < 5; s++) {
+            memcpy(refrow + k, ref + off + (size_t)r * sizes[s], sizes[s] * sizeof(float));
+            k += sizes[s];
+            off += (size_t)N * sizes[s];
+        }
+        if (memcmp(row, refrow, per * sizeof(float)) != 0)
+            same = 0;
+        free(row), free(refrow);
+    }
+    snprintf(name, sizeof name, "engine-det-%s.2", id);
+    hc_check(name, ok_eval && same, "batch 1 rows differ from the batch-%d rows (bitwise)", N);
+    /* two and three threads, whole batch */
+    for (int th = 2; th <= 3; th++) {
+        hc_engine *e2 = hc_engine_new(net, N, nx, ny, th, &err);
+        int ok = e2 && hc_engine_eval(e2, N, spatial, global, meta, h, &err) == 0;
+        if (ok)
+            heads_rows(h, 0, N, got);
+        snprintf(name, sizeof name, "engine-det-%s.%d", id, th + 1);
+        hc_check(name, ok && memcmp(got, ref, per * N * sizeof(float)) == 0,
+                 "%d threads: %s", th, ok ? "outputs differ bitwise from 1 thread" : err.msg);
+        hc_engine_free(e2);
+    }
+    /* repeat: same bits */
+    ok_eval &= hc_engine_eval(e1, N, spatial, global, meta, h, &err) == 0;
+    heads_rows(h, 0, N, got);
+    snprintf(name, sizeof name, "engine-det-%s.5", id);
+    hc_check(name, ok_eval && memcmp(got, ref, per * N * sizeof(float)) == 0, "second run differs");
+out:
+    hc_engine_free(e1);
+    hc_raw_heads_free(h);
+    free(spatial), free(global), free(meta), free(ref), free(got);
+    hc_net_free(net);
+}
+
+static void api_checks(void)
+{
+    hc_err err = {0};
+    const char *params = NULL;
+    const hc_backend_vtbl *vt = hc_backend_find("ref32", &params, &err);
+    hc_check("engine-api.1", vt && strcmp(vt->name, "ref32") == 0 && params && *params == '\0', "find ref32");
+    vt = hc_backend_find("nosuch:x", &params, &err);
+    hc_check("engine-api.2", !vt && err.code == HC_ECONFIG && strstr(err.msg, "ref32"), "unknown kind: %s", err.msg);
+    hc_backend b;
+    hc_err_clear(&err);
+    hc_check("engine-api.3", hc_backend_open(&b, "ref32:bogus", NULL, 19, 19, 1, 1, &err) != 0 && err.code == HC_ECONFIG,
+             "ref32 with params must fail: %s", err.msg);
+    const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    if (!p) {
+        hc_skip("engine-api.4", "g170 net absent");
+        return;
+    }
+    hc_net *net = hc_net_load(p, &err);
+    if (!hc_check("engine-api.4", net != NULL, "%s", err.msg))
+        return;
+    int ok = hc_backend_open(&b, "ref32", net, 9, 9, 2, 1, &err) == 0;
+    hc_check("engine-api.5", ok, "open ref32: %s", err.msg);
+    if (ok) {
+        float x[2];
+        hc_check("engine-api.6", hc_backend_taps(&b, "trunk", x, 2, &err) < 0 && strstr(err.msg, "not supported"),
+                 "taps must say not supported");
+        hc_raw_heads *h = hc_raw_heads_new(2, 9, 9, net->num_policy_c, net->num_score_value_c, &err);
+        float *sp = calloc((size_t)3 * 22 * 81, sizeof(float)), gl[3 * 19] = {0};
+        hc_check("engine-api.7", b.vt->eval(b.inst, 3, sp, gl, NULL, h, &err) != 0, "batch above max must fail");
+        hc_check("engine-api.8", b.vt->eval(b.inst, 1, sp, gl, gl, h, &err) != 0, "meta for a net without encoder must fail");
+        hc_raw_heads *wrong = hc_raw_heads_new(2, 9, 8, net->num_policy_c, net->num_score_value_c, &err);
+        hc_check("engine-api.9", b.vt->eval(b.inst, 1, sp, gl, NULL, wrong, &err) != 0, "mismatched output must fail");
+        hc_raw_heads_free(wrong);
+        hc_raw_heads_free(h);
+        free(sp);
+        hc_backend_close(&b);
+    }
+    hc_net_free(net);
+}
+
+int main(void)
+{
+    golden_opts = hc_engine_default_opts();
+    if (getenv("HC_TEST_GOLDEN_MAX")) /* a longer golden run by hand */
+        MAX_GOLDEN = atoi(getenv("HC_TEST_GOLDEN_MAX"));
+    if (getenv("HC_TEST_WINOGRAD"))
+        golden_opts.winograd = atoi(getenv("HC_TEST_WINOGRAD"));
+    api_checks();
+    for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++)
+        golden_check(&goldens[i]);
+    determinism("g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 19, 19);
+    determinism("g170-rect", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 11, 7);
+    determinism("tfrs", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", 9, 9);
+    determinism("gqa", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz", 13, 11);
+    static const char *synth[] = {"v5", "v7", "v11nbt", "v15meta", "v16", "v17nbttf"};
+    for (int i = 0; i < 6; i++) {
+        char rel[64], id[32];
+        snprintf(rel, sizeof rel, "nets/synth/pub_%s.bin.gz", synth[i]);
+        snprintf(id, sizeof id, "synth-%s", synth[i]);
+        determinism(id, rel, 10, 14);
+    }
+    return hc_test_exit();
+}
