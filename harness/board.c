@@ -4,6 +4,7 @@
 #include "board.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,9 +285,16 @@ static void zobrist_build(void)
         }
 }
 
+/* The hot paths (every stone played or removed in a ladder search) check an atomic flag, a plain
+ * load on x86, instead of calling pthread_once each time. */
+static _Atomic int zobrist_ready;
+
 const hc_zobrist *hc_zobrist_get(void)
 {
-    pthread_once(&zobrist_once, zobrist_build);
+    if (!atomic_load_explicit(&zobrist_ready, memory_order_acquire)) {
+        pthread_once(&zobrist_once, zobrist_build);
+        atomic_store_explicit(&zobrist_ready, 1, memory_order_release);
+    }
     return &zobrist_tables;
 }
 
@@ -1349,13 +1357,14 @@ static void area_for_pla(const hc_board *b, int pla, bool safe_big, bool unsafe_
                     contains_opp[r] = true;
                 next_eo[l] = tail;
                 tail = l;
+                /* branch-free: whether a neighbour joins the region is unpredictable */
                 for (int i = 0; i < 4; i++) {
                     int a = l + dirs[i];
                     int ca = colors[a];
-                    if ((ca == HC_C_EMPTY || ca == opp) && region_of[a] == -1) {
-                        queue[qt++] = (hc_loc)a;
-                        region_of[a] = (int16_t)r;
-                    }
+                    int join = (ca == HC_C_EMPTY || ca == opp) & (region_of[a] == -1);
+                    queue[qt] = (hc_loc)a;
+                    qt += join;
+                    region_of[a] = join ? (int16_t)r : region_of[a];
                 }
             }
             next_eo[loc] = tail;
