@@ -652,6 +652,25 @@ int hc_sgf_komi(const hc_sgf_node *root, float def, float *komi, hc_err *err)
     return 0;
 }
 
+int hc_sgf_rules(const hc_sgf_node *root, hc_rules *out, hc_err *err)
+{
+    const char *ru;
+    int r = hc_sgf_node_single(root, "RU", &ru, err);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        return hc_err_set(err, HC_EFORMAT, "the game does not specify rules (RU)");
+    hc_rules rules;
+    if (hc_rules_parse(ru, &rules, err) != 0)
+        return hc_err_prefix(err, "could not parse rules RU[%.60s]: ", ru);
+    if (!hc_sgf_node_prop(root, "KM"))
+        return hc_err_set(err, HC_EFORMAT, "the game does not specify komi (KM)");
+    if (hc_sgf_komi(root, 0.0f, &rules.komi, err) != 0)
+        return -1;
+    *out = rules;
+    return 0;
+}
+
 int hc_sgf_handicap(const hc_sgf_node *root, int *handicap, hc_err *err)
 {
     const char *s;

@@ -18,6 +18,7 @@
 
 #include "err.h"
 #include "positions.h"
+#include "rules.h"
 
 /* Coordinate of an empty move value (a pass) in hc_sgf_node.move_x/move_y. */
 enum { HC_SGF_PASS_COORD = 128 };
@@ -87,6 +88,10 @@ int hc_sgf_size(const hc_sgf_node *root, int max_len, int *x_size, int *y_size, 
 int hc_sgf_komi(const hc_sgf_node *root, float def, float *komi, hc_err *err);
 /* HA: 0 when absent. */
 int hc_sgf_handicap(const hc_sgf_node *root, int *handicap, hc_err *err);
+/* RU and KM, both required, as Sgf::getRulesOrFail: RU is any string KataGo's rules parser
+ * accepts (rule-set names such as "Japanese" or "tromp-taylor", "koSIMPLEscoreTERRITORY...", JSON),
+ * and KM (hc_sgf_komi) then sets the komi. (Not what testgpuerror plays under: see record.h.) */
+int hc_sgf_rules(const hc_sgf_node *root, hc_rules *out, hc_err *err);
 /* PL: HC_BLACK, HC_WHITE, or HC_EMPTY when absent or unrecognised ("b", "black", "w",
  * "white", any case). */
 int hc_sgf_pl(const hc_sgf_node *n, int *color, hc_err *err);

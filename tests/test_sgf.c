@@ -1,6 +1,7 @@
 /* SGF collections: structure, values and escapes, KataGo's move quirks, root property readers,
  * placements, Fox handicap stones, and a table of garbled and truncated inputs that must all fail
  * cleanly with an error that says where. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,38 @@ static void test_root_readers(void)
                  ints[i].s, r, ha, r2, pl);
         hc_sgf_free(c);
     }
+    struct {
+        const char *s;
+        int ok, ko, scoring, tax;
+        bool sui;
+        float komi;
+    } rules[] = {
+        {"(;RU[Japanese]KM[6.5])", 1, HC_KO_SIMPLE, HC_SCORING_TERRITORY, HC_TAX_SEKI, false, 6.5f},
+        {"(;RU[koSIMPLEscoreTERRITORYtaxNONEsui1]KM[7])", 1, HC_KO_SIMPLE, HC_SCORING_TERRITORY, HC_TAX_NONE, true, 7.0f},
+        {"(;RU[Chinese]KM[7.5])", 1, HC_KO_SIMPLE, HC_SCORING_AREA, HC_TAX_NONE, false, 7.5f},
+        {"(;RU[tromp-taylor]KM[-3])", 1, HC_KO_POSITIONAL, HC_SCORING_AREA, HC_TAX_NONE, true, -3.0f},
+        {"(;KM[7.5])", 0, 0, 0, 0, false, 0},
+        {"(;RU[Japanese])", 0, 0, 0, 0, false, 0},
+        {"(;RU[no such rules]KM[7])", 0, 0, 0, 0, false, 0},
+        {"(;RU[Japanese]KM[7.25])", 0, 0, 0, 0, false, 0},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        hc_sgf_collection *c = parse(rules[i].s, &err);
+        hc_rules r;
+        memset(&r, 0, sizeof r);
+        int rc = c ? hc_sgf_rules(&c->games[0].tree.nodes[0], &r, &err) : -2;
+        char name[32];
+        snprintf(name, sizeof name, "sgf-4.%zu", i + 10);
+        if (rules[i].ok)
+            hc_check(name, rc == 0 && r.ko_rule == rules[i].ko && r.scoring_rule == rules[i].scoring && r.tax_rule == rules[i].tax &&
+                               r.multi_stone_suicide_legal == rules[i].sui && r.komi == rules[i].komi,
+                     "%s: %d ko %d score %d tax %d sui %d komi %g %s", rules[i].s, rc, r.ko_rule, r.scoring_rule, r.tax_rule,
+                     r.multi_stone_suicide_legal, r.komi, err.msg);
+        else
+            hc_check(name, rc == -1 && err.code == HC_EFORMAT, "%s: accepted", rules[i].s);
+        hc_sgf_free(c);
+    }
+
     hc_sgf_collection *c = parse("(;PL[x])", &err);
     int pl = -1;
     hc_check("sgf-4.5", c && hc_sgf_pl(&c->games[0].tree.nodes[0], &pl, &err) == 0 && pl == HC_EMPTY, "unknown PL");
@@ -404,7 +437,9 @@ static void test_shared(void)
         int ok = c && c->n_games == want[i];
         for (size_t g = 0; ok && g < c->n_games; g++) {
             int x, y;
-            ok = c->games[g].line == (long)g && hc_sgf_size(&c->games[g].tree.nodes[0], 19, &x, &y, &err) == 0;
+            hc_rules r;
+            ok = c->games[g].line == (long)g && hc_sgf_size(&c->games[g].tree.nodes[0], 19, &x, &y, &err) == 0 &&
+                 hc_sgf_rules(&c->games[g].tree.nodes[0], &r, &err) == 0;
         }
         hc_check(name, ok, "%s: %s", rel, c ? "wrong games or lines" : err.msg);
         hc_sgf_free(c);
