@@ -341,7 +341,10 @@ int hc_record_game(const hc_sgf_collection *c, const hc_sgf_game *g, long *index
     size_t area = (size_t)w.xs * (size_t)w.ys;
     w.pos.initial_black = malloc(area * sizeof(hc_xy));
     w.pos.initial_white = malloc(area * sizeof(hc_xy));
-    if (!w.pos.initial_black || !w.pos.initial_white) {
+    /* Never NULL, even with no moves: callers may memcpy from it. */
+    w.moves_cap = 64;
+    w.pos.moves = malloc((size_t)w.moves_cap * sizeof(hc_move));
+    if (!w.pos.initial_black || !w.pos.initial_white || !w.pos.moves) {
         hc_err_set(err, HC_ENOMEM, "out of memory");
         goto done;
     }
