@@ -656,6 +656,14 @@ static int count_ko_hash_occurrences(const hc_history *h, hc_hash128 x)
     return n;
 }
 
+/* A point with an empty neighbour is never suicide: the cheap test in front of isSuicide. */
+static inline bool has_empty_neighbor(const hc_board *b, hc_loc l)
+{
+    const int8_t *c = b->colors;
+    return c[l + b->adj[0]] == HC_C_EMPTY || c[l + b->adj[1]] == HC_C_EMPTY || c[l + b->adj[2]] == HC_C_EMPTY ||
+           c[l + b->adj[3]] == HC_C_EMPTY;
+}
+
 /* makeBoardMoveAssumeLegal (no root ko table; preventEncore false). Space is reserved beforehand. */
 static void make_move_assume_legal(hc_history *h, hc_loc loc, int pla)
 {
@@ -757,7 +765,7 @@ static void make_move_assume_legal(hc_history *h, hc_loc loc, int pla)
                 hc_loc l = hc_loc_of(x, y, b->x_size);
                 if (b->colors[l] != HC_C_EMPTY)
                     h->super_ko_banned[l] = false;
-                else if (!h->was_ever_occupied[l] && !hc_board_is_suicide(b, l, next))
+                else if (!h->was_ever_occupied[l] && (has_empty_neighbor(b, l) || !hc_board_is_suicide(b, l, next)))
                     h->super_ko_banned[l] = false;
                 else if (hc_board_is_illegal_suicide(b, l, next, h->rules.multi_stone_suicide_legal) || l == b->ko_loc)
                     h->super_ko_banned[l] = false;

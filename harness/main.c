@@ -13,6 +13,7 @@ typedef struct command {
 static const command commands[] = {
     {"version", cmd_version, "print halfcheck's version"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
+    {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
 };
 
 static void usage(FILE *f)

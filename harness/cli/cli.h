@@ -58,5 +58,6 @@ int cli_fail(const char *cmd, const hc_err *err);
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_version(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 #endif

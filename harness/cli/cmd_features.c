@@ -1,0 +1,110 @@
+/* halfcheck features: KataGo's input rows (fillRowV7, before symmetry) for every position of a
+ * positions file, as little-endian float32 records: the spatial planes, then the globals. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "history.h"
+#include "nnfeatures.h"
+#include "positions.h"
+#include "stream.h"
+
+static const cli_opt opts[] = {
+    {"positions", 1, 0, "positions file (.jsonl or .jsonl.gz)"},
+    {"nn", 1, 0, "NN buffer WxH (or N), at least the board size, at most 19"},
+    {"pda", 1, 0, "playoutDoublingAdvantage (default 0)"},
+    {"pass-alive-suicide", 1, 0, "passAliveSuicideRulesOverride: -1 history's flag, 0 or 1 the model's (default -1)"},
+    {"out", 1, 0, "output file; gzip'd when it ends in .gz; '-' for standard output"},
+    {"help", 0, 0, "print this help"},
+    {NULL, 0, 0, NULL},
+};
+
+static void to_le(float *v, size_t n)
+{
+    const uint16_t one = 1;
+    if (*(const uint8_t *)&one == 1)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        u = (u >> 24) | ((u >> 8) & 0xff00u) | ((u << 8) & 0xff0000u) | (u << 24);
+        memcpy(&v[i], &u, 4);
+    }
+}
+
+int cmd_features(int argc, char **argv)
+{
+    hc_err err = {0};
+    cli_args a;
+    if (cli_parse("features", argc, argv, opts, &a, &err))
+        return cli_fail("features", &err);
+    if (cli_has(&a, "help")) {
+        printf("usage: halfcheck features --positions POS --nn WxH [--pda X] --out F.f32[.gz]\n\n");
+        cli_print_options(stdout, opts);
+        return HC_EXIT_OK;
+    }
+    const char *pos_path = cli_require(&a, "positions", &err);
+    const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;
+    const char *out_path = nn ? cli_require(&a, "out", &err) : NULL;
+    if (!out_path)
+        return cli_fail("features", &err);
+    int nn_x, nn_y, pa;
+    double pda;
+    if (cli_parse_size(nn, &nn_x, &nn_y, &err) || cli_get_double(&a, "pda", 0.0, &pda, &err) ||
+        cli_get_int(&a, "pass-alive-suicide", -1, &pa, &err))
+        return cli_fail("features", &err);
+    if (nn_x < 1 || nn_y < 1 || nn_x > 19 || nn_y > 19 || pa < -1 || pa > 1) {
+        hc_err_set(&err, HC_EUSAGE, "--nn must be within 1x1..19x19 and --pass-alive-suicide -1, 0 or 1");
+        return cli_fail("features", &err);
+    }
+    hc_nninput_params params = hc_nninput_params_default();
+    params.playout_doubling_advantage = pda;
+    params.pass_alive_suicide_rules_override = pa;
+
+    hc_posreader *r = hc_posreader_open(pos_path, &err);
+    if (!r)
+        return cli_fail("features", &err);
+    hc_ostream *o = hc_ostream_open(out_path, &err);
+    if (!o) {
+        hc_posreader_close(r);
+        return cli_fail("features", &err);
+    }
+    size_t ns = (size_t)HC_FEATURES_V7_SPATIAL * nn_x * nn_y, rec = ns + HC_FEATURES_V7_GLOBAL;
+    float *row = malloc(rec * sizeof(float));
+    int rc = row ? 0 : hc_err_set(&err, HC_ENOMEM, "out of memory");
+    long count = 0;
+    hc_position p;
+    while (rc == 0) {
+        int got = hc_posreader_next(r, &p, &err);
+        if (got < 0)
+            rc = -1;
+        if (got <= 0)
+            break;
+        hc_history *h = hc_history_from_position(&p, &err);
+        if (!h)
+            rc = -1;
+        else {
+            if (hc_features_fill_v7(h, hc_history_next_pla(h), &params, nn_x, nn_y, row, row + ns, &err))
+                rc = hc_err_prefix(&err, "position %ld: ", p.index);
+            hc_history_free(h);
+        }
+        if (rc == 0) {
+            to_le(row, rec);
+            rc = hc_ostream_write(o, row, rec * sizeof(float), &err);
+            count++;
+        }
+        hc_position_free(&p);
+    }
+    free(row);
+    hc_posreader_close(r);
+    if (rc) {
+        hc_ostream_abort(o);
+        return cli_fail("features", &err);
+    }
+    if (hc_ostream_commit(o, &err))
+        return cli_fail("features", &err);
+    fprintf(stderr, "halfcheck features: %ld positions, %zu floats each, to %s\n", count, rec, out_path);
+    return HC_EXIT_OK;
+}
