@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "hc_test.h"
 #include "positions.h"
@@ -340,6 +341,43 @@ static void test_roundtrip(const char *dir)
     collected_free(&want);
 }
 
+/* The command line: writes the file and says how many; bad usage and bad input exit with 2. */
+static void test_cli(const char *dir)
+{
+    const char *bin = getenv("HALFCHECK");
+    if (!bin) {
+        hc_skip("record-11", "HALFCHECK (the binary) not set; run through make test");
+        return;
+    }
+    char in[512], out[512], cmd[2048];
+    snprintf(in, sizeof in, "%s/cli.sgfs", dir);
+    snprintf(out, sizeof out, "%s/cli.jsonl.gz", dir);
+    FILE *f = fopen(in, "w");
+    fputs("(;SZ[9];B[ee];W[cc])\n(;SZ[9];B[ee];W[dd])\n", f);
+    fclose(f);
+    remove(out);
+    snprintf(cmd, sizeof cmd, "%s record --sgf %s --out %s 2>/dev/null", bin, in, out);
+    int rc = system(cmd);
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_err err;
+    hc_err_clear(&err);
+    int l = rc == 0 ? hc_positions_load(out, &ps, &n, &err) : -1;
+    /* root, ee, ee+cc; then ee+dd only (root and ee are new again: one set of hashes per game) */
+    hc_check("record-11.1", rc == 0 && l == 0 && n == 6 && ps[5].sgf_line == 1 && ps[5].index == 5, "rc %d load %d n %zu %s", rc,
+             l, n, err.msg);
+    hc_positions_free(ps, n);
+    snprintf(cmd, sizeof cmd, "%s record --sgf %s 2>/dev/null", bin, in);
+    rc = system(cmd);
+    hc_check("record-11.2", WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "missing --out: status %d", rc);
+    f = fopen(in, "w");
+    fputs("(;SZ[9];B[ee];W[ee])\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s record --sgf %s --out %s 2>/dev/null", bin, in, out);
+    rc = system(cmd);
+    hc_check("record-11.3", WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "illegal move: status %d", rc);
+}
+
 int main(void)
 {
     const char *dir = hc_tmpdir("test_record");
@@ -347,5 +385,6 @@ int main(void)
     test_failures();
     test_roundtrip(dir);
     test_shared(dir);
+    test_cli(dir);
     return hc_test_exit();
 }

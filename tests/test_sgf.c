@@ -8,6 +8,7 @@
 
 #include "hc_test.h"
 #include "sgf.h"
+#include "stream.h"
 
 static hc_sgf_collection *parse(const char *s, hc_err *err)
 {
@@ -446,8 +447,30 @@ static void test_shared(void)
     }
 }
 
+/* A gzip'd collection reads like the plain one; a missing file is an I/O error. */
+static void test_files(void)
+{
+    const char *dir = hc_tmpdir("test_sgf");
+    char path[512];
+    snprintf(path, sizeof path, "%s/c.sgf.gz", dir);
+    hc_err err;
+    hc_err_clear(&err);
+    hc_ostream *o = hc_ostream_open(path, &err);
+    hc_ostream_printf(o, &err, "(;SZ[9]\nC[multi\nline];B[aa]\n)\n(;SZ[13];W[bb])\n");
+    hc_ostream_commit(o, &err);
+    hc_sgf_collection *c = hc_sgf_load(path, &err);
+    hc_check("sgf-10.1", c && c->n_games == 2 && c->games[1].line == 3 && strcmp(c->name, path) == 0, "%s",
+             c ? "wrong games" : err.msg);
+    hc_sgf_free(c);
+    hc_err_clear(&err);
+    c = hc_sgf_load("build/tmp/test_sgf/no-such-file.sgf", &err);
+    hc_check("sgf-10.2", c == NULL && err.code == HC_EIO, "missing file: %s", err.msg);
+    hc_sgf_free(c);
+}
+
 int main(void)
 {
+    test_files();
     test_structure();
     test_root_readers();
     test_placements();
