@@ -459,7 +459,7 @@ static void test_files(void)
     hc_ostream_printf(o, &err, "(;SZ[9]\nC[multi\nline];B[aa]\n)\n(;SZ[13];W[bb])\n");
     hc_ostream_commit(o, &err);
     hc_sgf_collection *c = hc_sgf_load(path, &err);
-    hc_check("sgf-10.1", c && c->n_games == 2 && c->games[1].line == 3 && strcmp(c->name, path) == 0, "%s",
+    hc_check("sgf-10.1", c && c->n_games == 2 && c->games[1].line == 4 && strcmp(c->name, path) == 0, "%s",
              c ? "wrong games" : err.msg);
     hc_sgf_free(c);
     hc_err_clear(&err);
