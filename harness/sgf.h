@@ -4,7 +4,10 @@
  *
  * A collection is a sequence of game trees separated by whitespace: one game per line (a .sgfs
  * file) or an ordinary multi-game .sgf file; gzip'd files are read transparently. Each game is
- * numbered from 0 and remembers the line (from 0) and byte offset of its opening '('.
+ * numbered from 0 and remembers the line (from 0) and byte offset of its opening '('. (KataGo's
+ * own .sgfs loader parses each trimmed line with Sgf::parse, which reads one tree and ignores the
+ * rest of the line; here anything but whitespace between games is an error, and a game may span
+ * lines. For files with one game per line the two read the same games.)
  *
  * KataGo quirks kept on purpose: whitespace may appear inside a property name ("A B" is "AB");
  * the first B or W value of a node is kept apart as the node's move (so "W[aa]B[bb]" lists
