@@ -206,6 +206,21 @@ static void test_walks(void)
     /* Setup with a rectangle and a 2-stone AE: ten stones, then four net removed. */
     const expect e7[] = {{"", B, B, 10, 10, 0}, {"", B, B, 10, 6, 0}};
     check_game("record-7", "(;SZ[7]AB[aa:eb];AE[aa:bb])", e7, 2);
+
+    /* Triple ko: three kos taken in turn bring back the starting stones with black to move; that
+     * sixth move is banned by situational superko (not by simple ko), so KataGo plays it on a
+     * history restarted just before it: 21 stones + 5 moves = initial turn 26. */
+    const expect e8[] = {{"", B, B, 21, 10, 11},
+                         {"B:2,1", B, W, 21, 10, 11},
+                         {"B:2,1 W:6,1", B, B, 21, 10, 11},
+                         {"B:2,1 W:6,1 B:2,6", B, W, 21, 10, 11},
+                         {"B:2,1 W:6,1 B:2,6 W:1,1", B, B, 21, 10, 11},
+                         {"B:2,1 W:6,1 B:2,6 W:1,1 B:7,1", B, W, 21, 10, 11},
+                         {"W:1,6", W, B, 26, 11, 10}};
+    check_game("record-12",
+               "(;SZ[9]AB[ba][ab][bc]AW[ca][bb][db][cc]AB[ga][fb][gc][hb]AW[ha][ib][hc]AB[bf][ag][bh]AW[cf][bg][dg][ch]"
+               ";B[cb];W[gb];B[cg];W[bb];B[hb];W[bg])",
+               e8, 7);
 }
 
 static void test_failures(void)
