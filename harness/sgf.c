@@ -200,6 +200,9 @@ static int parse_value(parser *p, strbuf *out)
             }
             if (!escaping)
                 r = sb_push(out, '\n');
+        } else if (c == '\0') {
+            /* Values are C strings here; KataGo would keep the byte, so refuse rather than cut. */
+            return fail_at(p, HC_EFORMAT, p->pos - 1, "NUL byte in a property value");
         } else if (c == '\t' || c == '\v' || c == '\f') {
             r = sb_push(out, ' ');
         } else {

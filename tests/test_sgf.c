@@ -327,6 +327,16 @@ static void test_garbled(void)
         hc_sgf_free(c);
     }
 
+    /* A NUL byte inside a value is refused where it is. */
+    {
+        hc_err err;
+        hc_err_clear(&err);
+        hc_sgf_collection *c = hc_sgf_parse("(;C[a\0b])", 9, "mem.sgf", &err);
+        hc_check("sgf-7.49", c == NULL && err.code == HC_EFORMAT && strstr(err.msg, "NUL") && strstr(err.msg, "offset 5 "),
+                 "%s", c ? "accepted" : err.msg);
+        hc_sgf_free(c);
+    }
+
     /* Deep nesting is refused with HC_ELIMIT, not a crash. */
     size_t n = HC_SGF_MAX_DEPTH + 10;
     char *deep = malloc(4 * n + 16);
