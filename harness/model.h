@@ -293,7 +293,7 @@ typedef struct hc_net {
     char *name;                  /* the model name token */
     int model_version;           /* 3..17 */
     int input_version;           /* NNInputs V3..V7 this version consumes */
-    int num_input_c;             /* spatial input channels (from the header; checked) */
+    int num_input_c;             /* spatial input channels (header; checked against the version) */
     int num_input_global_c;
     int num_input_meta_c;        /* 0, or 192 with a metadata encoder */
     int meta_encoder_version;    /* 0 or 1 */

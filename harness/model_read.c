@@ -818,8 +818,13 @@ static int rd_model(rd *r, hc_net *net)
         return rd_fail(r, HC_EFORMAT, r->tok_off, "model version", "unsupported model version %d (supported: %d to %d)",
                        net->model_version, HC_MODEL_VERSION_MIN, HC_MODEL_VERSION_MAX);
     net->input_version = hc_model_input_version(net->model_version);
+    /* KataGo's backends assert these match the version's feature set; check them here. */
     if (rd_channels(r, "spatial input channels", &net->num_input_c) < 0 ||
-        rd_channels(r, "global input channels", &net->num_input_global_c) < 0)
+        rd_expect(r, r->tok_off, "spatial input channels", net->num_input_c,
+                  hc_model_num_spatial_features(net->model_version), "the spatial features of this model version") < 0 ||
+        rd_channels(r, "global input channels", &net->num_input_global_c) < 0 ||
+        rd_expect(r, r->tok_off, "global input channels", net->num_input_global_c,
+                  hc_model_num_global_features(net->model_version), "the global features of this model version") < 0)
         return -1;
     hc_postprocess *pp = &net->post;
     pp->td_score_multiplier = 20.0;
