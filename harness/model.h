@@ -13,6 +13,18 @@
  *
  * Absent optional layers (e.g. the pass MLP of versions < 15, the SwiGLU gate when unused, the
  * trunk tip RMSNorm of a batchnorm trunk) are zeroed: name NULL, counts 0, arrays NULL.
+ *
+ * Raw vs folded: hc_net_load returns the values in the file. KataGo's loader then folds
+ * batchnorm factors into neighbouring layers (hc_net_reduce_activations below); an engine
+ * that wants KataGo's exact rounding calls it on its own loaded copy.
+ *
+ * Strictness: everything KataGo's parser refuses is refused (same checks, located). Also
+ * refused, where KataGo would misread or fail later: input channel counts that differ from the
+ * version's feature set (KataGo's backends assert on them), numbers with trailing junk
+ * ("12abc"), a "@BIN@" block not followed by whitespace (the declared shape does not match
+ * the data; KataGo's exporter always ends a block with a newline), non-whitespace after the
+ * value head, and the sanity limits below. Accepted where KataGo would not: binary blocks in
+ * a file named .txt.gz (the float encoding is detected, not taken from the name).
  */
 #ifndef HC_MODEL_H
 #define HC_MODEL_H
@@ -33,7 +45,7 @@
 #define HC_MODEL_MAX_DILATION 64
 #define HC_MODEL_MAX_HEADS 1024        /* attention heads, and head dims */
 #define HC_MODEL_MAX_NAME 4096         /* bytes in one name token */
-#define HC_MODEL_MAX_LAYER_FLOATS (256u * 1024 * 1024) /* floats in one layer (1 GiB) */
+#define HC_MODEL_MAX_LAYER_FLOATS (64u * 1024 * 1024) /* floats in one layer (256 MiB; b28c512 needs 2.4M) */
 
 /* Activation kinds; the numbers are KataGo's (activations.h). Files of version >= 11 name
  * them ACTIVATION_IDENTITY/RELU/MISH/SILU; older files imply RELU. MISH_SCALE8

@@ -258,6 +258,40 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
     for (size_t i = 0; i < n; i++) {
         float v;
         uint64_t voff;
+        if (is_bin && r->len - r->pos >= 8) {
+            /* Fast path: every whole float already in the buffer. */
+            size_t k = (r->len - r->pos) / 4;
+            if (k > n - i)
+                k = n - i;
+            const unsigned char *p = r->buf + r->pos;
+            for (size_t j = 0; j < k; j++) {
+                uint32_t u = le32(p + 4 * j);
+                memcpy(&v, &u, 4);
+                if (!isfinite(v)) {
+                    rd_fail(r, HC_EFORMAT, r->base + r->pos + 4 * j, field, "weight %zu of %zu is %s", i + j, n,
+                            isnan(v) ? "NaN" : "infinite");
+                    goto fail_quiet;
+                }
+                if (!map) {
+                    w[i + j] = v;
+                    continue;
+                }
+                w[oc * oc_stride + ic * ic_stride + y * (size_t)map->kx + x] = v;
+                if (++oc == (size_t)map->out_c) {
+                    oc = 0;
+                    if (++ic == (size_t)map->in_c) {
+                        ic = 0;
+                        if (++x == (size_t)map->kx) {
+                            x = 0;
+                            y++;
+                        }
+                    }
+                }
+            }
+            r->pos += 4 * k;
+            i += k - 1;
+            continue;
+        }
         if (is_bin) {
             unsigned char b[4];
             voff = rd_off(r);
@@ -311,6 +345,24 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
             }
         } else {
             w[i] = v;
+        }
+    }
+    if (is_bin) {
+        /* Writers end every block with a newline. Anything else means the declared shape
+         * and the data disagree (the read ran into the next header or stopped short). */
+        uint64_t end_off = rd_off(r);
+        int next = rd_getc(r);
+        if (next == -2)
+            goto fail_quiet;
+        if (next >= 0) {
+            r->pos--;
+            if (!is_space(next)) {
+                rd_fail(r, HC_EFORMAT, end_off, field,
+                        "the binary block of %zu floats starting at offset %llu is followed by byte 0x%02x, not a "
+                        "newline: the declared shape does not match the data",
+                        n, (unsigned long long)start, next);
+                goto fail_quiet;
+            }
         }
     }
     r->nfloats += (int64_t)n;
