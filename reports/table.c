@@ -252,10 +252,9 @@ static int csv_row(hc_ostream *o, const hc_result *r, size_t tier, int metric, h
                 if (t->set[metric][p])
                     num(t->limit[metric][p] / t->scale[metric][p], buf[7 + p], 64);
                 if (r->checks) {
+                    /* The enum is ordered unset < pass < fail < nonfinite: keep the worst. */
                     int v = r->checks[tier].verdict[metric][p];
-                    /* nonfinite > fail > pass > unset */
-                    int rank[] = {0, 1, 2, 3};
-                    if (rank[v] > rank[worst])
+                    if (v > worst)
                         worst = v;
                 }
             }
