@@ -1,0 +1,74 @@
+/* Backends: what halfcheck tests. A backend is a table of function pointers (hc_backend_vtbl)
+ * plus an opaque instance it opens. Two shapes:
+ *  - tensor backends (ref32, emulate, cuda, pipe, ...) take featurized, symmetrized rows and
+ *    return raw heads (refs/engine.h: logits, no softmax or scaling);
+ *  - position backends (a KataGo engine, a recorded outputs file) take positions and return
+ *    post-processed outputs (harness/nnoutput.h).
+ * The registry (backends/registry.c) holds one line per backend kind and finds a kind by the
+ * prefix of a spec: "emulate:fp16-tc" opens the `emulate` backend with params "fp16-tc";
+ * "ref32" opens ref32 with params "". Only the backend itself parses its params.
+ *
+ * Lifetimes: the net passed to open outlives the instance; the instance outlives every call
+ * made on it; close frees it. An instance is used by one thread at a time. */
+#ifndef HC_BACKEND_H
+#define HC_BACKEND_H
+
+#include "engine.h"
+#include "err.h"
+#include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
+
+enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
+
+typedef struct hc_backend_vtbl {
+    const char *name; /* the registry key, e.g. "ref32" */
+    int shape;        /* enum hc_backend_shape */
+    const char *help; /* one line: what it is and what its params mean */
+
+    /* Opens an instance. params: what follows "name:" in the spec ("" when absent). net may
+     * be NULL for position backends that carry their own net. Returns the instance or NULL
+     * with err set. */
+    void *(*open)(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                  int threads, hc_err *err);
+
+    /* Tensor backends: evaluates `batch` rows (refs/engine.h for the layouts) into out.
+     * NULL for position backends. */
+    int (*eval)(void *inst, int batch, const float *spatial, const float *global,
+                const float *meta, hc_raw_heads *out, hc_err *err);
+
+    /* Position backends: evaluates n positions (at each position's symmetry) into outs
+     * (initialised by the caller for the buffer size). NULL for tensor backends. */
+    int (*eval_positions)(void *inst, int n, const hc_position *pos, hc_nnoutput *outs,
+                          hc_err *err);
+
+    void (*close)(void *inst);
+
+    /* Optional (NULL = "not supported"): copies the intermediate tensor of the layer named
+     * `layer` for the last eval into buf (capacity floats), returns the float count, or -1
+     * with err. Callers use hc_backend_taps, which reports "not supported" for NULL. */
+    long (*taps)(void *inst, const char *layer, float *buf, long capacity, hc_err *err);
+} hc_backend_vtbl;
+
+/* The registered backends, in table order, NULL-terminated. */
+extern const hc_backend_vtbl *const hc_backends[];
+
+/* Finds the backend a spec names ("name" or "name:params"); *params points into spec after
+ * the colon (or to ""). NULL with err (HC_ECONFIG, listing the known names) when none. */
+const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc_err *err);
+
+/* An opened backend: the vtable and its instance. */
+typedef struct hc_backend {
+    const hc_backend_vtbl *vt;
+    void *inst;
+} hc_backend;
+
+/* hc_backend_find + open. Returns 0 or -1 with err (prefixed with the spec). */
+int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, int ny,
+                    int max_batch, int threads, hc_err *err);
+void hc_backend_close(hc_backend *b);
+
+/* Taps through the vtable; HC_EBACKEND "not supported" when the backend has none. */
+long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity, hc_err *err);
+
+#endif

@@ -1,0 +1,38 @@
+/* ref32: the fp32 reference engine (refs/engine.h) as a tensor backend. No params. */
+#include "backend.h"
+
+static void *ref32_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                        int threads, hc_err *err)
+{
+    if (params && *params) {
+        hc_err_set(err, HC_ECONFIG, "ref32 takes no parameters (got \"%s\")", params);
+        return NULL;
+    }
+    if (!net) {
+        hc_err_set(err, HC_ECONFIG, "ref32 needs a net");
+        return NULL;
+    }
+    return hc_engine_new(net, max_batch, nx, ny, threads, err);
+}
+
+static int ref32_eval(void *inst, int batch, const float *spatial, const float *global,
+                      const float *meta, hc_raw_heads *out, hc_err *err)
+{
+    return hc_engine_eval(inst, batch, spatial, global, meta, out, err);
+}
+
+static void ref32_close(void *inst)
+{
+    hc_engine_free(inst);
+}
+
+const hc_backend_vtbl hc_backend_ref32 = {
+    .name = "ref32",
+    .shape = HC_BACKEND_TENSOR,
+    .help = "fp32 reference forward pass (KataGo Eigen arithmetic on OpenBLAS); no params",
+    .open = ref32_open,
+    .eval = ref32_eval,
+    .eval_positions = NULL,
+    .close = ref32_close,
+    .taps = NULL,
+};

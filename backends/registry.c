@@ -1,0 +1,67 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+
+extern const hc_backend_vtbl hc_backend_ref32;
+
+/* One line per backend kind; guard optional ones with their HC_HAVE_* macro. */
+const hc_backend_vtbl *const hc_backends[] = {
+    &hc_backend_ref32,
+    NULL,
+};
+
+const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc_err *err)
+{
+    if (!spec)
+        spec = "";
+    const char *colon = strchr(spec, ':');
+    size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+    for (int i = 0; hc_backends[i]; i++)
+        if (strlen(hc_backends[i]->name) == n && strncmp(hc_backends[i]->name, spec, n) == 0) {
+            if (params)
+                *params = colon ? colon + 1 : spec + n;
+            return hc_backends[i];
+        }
+    char known[512] = "";
+    for (int i = 0; hc_backends[i]; i++) {
+        size_t len = strlen(known);
+        snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", hc_backends[i]->name);
+    }
+    hc_err_set(err, HC_ECONFIG, "unknown backend kind \"%.*s\" (known: %s)", (int)n, spec, known);
+    return NULL;
+}
+
+int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, int ny,
+                    int max_batch, int threads, hc_err *err)
+{
+    const char *params;
+    b->vt = hc_backend_find(spec, &params, err);
+    b->inst = NULL;
+    if (!b->vt)
+        return -1;
+    b->inst = b->vt->open(params, net, nx, ny, max_batch, threads, err);
+    if (!b->inst) {
+        b->vt = NULL;
+        return hc_err_prefix(err, "backend %s: ", spec);
+    }
+    return 0;
+}
+
+void hc_backend_close(hc_backend *b)
+{
+    if (b && b->vt && b->inst)
+        b->vt->close(b->inst);
+    if (b) {
+        b->vt = NULL;
+        b->inst = NULL;
+    }
+}
+
+long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity, hc_err *err)
+{
+    if (!b->vt || !b->vt->taps)
+        return hc_err_set(err, HC_EBACKEND, "backend %s: taps not supported",
+                          b->vt ? b->vt->name : "(closed)");
+    return b->vt->taps(b->inst, layer, buf, capacity, err);
+}

@@ -1,0 +1,660 @@
+#include "engine.h"
+
+#include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* RoPE cos/sin tables of one attention block for this engine's buffer size. */
+typedef struct rope_tab {
+    const hc_attn_block *blk;
+    float *cos_t, *sin_t;
+} rope_tab;
+
+/* One thread's share of a batch, with its own bump-allocated scratch. A dry run walks the
+ * forward pass without touching data to measure the arena (the same code path sizes and
+ * uses it, so they cannot disagree). */
+typedef struct worker {
+    struct hc_engine *e;
+    pthread_t th;
+    float *arena;
+    size_t top, peak;
+    int dry;
+    int r0, rows; /* this job's rows */
+} worker;
+
+struct hc_engine {
+    const hc_net *net;
+    int max_batch, nx, ny, hw, threads, chunk;
+    rope_tab *ropes;
+    int n_ropes;
+    worker *w;
+    int started; /* worker threads running (threads - 1 when all started) */
+    /* the current job */
+    const float *spatial, *global, *meta;
+    hc_raw_heads *out;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    unsigned long gen;
+    int pending, quit;
+};
+
+/* ---- raw heads ------------------------------------------------------------------------ */
+
+hc_raw_heads *hc_raw_heads_new(int max_batch, int nx, int ny, int policy_channels,
+                               int score_channels, hc_err *err)
+{
+    if (max_batch < 1 || nx < 1 || ny < 1 || policy_channels < 1 || score_channels < 1) {
+        hc_err_set(err, HC_EINTERNAL, "raw heads: bad sizes (batch %d, %dx%d, %d policy, %d score)",
+                   max_batch, nx, ny, policy_channels, score_channels);
+        return NULL;
+    }
+    hc_raw_heads *h = hc_calloc(1, sizeof *h, err, "raw heads");
+    if (!h)
+        return NULL;
+    size_t hw = (size_t)nx * ny;
+    h->batch = h->max_batch = max_batch;
+    h->nx = nx;
+    h->ny = ny;
+    h->policy_channels = policy_channels;
+    h->score_channels = score_channels;
+    h->policy = hc_calloc((size_t)max_batch * policy_channels * hw, sizeof(float), err, "policy");
+    h->policy_pass = hc_calloc((size_t)max_batch * policy_channels, sizeof(float), err, "pass");
+    h->value = hc_calloc((size_t)max_batch * 3, sizeof(float), err, "value");
+    h->score = hc_calloc((size_t)max_batch * score_channels, sizeof(float), err, "score");
+    h->ownership = hc_calloc((size_t)max_batch * hw, sizeof(float), err, "ownership");
+    if (!h->policy || !h->policy_pass || !h->value || !h->score || !h->ownership) {
+        hc_raw_heads_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void hc_raw_heads_free(hc_raw_heads *h)
+{
+    if (!h)
+        return;
+    free(h->policy);
+    free(h->policy_pass);
+    free(h->value);
+    free(h->score);
+    free(h->ownership);
+    free(h);
+}
+
+/* ---- validation ----------------------------------------------------------------------- */
+
+static int check_conv(const hc_conv *c, hc_err *err)
+{
+    if (!c->w || c->ky < 1 || c->kx < 1 || c->ky % 2 != 1 || c->kx % 2 != 1)
+        return hc_err_set(err, HC_EBACKEND, "%s: conv %dx%d not supported (odd kernels only)",
+                          c->name ? c->name : "conv", c->ky, c->kx);
+    if (c->dil_y != 1 || c->dil_x != 1)
+        return hc_err_set(err, HC_EBACKEND,
+                          "%s: dilated convolution (%d,%d) not supported (nor by KataGo's Eigen backend)",
+                          c->name ? c->name : "conv", c->dil_y, c->dil_x);
+    return 0;
+}
+
+static int check_act(const hc_activation *a, hc_err *err)
+{
+    if (!hc_act_valid(a->kind))
+        return hc_err_set(err, HC_EBACKEND, "%s: unknown activation %d",
+                          a->name ? a->name : "activation", (int)a->kind);
+    return 0;
+}
+
+static int check_stack(const hc_block *blocks, int n, hc_err *err);
+
+static int check_block(const hc_block *b, hc_err *err)
+{
+    switch (b->kind) {
+    case HC_BLOCK_ORDINARY:
+        return check_act(&b->ordinary.pre_act, err) || check_act(&b->ordinary.mid_act, err) ||
+                       check_conv(&b->ordinary.regular_conv, err) ||
+                       check_conv(&b->ordinary.final_conv, err)
+                   ? -1
+                   : 0;
+    case HC_BLOCK_GPOOL: {
+        const hc_gpool_block *g = &b->gpool;
+        return check_act(&g->pre_act, err) || check_act(&g->gpool_act, err) ||
+                       check_act(&g->mid_act, err) || check_conv(&g->regular_conv, err) ||
+                       check_conv(&g->gpool_conv, err) || check_conv(&g->final_conv, err)
+                   ? -1
+                   : 0;
+    }
+    case HC_BLOCK_NESTED_BOTTLENECK: {
+        const hc_nbt_block *n = &b->nbt;
+        return check_act(&n->pre_act, err) || check_act(&n->post_act, err) ||
+                       check_conv(&n->pre_conv, err) || check_conv(&n->post_conv, err) ||
+                       check_stack(n->blocks, n->num_blocks, err)
+                   ? -1
+                   : 0;
+    }
+    case HC_BLOCK_ATTENTION: {
+        const hc_attn_block *a = &b->attn;
+        if (a->num_kv_heads < 1 || a->num_heads % a->num_kv_heads != 0 ||
+            (a->use_rope && a->q_head_dim % 2 != 0))
+            return hc_err_set(err, HC_EBACKEND, "%s: unsupported attention heads %d/%d dim %d",
+                              b->name ? b->name : "attention", a->num_heads, a->num_kv_heads,
+                              a->q_head_dim);
+        return 0;
+    }
+    case HC_BLOCK_FFN:
+        if (!b->ffn.use_swiglu)
+            return hc_err_set(err, HC_EBACKEND,
+                              "%s: FFN without SwiGLU is not supported (nor by KataGo's Eigen backend)",
+                              b->name ? b->name : "ffn");
+        return 0;
+    }
+    return hc_err_set(err, HC_EBACKEND, "%s: unknown block kind %d", b->name ? b->name : "block",
+                      (int)b->kind);
+}
+
+static int check_stack(const hc_block *blocks, int n, hc_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (check_block(&blocks[i], err))
+            return -1;
+    return 0;
+}
+
+static int check_net(const hc_net *net, hc_err *err)
+{
+    const hc_trunk *t = &net->trunk;
+    const hc_policy_head *p = &net->policy;
+    const hc_value_head *v = &net->value;
+    if (check_conv(&t->initial_conv, err) || check_stack(t->blocks, t->num_blocks, err) ||
+        check_act(&t->tip_act, err))
+        return -1;
+    if (t->has_meta_encoder && (check_act(&t->meta.act1, err) || check_act(&t->meta.act2, err)))
+        return -1;
+    if (check_conv(&p->p1_conv, err) || check_conv(&p->g1_conv, err) ||
+        check_conv(&p->p2_conv, err) || check_act(&p->g1_act, err) || check_act(&p->p1_act, err))
+        return -1;
+    if (p->has_pass_mlp && check_act(&p->pass_act, err))
+        return -1;
+    if (check_conv(&v->v1_conv, err) || check_conv(&v->ownership_conv, err) ||
+        check_act(&v->v1_act, err) || check_act(&v->v2_act, err))
+        return -1;
+    if (net->num_value_c != 3 || v->v3_mul.out_c != 3 || v->ownership_conv.out_c != 1)
+        return hc_err_set(err, HC_EBACKEND, "value head: %d value / %d ownership channels (want 3 / 1)",
+                          v->v3_mul.out_c, v->ownership_conv.out_c);
+    return 0;
+}
+
+/* ---- RoPE tables ---------------------------------------------------------------------- */
+
+static int collect_ropes(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        const hc_block *b = &blocks[i];
+        if (b->kind == HC_BLOCK_NESTED_BOTTLENECK) {
+            if (collect_ropes(e, b->nbt.blocks, b->nbt.num_blocks, err))
+                return -1;
+            continue;
+        }
+        if (b->kind != HC_BLOCK_ATTENTION || !b->attn.use_rope)
+            continue;
+        const hc_attn_block *a = &b->attn;
+        rope_tab *grown = realloc(e->ropes, (size_t)(e->n_ropes + 1) * sizeof *grown);
+        if (!grown)
+            return hc_err_set(err, HC_ENOMEM, "rope tables");
+        e->ropes = grown;
+        rope_tab *r = &e->ropes[e->n_ropes++];
+        memset(r, 0, sizeof *r);
+        r->blk = a;
+        int pairs = a->q_head_dim / 2;
+        size_t n_t = (size_t)(a->learnable_rope ? a->num_kv_heads : 1) * pairs * e->hw;
+        r->cos_t = hc_malloc(n_t * sizeof(float) + 1, err, "rope cos");
+        r->sin_t = hc_malloc(n_t * sizeof(float) + 1, err, "rope sin");
+        if (!r->cos_t || !r->sin_t)
+            return -1;
+        hc_rope_tables(e->nx, e->ny, pairs, a->num_kv_heads,
+                       a->learnable_rope ? a->rope_freqs : NULL, a->rope_theta, r->cos_t,
+                       r->sin_t);
+    }
+    return 0;
+}
+
+static const rope_tab *find_rope(const hc_engine *e, const hc_attn_block *a)
+{
+    for (int i = 0; i < e->n_ropes; i++)
+        if (e->ropes[i].blk == a)
+            return &e->ropes[i];
+    return NULL;
+}
+
+/* ---- the forward pass ----------------------------------------------------------------- */
+
+typedef struct fwd {
+    worker *w;
+    const hc_engine *e;
+    int B, nx, ny, hw;
+    size_t bp; /* B * hw: one channel's floats */
+    const float *mask, *msum;
+} fwd;
+
+/* A 16-float aligned piece of the arena (NULL in a dry run). */
+static float *ar_get(fwd *f, size_t n)
+{
+    worker *w = f->w;
+    n = (n + 15) & ~(size_t)15;
+    float *p = w->dry ? NULL : w->arena + w->top;
+    w->top += n;
+    if (w->top > w->peak)
+        w->peak = w->top;
+    return p;
+}
+
+#define LIVE(f) (!(f)->w->dry)
+
+static void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
+{
+    hc_kconv kc = {c->out_c, c->in_c, c->ky, c->kx, c->w};
+    size_t top = f->w->top;
+    float *ws = ar_get(f, hc_kconv_workspace(&kc, f->B, f->nx, f->ny));
+    if (LIVE(f))
+        hc_kconv_run(&kc, f->B, f->nx, f->ny, in, out, accumulate, ws);
+    f->w->top = top;
+}
+
+static void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *out)
+{
+    if (LIVE(f))
+        hc_bn_act(b->c, f->B, f->hw, in, out, b->merged_scale, b->merged_bias, a->kind, f->mask);
+}
+
+static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
+
+static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
+{
+    size_t top = f->w->top;
+    int B = f->B, hw = f->hw;
+    size_t bp = f->bp;
+    switch (bl->kind) {
+    case HC_BLOCK_ORDINARY: {
+        const hc_res_block *r = &bl->ordinary;
+        float *mid = ar_get(f, (size_t)r->regular_conv.out_c * bp);
+        bn(f, &r->pre_bn, &r->pre_act, x, s);
+        conv(f, &r->regular_conv, s, mid, 0);
+        bn(f, &r->mid_bn, &r->mid_act, mid, mid);
+        conv(f, &r->final_conv, mid, x, 1);
+        break;
+    }
+    case HC_BLOCK_GPOOL: {
+        const hc_gpool_block *g = &bl->gpool;
+        int rc = g->regular_conv.out_c, gc = g->gpool_conv.out_c;
+        float *reg = ar_get(f, (size_t)rc * bp);
+        float *gp = ar_get(f, (size_t)gc * bp);
+        float *pooled = ar_get(f, (size_t)B * 3 * gc);
+        float *bias = ar_get(f, (size_t)B * rc);
+        bn(f, &g->pre_bn, &g->pre_act, x, s);
+        conv(f, &g->regular_conv, s, reg, 0);
+        conv(f, &g->gpool_conv, s, gp, 0);
+        bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
+        if (LIVE(f)) {
+            hc_pool_gpool(gc, B, hw, gp, f->mask, f->msum, pooled);
+            hc_matmul_bc(B, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
+            hc_add_bias_bc(rc, B, hw, reg, bias);
+        }
+        bn(f, &g->mid_bn, &g->mid_act, reg, reg);
+        conv(f, &g->final_conv, reg, x, 1);
+        break;
+    }
+    case HC_BLOCK_NESTED_BOTTLENECK: {
+        const hc_nbt_block *nb = &bl->nbt;
+        int mc = nb->pre_conv.out_c;
+        float *mid = ar_get(f, (size_t)mc * bp);
+        float *mids = ar_get(f, (size_t)mc * bp);
+        bn(f, &nb->pre_bn, &nb->pre_act, x, s);
+        conv(f, &nb->pre_conv, s, mid, 0);
+        run_stack(f, nb->blocks, nb->num_blocks, mc, mid, mids);
+        bn(f, &nb->post_bn, &nb->post_act, mid, mid);
+        conv(f, &nb->post_conv, mid, x, 1);
+        break;
+    }
+    case HC_BLOCK_ATTENTION: {
+        const hc_attn_block *a = &bl->attn;
+        int nh = a->num_heads, nkv = a->num_kv_heads, qd = a->q_head_dim, vd = a->v_head_dim;
+        float *q = ar_get(f, (size_t)nh * qd * bp);
+        float *k = ar_get(f, (size_t)nkv * qd * bp);
+        float *v = ar_get(f, (size_t)nkv * vd * bp);
+        float *att = ar_get(f, (size_t)nh * vd * bp);
+        float *scores = ar_get(f, (size_t)hw * hw);
+        if (!LIVE(f))
+            break;
+        hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);
+        hc_matmul_cs((int)bp, c, nh * qd, s, a->q_proj.w, q);
+        hc_matmul_cs((int)bp, c, nkv * qd, s, a->k_proj.w, k);
+        hc_matmul_cs((int)bp, c, nkv * vd, s, a->v_proj.w, v);
+        if (a->use_rope) {
+            const rope_tab *rt = find_rope(f->e, a);
+            hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
+            hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
+        }
+        hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
+        hc_matmul_cs((int)bp, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
+        hc_residual_masked(c, B, hw, x, s, f->mask);
+        break;
+    }
+    case HC_BLOCK_FFN: {
+        const hc_ffn_block *ff = &bl->ffn;
+        int fc = ff->ffn_c;
+        float *a1 = ar_get(f, (size_t)fc * bp);
+        float *gate = ar_get(f, (size_t)fc * bp);
+        if (!LIVE(f))
+            break;
+        hc_rmsnorm_pos(c, B, hw, x, s, ff->pre_ln.weight, ff->pre_ln.eps, f->mask);
+        hc_matmul_cs((int)bp, c, fc, s, ff->linear1.w, a1);
+        hc_matmul_cs((int)bp, c, fc, s, ff->linear_gate.w, gate);
+        hc_swiglu((size_t)fc * bp, a1, gate);
+        hc_matmul_cs((int)bp, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
+        hc_residual_masked(c, B, hw, x, s, f->mask);
+        break;
+    }
+    }
+    f->w->top = top;
+}
+
+static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s)
+{
+    for (int i = 0; i < n; i++)
+        run_block(f, &blocks[i], c, x, s);
+}
+
+/* Evaluates rows [r0, r0+B) of the current job into e->out. */
+static void forward(worker *w, int r0, int B)
+{
+    const hc_engine *e = w->e;
+    const hc_net *net = e->net;
+    const hc_trunk *t = &net->trunk;
+    const hc_policy_head *ph = &net->policy;
+    const hc_value_head *vh = &net->value;
+    hc_raw_heads *out = e->out;
+    int hw = e->hw, tc = t->trunk_c, cin = net->num_input_c, cg = net->num_input_global_c;
+    fwd F = {w, e, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL};
+    fwd *f = &F;
+    w->top = 0;
+
+    float *mask = ar_get(f, (size_t)B * hw);
+    float *msum = ar_get(f, (size_t)B);
+    float *in = ar_get(f, (size_t)cin * f->bp);
+    float *x = ar_get(f, (size_t)tc * f->bp);
+    float *s = ar_get(f, (size_t)tc * f->bp);
+    float *gbias = ar_get(f, (size_t)B * tc);
+    F.mask = mask;
+    F.msum = msum;
+    if (LIVE(f)) {
+        const float *sp = e->spatial + (size_t)r0 * cin * hw;
+        hc_mask_from_input(B, hw, cin, sp, mask, msum);
+        for (int c = 0; c < cin; c++)
+            for (int b = 0; b < B; b++)
+                memcpy(in + ((size_t)c * B + b) * hw, sp + ((size_t)b * cin + c) * hw,
+                       (size_t)hw * sizeof(float));
+    }
+
+    /* trunk */
+    conv(f, &t->initial_conv, in, x, 0);
+    if (LIVE(f)) {
+        hc_matmul_bc(B, cg, tc, e->global + (size_t)r0 * cg, t->initial_matmul.w, gbias);
+        hc_add_bias_bc(tc, B, hw, x, gbias);
+    }
+    if (t->has_meta_encoder) {
+        const hc_meta_encoder *m = &t->meta;
+        size_t top = w->top;
+        float *h1 = ar_get(f, (size_t)B * m->mul1.out_c);
+        float *h2 = ar_get(f, (size_t)B * m->mul2.out_c);
+        if (LIVE(f)) {
+            hc_matmul_bc(B, m->mul1.in_c, m->mul1.out_c,
+                         e->meta + (size_t)r0 * net->num_input_meta_c, m->mul1.w, h1);
+            hc_bias_act_bc(B, m->mul1.out_c, h1, m->bias1.w, m->act1.kind);
+            hc_matmul_bc(B, m->mul2.in_c, m->mul2.out_c, h1, m->mul2.w, h2);
+            hc_bias_act_bc(B, m->mul2.out_c, h2, m->bias2.w, m->act2.kind);
+            hc_matmul_bc(B, m->mul3.in_c, tc, h2, m->mul3.w, gbias);
+            hc_add_bias_bc(tc, B, hw, x, gbias);
+        }
+        w->top = top;
+    }
+    run_stack(f, t->blocks, t->num_blocks, tc, x, s);
+    if (LIVE(f)) {
+        if (t->norm_kind == HC_TRUNK_NORM_RMSNORM)
+            hc_rmsnorm_tip(tc, B, hw, x, s, t->tip_rmsnorm.gamma, t->tip_rmsnorm.beta,
+                           t->tip_rmsnorm.eps, t->tip_rmsnorm.spatial, t->tip_act.kind, mask);
+        else
+            hc_bn_act(tc, B, hw, x, s, t->tip_bn.merged_scale, t->tip_bn.merged_bias,
+                      t->tip_act.kind, mask);
+    }
+    const float *trunk = s;
+
+    /* policy head */
+    {
+        size_t top = w->top;
+        int p1c = ph->p1_conv.out_c, g1c = ph->g1_conv.out_c, pc = ph->p2_conv.out_c;
+        float *p1 = ar_get(f, (size_t)p1c * f->bp);
+        float *g1 = ar_get(f, (size_t)g1c * f->bp);
+        float *pooled = ar_get(f, (size_t)B * 3 * g1c);
+        float *bias = ar_get(f, (size_t)B * p1c);
+        float *pol = ar_get(f, (size_t)pc * f->bp);
+        float *passh = ar_get(f, (size_t)B * ph->gpool_to_pass_mul.out_c);
+        conv(f, &ph->p1_conv, trunk, p1, 0);
+        conv(f, &ph->g1_conv, trunk, g1, 0);
+        bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
+        if (LIVE(f)) {
+            hc_pool_gpool(g1c, B, hw, g1, mask, msum, pooled);
+            hc_matmul_bc(B, 3 * g1c, p1c, pooled, ph->gpool_to_bias_mul.w, bias);
+            hc_add_bias_bc(p1c, B, hw, p1, bias);
+        }
+        bn(f, &ph->p1_bn, &ph->p1_act, p1, p1);
+        conv(f, &ph->p2_conv, p1, pol, 0);
+        if (LIVE(f)) {
+            for (int b = 0; b < B; b++)
+                for (int c = 0; c < pc; c++)
+                    memcpy(out->policy + (((size_t)(r0 + b) * pc) + c) * hw,
+                           pol + ((size_t)c * B + b) * hw, (size_t)hw * sizeof(float));
+            float *pass = out->policy_pass + (size_t)r0 * pc;
+            if (ph->has_pass_mlp) {
+                int hc = ph->gpool_to_pass_mul.out_c;
+                hc_matmul_bc(B, 3 * g1c, hc, pooled, ph->gpool_to_pass_mul.w, passh);
+                hc_bias_act_bc(B, hc, passh, ph->gpool_to_pass_bias.w, ph->pass_act.kind);
+                hc_matmul_bc(B, hc, pc, passh, ph->gpool_to_pass_mul2.w, pass);
+            } else {
+                hc_matmul_bc(B, 3 * g1c, pc, pooled, ph->gpool_to_pass_mul.w, pass);
+            }
+        }
+        w->top = top;
+    }
+
+    /* value head */
+    {
+        int v1c = vh->v1_conv.out_c, v2c = vh->v2_mul.out_c, sc = vh->sv3_mul.out_c;
+        float *v1 = ar_get(f, (size_t)v1c * f->bp);
+        float *pooled = ar_get(f, (size_t)B * 3 * v1c);
+        float *v2 = ar_get(f, (size_t)B * v2c);
+        conv(f, &vh->v1_conv, trunk, v1, 0);
+        bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
+        if (LIVE(f)) {
+            hc_pool_value(v1c, B, hw, v1, msum, pooled);
+            hc_matmul_bc(B, 3 * v1c, v2c, pooled, vh->v2_mul.w, v2);
+            hc_bias_act_bc(B, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);
+            float *val = out->value + (size_t)r0 * 3;
+            hc_matmul_bc(B, v2c, 3, v2, vh->v3_mul.w, val);
+            hc_bias_act_bc(B, 3, val, vh->v3_bias.w, HC_ACT_IDENTITY);
+            float *score = out->score + (size_t)r0 * sc;
+            hc_matmul_bc(B, v2c, sc, v2, vh->sv3_mul.w, score);
+            hc_bias_act_bc(B, sc, score, vh->sv3_bias.w, HC_ACT_IDENTITY);
+        }
+        /* one ownership channel: its CBP layout is [B][hw], the output's own */
+        conv(f, &vh->ownership_conv, v1, LIVE(f) ? out->ownership + (size_t)r0 * hw : NULL, 0);
+    }
+}
+
+/* ---- threads -------------------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    hc_engine *e = w->e;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (e->gen == seen && !e->quit)
+            pthread_cond_wait(&e->go, &e->mu);
+        if (e->quit)
+            break;
+        seen = e->gen;
+        pthread_mutex_unlock(&e->mu);
+        if (w->rows > 0)
+            forward(w, w->r0, w->rows);
+        pthread_mutex_lock(&e->mu);
+        if (--e->pending == 0)
+            pthread_cond_signal(&e->done);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int threads,
+                         hc_err *err)
+{
+    if (!net || max_batch < 1 || nx < 1 || ny < 1 || threads < 1 || threads > 256 ||
+        (size_t)nx * ny > 100000) {
+        hc_err_set(err, HC_EBACKEND, "engine: bad arguments (batch %d, %dx%d, %d threads)",
+                   max_batch, nx, ny, threads);
+        return NULL;
+    }
+    if (check_net(net, err)) {
+        hc_err_prefix(err, "%s: ", net->name ? net->name : "net");
+        return NULL;
+    }
+    hc_engine *e = hc_calloc(1, sizeof *e, err, "engine");
+    if (!e)
+        return NULL;
+    e->net = net;
+    e->max_batch = max_batch;
+    e->nx = nx;
+    e->ny = ny;
+    e->hw = nx * ny;
+    e->threads = threads;
+    e->chunk = (max_batch + threads - 1) / threads;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->go, NULL);
+    pthread_cond_init(&e->done, NULL);
+    openblas_set_num_threads(1);
+    if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err))
+        goto fail;
+    e->w = hc_calloc((size_t)threads, sizeof *e->w, err, "engine workers");
+    if (!e->w)
+        goto fail;
+    /* size the arena with a dry run at the largest share */
+    worker probe = {.e = e, .dry = 1};
+    forward(&probe, 0, e->chunk);
+    for (int i = 0; i < threads; i++) {
+        e->w[i].e = e;
+        e->w[i].arena = hc_malloc(probe.peak * sizeof(float) + 64, err, "engine scratch");
+        if (!e->w[i].arena)
+            goto fail;
+    }
+    for (int i = 1; i < threads; i++) {
+        if (pthread_create(&e->w[i].th, NULL, worker_main, &e->w[i]) != 0) {
+            hc_err_set(err, HC_EBACKEND, "engine: cannot start worker thread %d", i);
+            goto fail;
+        }
+        e->started++;
+    }
+    return e;
+fail:
+    hc_engine_free(e);
+    return NULL;
+}
+
+int hc_engine_eval(hc_engine *e, int batch, const float *spatial, const float *global,
+                   const float *meta, hc_raw_heads *out, hc_err *err)
+{
+    const hc_net *net = e->net;
+    if (batch < 1 || batch > e->max_batch)
+        return hc_err_set(err, HC_EBACKEND, "engine: batch %d outside 1..%d", batch,
+                          e->max_batch);
+    if (!spatial || !global || !out)
+        return hc_err_set(err, HC_EBACKEND, "engine: missing input or output");
+    if (net->trunk.has_meta_encoder && !meta)
+        return hc_err_set(err, HC_EBACKEND, "engine: %s needs metadata input rows",
+                          net->name ? net->name : "net");
+    if (!net->trunk.has_meta_encoder && meta)
+        return hc_err_set(err, HC_EBACKEND, "engine: %s has no metadata encoder, meta must be NULL",
+                          net->name ? net->name : "net");
+    if (out->nx != e->nx || out->ny != e->ny || out->policy_channels != net->num_policy_c ||
+        out->score_channels != net->num_score_value_c || out->max_batch < batch)
+        return hc_err_set(err, HC_EBACKEND,
+                          "engine: output buffer is %dx%d, %d policy / %d score channels, %d rows; "
+                          "want %dx%d, %d / %d, >= %d",
+                          out->nx, out->ny, out->policy_channels, out->score_channels,
+                          out->max_batch, e->nx, e->ny, net->num_policy_c, net->num_score_value_c,
+                          batch);
+    e->spatial = spatial;
+    e->global = global;
+    e->meta = meta;
+    e->out = out;
+    out->batch = batch;
+    for (int i = 0; i < e->threads; i++) {
+        e->w[i].r0 = (int)((long)i * batch / e->threads);
+        e->w[i].rows = (int)((long)(i + 1) * batch / e->threads) - e->w[i].r0;
+    }
+    if (e->threads > 1) {
+        pthread_mutex_lock(&e->mu);
+        e->pending = e->threads - 1;
+        e->gen++;
+        pthread_cond_broadcast(&e->go);
+        pthread_mutex_unlock(&e->mu);
+    }
+    if (e->w[0].rows > 0)
+        forward(&e->w[0], e->w[0].r0, e->w[0].rows);
+    if (e->threads > 1) {
+        pthread_mutex_lock(&e->mu);
+        while (e->pending > 0)
+            pthread_cond_wait(&e->done, &e->mu);
+        pthread_mutex_unlock(&e->mu);
+    }
+    e->spatial = e->global = e->meta = NULL;
+    e->out = NULL;
+    return 0;
+}
+
+void hc_engine_free(hc_engine *e)
+{
+    if (!e)
+        return;
+    if (e->started > 0) {
+        pthread_mutex_lock(&e->mu);
+        e->quit = 1;
+        pthread_cond_broadcast(&e->go);
+        pthread_mutex_unlock(&e->mu);
+        for (int i = 1; i <= e->started; i++)
+            pthread_join(e->w[i].th, NULL);
+    }
+    if (e->w)
+        for (int i = 0; i < e->threads; i++)
+            free(e->w[i].arena);
+    free(e->w);
+    for (int i = 0; i < e->n_ropes; i++) {
+        free(e->ropes[i].cos_t);
+        free(e->ropes[i].sin_t);
+    }
+    free(e->ropes);
+    pthread_cond_destroy(&e->go);
+    pthread_cond_destroy(&e->done);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+const hc_net *hc_engine_net(const hc_engine *e)
+{
+    return e->net;
+}
+
+int hc_engine_max_batch(const hc_engine *e)
+{
+    return e->max_batch;
+}

@@ -1,0 +1,90 @@
+/* The fp32 reference forward pass: KataGo's Eigen backend arithmetic over an hc_net, on
+ * OpenBLAS sgemm, batched across positions, threaded over batch rows.
+ *
+ * Lifetimes: the net outlives the engine (the engine borrows its weights, it copies nothing
+ * big); an hc_raw_heads is owned by the caller. All scratch memory is allocated by
+ * hc_engine_new; hc_engine_eval allocates nothing. One engine serves one caller at a time
+ * (eval is not reentrant); use one engine per calling thread.
+ *
+ * Inputs are rows already featurized AND symmetrized by the caller (KataGo applies the
+ * symmetry while copying rows into its input buffer; the engine does not). Channel 0 of the
+ * spatial input is the board mask (1 on the board, 0 on padding of a buffer larger than the
+ * board), exactly as KataGo's backends read it.
+ *
+ * Determinism: the result of a row depends only on that row (no cross-row reductions) and
+ * the thread count only decides which rows a thread computes, so outputs are the same bits
+ * for every run and every thread count; tests/test_engine.c also checks that a row gives the
+ * same bits at every batch size (this relies on OpenBLAS's sgemm computing a column
+ * independently of the number of columns, which it does for the kernels we run on).
+ *
+ * What the outputs are, and what the caller's post-processing must do with them (KataGo's
+ * nneval.cpp semantics; getOutput in eigenbackend.cpp copies these raw values out, in the
+ * player-to-move's perspective):
+ *  - policy: raw logits of every policy channel over the whole nn buffer, also off the board
+ *    (the values there are meaningless). Channel 0 is the policy; when policy_channels is 2,
+ *    or 4 with model version >= 16, channel 1 is the optimistic policy and KataGo mixes
+ *    p + (p_opt - p) * policyOptimism for every point AND for the pass logit (getOutput does
+ *    this; the engine does NOT). Channels 2, 3 (v16+: q-value predictions) are unused by
+ *    KataGo's output. Then: map back through the symmetry, mask illegal moves, divide by the
+ *    policy temperature, softmax over legal moves plus pass (nneval.cpp).
+ *  - policy_pass: the pass logit of every policy channel.
+ *  - value: the win, loss, no-result logits; softmax them (nneval.cpp), then flip to white's
+ *    perspective if black is to move.
+ *  - score: the raw score-value channels (1, 2, 4 or 6 by model version): scoreMean,
+ *    scoreMeanSq (or its raw form), lead, varTimeLeft, shortterm winloss error, shortterm
+ *    score error; nneval.cpp multiplies every raw value (value logits included) by
+ *    output_scale_multiplier, then applies the model's post-process multipliers
+ *    (hc_net.post: score_mean_multiplier etc.), the softplus / sqrt transforms that depend on
+ *    the model version, and the player-to-move flip. For version 3 (1 channel) KataGo sets scoreMeanSq = mean^2,
+ *    and lead = mean for versions < 8.
+ *  - ownership: raw pre-tanh values over the buffer; nneval.cpp applies tanh, the symmetry
+ *    and the perspective flip.
+ * KataGo also applies hc_net_reduce_activations at load time; a caller that wants KataGo's
+ * rounding applies it to the net before creating the engine. */
+#ifndef HC_ENGINE_H
+#define HC_ENGINE_H
+
+#include "err.h"
+#include "model.h"
+
+typedef struct hc_raw_heads {
+    int batch, nx, ny, policy_channels, score_channels;
+    float *policy;      /* [batch][policy_channels][ny*nx] */
+    float *policy_pass; /* [batch][policy_channels] */
+    float *value;       /* [batch][3] */
+    float *score;       /* [batch][score_channels] */
+    float *ownership;   /* [batch][ny*nx] */
+    int max_batch;      /* rows allocated; batch is the number of rows filled by the last eval */
+} hc_raw_heads;
+
+/* Allocates room for max_batch rows (batch starts at max_batch). NULL and err on failure. */
+hc_raw_heads *hc_raw_heads_new(int max_batch, int nx, int ny, int policy_channels,
+                               int score_channels, hc_err *err);
+void hc_raw_heads_free(hc_raw_heads *h);
+
+typedef struct hc_engine hc_engine;
+
+/* Prepares the net for an nx x ny buffer and batches up to max_batch rows, split over
+ * `threads` threads (>= 1; persistent workers, the calling thread runs the first share).
+ * Sets OpenBLAS to one thread (process-wide): the engine threads over rows itself.
+ * Fails (HC_EBACKEND) on layers KataGo's Eigen backend does not run either: dilated
+ * convolutions, even kernels, FFN blocks without SwiGLU, unknown activations. */
+hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int threads,
+                         hc_err *err);
+
+/* Evaluates `batch` rows (1..max_batch):
+ *   spatial [batch][net->num_input_c][ny][nx], global [batch][net->num_input_global_c],
+ *   meta [batch][net->num_input_meta_c] (required iff the net has a metadata encoder, else
+ *   must be NULL).
+ * out must have been allocated for the same nx, ny, channel counts and at least batch rows;
+ * out->batch is set to batch. Returns 0, or -1 and err on bad arguments. */
+int hc_engine_eval(hc_engine *e, int batch, const float *spatial, const float *global,
+                   const float *meta, hc_raw_heads *out, hc_err *err);
+
+void hc_engine_free(hc_engine *e);
+
+/* Engine facts, for callers that size buffers. */
+const hc_net *hc_engine_net(const hc_engine *e);
+int hc_engine_max_batch(const hc_engine *e);
+
+#endif

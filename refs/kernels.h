@@ -1,0 +1,141 @@
+/* fp32 kernels of the reference forward pass (KataGo's Eigen backend arithmetic, on OpenBLAS).
+ *
+ * Layout. Spatial activations are "CBP": data[(c * batch + b) * hw + p], p = y * nx + x over the
+ * whole nn buffer (boards smaller than the buffer sit in its top-left corner and are marked by
+ * the mask). Every channel of a batch is one contiguous row of batch*hw floats, so a 1x1
+ * convolution or a per-position matmul over the whole batch is ONE sgemm, and a k x k
+ * convolution is one sgemm over an im2col panel. Per-row vectors (global inputs, pooled
+ * features, value head) are "BC": data[b * c_count + c].
+ *
+ * The mask is [batch][hw] with values exactly 0 or 1; mask_sum[b] is its float sum in buffer
+ * order, as KataGo computes it.
+ *
+ * Kernels never allocate: callers pass workspaces sized by the *_workspace functions. All
+ * pointers are borrowed for the duration of the call. Results depend only on the row's own
+ * data (no cross-row reduction), so a row's outputs do not depend on which rows share its batch
+ * as long as sgemm's result for one column is independent of the other columns. */
+#ifndef HC_KERNELS_H
+#define HC_KERNELS_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "model.h"
+
+/* Activation codes are model.h's hc_act (KataGo's numbers). 1 when code is one of them. */
+int hc_act_valid(int code);
+
+/* The activation as KataGo's Eigen backend evaluates it after a batch norm or on a vector:
+ * mish(x) = x * tanh(softplus) with softplus = log1p(exp(min(x,20))) + (max(x,20) - 20);
+ * silu(x) = x / (exp(-x) + 1); mish_scale8(x) = x * tanh(softplus(8x)). */
+float hc_act_apply(int act, float x);
+
+/* The trunk-tip RMSNorm's own activation form: mish as x * tanh(x < 20 ? log1p(exp(x)) : x),
+ * silu as x / (1 + exp(-x)). */
+float hc_act_apply_rmstip(int act, float x);
+
+/* ---- masks ---------------------------------------------------------------------------- */
+
+/* mask[b][p] = spatial[b][0][p] (channel 0 of [batch][c_spatial][hw] input), mask_sum[b] its
+ * sum in buffer order. */
+void hc_mask_from_input(int batch, int hw, int c_spatial, const float *spatial, float *mask,
+                        float *mask_sum);
+
+/* ---- convolution ---------------------------------------------------------------------- */
+
+/* A convolution with zero padding (kh, kw odd), stride 1, dilation 1, output the size of the
+ * input. The weights are borrowed (they stay the caller's). */
+typedef struct hc_kconv {
+    int oc, ic, kh, kw;
+    const float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
+} hc_kconv;
+
+/* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
+ * even or non-positive shape. */
+int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err);
+
+/* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
+size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);
+
+/* out (CBP, oc channels) = conv(in) (CBP, ic channels), or out += conv(in) when accumulate.
+ * in and out must not overlap. */
+void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                 int accumulate, float *ws);
+
+/* ---- batch norm, bias, activation ----------------------------------------------------- */
+
+/* out[c][b][p] = mask[b][p] == 1 ? act(in * scale[c] + bias[c]) : 0 (in == out allowed). */
+void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, const float *scale,
+               const float *bias, int act, const float *mask);
+
+/* KataGo's merged batch norm: scale = gamma / sqrt(var + eps), bias = beta - scale * mean
+ * (fp32, as desc.cpp computes it). gamma / beta may be NULL for 1 / 0. */
+void hc_bn_merge(int channels, float eps, const float *mean, const float *var, const float *gamma,
+                 const float *beta, float *scale, float *bias);
+
+/* x[c][b][p] += bias[b][c] for every p (padding included, as KataGo does). */
+void hc_add_bias_bc(int channels, int batch, int hw, float *x, const float *bias);
+
+/* ---- pooling -------------------------------------------------------------------------- */
+
+/* Global pooling of a masked activation (zero off the board) into out[b][3*channels]:
+ * mean, mean * (sqrt(area) - 14) * 0.1, and the masked max (initialised to -1 and taken over
+ * x + mask - 1, so padding counts as -1), with area = mask_sum[b]. */
+void hc_pool_gpool(int channels, int batch, int hw, const float *in, const float *mask,
+                   const float *mask_sum, float *out);
+
+/* Value-head pooling into out[b][3*channels]: mean, mean * (sqrt(area) - 14) * 0.1,
+ * mean * ((sqrt(area) - 14)^2 * 0.01 - 0.1). */
+void hc_pool_value(int channels, int batch, int hw, const float *in, const float *mask_sum,
+                   float *out);
+
+/* ---- vectors (BC layout) -------------------------------------------------------------- */
+
+/* out[b][o] = sum_i in[b][i] * w[i][o]; w is [in_c][out_c] (KataGo MatMulLayerDesc order). */
+void hc_matmul_bc(int batch, int in_c, int out_c, const float *in, const float *w, float *out);
+
+/* x[b][c] += bias[c], then x = act(x) (act HC_ACT_IDENTITY to skip). */
+void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int act);
+
+/* ---- per-position ops (CBP layout, s = batch * hw columns) ---------------------------- */
+
+/* out[o][s] = sum_i w[i][o] * in[i][s]; w is [in_c][out_c]. One sgemm. */
+void hc_matmul_cs(int s, int in_c, int out_c, const float *in, const float *w, float *out);
+
+/* Transformer RMSNorm (weight only): at masked-out positions 0, else
+ * x * (1 / sqrtf(sum_c x^2 / C + eps)) * weight[c]. in == out allowed. */
+void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
+                    const float *weight, float eps, const float *mask);
+
+/* Trunk-tip RMSNorm with gamma, beta and activation; spatial: one rms over all channels and
+ * on-board positions of a row, else one per position. Masked-out positions are 0. */
+void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out,
+                    const float *gamma, const float *beta, float eps, int spatial, int act,
+                    const float *mask);
+
+/* trunk[c][b][p] += delta[c][b][p] * mask[b][p]. */
+void hc_residual_masked(int channels, int batch, int hw, float *trunk, const float *delta,
+                        const float *mask);
+
+/* a = silu(a) * g elementwise, silu(a) = a / (1 + exp(-a)). */
+void hc_swiglu(size_t n, float *a, const float *g);
+
+/* RoPE tables (KataGo computeRopeCosSin): learnable: freqs [kv_heads][pairs][2] (x, y), tables
+ * [kv_heads][pairs][hw]; fixed (freqs NULL): theta, tables [pairs][hw], the first pairs/2 pairs
+ * rotate by y, the rest by x. */
+void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs, float theta,
+                    float *cos_t, float *sin_t);
+
+/* Rotates pairs (2p, 2p+1) of every head of x ([heads*head_dim][batch*hw]) in place.
+ * learnable: table head = h * kv_heads / heads; else the shared table. */
+void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
+                   const float *cos_t, const float *sin_t, float *x);
+
+/* Scaled dot-product attention with a key and query mask, grouped heads (head h uses kv head
+ * h / (heads / kv_heads)). q: [heads*qd][s], k: [kv_heads*qd][s], v: [kv_heads*vd][s],
+ * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output.
+ * ws: hw*hw floats. */
+void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
+                  const float *k, const float *v, const float *mask, float *out, float *ws);
+
+#endif

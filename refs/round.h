@@ -1,0 +1,58 @@
+/* Rounding a float to the reduced formats backends store and compute in, as hardware does:
+ * IEEE binary16 and bfloat16, round-to-nearest-even, overflow to ±inf, binary16 subnormals,
+ * NaN kept NaN. The result is returned widened back to float, so emulated arithmetic can run
+ * in float with a rounding step wherever the emulated backend would hold a reduced value. */
+#ifndef HC_ROUND_H
+#define HC_ROUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t hc_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float hc_f32_of_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline float hc_round_fp16(float f)
+{
+    uint32_t u = hc_f32_bits(f);
+    uint32_t sign = u & 0x80000000u, a = u ^ sign;
+    if (a >= 0x7f800000u) /* inf stays inf; NaN is quieted */
+        return a > 0x7f800000u ? hc_f32_of_bits(u | 0x00400000u) : f;
+    if (a >= 0x477ff000u) /* >= 65520: the tie above 65504 goes to even, which is inf */
+        return hc_f32_of_bits(sign | 0x7f800000u);
+    if (a < 0x38800000u) {
+        /* binary16 subnormal range: a multiple of 2^-24. Adding 0.5 puts the float's last
+         * mantissa bit at 2^-24, so the FPU's own round-to-nearest-even does the rounding. */
+        float r = (hc_f32_of_bits(a) + 0.5f) - 0.5f;
+        return hc_f32_of_bits(hc_f32_bits(r) | sign);
+    }
+    /* Normal range: keep 10 mantissa bits, nearest-even on the 13 dropped ones. */
+    a += 0x0fffu + ((a >> 13) & 1u);
+    return hc_f32_of_bits(sign | (a & 0xffffe000u));
+}
+
+static inline float hc_round_bf16(float f)
+{
+    uint32_t u = hc_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return hc_f32_of_bits(u | 0x00400000u);
+    /* bfloat16 shares float's exponent range; a carry out of the mantissa overflows to inf. */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return hc_f32_of_bits(u & 0xffff0000u);
+}
+
+void hc_round_fp16_array(float *x, size_t n);
+void hc_round_bf16_array(float *x, size_t n);
+
+#endif

@@ -1,0 +1,474 @@
+/* Kernels against naive double-precision implementations written from KataGo's formulas, at
+ * several batch sizes, with boards smaller than the buffer (each row its own mask). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hc_test.h"
+#include "kernels.h"
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static double urand(void) /* uniform in [-1, 1) */
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
+}
+static float *rvec(size_t n, double scale)
+{
+    float *v = malloc(n * sizeof(float) + 1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(urand() * scale);
+    return v;
+}
+
+/* Board of row b: (bx, by) <= (nx, ny) in the top-left corner, different per row. */
+static float *make_mask(int batch, int nx, int ny, float *mask_sum)
+{
+    float *m = calloc((size_t)batch * nx * ny, sizeof(float));
+    for (int b = 0; b < batch; b++) {
+        int bx = nx - (b % 3), by = ny - ((b + 1) % 3);
+        if (bx < 1)
+            bx = 1;
+        if (by < 1)
+            by = 1;
+        float s = 0;
+        for (int y = 0; y < by; y++)
+            for (int x = 0; x < bx; x++) {
+                m[(size_t)b * nx * ny + y * nx + x] = 1.0f;
+                s += 1.0f;
+            }
+        mask_sum[b] = s;
+    }
+    return m;
+}
+
+/* Relative error against a scale: |got - want| / (|scale| + tiny). */
+static double maxerr_rel(size_t n, const float *got, const double *want, const double *scale)
+{
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]) / (scale[i] + 1e-30);
+        if (!(d <= e))
+            e = isnan(d) ? INFINITY : d;
+    }
+    return e;
+}
+
+static double act_d(int act, double x)
+{
+    switch (act) {
+    case HC_ACT_RELU: return x > 0 ? x : 0;
+    case HC_ACT_MISH: return x * tanh(log1p(exp(x)));
+    case HC_ACT_SILU: return x / (1 + exp(-x));
+    case HC_ACT_MISH_SCALE8: return x * tanh(log1p(exp(8 * x)));
+    default: return x;
+    }
+}
+
+static void test_conv(void)
+{
+    static const int shapes[][4] = {{5, 3, 3, 3}, {4, 6, 5, 5}, {3, 4, 1, 1}, {2, 3, 1, 3}, {3, 2, 7, 7}};
+    static const int batches[] = {1, 2, 5};
+    int id = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
+            int oc = shapes[si][0], ic = shapes[si][1], kh = shapes[si][2], kw = shapes[si][3];
+            int batch = batches[bi], nx = 7, ny = 6, hw = nx * ny;
+            for (int acc = 0; acc < 2; acc++) {
+                id++;
+                float *w = rvec((size_t)oc * ic * kh * kw, 1.0);
+                float *in = rvec((size_t)ic * batch * hw, 1.0);
+                float *out = rvec((size_t)oc * batch * hw, 1.0);
+                double *want = malloc((size_t)oc * batch * hw * sizeof(double));
+                double *scale = malloc((size_t)oc * batch * hw * sizeof(double));
+                hc_kconv cv;
+                hc_err err = {0};
+                char name[64];
+                snprintf(name, sizeof name, "kernels-1.%d", id);
+                if (!hc_check(name, hc_kconv_init(&cv, w, oc, ic, kh, kw, &err) == 0, "%s", err.msg))
+                    continue;
+                for (int o = 0; o < oc; o++)
+                    for (int b = 0; b < batch; b++)
+                        for (int y = 0; y < ny; y++)
+                            for (int x = 0; x < nx; x++) {
+                                size_t oi = ((size_t)o * batch + b) * hw + y * nx + x;
+                                double s = acc ? out[oi] : 0, a = acc ? fabs(out[oi]) : 0;
+                                for (int i = 0; i < ic; i++)
+                                    for (int dy = 0; dy < kh; dy++)
+                                        for (int dx = 0; dx < kw; dx++) {
+                                            int sy = y + dy - kh / 2, sx = x + dx - kw / 2;
+                                            if (sy < 0 || sy >= ny || sx < 0 || sx >= nx)
+                                                continue;
+                                            double t = (double)w[((o * ic + i) * kh + dy) * kw + dx] *
+                                                       in[((size_t)i * batch + b) * hw + sy * nx + sx];
+                                            s += t;
+                                            a += fabs(t);
+                                        }
+                                want[oi] = s;
+                                scale[oi] = a;
+                            }
+                float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
+                hc_kconv_run(&cv, batch, nx, ny, in, out, acc, ws);
+                double e = maxerr_rel((size_t)oc * batch * hw, out, want, scale);
+                hc_check(name, e < 1e-6, "conv %dx%d %d->%d batch %d acc %d: rel err %g", kh, kw,
+                         ic, oc, batch, acc, e);
+                free(w), free(in), free(out), free(want), free(scale), free(ws);
+            }
+        }
+}
+
+static void test_bn_pool(void)
+{
+    static const int acts[] = {HC_ACT_IDENTITY, HC_ACT_RELU, HC_ACT_MISH, HC_ACT_SILU, HC_ACT_MISH_SCALE8};
+    int id = 0;
+    for (int batch = 1; batch <= 4; batch += 3)
+        for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+            int c = 5, nx = 6, ny = 5, hw = nx * ny, act = acts[ai];
+            float msum[8];
+            float *mask = make_mask(batch, nx, ny, msum);
+            float *in = rvec((size_t)c * batch * hw, 3.0);
+            float *mean = rvec(c, 1.0), *var = rvec(c, 1.0), *gam = rvec(c, 2.0), *bet = rvec(c, 1.0);
+            for (int i = 0; i < c; i++)
+                var[i] = fabsf(var[i]) + 0.1f;
+            float sc[8], bi[8];
+            hc_bn_merge(c, 1e-3f, mean, var, gam, bet, sc, bi);
+            float *out = malloc((size_t)c * batch * hw * sizeof(float));
+            hc_bn_act(c, batch, hw, in, out, sc, bi, act, mask);
+            double e = 0;
+            for (int ch = 0; ch < c; ch++)
+                for (int b = 0; b < batch; b++)
+                    for (int p = 0; p < hw; p++) {
+                        size_t i = ((size_t)ch * batch + b) * hw + p;
+                        double x = ((double)in[i] - mean[ch]) / sqrt((double)var[ch] + 1e-3) * gam[ch] + bet[ch];
+                        double want = mask[b * hw + p] == 1.0f ? act_d(act, x) : 0.0;
+                        double d = fabs(out[i] - want) / (fabs(want) + 1e-3 * (fabs(x) + 1));
+                        if (!(d <= e))
+                            e = isnan(d) ? INFINITY : d;
+                        if (mask[b * hw + p] == 0.0f && out[i] != 0.0f)
+                            e = INFINITY;
+                    }
+            char name[64];
+            snprintf(name, sizeof name, "kernels-2.%d", ++id);
+            hc_check(name, e < 2e-5, "bn act %d batch %d: err %g", act, batch, e);
+
+            /* pooling of the masked activation */
+            float *g = malloc((size_t)batch * 3 * c * sizeof(float));
+            float *v = malloc((size_t)batch * 3 * c * sizeof(float));
+            hc_pool_gpool(c, batch, hw, out, mask, msum, g);
+            hc_pool_value(c, batch, hw, out, msum, v);
+            double eg = 0, ev = 0;
+            for (int b = 0; b < batch; b++) {
+                double area = 0;
+                for (int p = 0; p < hw; p++)
+                    area += mask[b * hw + p];
+                double q = sqrt(area) - 14.0;
+                for (int ch = 0; ch < c; ch++) {
+                    double s = 0, sa = 0, mx = -1.0;
+                    for (int p = 0; p < hw; p++) {
+                        double x = out[((size_t)ch * batch + b) * hw + p];
+                        s += x;
+                        sa += fabs(x);
+                        if (mask[b * hw + p] == 1.0f && x > mx)
+                            mx = x;
+                    }
+                    double mean_ = s / area, tol = sa / area + 1e-6;
+                    const float *gr = g + (size_t)b * 3 * c, *vr = v + (size_t)b * 3 * c;
+                    double d1 = fmax(fabs(gr[ch] - mean_), fabs(gr[c + ch] - mean_ * q * 0.1) / (fabs(q) * 0.1 + 1e-9));
+                    d1 = fmax(d1 / tol, fabs(gr[2 * c + ch] - mx) / (fabs(mx) + 1e-6));
+                    double d2 = fmax(fabs(vr[ch] - mean_), fabs(vr[c + ch] - mean_ * q * 0.1) / (fabs(q) * 0.1 + 1e-9));
+                    d2 = fmax(d2, fabs(vr[2 * c + ch] - mean_ * (q * q * 0.01 - 0.1)) / fabs(q * q * 0.01 - 0.1));
+                    d2 /= tol;
+                    if (!(d1 <= eg))
+                        eg = isnan(d1) ? INFINITY : d1;
+                    if (!(d2 <= ev))
+                        ev = isnan(d2) ? INFINITY : d2;
+                }
+            }
+            snprintf(name, sizeof name, "kernels-3.%d", id);
+            hc_check(name, eg < 1e-5, "gpool act %d batch %d: err %g", act, batch, eg);
+            snprintf(name, sizeof name, "kernels-4.%d", id);
+            hc_check(name, ev < 1e-5, "value pool act %d batch %d: err %g", act, batch, ev);
+            free(mask), free(in), free(mean), free(var), free(gam), free(bet), free(out), free(g), free(v);
+        }
+}
+
+/* KataGo starts the masked max at -1, so a row whose on-board values are all below -1 pools
+ * to -1, whether or not the board fills the buffer. */
+static void test_gpool_max_padding(void)
+{
+    float in[2 * 4] = {-2, -3, 0, 0, -2, -3, -4, -5}; /* batch 2, hw 4, one channel */
+    float mask[8] = {1, 1, 0, 0, 1, 1, 1, 1};
+    float ms[2] = {2, 4};
+    float out[6];
+    hc_pool_gpool(1, 2, 4, in, mask, ms, out);
+    hc_check("kernels-5.1", out[2] == -1.0f && out[5] == -1.0f,
+             "masked max: want -1 (KataGo's init), got %g %g", out[2], out[5]);
+    hc_check("kernels-5.2", out[0] == -2.5f && out[3] == -3.5f, "means %g %g", out[0], out[3]);
+}
+
+static void test_matmul(void)
+{
+    int id = 0;
+    for (int batch = 1; batch <= 7; batch += 3) {
+        int ic = 9, oc = 6;
+        float *in = rvec((size_t)batch * ic, 1), *w = rvec((size_t)ic * oc, 1), *bias = rvec(oc, 1);
+        float *out = malloc((size_t)batch * oc * sizeof(float));
+        hc_matmul_bc(batch, ic, oc, in, w, out);
+        hc_bias_act_bc(batch, oc, out, bias, HC_ACT_MISH);
+        double e = 0;
+        for (int b = 0; b < batch; b++)
+            for (int o = 0; o < oc; o++) {
+                double s = bias[o], a = fabs(bias[o]);
+                for (int i = 0; i < ic; i++) {
+                    s += (double)in[b * ic + i] * w[i * oc + o];
+                    a += fabs((double)in[b * ic + i] * w[i * oc + o]);
+                }
+                double d = fabs(out[b * oc + o] - act_d(HC_ACT_MISH, s)) / (a + 1e-9);
+                if (!(d <= e))
+                    e = isnan(d) ? INFINITY : d;
+            }
+        char name[64];
+        snprintf(name, sizeof name, "kernels-6.%d", ++id);
+        hc_check(name, e < 1e-6, "matmul_bc batch %d: err %g", batch, e);
+
+        int s = batch * 5;
+        float *x = rvec((size_t)ic * s, 1), *y = malloc((size_t)oc * s * sizeof(float));
+        hc_matmul_cs(s, ic, oc, x, w, y);
+        e = 0;
+        for (int o = 0; o < oc; o++)
+            for (int j = 0; j < s; j++) {
+                double acc = 0, a = 0;
+                for (int i = 0; i < ic; i++) {
+                    acc += (double)w[i * oc + o] * x[(size_t)i * s + j];
+                    a += fabs((double)w[i * oc + o] * x[(size_t)i * s + j]);
+                }
+                double d = fabs(y[(size_t)o * s + j] - acc) / (a + 1e-9);
+                if (!(d <= e))
+                    e = isnan(d) ? INFINITY : d;
+            }
+        snprintf(name, sizeof name, "kernels-7.%d", id);
+        hc_check(name, e < 1e-6, "matmul_cs s %d: err %g", s, e);
+        free(in), free(w), free(bias), free(out), free(x), free(y);
+    }
+}
+
+static void test_rmsnorm(void)
+{
+    int id = 0;
+    for (int batch = 1; batch <= 3; batch += 2)
+        for (int mode = 0; mode < 3; mode++) { /* 0 pos, 1 tip per position, 2 tip spatial */
+            int c = 7, nx = 5, ny = 4, hw = nx * ny;
+            size_t cs = (size_t)batch * hw;
+            float msum[4];
+            float *mask = make_mask(batch, nx, ny, msum);
+            float *in = rvec(c * cs, 2), *gam = rvec(c, 1), *bet = rvec(c, 1);
+            float *out = malloc(c * cs * sizeof(float));
+            float eps = 1e-5f;
+            int act = mode == 2 ? HC_ACT_SILU : HC_ACT_MISH;
+            if (mode == 0)
+                hc_rmsnorm_pos(c, batch, hw, in, out, gam, eps, mask);
+            else
+                hc_rmsnorm_tip(c, batch, hw, in, out, gam, bet, eps, mode == 2, act, mask);
+            double e = 0;
+            for (int b = 0; b < batch; b++) {
+                double ssrow = 0;
+                int cnt = 0;
+                for (int p = 0; p < hw; p++)
+                    if (mask[b * hw + p] != 0.0f) {
+                        cnt++;
+                        for (int ch = 0; ch < c; ch++)
+                            ssrow += (double)in[ch * cs + b * hw + p] * in[ch * cs + b * hw + p];
+                    }
+                for (int p = 0; p < hw; p++) {
+                    size_t col = (size_t)b * hw + p;
+                    double ss = 0;
+                    for (int ch = 0; ch < c; ch++)
+                        ss += (double)in[ch * cs + col] * in[ch * cs + col];
+                    double r = mode == 2 ? 1.0 / sqrt(ssrow / ((double)cnt * c) + eps) : 1.0 / sqrt(ss / c + eps);
+                    for (int ch = 0; ch < c; ch++) {
+                        double want;
+                        if (mask[col] == 0.0f)
+                            want = 0;
+                        else if (mode == 0)
+                            want = in[ch * cs + col] * r * gam[ch];
+                        else
+                            want = act_d(act, in[ch * cs + col] * r * gam[ch] + bet[ch]);
+                        double d = fabs(out[ch * cs + col] - want) / (fabs(want) + 1e-4);
+                        if (!(d <= e))
+                            e = isnan(d) ? INFINITY : d;
+                    }
+                }
+            }
+            char name[64];
+            snprintf(name, sizeof name, "kernels-8.%d", ++id);
+            hc_check(name, e < 2e-5, "rmsnorm mode %d batch %d: err %g", mode, batch, e);
+            free(mask), free(in), free(gam), free(bet), free(out);
+        }
+}
+
+/* Attention with RoPE against a double implementation that computes its own angles. */
+static void test_attention(void)
+{
+    static const int cfg[][5] = {
+        /* heads, kv_heads, qd, vd, learnable */
+        {3, 3, 8, 8, 0}, {6, 3, 8, 4, 1}, {4, 2, 6, 10, 0}, {2, 1, 4, 4, 1}};
+    int id = 0;
+    for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
+        for (int batch = 1; batch <= 3; batch += 2) {
+            int heads = cfg[ci][0], kvh = cfg[ci][1], qd = cfg[ci][2], vd = cfg[ci][3], learn = cfg[ci][4];
+            int nx = 5, ny = 4, hw = nx * ny, pairs = qd / 2;
+            size_t s = (size_t)batch * hw;
+            float msum[4];
+            float *mask = make_mask(batch, nx, ny, msum);
+            float *q = rvec((size_t)heads * qd * s, 1.5), *k = rvec((size_t)kvh * qd * s, 1.5);
+            float *v = rvec((size_t)kvh * vd * s, 1);
+            float *freqs = learn ? rvec((size_t)kvh * pairs * 2, 1.0) : NULL;
+            float theta = 100.0f;
+            size_t tsz = (size_t)(learn ? kvh : 1) * pairs * hw;
+            float *ct = malloc(tsz * sizeof(float)), *st = malloc(tsz * sizeof(float));
+            hc_rope_tables(nx, ny, pairs, kvh, freqs, theta, ct, st);
+            float *qr = malloc((size_t)heads * qd * s * sizeof(float));
+            float *kr = malloc((size_t)kvh * qd * s * sizeof(float));
+            memcpy(qr, q, (size_t)heads * qd * s * sizeof(float));
+            memcpy(kr, k, (size_t)kvh * qd * s * sizeof(float));
+            hc_rope_apply(batch, hw, heads, qd, kvh, learn, ct, st, qr);
+            hc_rope_apply(batch, hw, kvh, qd, kvh, learn, ct, st, kr);
+            float *out = malloc((size_t)heads * vd * s * sizeof(float));
+            float *ws = malloc((size_t)hw * hw * sizeof(float));
+            hc_attention(batch, hw, heads, kvh, qd, vd, qr, kr, v, mask, out, ws);
+
+            /* reference */
+            double e = 0;
+            double *qq = malloc(sizeof(double) * qd * hw), *kk = malloc(sizeof(double) * qd * hw);
+            double *pr = malloc(sizeof(double) * hw);
+            for (int b = 0; b < batch; b++)
+                for (int h = 0; h < heads; h++) {
+                    int kh = h / (heads / kvh);
+                    for (int which = 0; which < 2; which++) {
+                        const float *src = which ? k + (size_t)kh * qd * s : q + (size_t)h * qd * s;
+                        double *dst = which ? kk : qq;
+                        int th = kh; /* learnable table is per kv head, queries map to theirs */
+                        for (int i = 0; i < hw; i++) {
+                            int x = i % nx, y = i / nx;
+                            for (int p = 0; p < pairs; p++) {
+                                double ang;
+                                if (learn)
+                                    ang = x * (double)freqs[(th * pairs + p) * 2] + y * (double)freqs[(th * pairs + p) * 2 + 1];
+                                else {
+                                    int per = pairs / 2, pe = p < per ? p : p - per;
+                                    double f = 1.0 / pow(theta, 2.0 * pe / pairs);
+                                    ang = (p < per ? y : x) * f;
+                                }
+                                double x0 = src[(size_t)(2 * p) * s + b * hw + i], x1 = src[(size_t)(2 * p + 1) * s + b * hw + i];
+                                dst[(2 * p) * hw + i] = x0 * cos(ang) - x1 * sin(ang);
+                                dst[(2 * p + 1) * hw + i] = x0 * sin(ang) + x1 * cos(ang);
+                            }
+                        }
+                    }
+                    for (int qi = 0; qi < hw; qi++) {
+                        int on = mask[b * hw + qi] != 0.0f;
+                        double mx = -1e300, sum = 0;
+                        for (int ki = 0; ki < hw; ki++) {
+                            double d = 0;
+                            for (int j = 0; j < qd; j++)
+                                d += qq[j * hw + qi] * kk[j * hw + ki];
+                            pr[ki] = d / sqrt((double)qd);
+                            if (mask[b * hw + ki] != 0.0f && pr[ki] > mx)
+                                mx = pr[ki];
+                        }
+                        for (int ki = 0; ki < hw; ki++) {
+                            pr[ki] = mask[b * hw + ki] != 0.0f ? exp(pr[ki] - mx) : 0;
+                            sum += pr[ki];
+                        }
+                        for (int j = 0; j < vd; j++) {
+                            double o = 0, a = 0;
+                            for (int ki = 0; ki < hw; ki++) {
+                                double t = pr[ki] / sum * v[(size_t)(kh * vd + j) * s + b * hw + ki];
+                                o += t;
+                                a += fabs(t);
+                            }
+                            if (!on)
+                                o = 0, a = 0;
+                            double got = out[(size_t)(h * vd + j) * s + b * hw + qi];
+                            double d = fabs(got - o) / (a + 1e-6);
+                            if (!(d <= e))
+                                e = isnan(d) ? INFINITY : d;
+                        }
+                    }
+                }
+            char name[64];
+            snprintf(name, sizeof name, "kernels-9.%d", ++id);
+            hc_check(name, e < 2e-5, "attention heads %d/%d qd %d vd %d learnable %d batch %d: err %g",
+                     heads, kvh, qd, vd, learn, batch, e);
+            free(mask), free(q), free(k), free(v), free(freqs), free(ct), free(st), free(qr), free(kr);
+            free(out), free(ws), free(qq), free(kk), free(pr);
+        }
+}
+
+static void test_swiglu_residual(void)
+{
+    size_t n = 50;
+    float *a = rvec(n, 4), *g = rvec(n, 2), *a0 = malloc(n * sizeof(float));
+    memcpy(a0, a, n * sizeof(float));
+    hc_swiglu(n, a, g);
+    double e = 0;
+    for (size_t i = 0; i < n; i++) {
+        double want = act_d(HC_ACT_SILU, a0[i]) * g[i];
+        double d = fabs(a[i] - want) / (fabs(want) + 1e-6);
+        if (!(d <= e))
+            e = isnan(d) ? INFINITY : d;
+    }
+    hc_check("kernels-10.1", e < 1e-5, "swiglu err %g", e);
+
+    int c = 3, batch = 2, nx = 4, ny = 3, hw = nx * ny;
+    float ms[2];
+    float *mask = make_mask(batch, nx, ny, ms);
+    float *t = rvec((size_t)c * batch * hw, 1), *d = rvec((size_t)c * batch * hw, 1);
+    float *t0 = malloc((size_t)c * batch * hw * sizeof(float));
+    memcpy(t0, t, (size_t)c * batch * hw * sizeof(float));
+    hc_residual_masked(c, batch, hw, t, d, mask);
+    int ok = 1;
+    for (int ch = 0; ch < c; ch++)
+        for (int b = 0; b < batch; b++)
+            for (int p = 0; p < hw; p++) {
+                size_t i = ((size_t)ch * batch + b) * hw + p;
+                float want = mask[b * hw + p] != 0.0f ? t0[i] + d[i] : t0[i];
+                if (t[i] != want)
+                    ok = 0;
+            }
+    hc_check("kernels-10.2", ok, "masked residual add wrong");
+
+    float bias[2 * 3] = {1, 2, 3, 4, 5, 6};
+    memcpy(t, t0, (size_t)c * batch * hw * sizeof(float));
+    hc_add_bias_bc(c, batch, hw, t, bias);
+    ok = 1;
+    for (int ch = 0; ch < c; ch++)
+        for (int b = 0; b < batch; b++)
+            for (int p = 0; p < hw; p++) {
+                size_t i = ((size_t)ch * batch + b) * hw + p;
+                if (t[i] != t0[i] + bias[b * c + ch])
+                    ok = 0;
+            }
+    hc_check("kernels-10.3", ok, "bias add (BC bias on CBP tensor) wrong");
+
+    float spatial[2 * 2 * 3] = {1, 1, 0, 9, 9, 9, 1, 0, 0, 9, 9, 9};
+    float m[6], msum[2];
+    hc_mask_from_input(2, 3, 2, spatial, m, msum);
+    hc_check("kernels-10.4", msum[0] == 2.0f && msum[1] == 1.0f && m[3] == 1.0f && m[4] == 0.0f,
+             "mask from channel 0: sums %g %g", msum[0], msum[1]);
+    free(a), free(g), free(a0), free(mask), free(t), free(d), free(t0);
+}
+
+int main(void)
+{
+    test_conv();
+    test_bn_pool();
+    test_gpool_max_padding();
+    test_matmul();
+    test_rmsnorm();
+    test_attention();
+    test_swiglu_residual();
+    return hc_test_exit();
+}
