@@ -44,6 +44,7 @@ struct hc_run {
     owned *own;
     size_t n, cap;
     int input_error, backend_error, tier_fail;
+    int cache_hits, cache_misses;
     hc_results results;
     char timestamp[32];
     char scratch[512];
@@ -504,7 +505,7 @@ static void free_outs(hc_nnoutput *o, size_t n)
 
 /* The reference outputs of one net x board x settings: from the cache, or ref32 in this
  * process (the reference is halfcheck's own code, not a backend under test). */
-static int reference(const hc_run_options *opts, const hc_net *net, const char *net_digest, const hc_position *ps,
+static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest, const hc_position *ps,
                      size_t n, const char *pos_digest, const hc_eval_settings *s, const char *what,
                      hc_nnoutput *outs, hc_err *err)
 {
@@ -513,9 +514,12 @@ static int reference(const hc_run_options *opts, const hc_net *net, const char *
     if (opts->cache_dir) {
         cache_key(net_digest, pos_digest, s, key);
         snprintf(path, sizeof path, "%s/ref-%s.bin", opts->cache_dir, key);
-        if (cache_read(path, outs, n, s))
+        if (cache_read(path, outs, n, s)) {
+            run->cache_hits++;
             return 0;
+        }
     }
+    run->cache_misses++;
     hc_backend b = {0};
     int batch = 16;
     if (hc_backend_open(&b, "ref32", net, s->nn_x, s->nn_y, batch, opts->threads, err))
@@ -671,7 +675,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             hc_eval_settings es = settings_of(cs);
             char what[512];
             snprintf(what, sizeof what, "%s %s reference", s->nets[ni].name, board->name);
-            if (!ref || reference(opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
+            if (!ref || reference(run, opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
                 free(ref);
                 ref = NULL;
                 hc_err_prefix(&cerr, "fp32 reference: ");
@@ -784,6 +788,16 @@ int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
         return -1;
     snprintf(path, sizeof path, "%s/report.csv", dir);
     return hc_table_write_csv(&run->results, path, err);
+}
+
+int hc_run_cache_hits(const hc_run *run)
+{
+    return run->cache_hits;
+}
+
+int hc_run_cache_misses(const hc_run *run)
+{
+    return run->cache_misses;
 }
 
 void hc_run_free(hc_run *run)
