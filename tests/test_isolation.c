@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -15,6 +16,7 @@
 #include "positions.h"
 #include "results.h"
 #include "runner.h"
+#include "stream.h"
 
 #define N_POSITIONS 20
 
@@ -145,6 +147,46 @@ static void check_junit(const char *path)
     hc_check("isolation-4.4", other_errors == 0, "%d <error> elements outside the fault cases", other_errors);
 }
 
+/* The CLI as CI runs it: `halfcheck run` on a suite file with a crashing and an exiting
+ * backend exits with status 3 and still writes a JUnit report with their <error>s. */
+static void check_cli(const char *tmp, const char *net)
+{
+    const char *bin = getenv("HALFCHECK");
+    if (!bin || access(bin, X_OK) != 0) {
+        hc_skip("isolation-5", "HALFCHECK (the halfcheck binary, set by make test) not set");
+        return;
+    }
+    char path[2300], cmd[8192];
+    snprintf(path, sizeof path, "%s/cli.yaml", tmp);
+    FILE *f = fopen(path, "w");
+    if (!hc_check("isolation-5.1", f != NULL, "cannot write %s", path))
+        return;
+    fprintf(f,
+            "name: cli\n"
+            "nets: [{name: g170, model: \"%s\"}]\n"
+            "boards: [{name: b10x14, positions: first20.jsonl, nnBuffer: 10x14}]\n"
+            "backends: [ref32, \"fault:segv@2\", \"fault:exit@1\"]\n"
+            "modes: [batched]\n"
+            "defaultTiers: [fp32]\n",
+            net);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s run %s --out %s/cli-out --no-cache --quiet --threads 1 --timeout 30 2>%s/cli.stderr",
+             bin, path, tmp, tmp);
+    int st = system(cmd);
+    int code = st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    hc_check("isolation-5.2", code == 3, "halfcheck run exited with %d, expected 3 (see %s/cli.stderr)", code, tmp);
+    snprintf(path, sizeof path, "%s/cli-out/junit.xml", tmp);
+    size_t len = 0;
+    hc_err err = {0};
+    char *xml = hc_read_file(path, 1 << 24, &len, &err);
+    int n_err = 0;
+    for (const char *q = xml; q && (q = strstr(q, "<error ")) != NULL; q++)
+        n_err++;
+    hc_check("isolation-5.3", xml && n_err == 2 && strstr(xml, "crashed with SIGSEGV") && strstr(xml, "status 7"),
+             "%s: %d <error> elements: %s", path, n_err, xml ? "" : err.msg);
+    free(xml);
+}
+
 int main(void)
 {
     const char *tmp = hc_tmpdir("test_isolation");
@@ -262,6 +304,7 @@ int main(void)
 
     hc_run_free(run);
     hc_suite_free(suite);
+    check_cli(tmp, net);
     xmlCleanupParser();
     return hc_test_exit();
 }
