@@ -173,9 +173,12 @@ int hc_selfplay_run(const hc_selfplay_opts *o, hc_selfplay_fn fn, void *user, hc
     int area = o->x_size * o->y_size;
     w.pos.initial_black = malloc((size_t)area * sizeof(hc_xy));
     w.pos.initial_white = malloc((size_t)area * sizeof(hc_xy));
+    /* Never NULL, even for a position without moves: callers may memcpy from the arrays. */
+    w.moves_cap = 64;
+    w.pos.moves = malloc((size_t)w.moves_cap * sizeof(hc_move));
     int *lx = malloc((size_t)area * sizeof *lx), *ly = malloc((size_t)area * sizeof *ly);
     int rc = 0;
-    if (!w.pos.initial_black || !w.pos.initial_white || !lx || !ly)
+    if (!w.pos.initial_black || !w.pos.initial_white || !w.pos.moves || !lx || !ly)
         rc = hc_err_set(err, HC_ENOMEM, "selfplay: out of memory");
     for (int g = 0; rc == 0 && g < o->games; g++) {
         if (o->max_positions > 0 && w.index >= o->max_positions)
