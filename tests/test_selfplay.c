@@ -114,7 +114,7 @@ static void run_case(const char *id, const hc_selfplay_opts *o, long want_min)
     snprintf(sub, sizeof sub, "%s.reload", id);
     if (hc_check(sub, rc == 0 && (long)n == n1, "reloaded %zu of %ld: %s", n, n1, err.msg)) {
         int bad = 0, fields = 1;
-        char why[300] = "";
+        char why[1200] = "";
         for (size_t i = 0; i < n && !bad; i++) {
             if (!check_position(&ps[i], why, sizeof why))
                 bad = 1;
