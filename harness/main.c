@@ -18,6 +18,8 @@ static const command commands[] = {
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
     {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
+    {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
+    {"selfplay", cmd_selfplay, "write positions from seeded random legal games"},
 };
 
 static void usage(FILE *f)

@@ -63,5 +63,7 @@ int cmd_version(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_features(int argc, char **argv);
+int cmd_synth_net(int argc, char **argv);
+int cmd_selfplay(int argc, char **argv);
 
 #endif
