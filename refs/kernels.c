@@ -72,6 +72,21 @@ static inline hc_v8f vexp8(hc_v8f x)
     return p * sc;
 }
 
+/* mish(x) = x * tanh(softplus(x)) = x * n(n+2) / (n(n+2) + 2) with n = exp(x): no log or
+ * tanh, no cancellation; x >= 20 gives x as KataGo's form does (the ratio rounds to 1). */
+static inline hc_v8f vmish8(hc_v8f x)
+{
+    const hc_v8f twenty = v8_splat(20.0f);
+    hc_v8f n = vexp8(v8_select(x < twenty, x, twenty));
+    hc_v8f q = n * (n + 2.0f);
+    return x * (q / (q + 2.0f));
+}
+
+static inline hc_v8f vsilu8(hc_v8f x)
+{
+    return x / (vexp8(-x) + 1.0f);
+}
+
 int hc_act_valid(int code)
 {
     return code == HC_ACT_IDENTITY || code == HC_ACT_RELU || code == HC_ACT_MISH ||
@@ -395,6 +410,16 @@ void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, con
                 for (int p = 0; p < hw; p++) {
                     float x = src[p] * sc + bi;
                     dst[p] = m[p] == 1.0f ? (x > 0.0f ? x : 0.0f) : 0.0f;
+                }
+                break;
+            case HC_ACT_MISH:
+            case HC_ACT_SILU:
+                for (int p = 0; p < hw; p += 8) {
+                    int k = hw - p < 8 ? hw - p : 8;
+                    hc_v8f x = v8_load(src + p, k) * sc + bi;
+                    hc_v8f y = act == HC_ACT_MISH ? vmish8(x) : vsilu8(x);
+                    hc_v8f on = v8_load(m + p, k);
+                    v8_store(dst + p, v8_select(on == 1.0f, y, v8_splat(0.0f)), k);
                 }
                 break;
             default:
