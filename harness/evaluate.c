@@ -254,9 +254,8 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
         if (rc)
             break;
         if (b->vt->eval(b->inst, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
-            hc_err_prefix(err, "batch of %d starting at position %zu: ", k, idx[0]);
-            if (fail)
-                fail->position = (long)idx[0];
+            hc_err_prefix(err, "batch of %d: ", k);
+            describe(&ps[idx[0]], (long)idx[0], fail, err);
             rc = -1;
             break;
         }

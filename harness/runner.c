@@ -6,6 +6,7 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ struct hc_run {
     hc_results results;
     char timestamp[32];
     char scratch[512];
+    unsigned n_children; /* names each child's scratch files */
 };
 
 hc_run_options hc_run_options_default(void)
@@ -285,6 +287,9 @@ static int report_progress(void *user, size_t done, size_t total)
     return 0;
 }
 
+/* Sent through the progress pipe once the backend is open (done counts are far smaller). */
+#define HC_CHILD_OPENED UINT64_MAX
+
 /* The child's side of a backend case: evaluate, stream finished records to records_fd and the
  * done count to progress_fd, and on failure leave the message in err_path. Never returns. */
 typedef struct child_ctx {
@@ -348,6 +353,9 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
     hc_backend b = {0};
     if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
         child_fail(err_path, &err, NULL);
+    uint64_t opened = HC_CHILD_OPENED;
+    if (write_all(progress_fd, &opened, sizeof opened))
+        _exit(11);
     hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
     if (!outs) {
         hc_err_set(&err, HC_ENOMEM, "out of memory for outputs");
@@ -388,9 +396,9 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
                         const char *what, hc_nnoutput *outs, char **message)
 {
     char records[700], errfile[700], text[2048];
-    static unsigned counter;
-    snprintf(records, sizeof records, "%s/case%u.records", run->scratch, counter);
-    snprintf(errfile, sizeof errfile, "%s/case%u.err", run->scratch, counter++);
+    unsigned id = run->n_children++;
+    snprintf(records, sizeof records, "%s/case%u.records", run->scratch, id);
+    snprintf(errfile, sizeof errfile, "%s/case%u.err", run->scratch, id);
     unlink(records);
     unlink(errfile);
     int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -419,7 +427,7 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     close(rfd);
     close(pfd[1]);
     size_t done = 0;
-    int hung = 0;
+    int hung = 0, opened = 0;
     double last = now_s();
     for (;;) {
         struct pollfd p = {.fd = pfd[0], .events = POLLIN};
@@ -436,6 +444,11 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
         uint64_t d;
         ssize_t r = read(pfd[0], &d, sizeof d);
         if (r == (ssize_t)sizeof d) {
+            if (d == HC_CHILD_OPENED) {
+                opened = 1;
+                last = now_s();
+                continue;
+            }
             done = (size_t)d;
             last = now_s();
             progress_ctx pc = {opts, what};
@@ -457,18 +470,21 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     long k = got ? hc_nnoutput_read_records(records, outs, got, n, &err) : -1;
     free(got);
     unlink(records);
-    char where[256] = "";
+    char where[300] = "", pos_text[256] = "";
     size_t next = order && done < n ? order[done] : done;
     if (done < n)
-        describe_position(ps, next, where, sizeof where);
+        describe_position(ps, next, pos_text, sizeof pos_text);
+    if (!opened)
+        snprintf(where, sizeof where, "while opening the backend");
+    else
+        snprintf(where, sizeof where, "while evaluating the batch of %d from %s", batch, pos_text);
     int rc = 0;
     if (hung) {
-        snprintf(text, sizeof text, "hung: no progress for %.0f s; killed while evaluating the batch of %d from %s",
-                 opts->timeout_s, batch, where);
+        snprintf(text, sizeof text, "hung: no progress for %.0f s; killed %s", opts->timeout_s, where);
         rc = -1;
     } else if (WIFSIGNALED(status)) {
-        snprintf(text, sizeof text, "crashed with %s (signal %d) while evaluating the batch of %d from %s",
-                 signal_name(WTERMSIG(status)), WTERMSIG(status), batch, where);
+        snprintf(text, sizeof text, "crashed with %s (signal %d) %s", signal_name(WTERMSIG(status)),
+                 WTERMSIG(status), where);
         rc = -1;
     } else if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
         size_t len = 0;
@@ -478,7 +494,7 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
         free(e);
         rc = -1;
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(text, sizeof text, "exited with status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        snprintf(text, sizeof text, "exited with status %d %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
         rc = -1;
     } else if (k != (long)n) {
         snprintf(text, sizeof text, "returned %ld of %zu outputs%s%s", k < 0 ? 0L : k, n, k < 0 ? ": " : "",

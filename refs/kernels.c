@@ -161,20 +161,65 @@ void hc_kconv_free(hc_kconv *cv)
     }
 }
 
-/* G (6x3) of F(4x4,3x3) applied to 3 values, in double. */
-static void wino_g(const double g[3], double o[6])
+/* G (6x3) of F(4x4,3x3) on 3 values, rounded exactly where KataGo's Eigen backend rounds
+ * (float sums for the 1/6 rows, double sums for the 1/24 rows, float between the two passes),
+ * so that the transformed weights are KataGo's to the bit. */
+static void wino_g(float *a0, float *a1, float *a2, float *a3, float *a4, float *a5)
 {
-    o[0] = g[0] / 4.0;
-    o[1] = -(g[0] + g[1] + g[2]) / 6.0;
-    o[2] = -(g[0] - g[1] + g[2]) / 6.0;
-    o[3] = (g[0] + 2.0 * g[1] + 4.0 * g[2]) / 24.0;
-    o[4] = (g[0] - 2.0 * g[1] + 4.0 * g[2]) / 24.0;
-    o[5] = g[2];
+    float z0 = *a0, z1 = *a1, z2 = *a2;
+    *a0 = 0.25f * z0;
+    *a1 = (float)((1.0 / 6.0) * (-z0 - z1 - z2));
+    *a2 = (float)((1.0 / 6.0) * (-z0 + z1 - z2));
+    *a3 = (float)((1.0 / 24.0) * (z0 + 2.0 * z1 + 4.0 * z2));
+    *a4 = (float)((1.0 / 24.0) * (z0 - 2.0 * z1 + 4.0 * z2));
+    *a5 = 1.0f * z2;
+}
+
+/* The 6x5 G of F(2x2,5x5), rounded where KataGo's Eigen backend rounds. */
+static void wino_g5(float *a0, float *a1, float *a2, float *a3, float *a4, float *a5)
+{
+    float z0 = *a0, z1 = *a1, z2 = *a2, z3 = *a3, z4 = *a4;
+    *a0 = 0.25f * z0;
+    *a1 = (float)((1.0 / 6.0) * (-z0 - z1 - z2 - z3 - z4));
+    *a2 = (float)((1.0 / 6.0) * (-z0 + z1 - z2 + z3 - z4));
+    *a3 = (float)((1.0 / 24.0) * (z0 + 2.0 * z1 + 4.0 * z2 + 8.0 * z3 + 16.0 * z4));
+    *a4 = (float)((1.0 / 24.0) * (z0 - 2.0 * z1 + 4.0 * z2 - 8.0 * z3 + 16.0 * z4));
+    *a5 = 1.0f * z4;
+}
+
+/* 5x5 convolutions by F(2x2,5x5) on 6x6 tiles, as KataGo's Eigen backend runs them (the
+ * initial conv of most nets): the same transforms in the same order, so the only difference
+ * left is the GEMMs' summation order. */
+static int use_winograd5(hc_kconv *cv, hc_err *err)
+{
+    size_t per = (size_t)cv->oc * cv->ic;
+    cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
+    if (!cv->wino)
+        return -1;
+    for (int o = 0; o < cv->oc; o++)
+        for (int i = 0; i < cv->ic; i++) {
+            const float *g = cv->w + ((size_t)o * cv->ic + i) * 25;
+            float u[6][6] = {{0}};
+            for (int y = 0; y < 5; y++)
+                for (int x = 0; x < 5; x++)
+                    u[y][x] = g[y * 5 + x];
+            for (int y = 0; y < 5; y++)
+                wino_g5(&u[y][0], &u[y][1], &u[y][2], &u[y][3], &u[y][4], &u[y][5]);
+            for (int x = 0; x < 6; x++)
+                wino_g5(&u[0][x], &u[1][x], &u[2][x], &u[3][x], &u[4][x], &u[5][x]);
+            for (int k = 0; k < 36; k++)
+                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = u[k / 6][k % 6];
+        }
+    return 0;
 }
 
 int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
 {
-    if (cv->kh != 3 || cv->kw != 3 || cv->wino)
+    if (cv->wino)
+        return 0;
+    if (cv->kh == 5 && cv->kw == 5)
+        return use_winograd5(cv, err);
+    if (cv->kh != 3 || cv->kw != 3)
         return 0;
     size_t per = (size_t)cv->oc * cv->ic;
     cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
@@ -183,19 +228,16 @@ int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
     for (int o = 0; o < cv->oc; o++)
         for (int i = 0; i < cv->ic; i++) {
             const float *g = cv->w + ((size_t)o * cv->ic + i) * 9;
-            double rows[3][6], u[6][6];
-            for (int y = 0; y < 3; y++) { /* along x first: rows[y] = G g[y][.] */
-                double t[3] = {g[y * 3], g[y * 3 + 1], g[y * 3 + 2]};
-                wino_g(t, rows[y]);
-            }
-            for (int x = 0; x < 6; x++) { /* then along y */
-                double t[3] = {rows[0][x], rows[1][x], rows[2][x]}, col[6];
-                wino_g(t, col);
-                for (int y = 0; y < 6; y++)
-                    u[y][x] = col[y];
-            }
+            float u[6][6] = {{0}};
+            for (int y = 0; y < 3; y++)
+                for (int x = 0; x < 3; x++)
+                    u[y][x] = g[y * 3 + x];
+            for (int y = 0; y < 3; y++) /* along x first, as KataGo */
+                wino_g(&u[y][0], &u[y][1], &u[y][2], &u[y][3], &u[y][4], &u[y][5]);
+            for (int x = 0; x < 6; x++) /* then along y */
+                wino_g(&u[0][x], &u[1][x], &u[2][x], &u[3][x], &u[4][x], &u[5][x]);
             for (int k = 0; k < 36; k++)
-                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = (float)u[k / 6][k % 6];
+                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = u[k / 6][k % 6];
         }
     return 0;
 }
@@ -205,11 +247,16 @@ static int wino_tiles(int nx, int ny)
     return ((nx + 3) / 4) * ((ny + 3) / 4);
 }
 
+static int wino5_tiles(int nx, int ny)
+{
+    return ((nx + 1) / 2) * ((ny + 1) / 2);
+}
+
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     (void)batch;
     if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row */
-        return (size_t)36 * (cv->ic + cv->oc) * wino_tiles(nx, ny);
+        return (size_t)36 * (cv->ic + cv->oc) * (cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny));
     if (cv->kh == 1 && cv->kw == 1)
         return 0;
     return (size_t)cv->ic * cv->kh * cv->kw * nx * ny;
@@ -302,16 +349,16 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
             }
             memcpy(d, db, sizeof d);
             hc_v8f tmp[36], o[6];
-            for (int c = 0; c < 6; c++) { /* along y */
-                WINO_BT(d[c], d[6 + c], d[12 + c], d[18 + c], d[24 + c], d[30 + c], o);
-                for (int r = 0; r < 6; r++)
-                    tmp[r * 6 + c] = o[r];
-            }
-            for (int r = 0; r < 6; r++) { /* along x */
-                const hc_v8f *z = tmp + r * 6;
+            for (int r = 0; r < 6; r++) { /* along x first, as KataGo: same rounding */
+                const hc_v8f *z = d + r * 6;
                 WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
                 for (int c = 0; c < 6; c++)
-                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * T + t0, o[c],
+                    tmp[r * 6 + c] = o[c];
+            }
+            for (int c = 0; c < 6; c++) { /* then along y */
+                WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
+                for (int r = 0; r < 6; r++)
+                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * T + t0, o[r],
                              T - t0 < 8 ? T - t0 : 8);
             }
         }
@@ -329,17 +376,17 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
             hc_v8f m[36], tmp[24], y4[4];
             for (int k = 0; k < 36; k++)
                 m[k] = v8_load(M + ((size_t)o * 36 + k) * T + t0, lanes);
-            for (int c = 0; c < 6; c++) { /* along y: 6 rows -> 4 */
-                WINO_AT(m[c], m[6 + c], m[12 + c], m[18 + c], m[24 + c], m[30 + c], y4);
-                for (int r = 0; r < 4; r++)
-                    tmp[r * 6 + c] = y4[r];
-            }
-            hc_v8f res[16];
-            for (int r = 0; r < 4; r++) { /* along x: 6 columns -> 4 */
-                const hc_v8f *z = tmp + r * 6;
+            for (int r = 0; r < 6; r++) { /* along x first, as KataGo: 6 columns -> 4 */
+                const hc_v8f *z = m + r * 6;
                 WINO_AT(z[0], z[1], z[2], z[3], z[4], z[5], y4);
                 for (int c = 0; c < 4; c++)
-                    res[r * 4 + c] = y4[c];
+                    tmp[r * 4 + c] = y4[c];
+            }
+            hc_v8f res[16];
+            for (int c = 0; c < 4; c++) { /* then along y: 6 rows -> 4 */
+                WINO_AT(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
+                for (int r = 0; r < 4; r++)
+                    res[r * 4 + c] = y4[r];
             }
             float rb[16 * 8];
             memcpy(rb, res, sizeof rb);
@@ -362,6 +409,73 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
     (void)s;
 }
 
+/* F(2x2,5x5) of one batch row b, scalar (5x5 convs are rare: the initial conv). Transforms
+ * along x first, then y, as KataGo. */
+static void wino5_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in, float *out,
+                      int accumulate, float *ws)
+{
+    int hw = nx * ny, txn = (nx + 1) / 2, T = wino5_tiles(nx, ny);
+    float *V = ws, *M = ws + (size_t)36 * cv->ic * T;
+    for (int i = 0; i < cv->ic; i++) {
+        const float *src = in + ((size_t)i * batch + b) * hw;
+        for (int t = 0; t < T; t++) {
+            int ty = t / txn, tx = t % txn;
+            float d[6][6];
+            for (int r = 0; r < 6; r++)
+                for (int c = 0; c < 6; c++) {
+                    int y = ty * 2 + r - 2, x = tx * 2 + c - 2;
+                    d[r][c] = (x < 0 || y < 0 || x >= nx || y >= ny) ? 0.0f : src[(size_t)y * nx + x];
+                }
+            float o[6];
+            for (int r = 0; r < 6; r++) {
+                WINO_BT(d[r][0], d[r][1], d[r][2], d[r][3], d[r][4], d[r][5], o);
+                for (int c = 0; c < 6; c++)
+                    d[r][c] = o[c];
+            }
+            for (int c = 0; c < 6; c++) {
+                WINO_BT(d[0][c], d[1][c], d[2][c], d[3][c], d[4][c], d[5][c], o);
+                for (int r = 0; r < 6; r++)
+                    V[((size_t)i * 36 + r * 6 + c) * T + t] = o[r];
+            }
+        }
+    }
+    for (int k = 0; k < 36; k++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
+                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
+                    0.0f, M + (size_t)k * T, 36 * T);
+    for (int oc = 0; oc < cv->oc; oc++) {
+        float *dst = out + ((size_t)oc * batch + b) * hw;
+        for (int t = 0; t < T; t++) {
+            int ty = t / txn, tx = t % txn;
+            float m[6][6], h[6][2];
+            for (int k = 0; k < 36; k++)
+                m[k / 6][k % 6] = M[((size_t)oc * 36 + k) * T + t];
+            for (int r = 0; r < 6; r++) {
+                float *z = m[r];
+                h[r][0] = z[0] + z[1] + z[2] + z[3] + z[4];
+                h[r][1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]) + z[5];
+            }
+            for (int c = 0; c < 2; c++) {
+                float y0 = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
+                float y1 = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
+                int x = tx * 2 + c;
+                if (x >= nx)
+                    continue;
+                float res[2] = {y0, y1};
+                for (int r = 0; r < 2; r++) {
+                    int y = ty * 2 + r;
+                    if (y >= ny)
+                        continue;
+                    if (accumulate)
+                        dst[(size_t)y * nx + x] += res[r];
+                    else
+                        dst[(size_t)y * nx + x] = res[r];
+                }
+            }
+        }
+    }
+}
+
 /* One sgemm per batch row, always of the same shape (oc x hw x k): OpenBLAS's result for a
  * column depends on how many columns the call has (edge kernels), so a row's outputs would
  * otherwise depend on the batch size and the thread split. */
@@ -373,8 +487,12 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
     int k = cv->ic * cv->kh * cv->kw;
     int one = cv->kh == 1 && cv->kw == 1;
     if (cv->wino) {
-        for (int b = 0; b < batch; b++)
-            wino_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
+        for (int b = 0; b < batch; b++) {
+            if (cv->kh == 5)
+                wino5_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
+            else
+                wino_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
+        }
         return;
     }
     for (int b = 0; b < batch; b++) {
