@@ -226,6 +226,23 @@ static void test_file(const char *tmp)
     hc_check("backends-4.3", same, "file: on a reversed subset: %s", rc ? err.msg : "outputs differ from the golden records");
     free_outs(outs, n_sub);
 
+    /* A file without ownership maps hands back outputs without them (no zeros made up). */
+    snprintf(path, sizeof path, "%s/no-ownership.jsonl", tmp);
+    hc_nnoutput bare[3];
+    for (int i = 0; i < 3; i++) {
+        bare[i] = gold[i];
+        bare[i].white_owner_map = NULL;
+    }
+    hc_check("backends-4.4", write_outputs(path, bare, 3, HC_NNOUT_GOLDEN, &err) == 0, "%s", err.msg);
+    snprintf(spec, sizeof spec, "file:%s", path);
+    hc_nnoutput own3[3];
+    memset(own3, 0, sizeof own3);
+    rc = eval_file(spec, ps, 3, 10, 14, 3, own3, &err);
+    hc_check("backends-4.5", rc == 0 && !own3[0].white_owner_map && !own3[2].white_owner_map &&
+                                 own3[1].white_lead == gold[1].white_lead,
+             "no-ownership file: rc %d: %s", rc, err.msg);
+    free_outs(own3, 3);
+
     /* Errors, each naming the file. */
     snprintf(spec, sizeof spec, "file:%s/no-such-file.jsonl", tmp);
     hc_backend b = {0};
