@@ -527,6 +527,9 @@ static void test_wrappers(void)
         {"fault:segv@-1", "@N"},
         {"fault:segv@3:", "empty backend"},
         {"fault:hang:nosuch", "nosuch"},
+        {"fault:error@open", "injected failure at open"},
+        {"fault:nan-value@open", "@open does not apply"},
+        {"fault:segv@opener", "@N"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[48];
