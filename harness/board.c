@@ -4,6 +4,7 @@
 #include "board.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,9 +285,16 @@ static void zobrist_build(void)
         }
 }
 
+/* The hot paths (every stone played or removed in a ladder search) check an atomic flag, a plain
+ * load on x86, instead of calling pthread_once each time. */
+static _Atomic int zobrist_ready;
+
 const hc_zobrist *hc_zobrist_get(void)
 {
-    pthread_once(&zobrist_once, zobrist_build);
+    if (!atomic_load_explicit(&zobrist_ready, memory_order_acquire)) {
+        pthread_once(&zobrist_once, zobrist_build);
+        atomic_store_explicit(&zobrist_ready, 1, memory_order_release);
+    }
     return &zobrist_tables;
 }
 
@@ -1127,7 +1135,8 @@ bool hc_board_ladder_captured(hc_board *b, hc_loc loc, bool defender_first, hc_l
             continue;
         }
         if (nodes >= LADDER_NODE_BUDGET || buf->oom) {
-            /* KataGo leaves ko_loc as the search left it here; undoing every move restores it. */
+            /* As KataGo: undo every move; ko_loc ends as it was before the first move (cleared when
+             * defender_first), not as saved. */
             sidx -= 1;
             while (sidx >= 0) {
                 hc_board_undo(b, records[sidx]);
@@ -1256,14 +1265,6 @@ bool hc_board_ladder_captured_attacker_first_2libs(hc_board *b, hc_loc loc, hc_l
 
 /* ---- area ------------------------------------------------------------------------------------- */
 
-static bool is_adjacent_to_pla(const hc_board *b, hc_loc loc, int pla)
-{
-    for (int i = 0; i < 4; i++)
-        if (b->colors[loc + b->adj[i]] == pla)
-            return true;
-    return false;
-}
-
 static bool is_adjacent_to_pla_head(const hc_board *b, int pla, hc_loc loc, hc_loc head)
 {
     for (int i = 0; i < 4; i++) {
@@ -1279,6 +1280,9 @@ enum { AREA_MAX_REGIONS = (HC_BOARD_MAX_LEN * HC_BOARD_MAX_LEN + 1) / 2 + 1 };
 static void area_for_pla(const hc_board *b, int pla, bool safe_big, bool unsafe_big, bool multi_ok, int8_t *result)
 {
     int opp = hc_opp(pla);
+    const int8_t *restrict colors = b->colors;
+    const int d0 = b->adj[0], d1 = b->adj[1], d2 = b->adj[2], d3 = b->adj[3];
+    const int dirs[4] = {d0, d1, d2, d3};
     int16_t region_of[HC_BOARD_ARR];
     hc_loc next_eo[HC_BOARD_ARR];
     bool borders_dead[HC_BOARD_ARR];
@@ -1346,18 +1350,21 @@ static void area_for_pla(const hc_board *b, int pla, bool safe_big, bool unsafe_
                     vlen[r] = nl;
                     vnz = nl > 0;
                 }
-                if (internal2[r] < 2 && !is_adjacent_to_pla(b, l, pla))
+                if (internal2[r] < 2 && colors[l + d0] != pla && colors[l + d1] != pla && colors[l + d2] != pla &&
+                    colors[l + d3] != pla)
                     internal2[r]++;
-                if (b->colors[l] == opp)
+                if (colors[l] == opp)
                     contains_opp[r] = true;
                 next_eo[l] = tail;
                 tail = l;
+                /* branch-free: whether a neighbour joins the region is unpredictable */
                 for (int i = 0; i < 4; i++) {
-                    hc_loc a = (hc_loc)(l + b->adj[i]);
-                    if ((b->colors[a] == HC_C_EMPTY || b->colors[a] == opp) && region_of[a] == -1) {
-                        queue[qt++] = a;
-                        region_of[a] = (int16_t)r;
-                    }
+                    int a = l + dirs[i];
+                    int ca = colors[a];
+                    int join = (ca == HC_C_EMPTY || ca == opp) & (region_of[a] == -1);
+                    queue[qt] = (hc_loc)a;
+                    qt += join;
+                    region_of[a] = join ? (int16_t)r : region_of[a];
                 }
             }
             next_eo[loc] = tail;

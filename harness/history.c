@@ -293,7 +293,8 @@ static int copy_hash_vec(hash_vec *dst, const hash_vec *src, hc_err *err)
     dst->n = dst->cap = 0;
     if (hash_vec_reserve(dst, src->n ? src->n : 1, err))
         return -1;
-    memcpy(dst->v, src->v, src->n * sizeof *src->v);
+    if (src->n) /* memcpy from a NULL source is undefined even for 0 bytes */
+        memcpy(dst->v, src->v, src->n * sizeof *src->v);
     dst->n = src->n;
     return 0;
 }
@@ -322,9 +323,12 @@ hc_history *hc_history_copy(const hc_history *h, hc_err *err)
     }
     c->cap_moves = cm;
     c->cap_ekc = h->n_ekc ? h->n_ekc : 1;
-    memcpy(c->move_locs, h->move_locs, h->n_moves * sizeof *c->move_locs);
-    memcpy(c->move_plas, h->move_plas, h->n_moves);
-    memcpy(c->ekc, h->ekc, h->n_ekc * sizeof *c->ekc);
+    if (h->n_moves) {
+        memcpy(c->move_locs, h->move_locs, h->n_moves * sizeof *c->move_locs);
+        memcpy(c->move_plas, h->move_plas, h->n_moves);
+    }
+    if (h->n_ekc)
+        memcpy(c->ekc, h->ekc, h->n_ekc * sizeof *c->ekc);
     return c;
 }
 
@@ -656,6 +660,14 @@ static int count_ko_hash_occurrences(const hc_history *h, hc_hash128 x)
     return n;
 }
 
+/* A point with an empty neighbour is never suicide: the cheap test in front of isSuicide. */
+static inline bool has_empty_neighbor(const hc_board *b, hc_loc l)
+{
+    const int8_t *c = b->colors;
+    return c[l + b->adj[0]] == HC_C_EMPTY || c[l + b->adj[1]] == HC_C_EMPTY || c[l + b->adj[2]] == HC_C_EMPTY ||
+           c[l + b->adj[3]] == HC_C_EMPTY;
+}
+
 /* makeBoardMoveAssumeLegal (no root ko table; preventEncore false). Space is reserved beforehand. */
 static void make_move_assume_legal(hc_history *h, hc_loc loc, int pla)
 {
@@ -757,7 +769,7 @@ static void make_move_assume_legal(hc_history *h, hc_loc loc, int pla)
                 hc_loc l = hc_loc_of(x, y, b->x_size);
                 if (b->colors[l] != HC_C_EMPTY)
                     h->super_ko_banned[l] = false;
-                else if (!h->was_ever_occupied[l] && !hc_board_is_suicide(b, l, next))
+                else if (!h->was_ever_occupied[l] && (has_empty_neighbor(b, l) || !hc_board_is_suicide(b, l, next)))
                     h->super_ko_banned[l] = false;
                 else if (hc_board_is_illegal_suicide(b, l, next, h->rules.multi_stone_suicide_legal) || l == b->ko_loc)
                     h->super_ko_banned[l] = false;

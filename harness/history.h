@@ -32,7 +32,11 @@ hc_history *hc_history_copy(const hc_history *h, hc_err *err);
  * empty board (black then white, none may be left without liberties), the initial player, encore
  * phase, turn number and handicap flag, then each move in order, played tolerantly (KataGo's
  * makeBoardMoveTolerant: ko and superko violations are tolerated, a move on an occupied or
- * off-board point or a single-stone suicide is an error naming the position index and move). */
+ * off-board point or a single-stone suicide is an error naming the position index and move).
+ * The rules string's komi must equal p->komi, and nextPla must be the history's next player.
+ * alwaysComputePassAliveUnderSuicideRules is false, as in testgpuerror (the model's preference
+ * enters through hc_nninput_params). Capture counts of the initial board are zero (records do not
+ * carry them), which matters only for territory scoring of positions set up mid-game. */
 hc_history *hc_history_from_position(const hc_position *p, hc_err *err);
 
 /* BoardHistory::clear: restarts from board with the same rules (alwaysComputePassAlive... kept). */

@@ -255,10 +255,16 @@ int hc_features_fill_v7(const hc_history *h, int next_pla, const hc_nninput_para
     hc_locbuf buf = {NULL, 0, false};
     const hc_board *prev = n_included < 1 ? board : hc_history_recent_board(h, 1);
     const hc_board *prev2 = n_included < 2 ? prev : hc_history_recent_board(h, 2);
+    /* When a recent board is the very board already searched, its plane is a copy: KataGo searches it
+     * again, and the search is deterministic. */
     int rc = iter_ladders(&c, board, 14, opp, &buf, err);
-    if (!rc)
+    if (!rc && prev == board)
+        memcpy(spatial + 15 * c.plane, spatial + 14 * c.plane, sizeof(float) * c.plane);
+    else if (!rc)
         rc = iter_ladders(&c, prev, 15, 0, &buf, err);
-    if (!rc)
+    if (!rc && prev2 == prev)
+        memcpy(spatial + 16 * c.plane, spatial + 15 * c.plane, sizeof(float) * c.plane);
+    else if (!rc)
         rc = iter_ladders(&c, prev2, 16, 0, &buf, err);
     hc_locbuf_free(&buf);
     if (rc)

@@ -20,7 +20,8 @@ typedef struct hc_nninput_params {
     float nn_policy_temperature;           /* 1 (not a feature) */
     double policy_optimism;                /* 0 (not a feature) */
     int max_history;                       /* 1000 */
-    /* -1: follow the history's flag; 0/1: the model's preference (modelPreferPassAliveUnderSuicideRules) */
+    /* -1: follow the history's flag; 0/1: override it. testgpuerror sets it from the model
+     * (modelPreferPassAliveUnderSuicideRules ? 1 : 0). */
     int pass_alive_suicide_rules_override;
 } hc_nninput_params;
 

@@ -92,12 +92,12 @@ static int walk_fail(walk *w, const hc_sgf_node *n)
     return hc_sgf_game_err(w->err, w->c, w->g);
 }
 
-static void coord_str(int x, int y, char buf[16])
+static void coord_str(int x, int y, char buf[24])
 {
     if (x < 0)
-        snprintf(buf, 16, "pass");
+        snprintf(buf, 24, "pass");
     else
-        snprintf(buf, 16, "%d,%d", x, y);
+        snprintf(buf, 24, "%d,%d [%c%c]", x, y, x < 26 ? 'a' + x : 'A' + x - 26, y < 26 ? 'a' + y : 'A' + y - 26);
 }
 
 /* Fills w->pos from h and hands it to the callback. */
@@ -255,7 +255,7 @@ static int do_moves(walk *w, const hc_sgf_node *n, hc_history *h, int *next_pla)
         bool suicide_illegal = !pass && hc_board_is_illegal_suicide(b, loc, m.pla, w->rules.multi_stone_suicide_legal);
         bool interrupt_before = simple_ko || superko || m.pla != hc_history_next_pla(h);
         if (!tolerant_legal || simple_ko) {
-            char cs[16];
+            char cs[24];
             coord_str(m.x, m.y, cs);
             return hc_err_set(w->err, HC_EFORMAT, "illegal move %s %s at effective turn %lld%s", m.pla == HC_BLACK ? "B" : "W",
                               cs, (long long)(hc_history_initial_turn_number(h) + hc_history_num_moves(h)),
@@ -341,7 +341,10 @@ int hc_record_game(const hc_sgf_collection *c, const hc_sgf_game *g, long *index
     size_t area = (size_t)w.xs * (size_t)w.ys;
     w.pos.initial_black = malloc(area * sizeof(hc_xy));
     w.pos.initial_white = malloc(area * sizeof(hc_xy));
-    if (!w.pos.initial_black || !w.pos.initial_white) {
+    /* Never NULL, even with no moves: callers may memcpy from it. */
+    w.moves_cap = 64;
+    w.pos.moves = malloc((size_t)w.moves_cap * sizeof(hc_move));
+    if (!w.pos.initial_black || !w.pos.initial_white || !w.pos.moves) {
         hc_err_set(err, HC_ENOMEM, "out of memory");
         goto done;
     }

@@ -200,6 +200,9 @@ static int parse_value(parser *p, strbuf *out)
             }
             if (!escaping)
                 r = sb_push(out, '\n');
+        } else if (c == '\0') {
+            /* Values are C strings here; KataGo would keep the byte, so refuse rather than cut. */
+            return fail_at(p, HC_EFORMAT, p->pos - 1, "NUL byte in a property value");
         } else if (c == '\t' || c == '\v' || c == '\f') {
             r = sb_push(out, ' ');
         } else {
@@ -649,6 +652,25 @@ int hc_sgf_komi(const hc_sgf_node *root, float def, float *komi, hc_err *err)
             return hc_err_set(err, HC_EFORMAT, "no known conversion for Fox/SGFC komi KM[%.40s]", s);
     }
     *komi = k;
+    return 0;
+}
+
+int hc_sgf_rules(const hc_sgf_node *root, hc_rules *out, hc_err *err)
+{
+    const char *ru;
+    int r = hc_sgf_node_single(root, "RU", &ru, err);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        return hc_err_set(err, HC_EFORMAT, "the game does not specify rules (RU)");
+    hc_rules rules;
+    if (hc_rules_parse(ru, &rules, err) != 0)
+        return hc_err_prefix(err, "could not parse rules RU[%.60s]: ", ru);
+    if (!hc_sgf_node_prop(root, "KM"))
+        return hc_err_set(err, HC_EFORMAT, "the game does not specify komi (KM)");
+    if (hc_sgf_komi(root, 0.0f, &rules.komi, err) != 0)
+        return -1;
+    *out = rules;
     return 0;
 }
 

@@ -4,7 +4,10 @@
  *
  * A collection is a sequence of game trees separated by whitespace: one game per line (a .sgfs
  * file) or an ordinary multi-game .sgf file; gzip'd files are read transparently. Each game is
- * numbered from 0 and remembers the line (from 0) and byte offset of its opening '('.
+ * numbered from 0 and remembers the line (from 0) and byte offset of its opening '('. (KataGo's
+ * own .sgfs loader parses each trimmed line with Sgf::parse, which reads one tree and ignores the
+ * rest of the line; here anything but whitespace between games is an error, and a game may span
+ * lines. For files with one game per line the two read the same games.)
  *
  * KataGo quirks kept on purpose: whitespace may appear inside a property name ("A B" is "AB");
  * the first B or W value of a node is kept apart as the node's move (so "W[aa]B[bb]" lists
@@ -18,6 +21,7 @@
 
 #include "err.h"
 #include "positions.h"
+#include "rules.h"
 
 /* Coordinate of an empty move value (a pass) in hc_sgf_node.move_x/move_y. */
 enum { HC_SGF_PASS_COORD = 128 };
@@ -87,6 +91,10 @@ int hc_sgf_size(const hc_sgf_node *root, int max_len, int *x_size, int *y_size, 
 int hc_sgf_komi(const hc_sgf_node *root, float def, float *komi, hc_err *err);
 /* HA: 0 when absent. */
 int hc_sgf_handicap(const hc_sgf_node *root, int *handicap, hc_err *err);
+/* RU and KM, both required, as Sgf::getRulesOrFail: RU is any string KataGo's rules parser
+ * accepts (rule-set names such as "Japanese" or "tromp-taylor", "koSIMPLEscoreTERRITORY...", JSON),
+ * and KM (hc_sgf_komi) then sets the komi. (Not what testgpuerror plays under: see record.h.) */
+int hc_sgf_rules(const hc_sgf_node *root, hc_rules *out, hc_err *err);
 /* PL: HC_BLACK, HC_WHITE, or HC_EMPTY when absent or unrecognised ("b", "black", "w",
  * "white", any case). */
 int hc_sgf_pl(const hc_sgf_node *n, int *color, hc_err *err);

@@ -40,6 +40,8 @@ struct hc_engine {
     conv_prep *convs;
     int n_convs;
     hc_engine_opts opts;
+    hc_engine_hook_fn hook;
+    void *hook_user;
     int max_batch, nx, ny, hw, threads, chunk;
     rope_tab *ropes;
     int n_ropes;
@@ -308,7 +310,7 @@ static const rope_tab *find_rope(const hc_engine *e, const hc_attn_block *a)
 typedef struct fwd {
     worker *w;
     const hc_engine *e;
-    int B, nx, ny, hw;
+    int r0, B, nx, ny, hw;
     size_t bp; /* B * hw: one channel's floats */
     const float *mask, *msum;
 } fwd;
@@ -327,6 +329,16 @@ static float *ar_get(fwd *f, size_t n)
 
 #define LIVE(f) (!(f)->w->dry)
 
+static void tap(fwd *f, const char *name, int layout, int channels, float *data)
+{
+    const hc_engine *e = f->e;
+    if (!e->hook || !LIVE(f))
+        return;
+    hc_tap t = {name ? name : "?", layout, channels, f->B, layout == HC_TAP_CBP ? f->hw : 1, f->r0,
+                data};
+    e->hook(e->hook_user, &t);
+}
+
 static void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
 {
     const hc_kconv *kc = find_conv(f->e, c);
@@ -335,12 +347,14 @@ static void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accu
     if (LIVE(f))
         hc_kconv_run(kc, f->B, f->nx, f->ny, in, out, accumulate, ws);
     f->w->top = top;
+    tap(f, c->name, HC_TAP_CBP, c->out_c, out);
 }
 
 static void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *out)
 {
     if (LIVE(f))
         hc_bn_act(b->c, f->B, f->hw, in, out, b->merged_scale, b->merged_bias, a->kind, f->mask);
+    tap(f, b->name, HC_TAP_CBP, b->c, out);
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
@@ -374,6 +388,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (LIVE(f)) {
             hc_pool_gpool(gc, B, hw, gp, f->mask, f->msum, pooled);
             hc_matmul_bc(B, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
+            tap(f, g->gpool_to_bias_mul.name, HC_TAP_BC, rc, bias);
             hc_add_bias_bc(rc, B, hw, reg, bias);
         }
         bn(f, &g->mid_bn, &g->mid_act, reg, reg);
@@ -403,6 +418,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);
+        tap(f, a->pre_ln.name, HC_TAP_CBP, c, s);
         hc_matmul_cs(B, hw, c, nh * qd, s, a->q_proj.w, q);
         hc_matmul_cs(B, hw, c, nkv * qd, s, a->k_proj.w, k);
         hc_matmul_cs(B, hw, c, nkv * vd, s, a->v_proj.w, v);
@@ -411,8 +427,12 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
             hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
             hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
         }
+        tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q);
+        tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k);
+        tap(f, a->v_proj.name, HC_TAP_CBP, nkv * vd, v);
         hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
         hc_matmul_cs(B, hw, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
+        tap(f, a->out_proj.name, HC_TAP_CBP, c, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
     }
@@ -424,15 +444,19 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, ff->pre_ln.weight, ff->pre_ln.eps, f->mask);
+        tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s);
         hc_matmul_cs(B, hw, c, fc, s, ff->linear1.w, a1);
         hc_matmul_cs(B, hw, c, fc, s, ff->linear_gate.w, gate);
         hc_swiglu((size_t)fc * bp, a1, gate);
+        tap(f, ff->linear1.name, HC_TAP_CBP, fc, a1);
         hc_matmul_cs(B, hw, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
+        tap(f, ff->linear2.name, HC_TAP_CBP, c, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
     }
     }
     f->w->top = top;
+    tap(f, bl->name, HC_TAP_CBP, c, x);
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s)
@@ -451,7 +475,7 @@ static void forward(worker *w, int r0, int B)
     const hc_value_head *vh = &net->value;
     hc_raw_heads *out = e->out;
     int hw = e->hw, tc = t->trunk_c, cin = net->num_input_c, cg = net->num_input_global_c;
-    fwd F = {w, e, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL};
+    fwd F = {w, e, r0, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL};
     fwd *f = &F;
     w->top = 0;
 
@@ -476,6 +500,7 @@ static void forward(worker *w, int r0, int B)
     conv(f, &t->initial_conv, in, x, 0);
     if (LIVE(f)) {
         hc_matmul_bc(B, cg, tc, e->global + (size_t)r0 * cg, t->initial_matmul.w, gbias);
+        tap(f, t->initial_matmul.name, HC_TAP_BC, tc, gbias);
         hc_add_bias_bc(tc, B, hw, x, gbias);
     }
     if (t->has_meta_encoder) {
@@ -487,9 +512,12 @@ static void forward(worker *w, int r0, int B)
             hc_matmul_bc(B, m->mul1.in_c, m->mul1.out_c,
                          e->meta + (size_t)r0 * net->num_input_meta_c, m->mul1.w, h1);
             hc_bias_act_bc(B, m->mul1.out_c, h1, m->bias1.w, m->act1.kind);
+            tap(f, m->mul1.name, HC_TAP_BC, m->mul1.out_c, h1);
             hc_matmul_bc(B, m->mul2.in_c, m->mul2.out_c, h1, m->mul2.w, h2);
             hc_bias_act_bc(B, m->mul2.out_c, h2, m->bias2.w, m->act2.kind);
+            tap(f, m->mul2.name, HC_TAP_BC, m->mul2.out_c, h2);
             hc_matmul_bc(B, m->mul3.in_c, tc, h2, m->mul3.w, gbias);
+            tap(f, m->mul3.name, HC_TAP_BC, tc, gbias);
             hc_add_bias_bc(tc, B, hw, x, gbias);
         }
         w->top = top;
@@ -503,6 +531,8 @@ static void forward(worker *w, int r0, int B)
             hc_bn_act(tc, B, hw, x, s, t->tip_bn.merged_scale, t->tip_bn.merged_bias,
                       t->tip_act.kind, mask);
     }
+    tap(f, t->norm_kind == HC_TRUNK_NORM_RMSNORM ? t->tip_rmsnorm.name : t->tip_bn.name, HC_TAP_CBP,
+        tc, s);
     const float *trunk = s;
 
     /* policy head */
@@ -521,6 +551,7 @@ static void forward(worker *w, int r0, int B)
         if (LIVE(f)) {
             hc_pool_gpool(g1c, B, hw, g1, mask, msum, pooled);
             hc_matmul_bc(B, 3 * g1c, p1c, pooled, ph->gpool_to_bias_mul.w, bias);
+            tap(f, ph->gpool_to_bias_mul.name, HC_TAP_BC, p1c, bias);
             hc_add_bias_bc(p1c, B, hw, p1, bias);
         }
         bn(f, &ph->p1_bn, &ph->p1_act, p1, p1);
@@ -535,9 +566,12 @@ static void forward(worker *w, int r0, int B)
                 int hc = ph->gpool_to_pass_mul.out_c;
                 hc_matmul_bc(B, 3 * g1c, hc, pooled, ph->gpool_to_pass_mul.w, passh);
                 hc_bias_act_bc(B, hc, passh, ph->gpool_to_pass_bias.w, ph->pass_act.kind);
+                tap(f, ph->gpool_to_pass_mul.name, HC_TAP_BC, hc, passh);
                 hc_matmul_bc(B, hc, pc, passh, ph->gpool_to_pass_mul2.w, pass);
+                tap(f, ph->gpool_to_pass_mul2.name, HC_TAP_BC, pc, pass);
             } else {
                 hc_matmul_bc(B, 3 * g1c, pc, pooled, ph->gpool_to_pass_mul.w, pass);
+                tap(f, ph->gpool_to_pass_mul.name, HC_TAP_BC, pc, pass);
             }
         }
         w->top = top;
@@ -555,12 +589,15 @@ static void forward(worker *w, int r0, int B)
             hc_pool_value(v1c, B, hw, v1, msum, pooled);
             hc_matmul_bc(B, 3 * v1c, v2c, pooled, vh->v2_mul.w, v2);
             hc_bias_act_bc(B, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);
+            tap(f, vh->v2_mul.name, HC_TAP_BC, v2c, v2);
             float *val = out->value + (size_t)r0 * 3;
             hc_matmul_bc(B, v2c, 3, v2, vh->v3_mul.w, val);
             hc_bias_act_bc(B, 3, val, vh->v3_bias.w, HC_ACT_IDENTITY);
+            tap(f, vh->v3_mul.name, HC_TAP_BC, 3, val);
             float *score = out->score + (size_t)r0 * sc;
             hc_matmul_bc(B, v2c, sc, v2, vh->sv3_mul.w, score);
             hc_bias_act_bc(B, sc, score, vh->sv3_bias.w, HC_ACT_IDENTITY);
+            tap(f, vh->sv3_mul.name, HC_TAP_BC, sc, score);
         }
         /* one ownership channel: its CBP layout is [B][hw], the output's own */
         conv(f, &vh->ownership_conv, v1, LIVE(f) ? out->ownership + (size_t)r0 * hw : NULL, 0);
@@ -739,6 +776,12 @@ void hc_engine_free(hc_engine *e)
     pthread_cond_destroy(&e->done);
     pthread_mutex_destroy(&e->mu);
     free(e);
+}
+
+void hc_engine_set_hook(hc_engine *e, hc_engine_hook_fn fn, void *user)
+{
+    e->hook = fn;
+    e->hook_user = user;
 }
 
 const hc_net *hc_engine_net(const hc_engine *e)

@@ -95,6 +95,37 @@ int hc_engine_eval(hc_engine *e, int batch, const float *spatial, const float *g
 
 void hc_engine_free(hc_engine *e);
 
+/* Layer hooks, for taps and for emulating reduced-precision storage: after each layer the
+ * engine passes its output tensor, which the hook may read or modify in place (later layers
+ * see the modified values). Hooks run on the worker threads, concurrently for disjoint rows:
+ * a hook must be thread-safe. Layers are named as in the net (hc_net names):
+ *  - every conv (after a residual conv: the trunk after the add), batch norm + activation,
+ *    and every block (the trunk after the block), the trunk tip norm;
+ *  - transformer blocks: pre_ln (normalized input), q/k projections (after RoPE), v
+ *    projection, out_proj (before the masked residual add), linear1 (after SwiGLU), linear2;
+ *  - vectors (HC_TAP_BC): initial_matmul (global input bias), metadata encoder mul1/mul2
+ *    (after bias and activation) and mul3, gpool_to_bias_mul, pass layers, v2 (after bias
+ *    and activation), v3 (value logits), sv3 (score values).
+ * Spatial taps cover the whole buffer, padding included (values there are what the engine
+ * computed, usually meaningless). */
+enum hc_tap_layout {
+    HC_TAP_CBP = 0, /* data[(c * rows + r) * hw + p] */
+    HC_TAP_BC = 1   /* data[r * channels + c], hw == 1 */
+};
+
+typedef struct hc_tap {
+    const char *layer; /* the net's name for the layer (borrowed from the net) */
+    int layout;        /* enum hc_tap_layout */
+    int channels, rows, hw;
+    int row0;          /* batch index of the first row */
+    float *data;       /* mutable, valid during the call */
+} hc_tap;
+
+typedef void (*hc_engine_hook_fn)(void *user, const hc_tap *tap);
+
+/* Installs (or with fn NULL removes) the hook; not while an eval runs. */
+void hc_engine_set_hook(hc_engine *e, hc_engine_hook_fn fn, void *user);
+
 /* Engine facts, for callers that size buffers. */
 const hc_net *hc_engine_net(const hc_engine *e);
 int hc_engine_max_batch(const hc_engine *e);

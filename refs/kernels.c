@@ -239,22 +239,25 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
     for (int i = 0; i < cv->ic; i++) {
         const float *src = in + ((size_t)i * batch + b) * hw;
         for (int t0 = 0; t0 < T; t0 += 8) {
+            /* gather 8 tiles' 6x6 inputs into lanes (zero outside the buffer) */
+            float db[36 * 8];
             hc_v8f d[36];
-            for (int k = 0; k < 36; k++)
-                d[k] = v8_splat(0.0f);
+            memset(db, 0, sizeof db);
             for (int l = 0; l < 8 && t0 + l < T; l++) {
                 int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
+                int x0 = tx * 4 - 1, y0 = ty * 4 - 1;
+                int c0 = x0 < 0 ? -x0 : 0, c1 = x0 + 6 > nx ? nx - x0 : 6;
                 for (int r = 0; r < 6; r++) {
-                    int y = ty * 4 - 1 + r;
+                    int y = y0 + r;
                     if (y < 0 || y >= ny)
                         continue;
-                    for (int c = 0; c < 6; c++) {
-                        int x = tx * 4 - 1 + c;
-                        if (x >= 0 && x < nx)
-                            d[r * 6 + c][l] = src[(size_t)y * nx + x];
-                    }
+                    const float *srow = src + (size_t)y * nx + x0;
+                    float *dr = db + r * 6 * 8 + l;
+                    for (int c = c0; c < c1; c++)
+                        dr[c * 8] = srow[c];
                 }
             }
+            memcpy(d, db, sizeof d);
             hc_v8f tmp[36], o[6];
             for (int c = 0; c < 6; c++) { /* along y */
                 WINO_BT(d[c], d[6 + c], d[12 + c], d[18 + c], d[24 + c], d[30 + c], o);
@@ -265,22 +268,24 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
                 const hc_v8f *z = tmp + r * 6;
                 WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
                 for (int c = 0; c < 6; c++)
-                    v8_store(V + ((size_t)(r * 6 + c) * cv->ic + i) * T + t0, o[c],
+                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * T + t0, o[c],
                              T - t0 < 8 ? T - t0 : 8);
             }
         }
     }
+    /* V is [ic][36][T] and M [oc][36][T] (each tile's 36 values close together for the
+     * transforms); sgemm k reads and writes them with a row stride of 36*T */
     for (int k = 0; k < 36; k++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
-                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * cv->ic * T, T,
-                    0.0f, M + (size_t)k * cv->oc * T, T);
+                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
+                    0.0f, M + (size_t)k * T, 36 * T);
     for (int o = 0; o < cv->oc; o++) {
         float *dst = out + ((size_t)o * batch + b) * hw;
         for (int t0 = 0; t0 < T; t0 += 8) {
             int lanes = T - t0 < 8 ? T - t0 : 8;
             hc_v8f m[36], tmp[24], y4[4];
             for (int k = 0; k < 36; k++)
-                m[k] = v8_load(M + ((size_t)k * cv->oc + o) * T + t0, lanes);
+                m[k] = v8_load(M + ((size_t)o * 36 + k) * T + t0, lanes);
             for (int c = 0; c < 6; c++) { /* along y: 6 rows -> 4 */
                 WINO_AT(m[c], m[6 + c], m[12 + c], m[18 + c], m[24 + c], m[30 + c], y4);
                 for (int r = 0; r < 4; r++)
@@ -293,22 +298,20 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
                 for (int c = 0; c < 4; c++)
                     res[r * 4 + c] = y4[c];
             }
+            float rb[16 * 8];
+            memcpy(rb, res, sizeof rb);
             for (int l = 0; l < lanes; l++) {
                 int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
-                for (int r = 0; r < 4; r++) {
-                    int y = ty * 4 + r;
-                    if (y >= ny)
-                        break;
-                    for (int c = 0; c < 4; c++) {
-                        int x = tx * 4 + c;
-                        if (x >= nx)
-                            break;
-                        float v = res[r * 4 + c][l];
-                        if (accumulate)
-                            dst[(size_t)y * nx + x] += v;
-                        else
-                            dst[(size_t)y * nx + x] = v;
-                    }
+                int rmax = ny - ty * 4 < 4 ? ny - ty * 4 : 4, cmax = nx - tx * 4 < 4 ? nx - tx * 4 : 4;
+                float *drow = dst + (size_t)(ty * 4) * nx + tx * 4;
+                for (int r = 0; r < rmax; r++, drow += nx) {
+                    const float *v = rb + r * 4 * 8 + l;
+                    if (accumulate)
+                        for (int c = 0; c < cmax; c++)
+                            drow[c] += v[c * 8];
+                    else
+                        for (int c = 0; c < cmax; c++)
+                            drow[c] = v[c * 8];
                 }
             }
         }

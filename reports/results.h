@@ -32,7 +32,7 @@ typedef struct hc_result {
 
 typedef struct hc_results {
     const char *suite;                  /* suite name */
-    const char *timestamp;              /* ISO 8601, or NULL */
+    const char *timestamp;              /* "YYYY-MM-DDThh:mm:ss" (xs:dateTime, JUnit's), or NULL */
     const char *version;                /* halfcheck version, or NULL */
     const hc_result *items;
     size_t n;

@@ -90,6 +90,73 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
 
 static int same(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
 
+/* The columns of the per-net summary: the figures a reviewer looks at first. */
+static const struct { int metric, pct; } summary_cols[] = {
+    {HC_M_WINRATE, HC_P_99}, {HC_M_WINRATE, HC_P_MAX}, {HC_M_LEAD, HC_P_99}, {HC_M_LEAD, HC_P_MAX},
+    {HC_M_TOP_POLICY, HC_P_99}, {HC_M_POLICY_KL, HC_P_99}, {HC_M_OWNERSHIP, HC_P_99},
+};
+enum { N_SUMMARY = sizeof summary_cols / sizeof summary_cols[0] };
+
+static int md_summary_header(hc_ostream *o, hc_err *err)
+{
+    if (hc_ostream_printf(o, err, "| board | backend | mode | verdict | closest margin |"))
+        return -1;
+    for (size_t i = 0; i < N_SUMMARY; i++)
+        if (hc_ostream_printf(o, err, " %s %s |", hc_metric_infos[summary_cols[i].metric].name,
+                              summary_cols[i].pct == HC_P_MAX ? "max" : "99%"))
+            return -1;
+    if (hc_ostream_printf(o, err, "\n|---|---|---|---|---|"))
+        return -1;
+    for (size_t i = 0; i < N_SUMMARY; i++)
+        if (hc_ostream_printf(o, err, "---:|"))
+            return -1;
+    return hc_ostream_printf(o, err, "\n");
+}
+
+static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
+{
+    if (hc_ostream_printf(o, err, "| ") || md_text(o, r->board, err) || hc_ostream_printf(o, err, " | ") ||
+        md_text(o, r->backend, err) || hc_ostream_printf(o, err, " | %s | ", r->mode ? r->mode : ""))
+        return -1;
+    if (r->outcome == HC_OUT_SKIPPED) {
+        if (hc_ostream_printf(o, err, "skipped"))
+            return -1;
+    } else if (hc_result_is_error(r)) {
+        if (hc_ostream_printf(o, err, "**ERROR**"))
+            return -1;
+    } else {
+        for (size_t t = 0; t < r->n_tiers && r->checks; t++)
+            if (hc_ostream_printf(o, err, "%s%s %s", t ? ", " : "", r->tiers[t].name,
+                                  r->checks[t].pass ? "pass" : "**FAIL**"))
+                return -1;
+    }
+    if (hc_ostream_printf(o, err, " | "))
+        return -1;
+    /* The closest margin over all tiers: the largest ratio. */
+    int best_t = -1;
+    for (size_t t = 0; t < r->n_tiers && r->checks && r->outcome == HC_OUT_CHECKED; t++)
+        if (r->checks[t].worst_all_metric >= 0 &&
+            (best_t < 0 || r->checks[t].worst_all_ratio > r->checks[best_t].worst_all_ratio))
+            best_t = (int)t;
+    if (best_t >= 0) {
+        const hc_tier_check *c = &r->checks[best_t];
+        if (hc_ostream_printf(o, err, "%.3gx (%s %s %s)", c->worst_all_ratio, hc_metric_infos[c->worst_all_metric].name,
+                              hc_pct_names[c->worst_all_pct], r->tiers[best_t].name))
+            return -1;
+    }
+    if (hc_ostream_printf(o, err, " |"))
+        return -1;
+    for (size_t i = 0; i < N_SUMMARY; i++) {
+        char v[64] = "";
+        if (r->stats)
+            hc_metric_format(summary_cols[i].metric, r->stats->m[summary_cols[i].metric].v[summary_cols[i].pct], v,
+                             sizeof v);
+        if (hc_ostream_printf(o, err, " %s |", v))
+            return -1;
+    }
+    return hc_ostream_printf(o, err, "\n");
+}
+
 int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
 {
     hc_ostream *o = hc_ostream_open(path, err);
@@ -102,13 +169,19 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
     for (size_t i = 0; !rc && i < rs->n; i++) {
         if (done[i])
             continue;
-        rc = hc_ostream_printf(o, err, "### ") || md_text(o, rs->items[i].net, err) || hc_ostream_printf(o, err, "\n\n");
+        rc = hc_ostream_printf(o, err, "### ") || md_text(o, rs->items[i].net, err) ||
+             hc_ostream_printf(o, err, "\n\n") || md_summary_header(o, err);
+        for (size_t j = i; !rc && j < rs->n; j++)
+            if (same(rs->items[i].net, rs->items[j].net))
+                rc = md_summary_row(o, &rs->items[j], err);
+        rc = rc || hc_ostream_printf(o, err, "\n<details><summary>every figure</summary>\n\n");
         for (size_t j = i; !rc && j < rs->n; j++) {
             if (done[j] || !same(rs->items[i].net, rs->items[j].net))
                 continue;
             done[j] = 1;
             rc = md_result(o, &rs->items[j], err);
         }
+        rc = rc || hc_ostream_printf(o, err, "</details>\n\n");
     }
     free(done);
     if (rc) {
@@ -179,10 +252,9 @@ static int csv_row(hc_ostream *o, const hc_result *r, size_t tier, int metric, h
                 if (t->set[metric][p])
                     num(t->limit[metric][p] / t->scale[metric][p], buf[7 + p], 64);
                 if (r->checks) {
+                    /* The enum is ordered unset < pass < fail < nonfinite: keep the worst. */
                     int v = r->checks[tier].verdict[metric][p];
-                    /* nonfinite > fail > pass > unset */
-                    int rank[] = {0, 1, 2, 3};
-                    if (rank[v] > rank[worst])
+                    if (v > worst)
                         worst = v;
                 }
             }

@@ -41,22 +41,22 @@ int main(void)
             return 1;
         }
     double t_build = now() - t0;
-    int reps = 0;
-    double t_fill = 0;
-    t0 = now();
-    do {
+    /* best of 5 passes over the set: the machine is shared, contention only ever slows a pass down */
+    double fill_rate = 0;
+    for (int round = 0; round < 5; round++) {
+        t0 = now();
         for (size_t i = 0; i < n; i++)
             if (hc_features_fill_v7(hs[i], hc_history_next_pla(hs[i]), &params, 19, 19, sp, gl, &err)) {
                 fprintf(stderr, "bench_features: %s\n", err.msg);
                 return 1;
             }
-        reps++;
-        t_fill = now() - t0;
-    } while (t_fill < 1.0);
-    double fill_rate = (double)n * reps / t_fill;
+        double rate = (double)n / (now() - t0);
+        if (rate > fill_rate)
+            fill_rate = rate;
+    }
     double build_rate = n / t_build;
     printf("%-40s %12s %14s\n", "bench_features (1 thread, CPU time)", "positions/s", "us/position");
-    printf("%-40s %12.0f %14.2f\n", "fillRowV7 (history prebuilt)", fill_rate, 1e6 / fill_rate);
+    printf("%-40s %12.0f %14.2f\n", "fillRowV7 (history prebuilt, best of 5)", fill_rate, 1e6 / fill_rate);
     printf("%-40s %12.0f %14.2f\n", "history from record (avg moves/pos)", build_rate, 1e6 / build_rate);
     printf("%-40s %12.0f %14.2f\n", "both", 1.0 / (1.0 / fill_rate + 1.0 / build_rate),
            1e6 / fill_rate + 1e6 / build_rate);

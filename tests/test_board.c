@@ -314,8 +314,42 @@ static void record_cases(void)
     hc_history_free(h);
 }
 
+/* Territory scoring: two passes start the encore, two more the second encore (recording the
+ * stones then on the board), two more end the game; stones played chill one point each. */
+static void encore_cases(void)
+{
+    hc_board b;
+    hc_err err = {0};
+    hc_board_init(&b, 5, 5, &err);
+    hc_history *h = hist_on(&b, HC_C_BLACK, "japanese");
+    int rc = hc_history_play(h, 1, 1, HC_C_BLACK, &err);
+    rc |= hc_history_play(h, 3, 3, HC_C_WHITE, &err);
+    rc |= hc_history_play(h, 2, 2, HC_C_BLACK, &err);
+    hc_check("history-5.1", rc == 0 && hc_history_white_bonus_score(h) == 1.0f, "territory chilling: %g (%s)",
+             (double)hc_history_white_bonus_score(h), err.msg);
+    int phases[6];
+    for (int i = 0; i < 6; i++) {
+        rc |= hc_history_play(h, -1, -1, hc_history_next_pla(h), &err);
+        phases[i] = hc_history_encore_phase(h);
+    }
+    hc_check("history-5.2", rc == 0 && phases[0] == 0 && phases[1] == 1 && phases[2] == 1 && phases[3] == 2 && phases[5] == 2,
+             "encore phases %d %d %d %d %d %d", phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]);
+    hc_check("history-5.3", hc_history_second_encore_start_color(h, 3, 3) == HC_C_WHITE &&
+                                hc_history_second_encore_start_color(h, 2, 2) == HC_C_BLACK,
+             "second-encore start colors not recorded");
+    hc_check("history-5.4", hc_history_is_game_finished(h), "six passes do not end a territory game");
+    hc_history_free(h);
+    hc_board_init(&b, 5, 5, &err);
+    hc_rules r;
+    hc_rules_parse("japanese", &r, &err);
+    hc_check("history-5.5", hc_history_new(&b, HC_C_BLACK, &r, 3, false, &err) == NULL, "encore phase 3 accepted");
+    hc_rules_parse("chinese", &r, &err);
+    hc_check("history-5.6", hc_history_new(&b, HC_C_BLACK, &r, 1, false, &err) == NULL, "encore under area scoring accepted");
+}
+
 int main(void)
 {
+    encore_cases();
     run_play_cases();
     ko_cases();
     hash_cases();

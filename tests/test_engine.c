@@ -3,6 +3,7 @@
  * thread-count determinism (same bits); finite outputs on every shared and synth net; the
  * backend registry. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,14 @@ static void heads_rows(const hc_raw_heads *h, int r0, int n, float *dst)
 #undef CP
 }
 
+static int all_finite_taps(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
 static int all_finite(const float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -376,6 +385,82 @@ out:
     hc_net_free(net);
 }
 
+typedef struct hook_log {
+    pthread_mutex_t mu;
+    int calls, bad, saw_tip, saw_block, saw_attn;
+    const char *tip, *block, *attn; /* names to look for */
+    const char *zero_layer;         /* a layer to zero, or NULL */
+} hook_log;
+
+static void test_hook(void *user, const hc_tap *t)
+{
+    hook_log *h = user;
+    size_t n = (size_t)t->channels * t->rows * t->hw;
+    int finite = all_finite_taps(t->data, n);
+    pthread_mutex_lock(&h->mu);
+    h->calls++;
+    if (!finite || t->rows < 1 || (t->layout == HC_TAP_BC && t->hw != 1) || !t->layer)
+        h->bad++;
+    if (strcmp(t->layer, h->tip) == 0)
+        h->saw_tip++;
+    if (strcmp(t->layer, h->block) == 0)
+        h->saw_block++;
+    if (h->attn && strcmp(t->layer, h->attn) == 0)
+        h->saw_attn++;
+    pthread_mutex_unlock(&h->mu);
+    if (h->zero_layer && strcmp(t->layer, h->zero_layer) == 0)
+        memset(t->data, 0, n * sizeof(float));
+}
+
+static void hook_checks(void)
+{
+    const char *p = hc_shared("nets/b7c96h3tfrs-test5-cnorm.bin.gz");
+    if (!p) {
+        hc_skip("engine-hook.1", "tfrs net absent");
+        return;
+    }
+    hc_err err = {0};
+    hc_net *net = hc_net_load(p, &err);
+    if (!hc_check("engine-hook.1", net != NULL, "%s", err.msg))
+        return;
+    const int N = 3, nx = 9, ny = 9, hw = nx * ny;
+    float *sp = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
+    float *gl = malloc((size_t)N * net->num_input_global_c * sizeof(float));
+    random_inputs(net, N, nx, ny, sp, gl, NULL);
+    hc_raw_heads *h = hc_raw_heads_new(N, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
+    size_t per = heads_floats(h, N);
+    float *ref = malloc(per * sizeof(float)), *got = malloc(per * sizeof(float));
+    hc_engine *e = hc_engine_new(net, N, nx, ny, 2, &err);
+    if (!hc_check("engine-hook.2", e && h && hc_engine_eval(e, N, sp, gl, NULL, h, &err) == 0, "%s", err.msg))
+        goto out;
+    heads_rows(h, 0, N, ref);
+    const char *attn = NULL;
+    for (int i = 0; i < net->trunk.num_blocks; i++)
+        if (net->trunk.blocks[i].kind == HC_BLOCK_ATTENTION)
+            attn = net->trunk.blocks[i].attn.q_proj.name;
+    hook_log log = {.tip = net->trunk.norm_kind == HC_TRUNK_NORM_RMSNORM ? net->trunk.tip_rmsnorm.name : net->trunk.tip_bn.name,
+                    .block = net->trunk.blocks[0].name, .attn = attn};
+    pthread_mutex_init(&log.mu, NULL);
+    hc_engine_set_hook(e, test_hook, &log);
+    hc_engine_eval(e, N, sp, gl, NULL, h, &err);
+    heads_rows(h, 0, N, got);
+    hc_check("engine-hook.3", memcmp(got, ref, per * sizeof(float)) == 0, "a read-only hook changed the outputs");
+    hc_check("engine-hook.4", log.calls > 20 && log.bad == 0, "%d calls, %d malformed taps", log.calls, log.bad);
+    /* 2 threads split 3 rows 1 + 2: each named layer is seen once per thread share */
+    hc_check("engine-hook.5", log.saw_tip == 2 && log.saw_block == 2 && (!attn || log.saw_attn == 2),
+             "tip %d, first block %d, attention q %d calls (want 2 each)", log.saw_tip, log.saw_block, log.saw_attn);
+    log.zero_layer = log.tip;
+    hc_engine_eval(e, N, sp, gl, NULL, h, &err);
+    heads_rows(h, 0, N, got);
+    hc_check("engine-hook.6", memcmp(got, ref, per * sizeof(float)) != 0, "zeroing the trunk tip through the hook changed nothing");
+    pthread_mutex_destroy(&log.mu);
+out:
+    hc_engine_free(e);
+    hc_raw_heads_free(h);
+    free(sp), free(gl), free(ref), free(got);
+    hc_net_free(net);
+}
+
 static void api_checks(void)
 {
     hc_err err = {0};
@@ -424,6 +509,7 @@ int main(void)
     if (getenv("HC_TEST_WINOGRAD"))
         golden_opts.winograd = atoi(getenv("HC_TEST_WINOGRAD"));
     api_checks();
+    hook_checks();
     for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++)
         golden_check(&goldens[i]);
     determinism("g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 19, 19);

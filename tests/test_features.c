@@ -172,8 +172,64 @@ static void check_cli(void)
              "a 9x9 buffer for 10x14 boards: exit %d, output left behind %d", WEXITSTATUS(rc), access(cmd, F_OK) == 0);
 }
 
+/* Settings the golden sets do not vary, checked against fillRowV7's definition on small games. */
+static void check_settings(void)
+{
+    hc_board b;
+    hc_err err = {0};
+    hc_board_init(&b, 5, 5, &err);
+    hc_rules r;
+    hc_rules_parse("japanese", &r, &err);
+    hc_history *h = hc_history_new(&b, HC_BLACK, &r, 0, false, &err);
+    hc_history_play(h, 1, 1, HC_BLACK, &err);
+    hc_history_play(h, 3, 3, HC_WHITE, &err);
+    float sp[HC_FEATURES_V7_SPATIAL * 25], gl[HC_FEATURES_V7_GLOBAL];
+    hc_nninput_params p = hc_nninput_params_default();
+    p.playout_doubling_advantage = -1.5;
+    hc_features_fill_v7(h, HC_BLACK, &p, 5, 5, sp, gl, &err);
+    /* territory rules: no area planes before the second encore; komi 6.5 + 0 chilling (1 stone each) */
+    float area_sum = 0;
+    for (int i = 0; i < 50; i++)
+        area_sum += sp[18 * 25 + i];
+    hc_check("features-10.1", gl[15] == 1.0f && gl[16] == -0.75f && gl[9] == 1.0f && gl[10] == 1.0f && area_sum == 0 &&
+                                  gl[5] == -6.5f / 20.0f && gl[18] == 0.0f,
+             "pda/territory globals: %g %g %g %g area %g komi %g wave %g", (double)gl[15], (double)gl[16], (double)gl[9],
+             (double)gl[10], (double)area_sum, (double)gl[5], (double)gl[18]);
+    hc_check("features-10.2", sp[9 * 25 + 3 * 5 + 3] == 1.0f && sp[10 * 25 + 1 * 5 + 1] == 1.0f && sp[1 * 25 + 6] == 1.0f &&
+                                  sp[2 * 25 + 18] == 1.0f,
+             "last moves / own and opponent stones misplaced");
+    for (int i = 0; i < 4; i++)
+        hc_history_play(h, -1, -1, hc_history_next_pla(h), &err);
+    hc_check("features-10.3", hc_history_encore_phase(h) == 2, "not in the second encore: %d", hc_history_encore_phase(h));
+    int pla = hc_history_next_pla(h);
+    hc_features_fill_v7(h, pla, &p, 5, 5, sp, gl, &err);
+    int own = pla == HC_BLACK ? 1 * 5 + 1 : 3 * 5 + 3, theirs = pla == HC_BLACK ? 3 * 5 + 3 : 1 * 5 + 1;
+    hc_check("features-10.4", gl[12] == 1.0f && gl[13] == 1.0f && sp[20 * 25 + own] == 1.0f && sp[21 * 25 + theirs] == 1.0f &&
+                                  gl[0] == 0.0f,
+             "second encore planes/globals wrong; phase change must hide earlier passes (global0 %g)", (double)gl[0]);
+    /* a pass now ends the game: conservativePassAndIsRoot hides the history and the pass-ends flag */
+    hc_history_play(h, -1, -1, pla, &err);
+    pla = hc_history_next_pla(h);
+    hc_features_fill_v7(h, pla, &p, 5, 5, sp, gl, &err);
+    hc_check("features-10.5", gl[0] == 1.0f && gl[14] == 1.0f, "last pass and pass-ends-phase not flagged: %g %g", (double)gl[0],
+             (double)gl[14]);
+    p.conservative_pass_and_is_root = true;
+    hc_features_fill_v7(h, pla, &p, 5, 5, sp, gl, &err);
+    hc_check("features-10.6", gl[0] == 0.0f && gl[14] == 0.0f, "conservative pass did not hide history: %g %g", (double)gl[0],
+             (double)gl[14]);
+    p.conservative_pass_and_is_root = false;
+    p.max_history = 0;
+    hc_features_fill_v7(h, pla, &p, 5, 5, sp, gl, &err);
+    hc_check("features-10.7", gl[0] == 0.0f && gl[14] == 1.0f, "maxHistory 0 should hide moves only");
+    hc_check("features-10.8", hc_features_fill(5, h, pla, &p, 5, 5, sp, gl, &err) == -1 &&
+                                  hc_features_fill_v7(h, pla, &p, 4, 5, sp, gl, &err) == -1,
+             "unsupported version or small buffer accepted");
+    hc_history_free(h);
+}
+
 int main(void)
 {
+    check_settings();
     check_cli();
     const char *cfg = hc_shared("golden/configs.json");
     if (!cfg) {

@@ -1,12 +1,14 @@
 /* SGF collections: structure, values and escapes, KataGo's move quirks, root property readers,
  * placements, Fox handicap stones, and a table of garbled and truncated inputs that must all fail
  * cleanly with an error that says where. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hc_test.h"
 #include "sgf.h"
+#include "stream.h"
 
 static hc_sgf_collection *parse(const char *s, hc_err *err)
 {
@@ -169,6 +171,38 @@ static void test_root_readers(void)
                  ints[i].s, r, ha, r2, pl);
         hc_sgf_free(c);
     }
+    struct {
+        const char *s;
+        int ok, ko, scoring, tax;
+        bool sui;
+        float komi;
+    } rules[] = {
+        {"(;RU[Japanese]KM[6.5])", 1, HC_KO_SIMPLE, HC_SCORING_TERRITORY, HC_TAX_SEKI, false, 6.5f},
+        {"(;RU[koSIMPLEscoreTERRITORYtaxNONEsui1]KM[7])", 1, HC_KO_SIMPLE, HC_SCORING_TERRITORY, HC_TAX_NONE, true, 7.0f},
+        {"(;RU[Chinese]KM[7.5])", 1, HC_KO_SIMPLE, HC_SCORING_AREA, HC_TAX_NONE, false, 7.5f},
+        {"(;RU[tromp-taylor]KM[-3])", 1, HC_KO_POSITIONAL, HC_SCORING_AREA, HC_TAX_NONE, true, -3.0f},
+        {"(;KM[7.5])", 0, 0, 0, 0, false, 0},
+        {"(;RU[Japanese])", 0, 0, 0, 0, false, 0},
+        {"(;RU[no such rules]KM[7])", 0, 0, 0, 0, false, 0},
+        {"(;RU[Japanese]KM[7.25])", 0, 0, 0, 0, false, 0},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        hc_sgf_collection *c = parse(rules[i].s, &err);
+        hc_rules r;
+        memset(&r, 0, sizeof r);
+        int rc = c ? hc_sgf_rules(&c->games[0].tree.nodes[0], &r, &err) : -2;
+        char name[32];
+        snprintf(name, sizeof name, "sgf-4.%zu", i + 10);
+        if (rules[i].ok)
+            hc_check(name, rc == 0 && r.ko_rule == rules[i].ko && r.scoring_rule == rules[i].scoring && r.tax_rule == rules[i].tax &&
+                               r.multi_stone_suicide_legal == rules[i].sui && r.komi == rules[i].komi,
+                     "%s: %d ko %d score %d tax %d sui %d komi %g %s", rules[i].s, rc, r.ko_rule, r.scoring_rule, r.tax_rule,
+                     r.multi_stone_suicide_legal, r.komi, err.msg);
+        else
+            hc_check(name, rc == -1 && err.code == HC_EFORMAT, "%s: accepted", rules[i].s);
+        hc_sgf_free(c);
+    }
+
     hc_sgf_collection *c = parse("(;PL[x])", &err);
     int pl = -1;
     hc_check("sgf-4.5", c && hc_sgf_pl(&c->games[0].tree.nodes[0], &pl, &err) == 0 && pl == HC_EMPTY, "unknown PL");
@@ -293,6 +327,16 @@ static void test_garbled(void)
         hc_sgf_free(c);
     }
 
+    /* A NUL byte inside a value is refused where it is. */
+    {
+        hc_err err;
+        hc_err_clear(&err);
+        hc_sgf_collection *c = hc_sgf_parse("(;C[a\0b])", 9, "mem.sgf", &err);
+        hc_check("sgf-7.49", c == NULL && err.code == HC_EFORMAT && strstr(err.msg, "NUL") && strstr(err.msg, "offset 5 "),
+                 "%s", c ? "accepted" : err.msg);
+        hc_sgf_free(c);
+    }
+
     /* Deep nesting is refused with HC_ELIMIT, not a crash. */
     size_t n = HC_SGF_MAX_DEPTH + 10;
     char *deep = malloc(4 * n + 16);
@@ -404,15 +448,39 @@ static void test_shared(void)
         int ok = c && c->n_games == want[i];
         for (size_t g = 0; ok && g < c->n_games; g++) {
             int x, y;
-            ok = c->games[g].line == (long)g && hc_sgf_size(&c->games[g].tree.nodes[0], 19, &x, &y, &err) == 0;
+            hc_rules r;
+            ok = c->games[g].line == (long)g && hc_sgf_size(&c->games[g].tree.nodes[0], 19, &x, &y, &err) == 0 &&
+                 hc_sgf_rules(&c->games[g].tree.nodes[0], &r, &err) == 0;
         }
         hc_check(name, ok, "%s: %s", rel, c ? "wrong games or lines" : err.msg);
         hc_sgf_free(c);
     }
 }
 
+/* A gzip'd collection reads like the plain one; a missing file is an I/O error. */
+static void test_files(void)
+{
+    const char *dir = hc_tmpdir("test_sgf");
+    char path[512];
+    snprintf(path, sizeof path, "%s/c.sgf.gz", dir);
+    hc_err err;
+    hc_err_clear(&err);
+    hc_ostream *o = hc_ostream_open(path, &err);
+    hc_ostream_printf(o, &err, "(;SZ[9]\nC[multi\nline];B[aa]\n)\n(;SZ[13];W[bb])\n");
+    hc_ostream_commit(o, &err);
+    hc_sgf_collection *c = hc_sgf_load(path, &err);
+    hc_check("sgf-10.1", c && c->n_games == 2 && c->games[1].line == 4 && strcmp(c->name, path) == 0, "%s",
+             c ? "wrong games" : err.msg);
+    hc_sgf_free(c);
+    hc_err_clear(&err);
+    c = hc_sgf_load("build/tmp/test_sgf/no-such-file.sgf", &err);
+    hc_check("sgf-10.2", c == NULL && err.code == HC_EIO, "missing file: %s", err.msg);
+    hc_sgf_free(c);
+}
+
 int main(void)
 {
+    test_files();
     test_structure();
     test_root_readers();
     test_placements();
