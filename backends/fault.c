@@ -6,9 +6,10 @@
  * The fault fires in the eval call whose rows include row N (0-based, counting every row this
  * instance has evaluated, in the order given; N = 0 when absent): in the runner that is the
  * N-th position of the case's evaluation order, so fault:segv@5 crashes on the batch that
- * holds the sixth position evaluated.
- *   segv            raise(SIGSEGV) with the default action restored (a sanitizer's handler
- *                   would otherwise turn the signal into an exit status)
+ * holds the sixth position evaluated. @open fires in open instead, as the runtimes that
+ * aborted at model load (a weight stored as fp16 but declared fp32, an unsupported version).
+ *   segv, abort     raise(SIGSEGV) / raise(SIGABRT) with the default action restored (a
+ *                   sanitizer's handler would otherwise turn the signal into an exit status)
  *   hang            never returns (sleeps until killed)
  *   exit            _exit(7), as a runtime that aborts the process with a status
  *   error           returns an HC_EBACKEND error
@@ -23,13 +24,13 @@
 
 #include "backend.h"
 
-enum fault_kind { F_SEGV, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP };
+enum fault_kind { F_SEGV, F_ABORT, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP };
 
 static const struct {
     const char *name;
     int kind;
 } kinds[] = {
-    {"segv", F_SEGV},          {"hang", F_HANG},           {"exit", F_EXIT},
+    {"segv", F_SEGV},          {"abort", F_ABORT},         {"hang", F_HANG},           {"exit", F_EXIT},
     {"error", F_ERROR},        {"nan", F_NAN_VALUE},       {"nan-value", F_NAN_VALUE},
     {"nan-score", F_NAN_SCORE}, {"nan-policy", F_NAN_POLICY}, {"nan-pass", F_NAN_PASS},
     {"nan-ownership", F_NAN_OWNERSHIP},
@@ -39,10 +40,12 @@ static const char *const default_inner = "ref32";
 
 typedef struct fault_backend {
     int kind;
-    long at;   /* the row that triggers the fault */
+    long at;   /* the row that triggers the fault; -1: open */
     long rows; /* rows evaluated so far */
     hc_backend inner;
 } fault_backend;
+
+static int fire(int kind, long at, hc_err *err);
 
 static void fault_close(void *inst)
 {
@@ -71,11 +74,14 @@ static void *fault_open(const char *params, const hc_net *net, int nx, int ny, i
     }
     p += klen;
     long at = 0;
-    if (*p == '@') {
+    if (strncmp(p, "@open", 5) == 0 && (p[5] == '\0' || p[5] == ':')) {
+        at = -1;
+        p += 5;
+    } else if (*p == '@') {
         char *end;
         at = strtol(p + 1, &end, 10);
         if (end == p + 1 || at < 0 || (*end != '\0' && *end != ':')) {
-            hc_err_set(err, HC_ECONFIG, "fault: \"%s\": @N needs a row number >= 0", params);
+            hc_err_set(err, HC_ECONFIG, "fault: \"%s\": @N needs a row number >= 0 (or @open)", params);
             return NULL;
         }
         p = end;
@@ -87,6 +93,14 @@ static void *fault_open(const char *params, const hc_net *net, int nx, int ny, i
             return NULL;
         }
         inner = p + 1;
+    }
+    if (at < 0 && kind < F_NAN_VALUE) {
+        fire(kind, at, err);
+        return NULL;
+    }
+    if (at < 0) {
+        hc_err_set(err, HC_ECONFIG, "fault: \"%s\": NaN faults act on outputs; @open does not apply", params);
+        return NULL;
     }
     fault_backend *f = hc_calloc(1, sizeof *f, err, "fault backend");
     if (!f)
@@ -111,19 +125,44 @@ static void fill_nan(float *v, size_t n)
         v[i] = NAN;
 }
 
-static void crash(void)
+static void crash(int sig)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(sig, &sa, NULL);
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, SIGSEGV);
+    sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    raise(SIGSEGV);
-    _exit(139); /* not reached */
+    raise(sig);
+    _exit(128 + sig); /* not reached */
+}
+
+/* The faults that stop the caller; returns only for the kinds that act on outputs. */
+static int fire(int kind, long at, hc_err *err)
+{
+    switch (kind) {
+    case F_SEGV:
+        crash(SIGSEGV);
+        break;
+    case F_ABORT:
+        crash(SIGABRT);
+        break;
+    case F_HANG:
+        for (;;) {
+            struct timespec t = {3600, 0};
+            nanosleep(&t, NULL);
+        }
+    case F_EXIT:
+        _exit(7);
+    case F_ERROR:
+        if (at < 0)
+            return hc_err_set(err, HC_EBACKEND, "fault:error: injected failure at open");
+        return hc_err_set(err, HC_EBACKEND, "fault:error: injected failure at row %ld", at);
+    }
+    return 0;
 }
 
 static int fault_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
@@ -133,24 +172,8 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     long first = f->rows;
     f->rows += batch;
     int fires = f->at >= first && f->at < first + batch;
-    if (fires) {
-        switch (f->kind) {
-        case F_SEGV:
-            crash();
-            break;
-        case F_HANG:
-            for (;;) {
-                struct timespec t = {3600, 0};
-                nanosleep(&t, NULL);
-            }
-        case F_EXIT:
-            _exit(7);
-        case F_ERROR:
-            return hc_err_set(err, HC_EBACKEND, "fault:error: injected failure at row %ld", f->at);
-        default:
-            break;
-        }
-    }
+    if (fires && fire(f->kind, f->at, err))
+        return -1;
     if (f->inner.vt->eval(f->inner.inst, batch, spatial, global, meta, out, err))
         return -1;
     if (!fires)
@@ -177,14 +200,23 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     return 0;
 }
 
+/* The inner backend's intermediate tensors of the last eval (the wrapper acts on its inputs
+ * or outputs only); "not supported" when the inner backend has no taps. */
+static long fault_taps(void *inst, const char *layer, float *buf, long capacity, hc_err *err)
+{
+    fault_backend *f = inst;
+    return hc_backend_taps(&f->inner, layer, buf, capacity, err);
+}
+
 const hc_backend_vtbl hc_backend_fault = {
     .name = "fault",
     .shape = HC_BACKEND_TENSOR,
-    .help = "fault:KIND[@N][:BACKEND] a broken backend for testing isolation: KIND segv, hang, exit (status 7), "
-            "error, nan-value|score|policy|pass|ownership, fired at row N (default 0) of BACKEND (default ref32)",
+    .help = "fault:KIND[@N|@open][:BACKEND] a broken backend for testing isolation: KIND segv, abort, hang, exit "
+            "(status 7), error, nan-value|score|policy|pass|ownership, fired at row N (default 0) or at open, "
+            "over BACKEND (default ref32)",
     .open = fault_open,
     .eval = fault_eval,
     .eval_positions = NULL,
     .close = fault_close,
-    .taps = NULL,
+    .taps = fault_taps,
 };

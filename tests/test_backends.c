@@ -226,6 +226,23 @@ static void test_file(const char *tmp)
     hc_check("backends-4.3", same, "file: on a reversed subset: %s", rc ? err.msg : "outputs differ from the golden records");
     free_outs(outs, n_sub);
 
+    /* A file without ownership maps hands back outputs without them (no zeros made up). */
+    snprintf(path, sizeof path, "%s/no-ownership.jsonl", tmp);
+    hc_nnoutput bare[3];
+    for (int i = 0; i < 3; i++) {
+        bare[i] = gold[i];
+        bare[i].white_owner_map = NULL;
+    }
+    hc_check("backends-4.4", write_outputs(path, bare, 3, HC_NNOUT_GOLDEN, &err) == 0, "%s", err.msg);
+    snprintf(spec, sizeof spec, "file:%s", path);
+    hc_nnoutput own3[3];
+    memset(own3, 0, sizeof own3);
+    rc = eval_file(spec, ps, 3, 10, 14, 3, own3, &err);
+    hc_check("backends-4.5", rc == 0 && !own3[0].white_owner_map && !own3[2].white_owner_map &&
+                                 own3[1].white_lead == gold[1].white_lead,
+             "no-ownership file: rc %d: %s", rc, err.msg);
+    free_outs(own3, 3);
+
     /* Errors, each naming the file. */
     snprintf(spec, sizeof spec, "file:%s/no-such-file.jsonl", tmp);
     hc_backend b = {0};
@@ -510,6 +527,9 @@ static void test_wrappers(void)
         {"fault:segv@-1", "@N"},
         {"fault:segv@3:", "empty backend"},
         {"fault:hang:nosuch", "nosuch"},
+        {"fault:error@open", "injected failure at open"},
+        {"fault:nan-value@open", "@open does not apply"},
+        {"fault:segv@opener", "@N"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char name[48];
@@ -519,6 +539,14 @@ static void test_wrappers(void)
                  "%s: rc %d: %s", bad[i].spec, rc, err.msg);
         if (rc == 0)
             hc_backend_close(&b);
+    }
+    /* Taps go through to the inner backend (ref32 has none: "not supported", naming it). */
+    if (hc_backend_open(&b, "mutate:stale-row:ref32", net, NX, NY, BATCH, 1, &err) == 0) {
+        float buf[4];
+        long t = hc_backend_taps(&b, "trunk", buf, 4, &err);
+        hc_check("backends-9.19", t == -1 && contains(err.msg, "ref32") && contains(err.msg, "not supported"), "taps: %ld: %s",
+                 t, err.msg);
+        hc_backend_close(&b);
     }
     /* A position backend cannot be mutated: mutations act on raw heads. */
     const char *gp = hc_shared(golden_rel);

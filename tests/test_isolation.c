@@ -95,6 +95,8 @@ static const struct {
     {"fault:nan-ownership@7", {"non-finite", "ownership", NULL}, 1},
     {"fault:exit@4", {"exited with status 7", NULL, NULL}, 0},
     {"fault:error@1", {"injected failure", NULL, NULL}, 0},
+    /* As a runtime that aborts at model load. */
+    {"fault:abort@open", {"crashed with SIGABRT", NULL, NULL}, 0},
 };
 #define N_FAULTS (sizeof faults / sizeof faults[0])
 

@@ -1,8 +1,8 @@
 /* The checker's teeth: every mutate:KIND:ref32 (a bug a real backend shipped, planted into the
  * reference engine) must fail the fp16 gate where the real bug showed, while plain ref32
- * passes it (and halfcheck's fp32-strict tier). Two boards of the g170 net: the first 60
- * positions of the rectangular set on a 19x19 buffer (boards smaller than the buffer) and the
- * first 60 of the 10x14 set (boards filling the buffer); both modes. The reference is cached
+ * passes it (and halfcheck's fp32-strict tier). Two boards of the g170 net: 48 positions of
+ * the rectangular set (every 14th: boards of seven sizes, all smaller than the 19x19 buffer)
+ * and the first 48 of the 10x14 set (boards filling the buffer); both modes. The reference is cached
  * under build/tmp so it is computed once per board. Prints the figures it sees. */
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include "results.h"
 #include "runner.h"
 
-#define N_POSITIONS 60
+#define N_POSITIONS 48
 
 static void absolute(const char *rel, char *buf, size_t len)
 {
@@ -30,7 +30,8 @@ static void absolute(const char *rel, char *buf, size_t len)
     snprintf(buf, len, "%s/%s", cwd, rel);
 }
 
-static int write_subset(const char *src, const char *dst, int n, hc_err *err)
+/* Writes every stride-th position of src, n at most, into dst. */
+static int write_subset(const char *src, const char *dst, int n, int stride, hc_err *err)
 {
     hc_posreader *r = hc_posreader_open(src, err);
     if (!r)
@@ -41,13 +42,18 @@ static int write_subset(const char *src, const char *dst, int n, hc_err *err)
         return -1;
     }
     hc_position p;
-    int rc = 0, k = 0;
+    int rc = 0, k = 0, seen = 0;
     while (k < n && (rc = hc_posreader_next(r, &p, err)) == 1) {
-        rc = hc_poswriter_write(w, &p, err);
+        int wrc = 0;
+        if (seen++ % stride == 0) {
+            wrc = hc_poswriter_write(w, &p, err);
+            k++;
+        }
         hc_position_free(&p);
-        if (rc)
+        if (wrc) {
+            rc = -1;
             break;
-        k++;
+        }
     }
     hc_posreader_close(r);
     if (rc < 0) {
@@ -64,7 +70,8 @@ static const struct {
     int fails[2][2];
 } kinds[] = {
     {"ref32", {{0, 0}, {0, 0}}},
-    /* Only batched, only with boards of different sizes in one batch. */
+    /* Only batched, only where rows of one batch have different masks: boards smaller than
+     * the buffer, of different sizes or placed in different corners by their symmetry. */
     {"mutate:mask-stride:ref32", {{0, 1}, {0, 0}}},
     {"mutate:pass-dropped:ref32", {{1, 1}, {1, 1}}},
     {"mutate:policy-transposed:ref32", {{1, 1}, {1, 1}}},
@@ -127,7 +134,10 @@ int main(void)
     char net[2048];
     absolute(p, net, sizeof net);
     const char *src[2] = {"positions/sizerect.jsonl.gz", "positions/size10x14.jsonl.gz"};
-    const char *dst[2] = {"rect60.jsonl", "b10x14_60.jsonl"};
+    const char *dst[2] = {"rect48.jsonl", "b10x14_48.jsonl"};
+    /* Every 14th of the rectangular set mixes all its board sizes (13x19 ... 7x11; its first
+     * 48 are one 9x9 game); the 10x14 set fills its buffer whichever positions we take. */
+    const int stride[2] = {14, 1};
     hc_err err = {0};
     for (int b = 0; b < 2; b++) {
         p = hc_shared(src[b]);
@@ -139,8 +149,14 @@ int main(void)
         snprintf(in, sizeof in, "%s", p);
         snprintf(out, sizeof out, "%s/%s", tmp, dst[b]);
         snprintf(name, sizeof name, "mutations-1.%d", b + 1);
-        if (!hc_check(name, write_subset(in, out, N_POSITIONS, &err) == 0, "%s", err.msg))
+        if (!hc_check(name, write_subset(in, out, N_POSITIONS, stride[b], &err) == 0, "%s", err.msg))
             return hc_test_exit();
+        hc_position *ps = NULL;
+        size_t n = 0;
+        snprintf(name, sizeof name, "mutations-1.%d.1", b + 1);
+        hc_check(name, hc_positions_load(out, &ps, &n, &err) == 0 && n == N_POSITIONS, "%s holds %zu positions: %s", out,
+                 n, err.msg);
+        hc_positions_free(ps, n);
     }
     char cache[2048];
     snprintf(cache, sizeof cache, "%s/cache", tmp);
