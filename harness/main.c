@@ -11,6 +11,7 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"demo", cmd_demo, "the embedded default: a synthetic net, random games, ref32 and emulated fp16 checked"},
     {"run", cmd_run, "run a suite: reference, backends, KataGo's metrics, tiers, reports (the main job)"},
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"version", cmd_version, "print halfcheck's version"},

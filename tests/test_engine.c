@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* postprocess.h's hc_postprocess() clashes with model.h's struct hc_postprocess: take the
- * function under another name (tests/lib/pp_glue.c) until the clash is resolved on main. */
-#define hc_postprocess hc_test_postprocess
 #include "postprocess.h"
-#undef hc_postprocess
 
 #include "backend.h"
 #include "engine.h"
@@ -187,7 +183,7 @@ static void golden_check(const golden_cfg *g)
                           heads->ownership + (size_t)r * hw};
         hc_nnoutput o;
         if (hc_nnoutput_init(&o, g->nx, g->ny, 1, &err) ||
-            hc_test_postprocess(&m, &st, &pp, g->nx, g->ny, &raw, scratch, &o, &err)) {
+            hc_postprocess_row(&m, &st, &pp, g->nx, g->ny, &raw, scratch, &o, &err)) {
             hc_check(name, 0, "position %zu: %s", which[r], err.msg);
             fail = 1;
             hc_nnoutput_free(&o);
@@ -484,9 +480,13 @@ static void api_checks(void)
     int ok = hc_backend_open(&b, "ref32", net, 9, 9, 2, 1, &err) == 0;
     hc_check("engine-api.5", ok, "open ref32: %s", err.msg);
     if (ok) {
+        hc_check("engine-api.6", hc_backend_set_taps(&b, NULL, NULL, &err) == 0, "ref32 taps: %s", err.msg);
         float x[2];
-        hc_check("engine-api.6", hc_backend_taps(&b, "trunk", x, 2, &err) < 0 && strstr(err.msg, "not supported"),
-                 "taps must say not supported");
+        hc_check("engine-api.6c", hc_backend_taps(&b, "trunk", x, 2, &err) < 0 && strstr(err.msg, "not supported"),
+                 "copy-out taps must say not supported");
+        hc_backend none = {0};
+        hc_check("engine-api.6b", hc_backend_set_taps(&none, NULL, NULL, &err) < 0 && strstr(err.msg, "not supported"),
+                 "taps on a backend without them must say not supported");
         hc_raw_heads *h = hc_raw_heads_new(2, 9, 9, net->num_policy_c, net->num_score_value_c, &err);
         float *sp = calloc((size_t)3 * 22 * 81, sizeof(float)), gl[3 * 19] = {0};
         hc_check("engine-api.7", b.vt->eval(b.inst, 3, sp, gl, NULL, h, &err) != 0, "batch above max must fail");
