@@ -732,16 +732,31 @@ static void mk_policy(gen *g, hc_net *net)
     mk_bn(g, &p->p1_bn, gname(g, "model.policy_head.bias2"), P1, 2.0);
     mk_act(g, &p->p1_act, gname(g, "model.policy_head.act2"), rs->act);
     /* Logits with a spread of about 2 nats over the board: a peaked but far from one-hot policy. */
-    mk_conv(g, &p->p2_conv, gname(g, "model.policy_head.conv2p"), 1, P1, PC, 3.0 * ag);
+    mk_conv(g, &p->p2_conv, gname(g, "model.policy_head.conv2p"), 1, P1, PC, 4.5 * ag);
+    /* Activations share a positive mean that weights of random sign turn into a board-wide
+     * logit offset against the pass logit (easily -10 nats in deep or transformer trunks, where
+     * the features vary little across the board): centring each output channel's weights over
+     * the input channels removes the shared part. */
+    if (p->p2_conv.w)
+        for (int oc = 0; oc < PC; oc++) {
+            float *w = p->p2_conv.w + (size_t)oc * P1;
+            double mean = 0;
+            for (int ic = 0; ic < P1; ic++)
+                mean += w[ic];
+            mean /= P1;
+            for (int ic = 0; ic < P1; ic++)
+                w[ic] = (float)(w[ic] - mean);
+        }
     if (s->version >= 15) {
         p->has_pass_mlp = 1;
-        mk_matmul(g, &p->gpool_to_pass_mul, gname(g, "model.policy_head.linear_pass"), 3 * G1, s->pass_c, 1.0);
+        /* Pooled maxima can be large: keep the pass logit from dominating the board's. */
+        mk_matmul(g, &p->gpool_to_pass_mul, gname(g, "model.policy_head.linear_pass"), 3 * G1, s->pass_c, 0.5);
         mk_matbias(g, &p->gpool_to_pass_bias, gname(g, "model.policy_head.linear_pass_bias"), s->pass_c, 0.2);
         mk_act(g, &p->pass_act, gname(g, "model.policy_head.act_pass"), rs->pass_act);
         mk_matmul(g, &p->gpool_to_pass_mul2, gname(g, "model.policy_head.linear_pass2"), s->pass_c, PC,
-                  1.0 / sqrt(act_m2(rs->pass_act)));
+                  0.5 / sqrt(act_m2(rs->pass_act)));
     } else {
-        mk_matmul(g, &p->gpool_to_pass_mul, gname(g, "model.policy_head.linear_pass"), 3 * G1, PC, 1.0);
+        mk_matmul(g, &p->gpool_to_pass_mul, gname(g, "model.policy_head.linear_pass"), 3 * G1, PC, 0.5);
     }
 }
 
