@@ -62,5 +62,6 @@ int cmd_version(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_features(int argc, char **argv);
+int cmd_taps(int argc, char **argv);
 
 #endif
