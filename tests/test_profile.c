@@ -24,7 +24,7 @@ static const bad_case bad[] = {
     {"7", "rules:\n  - kind: conv\n    storag: fp32\n", "p.yaml:3:5:", "unknown key \"storag\""},
     {"8", "rules:\n  - storage: fp32\n", "p.yaml:2:5:", "needs a kind or a layer"},
     {"9", "rules:\n  - kind: conv\n", "p.yaml:2:5:", "must set storage"},
-    {"10", "rules:\n  - kind: conv\n    storage: fp32\n    when: {transformer: maybe}\n", "p.yaml:4:24:",
+    {"10", "rules:\n  - kind: conv\n    storage: fp32\n    when: {transformer: maybe}\n", "p.yaml:4:25:",
      "expected true or false"},
     {"11", "rules:\n  - kind: conv\n    storage: fp32\n    when: {minChannels: 3}\n", "p.yaml:4:12:",
      "unknown key \"minChannels\""},
