@@ -1,6 +1,7 @@
 /* emulate:PROFILE: see emulate.h. */
 #include "emulate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ struct hc_emulate {
     int in_fmt;
     int max_batch, nx, ny;
     float *spatial, *global, *meta; /* rounded copies of the input rows */
+    char weight_note[256]; /* weights that overflowed when rounded, for error messages */
+    int *overflow; /* [max_batch]: index of the first layer that overflowed in the row, or -1 */
     hc_engine_hook_fn next;
     void *next_user;
 };
@@ -84,22 +87,46 @@ static hc_net *clone_net(const hc_net *src, hc_err *err)
     return net;
 }
 
+static float round1(int fmt, float v)
+{
+    return fmt == HC_FMT_FP16 ? hc_round_fp16(v) : fmt == HC_FMT_BF16 ? hc_round_bf16(v) : v;
+}
+
+/* Rounds a tap in place and notes, per row, the first layer holding a non-finite on-board
+ * value (the row's thread is the only writer of its entry). */
 static void hook(void *user, const hc_tap *t)
 {
     hc_emulate *em = user;
-    int fmt = HC_FMT_FP32;
-    int found = 0;
-    for (int i = 0; i < em->n_lays && !found; i++)
-        if (em->lays[i].name == t->layer) {
-            fmt = em->lays[i].storage;
-            found = 1;
+    int fmt = HC_FMT_FP32, li = -1;
+    for (int i = 0; i < em->n_lays && li < 0; i++)
+        if (em->lays[i].name == t->layer)
+            li = i;
+    for (int i = 0; i < em->n_lays && li < 0; i++)
+        if (em->lays[i].name && strcmp(em->lays[i].name, t->layer) == 0)
+            li = i;
+    if (li >= 0)
+        fmt = em->lays[li].storage;
+    {
+        size_t hw = (size_t)t->hw, cin = (size_t)em->net->num_input_c;
+        for (int r = 0; r < t->rows; r++) {
+            int row = t->row0 + r, over = 0;
+            const float *mask = t->layout == HC_TAP_CBP ? em->spatial + (size_t)row * cin * hw : NULL;
+            for (int c = 0; c < t->channels; c++) {
+                float *x = t->layout == HC_TAP_CBP ? t->data + ((size_t)c * t->rows + r) * hw
+                                                   : t->data + (size_t)r * t->channels + c;
+                size_t np = t->layout == HC_TAP_CBP ? hw : 1;
+                for (size_t p = 0; p < np; p++) {
+                    float v = x[p], q = round1(fmt, v);
+                    x[p] = q;
+                    (void)v;
+                    if (!isfinite(q) && (!mask || mask[p] != 0.0f))
+                        over = 1;
+                }
+            }
+            if (over && (em->overflow[row] < 0 || em->overflow[row] > li))
+                em->overflow[row] = li;
         }
-    for (int i = 0; i < em->n_lays && !found; i++)
-        if (em->lays[i].name && strcmp(em->lays[i].name, t->layer) == 0) {
-            fmt = em->lays[i].storage;
-            found = 1;
-        }
-    round_array(fmt, t->data, (size_t)t->channels * t->rows * t->hw);
+    }
     if (em->next)
         em->next(em->next_user, t);
 }
@@ -115,6 +142,7 @@ void hc_emulate_close(hc_emulate *em)
     free(em->spatial);
     free(em->global);
     free(em->meta);
+    free(em->overflow);
     free(em);
 }
 
@@ -154,8 +182,15 @@ hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int n
         }
         em->lays[i].name = ls[i].name;
         em->lays[i].storage = ch.storage;
-        for (int j = 0; j < ls[i].n_arrays; j++)
+        for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
+            size_t bad = 0;
+            for (size_t k = 0; k < ls[i].lens[j]; k++)
+                bad += !isfinite(ls[i].arrays[j][k]);
+            if (bad && !em->weight_note[0])
+                snprintf(em->weight_note, sizeof em->weight_note, "; %zu weights of layer %s are not finite in %s",
+                         bad, ls[i].name ? ls[i].name : "?", hc_fmt_str(ch.weights));
+        }
     }
     hc_prof_choice in = hc_profile_resolve(em->prof, em->net, "input", HC_LK_INPUT);
     if (in.accum != HC_FMT_FP32) {
@@ -168,7 +203,8 @@ hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int n
     em->spatial = hc_malloc(B * (size_t)em->net->num_input_c * hw * sizeof(float), err, "emulate input");
     em->global = hc_malloc(B * (size_t)(em->net->num_input_global_c + 1) * sizeof(float), err, "emulate input");
     em->meta = hc_malloc(B * (size_t)(em->net->num_input_meta_c + 1) * sizeof(float), err, "emulate input");
-    if (!em->spatial || !em->global || !em->meta)
+    em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
+    if (!em->spatial || !em->global || !em->meta || !em->overflow)
         goto fail;
     if (!(em->eng = hc_engine_new(em->net, max_batch, nx, ny, threads, err)))
         goto fail;
@@ -199,7 +235,37 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
         memcpy(em->meta, meta, nm * sizeof(float));
         round_array(em->in_fmt, em->meta, nm);
     }
-    return hc_engine_eval(em->eng, batch, em->spatial, em->global, meta ? em->meta : NULL, out, err);
+    for (int r = 0; r < batch; r++)
+        em->overflow[r] = -1;
+    if (hc_engine_eval(em->eng, batch, em->spatial, em->global, meta ? em->meta : NULL, out, err))
+        return -1;
+    /* Overflow is inf in the stored tensor. Later layers may hide it (a ReLU computed as
+     * fmax(NaN, 0) gives 0), so the rows it hit get NaN outputs and the eval fails, naming it. */
+    int first = -1;
+    for (int r = 0; r < batch; r++) {
+        if (em->overflow[r] < 0)
+            continue;
+        if (first < 0)
+            first = r;
+        size_t hw = (size_t)em->nx * em->ny, pc = (size_t)out->policy_channels, sc = (size_t)out->score_channels;
+        for (size_t i = 0; i < pc * hw; i++)
+            out->policy[(size_t)r * pc * hw + i] = NAN;
+        for (size_t i = 0; i < pc; i++)
+            out->policy_pass[(size_t)r * pc + i] = NAN;
+        for (size_t i = 0; i < 3; i++)
+            out->value[(size_t)r * 3 + i] = NAN;
+        for (size_t i = 0; i < sc; i++)
+            out->score[(size_t)r * sc + i] = NAN;
+        for (size_t i = 0; i < hw; i++)
+            out->ownership[(size_t)r * hw + i] = NAN;
+    }
+    if (first >= 0)
+        return hc_err_set(err, HC_EBACKEND,
+                          "non-finite output: first non-finite value in layer %s (stored as %s; row %d of the "
+                          "batch): a value past the format's range becomes inf%s",
+                          em->lays[em->overflow[first]].name, hc_fmt_str(em->lays[em->overflow[first]].storage),
+                          first, em->weight_note);
+    return 0;
 }
 
 void hc_emulate_set_hook(hc_emulate *em, hc_engine_hook_fn fn, void *user)

@@ -3,8 +3,12 @@
  * The backend keeps a private copy of the net whose weight arrays are rounded per the
  * profile (harness/profile.h), runs refs/engine.c over it with a layer hook that rounds each
  * layer's output tensor to the layer's storage format, and rounds the input rows. Rounding is
- * IEEE round-to-nearest-even with overflow to inf (refs/round.h): an activation past 65504 in
- * fp16 becomes inf and the pipeline reports the non-finite output.
+ * IEEE round-to-nearest-even with overflow to inf (refs/round.h), never clamped. A non-finite
+ * on-board value in any layer's stored output (an activation, or a weight, that overflowed)
+ * is reported: later layers could hide it (the engine's ReLU maps NaN to 0), so the rows it
+ * hit get NaN outputs and the eval fails with HC_EBACKEND "non-finite output: first
+ * non-finite value in layer L (stored as fp16; row r of the batch)", plus the first layer
+ * whose weights overflowed when rounded, if any.
  *
  * What is NOT rounded: values the engine keeps inside one layer (GEMM/conv accumulators:
  * fp32; global-pooling sums and pooled values; attention scores and softmax; Winograd
