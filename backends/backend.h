@@ -48,6 +48,13 @@ typedef struct hc_backend_vtbl {
      * `layer` for the last eval into buf (capacity floats), returns the float count, or -1
      * with err. Callers use hc_backend_taps, which reports "not supported" for NULL. */
     long (*taps)(void *inst, const char *layer, float *buf, long capacity, hc_err *err);
+
+    /* Optional (NULL = "not supported"): installs a layer hook (refs/engine.h: hc_tap,
+     * hc_engine_hook_fn) that later evals call after every layer, on worker threads; fn NULL
+     * removes it. The hook reads (or, for storage emulation, modifies) each layer's output,
+     * so a caller can record the layers it wants for bisect-precision. Callers use
+     * hc_backend_set_taps, which reports "not supported" for NULL. */
+    int (*set_taps)(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err);
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */
@@ -68,7 +75,8 @@ int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, 
                     int max_batch, int threads, hc_err *err);
 void hc_backend_close(hc_backend *b);
 
-/* Taps through the vtable; HC_EBACKEND "not supported" when the backend has none. */
+/* Taps through the vtable; HC_EBACKEND "... taps not supported" when the backend has none. */
 long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity, hc_err *err);
+int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err *err);
 
 #endif

@@ -21,6 +21,13 @@ static int ref32_eval(void *inst, int batch, const float *spatial, const float *
     return hc_engine_eval(inst, batch, spatial, global, meta, out, err);
 }
 
+static int ref32_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
+{
+    (void)err;
+    hc_engine_set_hook(inst, fn, user);
+    return 0;
+}
+
 static void ref32_close(void *inst)
 {
     hc_engine_free(inst);
@@ -35,4 +42,5 @@ const hc_backend_vtbl hc_backend_ref32 = {
     .eval_positions = NULL,
     .close = ref32_close,
     .taps = NULL,
+    .set_taps = ref32_set_taps,
 };

@@ -73,3 +73,11 @@ long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity
                           b->vt ? b->vt->name : "(closed)");
     return b->vt->taps(b->inst, layer, buf, capacity, err);
 }
+
+int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err *err)
+{
+    if (!b->vt || !b->vt->set_taps)
+        return hc_err_set(err, HC_EBACKEND, "backend %s: taps not supported",
+                          b->vt ? b->vt->name : "(closed)");
+    return b->vt->set_taps(b->inst, fn, user, err);
+}

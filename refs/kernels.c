@@ -44,6 +44,49 @@ static inline void v8_store(float *p, hc_v8f v, int k)
             p[j] = v[j];
 }
 
+/* exp over an array, 8 lanes at a time (GCC vector extensions), within ~2 ulp of expf: range
+ * reduction by ln 2 (split in two constants), a degree-6 polynomial, 2^k from the exponent
+ * bits. Inputs are clamped to [-87, 88] (a finite result, never inf). Used by the attention
+ * softmax and SwiGLU (KataGo uses expf there; this differs by rounding only). */
+
+static inline hc_v8f vexp8(hc_v8f x)
+{
+    const hc_v8f lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
+    const hc_v8f hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};
+    hc_v8i below = x < lo, above = x > hi; /* lanes: -1 true, 0 false */
+    x = (hc_v8f)(((hc_v8i)lo & below) | ((hc_v8i)x & ~below));
+    x = (hc_v8f)(((hc_v8i)hi & above) | ((hc_v8i)x & ~above));
+    hc_v8f t = x * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5 * 2^23 */
+    hc_v8f k = t - 12582912.0f;
+    hc_v8f r = x - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
+    hc_v8f sc;
+    memcpy(&sc, &e, sizeof sc);
+    return p * sc;
+}
+
+/* mish(x) = x * tanh(softplus(x)) = x * n(n+2) / (n(n+2) + 2) with n = exp(x): no log or
+ * tanh, no cancellation; x >= 20 gives x as KataGo's form does (the ratio rounds to 1). */
+static inline hc_v8f vmish8(hc_v8f x)
+{
+    const hc_v8f twenty = v8_splat(20.0f);
+    hc_v8f n = vexp8(v8_select(x < twenty, x, twenty));
+    hc_v8f q = n * (n + 2.0f);
+    return x * (q / (q + 2.0f));
+}
+
+static inline hc_v8f vsilu8(hc_v8f x)
+{
+    return x / (vexp8(-x) + 1.0f);
+}
+
 int hc_act_valid(int code)
 {
     return code == HC_ACT_IDENTITY || code == HC_ACT_RELU || code == HC_ACT_MISH ||
@@ -369,6 +412,16 @@ void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, con
                     dst[p] = m[p] == 1.0f ? (x > 0.0f ? x : 0.0f) : 0.0f;
                 }
                 break;
+            case HC_ACT_MISH:
+            case HC_ACT_SILU:
+                for (int p = 0; p < hw; p += 8) {
+                    int k = hw - p < 8 ? hw - p : 8;
+                    hc_v8f x = v8_load(src + p, k) * sc + bi;
+                    hc_v8f y = act == HC_ACT_MISH ? vmish8(x) : vsilu8(x);
+                    hc_v8f on = v8_load(m + p, k);
+                    v8_store(dst + p, v8_select(on == 1.0f, y, v8_splat(0.0f)), k);
+                }
+                break;
             default:
                 for (int p = 0; p < hw; p++)
                     dst[p] = m[p] == 1.0f ? hc_act_apply(act, src[p] * sc + bi) : 0.0f;
@@ -481,24 +534,30 @@ void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
                     const float *weight, float eps, const float *mask)
 {
+    /* Columns in blocks so that the channel loops run along contiguous memory; each column
+     * still sums its squares in channel order, as KataGo does. */
+    enum { BLK = 64 };
     size_t cs = (size_t)batch * hw;
-    for (int b = 0; b < batch; b++)
-        for (int p = 0; p < hw; p++) {
-            size_t col = (size_t)b * hw + p;
-            if (mask[col] == 0.0f) {
-                for (int c = 0; c < channels; c++)
-                    out[c * cs + col] = 0.0f;
-                continue;
-            }
-            float ss = 0.0f;
-            for (int c = 0; c < channels; c++) {
-                float v = in[c * cs + col];
-                ss += v * v;
-            }
-            float rms = 1.0f / sqrtf(ss / (float)channels + eps);
-            for (int c = 0; c < channels; c++)
-                out[c * cs + col] = in[c * cs + col] * rms * weight[c];
+    for (size_t j0 = 0; j0 < cs; j0 += BLK) {
+        int nb = cs - j0 < BLK ? (int)(cs - j0) : BLK;
+        float ss[BLK], rms[BLK];
+        for (int j = 0; j < nb; j++)
+            ss[j] = 0.0f;
+        for (int c = 0; c < channels; c++) {
+            const float *src = in + (size_t)c * cs + j0;
+            for (int j = 0; j < nb; j++)
+                ss[j] += src[j] * src[j];
         }
+        for (int j = 0; j < nb; j++)
+            rms[j] = mask[j0 + j] == 0.0f ? 0.0f : 1.0f / sqrtf(ss[j] / (float)channels + eps);
+        for (int c = 0; c < channels; c++) {
+            const float *src = in + (size_t)c * cs + j0;
+            float *dst = out + (size_t)c * cs + j0;
+            float wc = weight[c];
+            for (int j = 0; j < nb; j++)
+                dst[j] = mask[j0 + j] == 0.0f ? 0.0f : src[j] * rms[j] * wc;
+        }
+    }
 }
 
 void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out,
@@ -562,9 +621,11 @@ void hc_residual_masked(int channels, int batch, int hw, float *trunk, const flo
 
 void hc_swiglu(size_t n, float *a, const float *g)
 {
-    for (size_t i = 0; i < n; i++) {
-        float x = a[i];
-        a[i] = x / (1.0f + expf(-x)) * g[i];
+    for (size_t i = 0; i < n; i += 8) {
+        int k = n - i < 8 ? (int)(n - i) : 8;
+        hc_v8f x = v8_load(a + i, k);
+        hc_v8f r = x / (1.0f + vexp8(-x)) * v8_load(g + i, k);
+        v8_store(a + i, r, k);
     }
 }
 
@@ -627,33 +688,6 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
                 }
         }
     }
-}
-
-/* exp over an array, 8 lanes at a time (GCC vector extensions), within ~2 ulp of expf: range
- * reduction by ln 2 (split in two constants), a degree-6 polynomial, 2^k from the exponent
- * bits. Inputs are clamped to [-87, 88] (a finite result, never inf). */
-
-static inline hc_v8f vexp8(hc_v8f x)
-{
-    const hc_v8f lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
-    const hc_v8f hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};
-    hc_v8i below = x < lo, above = x > hi; /* lanes: -1 true, 0 false */
-    x = (hc_v8f)(((hc_v8i)lo & below) | ((hc_v8i)x & ~below));
-    x = (hc_v8f)(((hc_v8i)hi & above) | ((hc_v8i)x & ~above));
-    hc_v8f t = x * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5 * 2^23 */
-    hc_v8f k = t - 12582912.0f;
-    hc_v8f r = x - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
-    hc_v8f sc;
-    memcpy(&sc, &e, sizeof sc);
-    return p * sc;
 }
 
 void hc_vexpf(size_t n, float *x)

@@ -484,9 +484,13 @@ static void api_checks(void)
     int ok = hc_backend_open(&b, "ref32", net, 9, 9, 2, 1, &err) == 0;
     hc_check("engine-api.5", ok, "open ref32: %s", err.msg);
     if (ok) {
+        hc_check("engine-api.6", hc_backend_set_taps(&b, NULL, NULL, &err) == 0, "ref32 taps: %s", err.msg);
         float x[2];
-        hc_check("engine-api.6", hc_backend_taps(&b, "trunk", x, 2, &err) < 0 && strstr(err.msg, "not supported"),
-                 "taps must say not supported");
+        hc_check("engine-api.6c", hc_backend_taps(&b, "trunk", x, 2, &err) < 0 && strstr(err.msg, "not supported"),
+                 "copy-out taps must say not supported");
+        hc_backend none = {0};
+        hc_check("engine-api.6b", hc_backend_set_taps(&none, NULL, NULL, &err) < 0 && strstr(err.msg, "not supported"),
+                 "taps on a backend without them must say not supported");
         hc_raw_heads *h = hc_raw_heads_new(2, 9, 9, net->num_policy_c, net->num_score_value_c, &err);
         float *sp = calloc((size_t)3 * 22 * 81, sizeof(float)), gl[3 * 19] = {0};
         hc_check("engine-api.7", b.vt->eval(b.inst, 3, sp, gl, NULL, h, &err) != 0, "batch above max must fail");
