@@ -301,6 +301,13 @@ static int emu_eval(void *inst, int batch, const float *spatial, const float *gl
 
 static void emu_close(void *inst) { hc_emulate_close(inst); }
 
+static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
+{
+    (void)err;
+    hc_emulate_set_hook(inst, fn, user);
+    return 0;
+}
+
 const hc_backend_vtbl hc_backend_emulate = {
     .name = "emulate",
     .shape = HC_BACKEND_TENSOR,
@@ -311,4 +318,5 @@ const hc_backend_vtbl hc_backend_emulate = {
     .eval_positions = NULL,
     .close = emu_close,
     .taps = NULL,
+    .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
 };

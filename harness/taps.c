@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "emulate.h"
 
 /* ---- recorder ---- */
 
@@ -132,8 +131,7 @@ int hc_taprec_status(const hc_taprec *r, hc_err *err)
 /* ---- tapped backends ---- */
 
 struct hc_tapped {
-    hc_engine *eng;  /* ref32 */
-    hc_emulate *emu; /* emulate:PROFILE */
+    hc_backend b;
     hc_taprec *rec;
 };
 
@@ -141,8 +139,7 @@ void hc_tapped_free(hc_tapped *t)
 {
     if (!t)
         return;
-    hc_engine_free(t->eng);
-    hc_emulate_close(t->emu);
+    hc_backend_close(&t->b);
     hc_taprec_free(t->rec);
     free(t);
 }
@@ -150,24 +147,17 @@ void hc_tapped_free(hc_tapped *t)
 hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, int max_batch, hc_err *err)
 {
     hc_tapped *t = hc_calloc(1, sizeof *t, err, "tapped backend");
-    if (!t || !(t->rec = hc_taprec_new(max_batch, err)))
+    if (!t || !(t->rec = hc_taprec_new(max_batch, err)) ||
+        hc_backend_open(&t->b, spec, net, nx, ny, max_batch, 1, err))
         goto fail;
-    if (strcmp(spec, "ref32") == 0) {
-        if (!(t->eng = hc_engine_new(net, max_batch, nx, ny, 1, err)))
-            goto fail;
-        hc_engine_set_hook(t->eng, hc_taprec_hook, t->rec);
-    } else if (strncmp(spec, "emulate:", 8) == 0) {
-        if (!(t->emu = hc_emulate_open(spec + 8, net, nx, ny, max_batch, 1, err)))
-            goto fail;
-        hc_emulate_set_hook(t->emu, hc_taprec_hook, t->rec);
-    } else {
+    if (t->b.vt->shape != HC_BACKEND_TENSOR || !t->b.vt->set_taps) {
         hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32 and emulate:PROFILE have)", spec);
         goto fail;
     }
+    if (hc_backend_set_taps(&t->b, hc_taprec_hook, t->rec, err))
+        goto fail;
     return t;
 fail:
-    if (t && err)
-        hc_err_prefix(err, "backend %s: ", spec);
     hc_tapped_free(t);
     return NULL;
 }
@@ -176,8 +166,7 @@ int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *g
                    hc_raw_heads *out, hc_err *err)
 {
     hc_taprec_reset(t->rec);
-    int rc = t->eng ? hc_engine_eval(t->eng, batch, spatial, global, meta, out, err)
-                    : hc_emulate_eval(t->emu, batch, spatial, global, meta, out, err);
+    int rc = t->b.vt->eval(t->b.inst, batch, spatial, global, meta, out, err);
     return rc ? rc : hc_taprec_status(t->rec, err);
 }
 

@@ -1,8 +1,9 @@
 /* Taps: every layer's output tensor of two tensor backends on the same input rows, compared
  * layer by layer, to find where a reduced-precision backend first departs from the reference.
  *
- * Backends with taps are the ones run in this process whose engine has layer hooks: "ref32"
- * (refs/engine.h) and "emulate:PROFILE" (backends/emulate.h, tapped after its rounding).
+ * Backends with taps are tensor backends whose vtable has set_taps (backends/backend.h): they
+ * run in this process with an engine layer hook, e.g. "ref32" and "emulate:PROFILE" (tapped
+ * after its rounding).
  *
  * Errors per layer, over every position and every value on the board (spatial taps skip the
  * buffer's padding, whose values are meaningless):
@@ -44,7 +45,7 @@ const hc_taprec_layer *hc_taprec_find(const hc_taprec *r, const char *name);
 int hc_taprec_status(const hc_taprec *r, hc_err *err);
 void hc_taprec_free(hc_taprec *r);
 
-/* A tensor backend run with a recorder: "ref32" or "emulate:PROFILE". One thread. */
+/* A tensor backend with set_taps, run with a recorder on one thread. */
 typedef struct hc_tapped hc_tapped;
 hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, int max_batch, hc_err *err);
 int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *global, const float *meta,

@@ -137,7 +137,7 @@ int main(void)
     hc_tapcmp_free(a);
     hc_tapcmp_free(b);
 
-    hc_tapcmp *bad = cmp_run(net, ps, m, "ref32", "mutate:x", 1, &err);
+    hc_tapcmp *bad = cmp_run(net, ps, m, "ref32", "mutate:mask-stride:ref32", 1, &err);
     hc_check("taps-2.6", !bad && strstr(err.msg, "has no layer taps"), "%s", bad ? "accepted" : err.msg);
     hc_tapcmp_free(bad);
 
