@@ -149,6 +149,12 @@ void hc_emulate_close(hc_emulate *em)
 hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
                             hc_err *err)
 {
+    return hc_emulate_open_subset(params, net, nx, ny, max_batch, threads, NULL, 0, err);
+}
+
+hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                                   int threads, const unsigned char *active, int n_active, hc_err *err)
+{
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "emulate needs a net");
         return NULL;
@@ -170,8 +176,14 @@ hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int n
     em->lays = hc_calloc((size_t)em->n_lays + 1, sizeof *em->lays, err, "emulate layers");
     if (!em->lays)
         goto fail;
+    if (active && n_active != em->n_lays + 1) {
+        hc_err_set(err, HC_EINTERNAL, "emulate: %d layer flags for %d layers and the input", n_active, em->n_lays);
+        goto fail;
+    }
     for (int i = 0; i < em->n_lays; i++) {
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
+        if (active && !active[i])
+            ch.storage = ch.weights = ch.accum = HC_FMT_FP32;
         if (ch.accum != HC_FMT_FP32) {
             hc_err_set(err, HC_EBACKEND,
                        "profile %s asks %s accumulation for layer %s (%s): the engine has no reduced-precision "
@@ -193,6 +205,8 @@ hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int n
         }
     }
     hc_prof_choice in = hc_profile_resolve(em->prof, em->net, "input", HC_LK_INPUT);
+    if (active && !active[em->n_lays])
+        in.storage = in.accum = HC_FMT_FP32;
     if (in.accum != HC_FMT_FP32) {
         hc_err_set(err, HC_EBACKEND, "profile %s asks %s accumulation for the input rows: not supported",
                    em->prof->name, hc_fmt_str(in.accum));

@@ -21,6 +21,7 @@
 #ifndef HC_EMULATE_H
 #define HC_EMULATE_H
 
+#include "backend.h"
 #include "engine.h"
 #include "err.h"
 #include "model.h"
@@ -28,9 +29,17 @@
 
 typedef struct hc_emulate hc_emulate;
 
+/* The registry's vtable (instances are hc_emulate). */
+extern const hc_backend_vtbl hc_backend_emulate;
+
 /* net: borrowed only during the call (the instance clones it). */
 hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
                             hc_err *err);
+/* The same with the profile applied only where active[i] != 0, i indexing hc_net_layers(net)'s
+ * order and i == n_layers standing for the input rows (n_active == n_layers + 1); the other
+ * layers stay fp32 (storage and weights). For finding which layers' precision matters. */
+hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                                   int threads, const unsigned char *active, int n_active, hc_err *err);
 int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float *global, const float *meta,
                     hc_raw_heads *out, hc_err *err);
 /* A hook called after the rounding of each layer (fn NULL removes it); not during an eval. */

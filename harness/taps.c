@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "backend.h"
+#include "emulate.h"
+#include "profile.h"
+#include "stats.h"
 
 /* ---- recorder ---- */
 
@@ -339,4 +342,98 @@ done:
     hc_tapped_free(p.a);
     hc_tapped_free(p.b);
     return res;
+}
+
+/* ---- precision sensitivity ---- */
+
+static int eval_into(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                     int batch, hc_nnoutput *outs, hc_err *err)
+{
+    hc_eval_failure fail;
+    return hc_eval_positions(b, net, ps, n, NULL, batch, s, outs, NULL, &fail, NULL, NULL, err);
+}
+
+static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                         const char *profile, int batch, int threads, const unsigned char *active, int n_active,
+                         const hc_nnoutput *ref, hc_prec_row *row, hc_err *err)
+{
+    hc_emulate *em = hc_emulate_open_subset(profile, net, s->nn_x, s->nn_y, batch, threads, active, n_active, err);
+    if (!em)
+        return -1;
+    hc_nnoutput *outs = hc_calloc(n, sizeof *outs, err, "outputs");
+    hc_backend b = {&hc_backend_emulate, em};
+    hc_stats st;
+    int rc = -1;
+    if (outs && eval_into(&b, net, ps, n, s, batch, outs, err) == 0 && hc_stats_compute(ref, outs, n, &st, err) == 0) {
+        row->winrate_avg = st.m[HC_M_WINRATE].v[HC_P_AVG];
+        row->winrate_p99 = st.m[HC_M_WINRATE].v[HC_P_99];
+        row->lead_avg = st.m[HC_M_LEAD].v[HC_P_AVG];
+        row->policy_kl_avg = st.m[HC_M_POLICY_KL].v[HC_P_AVG];
+        rc = 0;
+    }
+    if (outs)
+        hc_nnoutputs_free(outs, n);
+    hc_emulate_close(em);
+    return rc;
+}
+
+int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                      const char *profile, int batch, int threads, hc_prec_row **rows, int *n_rows,
+                      hc_prec_row *full, hc_err *err)
+{
+    *rows = NULL;
+    *n_rows = 0;
+    if (n == 0)
+        return hc_err_set(err, HC_EUSAGE, "precision: no positions");
+    hc_layer_ref *ls = NULL;
+    int nl = 0, rc = -1;
+    hc_nnoutput *ref = NULL;
+    hc_prec_row *out = NULL;
+    unsigned char *active = NULL;
+    hc_profile *prof = hc_profile_load(profile, err);
+    hc_backend rb = {0};
+    /* hc_net_layers hands out mutable pointers; only names and kinds are read here */
+    if (!prof || hc_net_layers((hc_net *)net, &ls, &nl, err))
+        goto done;
+    out = hc_calloc((size_t)nl + 1, sizeof *out, err, "precision rows");
+    active = hc_calloc((size_t)nl + 1, 1, err, "layer flags");
+    ref = hc_calloc(n, sizeof *ref, err, "outputs");
+    if (!out || !active || !ref || hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, batch, threads, err) ||
+        eval_into(&rb, net, ps, n, s, batch, ref, err))
+        goto done;
+    for (int i = 0; i <= nl; i++) {
+        hc_prec_row *r = &out[i];
+        const char *name = i < nl ? ls[i].name : "input";
+        unsigned kinds = i < nl ? ls[i].kinds : HC_LK_INPUT;
+        snprintf(r->name, sizeof r->name, "%s", name ? name : "?");
+        r->kinds = kinds;
+        hc_prof_choice ch = hc_profile_resolve(prof, net, name, kinds);
+        r->storage = ch.storage;
+        r->weights = ch.weights;
+        if (ch.storage == HC_FMT_FP32 && ch.weights == HC_FMT_FP32)
+            continue; /* the profile leaves it fp32: its error is zero by construction */
+        memset(active, 0, (size_t)nl + 1);
+        active[i] = 1;
+        if (subset_errors(net, ps, n, s, profile, batch, threads, active, nl + 1, ref, r, err)) {
+            hc_err_prefix(err, "layer %s: ", r->name);
+            goto done;
+        }
+    }
+    memset(full, 0, sizeof *full);
+    snprintf(full->name, sizeof full->name, "(all layers)");
+    if (subset_errors(net, ps, n, s, profile, batch, threads, NULL, 0, ref, full, err))
+        goto done;
+    *rows = out;
+    *n_rows = nl + 1;
+    out = NULL;
+    rc = 0;
+done:
+    hc_backend_close(&rb);
+    if (ref)
+        hc_nnoutputs_free(ref, n);
+    free(out);
+    free(active);
+    free(ls);
+    hc_profile_free(prof);
+    return rc;
 }

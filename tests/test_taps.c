@@ -143,6 +143,26 @@ int main(void)
 
     test_threads(net);
 
+    /* precision sensitivity: one layer at a time */
+    hc_eval_settings es = hc_eval_settings_default(10, 14);
+    hc_prec_row *rows = NULL, full;
+    int nr = 0;
+    if (hc_check("taps-5.1", hc_taps_precision(net, ps, 6, &es, "fp16", 6, 2, &rows, &nr, &full, &err) == 0, "%s",
+                 err.msg)) {
+        double sum = 0, mx = 0;
+        int nonzero = 0;
+        for (int i = 0; i < nr; i++) {
+            sum += rows[i].winrate_avg;
+            nonzero += rows[i].winrate_avg > 0 || rows[i].policy_kl_avg > 0;
+            if (rows[i].winrate_avg > mx)
+                mx = rows[i].winrate_avg;
+        }
+        hc_check("taps-5.2", nr == nl + 1 && strcmp(rows[nl].name, "input") == 0, "%d rows for %d layers", nr, nl);
+        hc_check("taps-5.3", nonzero > nl / 2 && full.winrate_avg > 0 && mx < full.winrate_avg * 2,
+                 "%d layers with an error; largest single %g vs whole %g", nonzero, mx, full.winrate_avg);
+        free(rows);
+    }
+
     const char *bin = getenv("HALFCHECK");
     if (bin && *bin) {
         char cmd[2048];
