@@ -170,7 +170,16 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
     em->nx = nx;
     em->ny = ny;
     hc_layer_ref *ls = NULL;
-    if (!(em->prof = hc_profile_load(params, err)) || !(em->net = clone_net(net, err)) ||
+    if (!(em->prof = hc_profile_load(params, err)))
+        goto fail;
+    if (em->prof->winograd_tiles != HC_FMT_FP32) {
+        hc_err_set(err, HC_EBACKEND,
+                   "profile %s asks %s Winograd tiles: the engine has no such mode, and running fp32 tiles would not "
+                   "be what the profile claims",
+                   em->prof->name, hc_fmt_str(em->prof->winograd_tiles));
+        goto fail;
+    }
+    if (!(em->net = clone_net(net, err)) ||
         hc_net_layers(em->net, &ls, &em->n_lays, err))
         goto fail;
     em->lays = hc_calloc((size_t)em->n_lays + 1, sizeof *em->lays, err, "emulate layers");

@@ -319,7 +319,8 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
     yaml_parser_delete(&ps);
     hc_profile *p = hc_calloc(1, sizeof *p, err, "profile");
     yaml_node_t *root = yaml_document_get_root_node(&c.d);
-    static const char *const keys[] = {"name", "description", "storage", "weights", "accum", "rules", NULL};
+    static const char *const keys[] = {"name",  "description",   "storage", "weights",
+                                       "accum", "winogradTiles", "rules",   NULL};
     if (!p)
         goto fail;
     if (!root) {
@@ -345,8 +346,8 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
         } else if (!strcmp(k, "storage") || !strcmp(k, "weights")) {
             if (get_fmt(&c, v, k, 1, !strcmp(k, "storage") ? &p->storage : &p->weights))
                 goto fail;
-        } else if (!strcmp(k, "accum")) {
-            if (get_fmt(&c, v, k, 0, &p->accum))
+        } else if (!strcmp(k, "accum") || !strcmp(k, "winogradTiles")) {
+            if (get_fmt(&c, v, k, 0, !strcmp(k, "accum") ? &p->accum : &p->winograd_tiles))
                 goto fail;
         } else { /* rules */
             if (v->type != YAML_SEQUENCE_NODE) {

@@ -7,6 +7,9 @@
  *   storage: fp16                    default for every layer's output (and the input rows)
  *   weights: fp16                    default for every layer's weights
  *   accum: fp32                      default accumulation of GEMMs/convolutions
+ *   winogradTiles: fp32              fp16: 3x3 convolutions by Winograd with the transformed
+ *                                    weights, input tiles and products stored as fp16 (the
+ *                                    transform arithmetic in fp32), as MLX does
  *   rules:                           applied in order; a later rule overrides what it sets
  *     - kind: matmul                 a layer kind (below), and/or
  *       layer: "rconv*.conv1"        an fnmatch(3) glob on the layer's name (both must match)
@@ -86,6 +89,7 @@ typedef struct hc_prof_rule {
 typedef struct hc_profile {
     char *name, *description, *source; /* source: file path or "built-in" */
     int storage, weights, accum;
+    int winograd_tiles; /* enum hc_fmt: HC_FMT_FP32 or HC_FMT_FP16 */
     int n_rules;
     hc_prof_rule *rules;
 } hc_profile;
