@@ -40,6 +40,15 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# The precision profiles (backends/profiles/*.yaml, the single source) embedded as C strings.
+PROFILE_YAML := $(sort $(wildcard backends/profiles/*.yaml))
+$(BUILD)/gen/profiles_gen.c: $(PROFILE_YAML) backends/profiles/embed.awk
+	@mkdir -p $(dir $@)
+	awk -f backends/profiles/embed.awk $(PROFILE_YAML) > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/profiles_gen.o: $(BUILD)/gen/profiles_gen.c
+	$(CC) $(CFLAGS) -c $< -o $@
+LIB_OBJ += $(BUILD)/gen/profiles_gen.o
+
 $(BUILD)/libhc.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

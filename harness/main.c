@@ -17,6 +17,7 @@ static const command commands[] = {
     {"version", cmd_version, "print halfcheck's version"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
+    {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
     {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
     {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
     {"selfplay", cmd_selfplay, "write positions from seeded random legal games"},

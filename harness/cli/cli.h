@@ -65,5 +65,6 @@ int cmd_record(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_synth_net(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
+int cmd_taps(int argc, char **argv);
 
 #endif

@@ -1,0 +1,345 @@
+/* emulate:PROFILE: see emulate.h. */
+#include "emulate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "round.h"
+
+typedef struct lay {
+    const char *name; /* the clone's pointer, as tap->layer carries it */
+    int storage;
+} lay;
+
+struct hc_emulate {
+    hc_profile *prof;
+    hc_net *net;
+    hc_engine *eng;
+    lay *lays;
+    int n_lays;
+    int in_fmt;
+    int max_batch, nx, ny;
+    float *spatial, *global, *meta; /* rounded copies of the input rows */
+    char weight_note[256]; /* weights that overflowed when rounded, for error messages */
+    int *overflow; /* [max_batch]: index of the first layer that overflowed in the row, or -1 */
+    hc_engine_hook_fn next;
+    void *next_user;
+};
+
+static void round_array(int fmt, float *x, size_t n)
+{
+    if (fmt == HC_FMT_FP16)
+        hc_round_fp16_array(x, n);
+    else if (fmt == HC_FMT_BF16)
+        hc_round_bf16_array(x, n);
+}
+
+/* A private copy of net: written to a private temporary directory and read back, then every
+ * weight array copied over bit for bit (the file stores raw batch-norm parameters; the merged
+ * ones a reduced net computes with would not come back identical from them). */
+static hc_net *clone_net(const hc_net *src, hc_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/halfcheck-emulate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        hc_err_set(err, HC_EIO, "emulate: cannot create a temporary directory under %s", tmp && *tmp ? tmp : "/tmp");
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/net.bin", dir);
+    hc_net *net = NULL;
+    if (hc_net_write(src, path, 1, err) == 0)
+        net = hc_net_load(path, err);
+    unlink(path);
+    rmdir(dir);
+    if (!net)
+        return NULL;
+    hc_layer_ref *a = NULL, *b = NULL;
+    int na = 0, nb = 0;
+    /* hc_net_layers only reads through the pointers it returns; src stays unmodified. */
+    if (hc_net_layers((hc_net *)src, &a, &na, err) || hc_net_layers(net, &b, &nb, err)) {
+        free(a);
+        hc_net_free(net);
+        return NULL;
+    }
+    int ok = na == nb;
+    for (int i = 0; ok && i < na; i++) {
+        ok = a[i].n_arrays == b[i].n_arrays;
+        for (int j = 0; ok && j < a[i].n_arrays; j++) {
+            ok = a[i].lens[j] == b[i].lens[j];
+            if (ok)
+                memcpy(b[i].arrays[j], a[i].arrays[j], a[i].lens[j] * sizeof(float));
+        }
+    }
+    /* The output scale multiplier is not stored in a file. */
+    net->post = src->post;
+    free(a);
+    free(b);
+    if (!ok) {
+        hc_err_set(err, HC_EINTERNAL, "emulate: the cloned net's layers differ from the original's");
+        hc_net_free(net);
+        return NULL;
+    }
+    return net;
+}
+
+static float round1(int fmt, float v)
+{
+    return fmt == HC_FMT_FP16 ? hc_round_fp16(v) : fmt == HC_FMT_BF16 ? hc_round_bf16(v) : v;
+}
+
+/* Rounds a tap in place and notes, per row, the first layer holding a non-finite on-board
+ * value (the row's thread is the only writer of its entry). */
+static void hook(void *user, const hc_tap *t)
+{
+    hc_emulate *em = user;
+    int fmt = HC_FMT_FP32, li = -1;
+    for (int i = 0; i < em->n_lays && li < 0; i++)
+        if (em->lays[i].name == t->layer)
+            li = i;
+    for (int i = 0; i < em->n_lays && li < 0; i++)
+        if (em->lays[i].name && strcmp(em->lays[i].name, t->layer) == 0)
+            li = i;
+    if (li >= 0)
+        fmt = em->lays[li].storage;
+    {
+        size_t hw = (size_t)t->hw, cin = (size_t)em->net->num_input_c;
+        for (int r = 0; r < t->rows; r++) {
+            int row = t->row0 + r, over = 0;
+            const float *mask = t->layout == HC_TAP_CBP ? em->spatial + (size_t)row * cin * hw : NULL;
+            for (int c = 0; c < t->channels; c++) {
+                float *x = t->layout == HC_TAP_CBP ? t->data + ((size_t)c * t->rows + r) * hw
+                                                   : t->data + (size_t)r * t->channels + c;
+                size_t np = t->layout == HC_TAP_CBP ? hw : 1;
+                for (size_t p = 0; p < np; p++) {
+                    float v = x[p], q = round1(fmt, v);
+                    x[p] = q;
+                    (void)v;
+                    if (!isfinite(q) && (!mask || mask[p] != 0.0f))
+                        over = 1;
+                }
+            }
+            if (over && (em->overflow[row] < 0 || em->overflow[row] > li))
+                em->overflow[row] = li;
+        }
+    }
+    if (em->next)
+        em->next(em->next_user, t);
+}
+
+void hc_emulate_close(hc_emulate *em)
+{
+    if (!em)
+        return;
+    hc_engine_free(em->eng);
+    hc_net_free(em->net);
+    hc_profile_free(em->prof);
+    free(em->lays);
+    free(em->spatial);
+    free(em->global);
+    free(em->meta);
+    free(em->overflow);
+    free(em);
+}
+
+hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                            hc_err *err)
+{
+    return hc_emulate_open_subset(params, net, nx, ny, max_batch, threads, NULL, 0, err);
+}
+
+hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                                   int threads, const unsigned char *active, int n_active, hc_err *err)
+{
+    if (!net) {
+        hc_err_set(err, HC_ECONFIG, "emulate needs a net");
+        return NULL;
+    }
+    if (!params || !*params) {
+        hc_err_set(err, HC_ECONFIG, "emulate needs a profile: emulate:NAME or emulate:PATH.yaml");
+        return NULL;
+    }
+    hc_emulate *em = hc_calloc(1, sizeof *em, err, "emulate");
+    if (!em)
+        return NULL;
+    em->max_batch = max_batch;
+    em->nx = nx;
+    em->ny = ny;
+    hc_layer_ref *ls = NULL;
+    if (!(em->prof = hc_profile_load(params, err)))
+        goto fail;
+    if (em->prof->winograd_tiles != HC_FMT_FP32) {
+        hc_err_set(err, HC_EBACKEND,
+                   "profile %s asks %s Winograd tiles: the engine has no such mode, and running fp32 tiles would not "
+                   "be what the profile claims",
+                   em->prof->name, hc_fmt_str(em->prof->winograd_tiles));
+        goto fail;
+    }
+    if (!(em->net = clone_net(net, err)) ||
+        hc_net_layers(em->net, &ls, &em->n_lays, err))
+        goto fail;
+    em->lays = hc_calloc((size_t)em->n_lays + 1, sizeof *em->lays, err, "emulate layers");
+    if (!em->lays)
+        goto fail;
+    if (active && n_active != em->n_lays + 1) {
+        hc_err_set(err, HC_EINTERNAL, "emulate: %d layer flags for %d layers and the input", n_active, em->n_lays);
+        goto fail;
+    }
+    for (int i = 0; i < em->n_lays; i++) {
+        hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
+        if (active && !active[i])
+            ch.storage = ch.weights = ch.accum = HC_FMT_FP32;
+        if (ch.accum != HC_FMT_FP32) {
+            hc_err_set(err, HC_EBACKEND,
+                       "profile %s asks %s accumulation for layer %s (%s): the engine has no reduced-precision "
+                       "accumulation mode, and running it in fp32 would not be what the profile claims",
+                       em->prof->name, hc_fmt_str(ch.accum), ls[i].name ? ls[i].name : "?",
+                       ch.rule >= 0 ? em->prof->rules[ch.rule].where : "the profile's default");
+            goto fail;
+        }
+        em->lays[i].name = ls[i].name;
+        em->lays[i].storage = ch.storage;
+        for (int j = 0; j < ls[i].n_arrays; j++) {
+            round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
+            size_t bad = 0;
+            for (size_t k = 0; k < ls[i].lens[j]; k++)
+                bad += !isfinite(ls[i].arrays[j][k]);
+            if (bad && !em->weight_note[0])
+                snprintf(em->weight_note, sizeof em->weight_note, "; %zu weights of layer %s are not finite in %s",
+                         bad, ls[i].name ? ls[i].name : "?", hc_fmt_str(ch.weights));
+        }
+    }
+    hc_prof_choice in = hc_profile_resolve(em->prof, em->net, "input", HC_LK_INPUT);
+    if (active && !active[em->n_lays])
+        in.storage = in.accum = HC_FMT_FP32;
+    if (in.accum != HC_FMT_FP32) {
+        hc_err_set(err, HC_EBACKEND, "profile %s asks %s accumulation for the input rows: not supported",
+                   em->prof->name, hc_fmt_str(in.accum));
+        goto fail;
+    }
+    em->in_fmt = in.storage;
+    size_t hw = (size_t)nx * ny, B = max_batch > 0 ? (size_t)max_batch : 1;
+    em->spatial = hc_malloc(B * (size_t)em->net->num_input_c * hw * sizeof(float), err, "emulate input");
+    em->global = hc_malloc(B * (size_t)(em->net->num_input_global_c + 1) * sizeof(float), err, "emulate input");
+    em->meta = hc_malloc(B * (size_t)(em->net->num_input_meta_c + 1) * sizeof(float), err, "emulate input");
+    em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
+    if (!em->spatial || !em->global || !em->meta || !em->overflow)
+        goto fail;
+    if (!(em->eng = hc_engine_new(em->net, max_batch, nx, ny, threads, err)))
+        goto fail;
+    hc_engine_set_hook(em->eng, hook, em);
+    free(ls);
+    return em;
+fail:
+    free(ls);
+    hc_emulate_close(em);
+    return NULL;
+}
+
+int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float *global, const float *meta,
+                    hc_raw_heads *out, hc_err *err)
+{
+    if (batch < 1 || batch > em->max_batch)
+        return hc_err_set(err, HC_EINTERNAL, "emulate: batch %d outside 1..%d", batch, em->max_batch);
+    const hc_net *n = em->net;
+    size_t ns = (size_t)batch * n->num_input_c * em->nx * em->ny, ng = (size_t)batch * n->num_input_global_c,
+           nm = (size_t)batch * n->num_input_meta_c;
+    memcpy(em->spatial, spatial, ns * sizeof(float));
+    round_array(em->in_fmt, em->spatial, ns);
+    if (ng) {
+        memcpy(em->global, global, ng * sizeof(float));
+        round_array(em->in_fmt, em->global, ng);
+    }
+    if (nm && meta) {
+        memcpy(em->meta, meta, nm * sizeof(float));
+        round_array(em->in_fmt, em->meta, nm);
+    }
+    for (int r = 0; r < batch; r++)
+        em->overflow[r] = -1;
+    if (hc_engine_eval(em->eng, batch, em->spatial, em->global, meta ? em->meta : NULL, out, err))
+        return -1;
+    /* Overflow is inf in the stored tensor. Later layers may hide it (a ReLU computed as
+     * fmax(NaN, 0) gives 0), so the rows it hit get NaN outputs and the eval fails, naming it. */
+    int first = -1;
+    for (int r = 0; r < batch; r++) {
+        if (em->overflow[r] < 0)
+            continue;
+        if (first < 0)
+            first = r;
+        size_t hw = (size_t)em->nx * em->ny, pc = (size_t)out->policy_channels, sc = (size_t)out->score_channels;
+        for (size_t i = 0; i < pc * hw; i++)
+            out->policy[(size_t)r * pc * hw + i] = NAN;
+        for (size_t i = 0; i < pc; i++)
+            out->policy_pass[(size_t)r * pc + i] = NAN;
+        for (size_t i = 0; i < 3; i++)
+            out->value[(size_t)r * 3 + i] = NAN;
+        for (size_t i = 0; i < sc; i++)
+            out->score[(size_t)r * sc + i] = NAN;
+        for (size_t i = 0; i < hw; i++)
+            out->ownership[(size_t)r * hw + i] = NAN;
+    }
+    if (first >= 0)
+        return hc_err_set(err, HC_EBACKEND,
+                          "non-finite output: first non-finite value in layer %s (stored as %s; row %d of the "
+                          "batch): a value past the format's range becomes inf%s",
+                          em->lays[em->overflow[first]].name, hc_fmt_str(em->lays[em->overflow[first]].storage),
+                          first, em->weight_note);
+    return 0;
+}
+
+void hc_emulate_set_hook(hc_emulate *em, hc_engine_hook_fn fn, void *user)
+{
+    em->next = fn;
+    em->next_user = user;
+}
+
+const hc_profile *hc_emulate_profile(const hc_emulate *em) { return em->prof; }
+const hc_net *hc_emulate_net(const hc_emulate *em) { return em->net; }
+
+int hc_emulate_layer_storage(const hc_emulate *em, const char *layer)
+{
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name && layer && strcmp(em->lays[i].name, layer) == 0)
+            return em->lays[i].storage;
+    return -1;
+}
+
+/* ---- the backend ---- */
+
+static void *emu_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                      hc_err *err)
+{
+    return hc_emulate_open(params, net, nx, ny, max_batch, threads, err);
+}
+
+static int emu_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
+                    hc_raw_heads *out, hc_err *err)
+{
+    return hc_emulate_eval(inst, batch, spatial, global, meta, out, err);
+}
+
+static void emu_close(void *inst) { hc_emulate_close(inst); }
+
+static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
+{
+    (void)err;
+    hc_emulate_set_hook(inst, fn, user);
+    return 0;
+}
+
+const hc_backend_vtbl hc_backend_emulate = {
+    .name = "emulate",
+    .shape = HC_BACKEND_TENSOR,
+    .help = "reduced-precision storage emulated on the fp32 engine; params: a built-in profile (fp16, bf16, "
+            "coreml-tiers) or a profile .yaml path",
+    .open = emu_open,
+    .eval = emu_eval,
+    .eval_positions = NULL,
+    .close = emu_close,
+    .taps = NULL,
+    .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
+};

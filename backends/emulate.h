@@ -1,0 +1,54 @@
+/* emulate:PROFILE — reduced-precision storage emulated on the fp32 engine (any CPU).
+ *
+ * The backend keeps a private copy of the net whose weight arrays are rounded per the
+ * profile (harness/profile.h), runs refs/engine.c over it with a layer hook that rounds each
+ * layer's output tensor to the layer's storage format, and rounds the input rows. Rounding is
+ * IEEE round-to-nearest-even with overflow to inf (refs/round.h), never clamped. A non-finite
+ * on-board value in any layer's stored output (an activation, or a weight, that overflowed)
+ * is reported: later layers could hide it (the engine's ReLU maps NaN to 0), so the rows it
+ * hit get NaN outputs and the eval fails with HC_EBACKEND "non-finite output: first
+ * non-finite value in layer L (stored as fp16; row r of the batch)", plus the first layer
+ * whose weights overflowed when rounded, if any.
+ *
+ * What is NOT rounded: values the engine keeps inside one layer (GEMM/conv accumulators:
+ * fp32; global-pooling sums and pooled values; attention scores and softmax; Winograd
+ * tiles), RoPE tables. A profile asking fp16 accumulation is refused at open (the engine has
+ * no such mode), never silently run in fp32.
+ *
+ * params: a built-in profile name ("fp16") or a path to a profile YAML file.
+ *
+ * The in-process API below is what `halfcheck taps` uses to see every layer after rounding. */
+#ifndef HC_EMULATE_H
+#define HC_EMULATE_H
+
+#include "backend.h"
+#include "engine.h"
+#include "err.h"
+#include "model.h"
+#include "profile.h"
+
+typedef struct hc_emulate hc_emulate;
+
+/* The registry's vtable (instances are hc_emulate). */
+extern const hc_backend_vtbl hc_backend_emulate;
+
+/* net: borrowed only during the call (the instance clones it). */
+hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                            hc_err *err);
+/* The same with the profile applied only where active[i] != 0, i indexing hc_net_layers(net)'s
+ * order and i == n_layers standing for the input rows (n_active == n_layers + 1); the other
+ * layers stay fp32 (storage and weights). For finding which layers' precision matters. */
+hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                                   int threads, const unsigned char *active, int n_active, hc_err *err);
+int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float *global, const float *meta,
+                    hc_raw_heads *out, hc_err *err);
+/* A hook called after the rounding of each layer (fn NULL removes it); not during an eval. */
+void hc_emulate_set_hook(hc_emulate *em, hc_engine_hook_fn fn, void *user);
+const hc_profile *hc_emulate_profile(const hc_emulate *em);
+/* The private, rounded net. */
+const hc_net *hc_emulate_net(const hc_emulate *em);
+/* The storage format the instance applies to the layer named `layer` (-1: not a layer). */
+int hc_emulate_layer_storage(const hc_emulate *em, const char *layer);
+void hc_emulate_close(hc_emulate *em);
+
+#endif

@@ -1,0 +1,158 @@
+/* halfcheck taps: two tensor backends on the same rows, compared layer by layer. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "evaluate.h"
+#include "model.h"
+#include "positions.h"
+#include "profile.h"
+#include "taps.h"
+
+static const cli_opt opts[] = {
+    {"net", 1, 0, "KataGo model file"},
+    {"positions", 1, 0, "positions file (.jsonl[.gz])"},
+    {"nn", 1, 0, "NN buffer WxH"},
+    {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; ref32 or emulate:PROFILE"},
+    {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)"},
+    {"limit", 1, 0, "at most this many positions (default 20)"},
+    {"batch", 1, 0, "positions per batch (default 1; --precision: 8)"},
+    {"precision", 1, 0, "PROFILE: instead of two backends, the profile applied to one layer at a time (the others "
+                        "fp32), each layer's output errors against ref32, largest first (bisect-precision)"},
+    {"top", 1, 0, "with --precision: print the N most sensitive layers (default 20)"},
+    {"threads", 1, 0, "with --precision: evaluation threads (default 1)"},
+    {"help", 0, 0, "this help"},
+    {NULL, 0, 0, NULL},
+};
+
+static int by_winrate(const void *a, const void *b)
+{
+    const hc_prec_row *x = a, *y = b;
+    if (x->winrate_avg != y->winrate_avg)
+        return x->winrate_avg < y->winrate_avg ? 1 : -1;
+    if (x->policy_kl_avg != y->policy_kl_avg)
+        return x->policy_kl_avg < y->policy_kl_avg ? 1 : -1;
+    return 0;
+}
+
+static int precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                     const char *profile, int batch, int threads, int top, hc_err *err)
+{
+    hc_prec_row *rows = NULL, full;
+    int nr = 0;
+    if (hc_taps_precision(net, ps, n, s, profile, batch, threads, &rows, &nr, &full, err))
+        return -1;
+    qsort(rows, (size_t)nr, sizeof *rows, by_winrate);
+    double sum = 0;
+    int reduced = 0;
+    for (int i = 0; i < nr; i++) {
+        sum += rows[i].winrate_avg;
+        reduced += rows[i].storage != 0 || rows[i].weights != 0;
+    }
+    printf("precision of emulate:%s, one layer at a time (others fp32), vs ref32 over %zu positions, %dx%d\n", profile,
+           n, s->nn_x, s->nn_y);
+    printf("%-48s %-5s %-5s %12s %12s %10s %12s %7s\n", "layer", "store", "wts", "winrate avg", "winrate p99",
+           "lead avg", "policyKL avg", "share");
+    for (int i = 0; i < nr && i < top; i++) {
+        const hc_prec_row *r = &rows[i];
+        printf("%-48s %-5s %-5s %11.5f%% %11.5f%% %10.5f %12.3g %6.1f%%\n", r->name, hc_fmt_str(r->storage),
+               hc_fmt_str(r->weights), 100 * r->winrate_avg, 100 * r->winrate_p99, r->lead_avg, r->policy_kl_avg,
+               sum > 0 ? 100 * r->winrate_avg / sum : 0.0);
+    }
+    printf("%-48s %-5s %-5s %11.5f%% %11.5f%% %10.5f %12.3g\n", "(the whole profile)", "", "", 100 * full.winrate_avg,
+           100 * full.winrate_p99, full.lead_avg, full.policy_kl_avg);
+    printf("%d of %d layers (input rows included) reduced; share: of the sum of single-layer winrate errors\n",
+           reduced, nr);
+    free(rows);
+    return 0;
+}
+
+int cmd_taps(int argc, char **argv)
+{
+    cli_args a;
+    hc_err err = {0};
+    if (cli_parse("taps", argc, argv, opts, &a, &err))
+        return cli_fail("taps", &err);
+    if (cli_has(&a, "help")) {
+        printf("usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
+               "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n");
+        cli_print_options(stdout, opts);
+        return HC_EXIT_OK;
+    }
+    const char *net_path = cli_require(&a, "net", &err);
+    const char *pos_path = net_path ? cli_require(&a, "positions", &err) : NULL;
+    const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;
+    if (!nn)
+        return cli_fail("taps", &err);
+    const char *specs[3];
+    int nb = cli_get_all(&a, "backend", specs, 3);
+    const char *prof = cli_get(&a, "precision", NULL);
+    if (prof && nb) {
+        hc_err_set(&err, HC_EUSAGE, "--precision takes no --backend (it compares emulate:PROFILE subsets with ref32)");
+        return cli_fail("taps", &err);
+    }
+    if (!prof && (nb < 1 || nb > 2)) {
+        hc_err_set(&err, HC_EUSAGE, "give --backend B, or --backend A --backend B");
+        return cli_fail("taps", &err);
+    }
+    const char *spec_a = nb == 2 ? specs[0] : "ref32", *spec_b = nb == 2 ? specs[1] : nb ? specs[0] : NULL;
+    int nx, ny, limit, batch, top, threads;
+    double threshold;
+    if (cli_parse_size(nn, &nx, &ny, &err) || cli_get_int(&a, "limit", 20, &limit, &err) ||
+        cli_get_int(&a, "batch", prof ? 8 : 1, &batch, &err) || cli_get_double(&a, "threshold", 1e-2, &threshold, &err) ||
+        cli_get_int(&a, "top", 20, &top, &err) || cli_get_int(&a, "threads", 1, &threads, &err))
+        return cli_fail("taps", &err);
+    if (limit < 1 || batch < 1 || batch > 64 || !(threshold >= 0) || top < 1 || threads < 1 || threads > 256) {
+        hc_err_set(&err, HC_EUSAGE, "--limit and --top must be >= 1, --batch 1..64, --threads 1..256, --threshold >= 0");
+        return cli_fail("taps", &err);
+    }
+    int rc = HC_EXIT_OK;
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_tapcmp *cmp = NULL;
+    hc_net *net = hc_net_load(net_path, &err);
+    if (!net)
+        return cli_fail("taps", &err);
+    hc_net_reduce_activations(net);
+    if (hc_positions_load(pos_path, &ps, &n, &err)) {
+        rc = cli_fail("taps", &err);
+        goto done;
+    }
+    size_t use = n < (size_t)limit ? n : (size_t)limit;
+    hc_eval_settings s = hc_eval_settings_default(nx, ny);
+    if (prof) {
+        if (precision(net, ps, use, &s, prof, batch, threads, top, &err))
+            rc = cli_fail("taps", &err);
+        goto done;
+    }
+    if (!(cmp = hc_taps_compare(net, ps, use, &s, spec_a, spec_b, batch, &err))) {
+        rc = cli_fail("taps", &err);
+        goto done;
+    }
+    printf("taps: %s (A) vs %s (B), %zu positions, %dx%d; rel = |a-b| over |a| of the layer\n", spec_a, spec_b,
+           use, nx, ny);
+    printf("%-4s %-48s %6s %12s %12s %12s %12s %s\n", "#", "layer", "C", "max_abs", "mean_abs", "max_rel",
+           "mean_rel", "");
+    int first = hc_tapcmp_first_divergent(cmp, threshold);
+    for (int i = 0; i < hc_tapcmp_count(cmp); i++) {
+        const hc_tapdiff *d = hc_tapcmp_at(cmp, i);
+        if (d->missing) {
+            printf("%-4d %-48s %6d %12s\n", i, d->name, d->channels, "(absent in B)");
+            continue;
+        }
+        printf("%-4d %-48s %6d %12.4g %12.4g %12.4g %12.4g%s%s\n", i, d->name, d->channels, d->max_abs,
+               hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d), hc_tapdiff_mean_rel(d),
+               d->nonfinite ? "  NONFINITE" : "", i == first ? "  <- first divergent" : "");
+    }
+    if (first >= 0)
+        printf("first divergent layer (max_rel > %g): %s\n", threshold, hc_tapcmp_at(cmp, first)->name);
+    else
+        printf("no layer diverges (max_rel <= %g everywhere)\n", threshold);
+done:
+    hc_tapcmp_free(cmp);
+    hc_positions_free(ps, n);
+    hc_net_free(net);
+    return rc;
+}

@@ -1,0 +1,128 @@
+/* Precision profiles: which reduced format an emulated backend stores each layer's weights and
+ * output in, as data (YAML), plus the walk of a net that names its layers by kind.
+ *
+ * A profile file:
+ *   name: fp16                       optional (default: the file name without .yaml)
+ *   description: free text           optional
+ *   storage: fp16                    default for every layer's output (and the input rows)
+ *   weights: fp16                    default for every layer's weights
+ *   accum: fp32                      default accumulation of GEMMs/convolutions
+ *   winogradTiles: fp32              fp16: 3x3 convolutions by Winograd with the transformed
+ *                                    weights, input tiles and products stored as fp16 (the
+ *                                    transform arithmetic in fp32), as MLX does
+ *   rules:                           applied in order; a later rule overrides what it sets
+ *     - kind: matmul                 a layer kind (below), and/or
+ *       layer: "rconv*.conv1"        an fnmatch(3) glob on the layer's name (both must match)
+ *       when: {transformer: true, minTrunkChannels: 256, maxTrunkChannels: 319}
+ *       storage: fp32                any of storage / weights / accum
+ * Formats: fp32, fp16 (IEEE binary16), bf16 (bfloat16); accum: fp32 or fp16. Every value is
+ * rounded to nearest even with overflow to inf (refs/round.h), never clamped.
+ * Errors (unknown key, unknown format or kind, bad pattern, a rule that sets nothing or
+ * matches nothing by construction) name file:line:col.
+ *
+ * Layer kinds (a layer has several; a rule's kind matches any of them):
+ *   all          every layer, the input rows included
+ *   input        the input rows (spatial, global and metadata features)
+ *   conv         convolutions (after a residual conv: the trunk after the add)
+ *   batchnorm    batch norm + activation
+ *   residual     a block's output (the trunk after the block)
+ *   gpool        layers fed by global pooling: gpool bias matmuls, pass logits, value v2..sv3
+ *                (the pooled values themselves are not a layer of the engine: fp32)
+ *   matmul       every matrix multiply (gpool biases, initial/metadata matmuls, attention
+ *                projections, FFN linears, head matmuls)
+ *   rmsnorm      RMSNorm outputs (transformer pre-norms, trunk tip RMSNorm)
+ *   attn_q attn_k attn_v attn_out   attention projections (q/k after RoPE)
+ *   ffn          FFN linear1 (after SwiGLU) and linear2
+ *   trunk_tip    the trunk's final norm + activation
+ *   trunk policy_head value_head meta_encoder transformer   where the layer is
+ *
+ * Built-in profiles are the YAML files of backends/profiles/, embedded in the binary:
+ * hc_profile_load("fp16") finds one by name; anything with a '/' or ending in .yaml is read
+ * as a file. */
+#ifndef HC_PROFILE_H
+#define HC_PROFILE_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "model.h"
+
+enum hc_fmt { HC_FMT_FP32 = 0, HC_FMT_FP16 = 1, HC_FMT_BF16 = 2 };
+const char *hc_fmt_str(int fmt); /* "fp32", "fp16", "bf16" */
+
+enum hc_layer_kind {
+    HC_LK_INPUT = 1u << 0,
+    HC_LK_CONV = 1u << 1,
+    HC_LK_BATCHNORM = 1u << 2,
+    HC_LK_RESIDUAL = 1u << 3,
+    HC_LK_GPOOL = 1u << 4,
+    HC_LK_MATMUL = 1u << 5,
+    HC_LK_RMSNORM = 1u << 6,
+    HC_LK_ATTN_Q = 1u << 7,
+    HC_LK_ATTN_K = 1u << 8,
+    HC_LK_ATTN_V = 1u << 9,
+    HC_LK_ATTN_OUT = 1u << 10,
+    HC_LK_FFN = 1u << 11,
+    HC_LK_TRUNK_TIP = 1u << 12,
+    HC_LK_TRUNK = 1u << 13,
+    HC_LK_POLICY_HEAD = 1u << 14,
+    HC_LK_VALUE_HEAD = 1u << 15,
+    HC_LK_META_ENCODER = 1u << 16,
+    HC_LK_TRANSFORMER = 1u << 17,
+    HC_LK_ALL = (1u << 18) - 1
+};
+
+/* Kind bits by name ("conv"); 0 when unknown. */
+unsigned hc_layer_kind_by_name(const char *name);
+/* Space-separated names of the bits set, into buf. */
+const char *hc_layer_kinds_str(unsigned kinds, char *buf, size_t size);
+
+typedef struct hc_prof_rule {
+    unsigned kinds;       /* 0: any kind */
+    char *pattern;        /* NULL: any name */
+    int storage, weights, accum; /* enum hc_fmt, -1 when the rule leaves it */
+    int transformer;      /* -1 any, 0 convnets only, 1 nets with a transformer block */
+    int min_trunk_c, max_trunk_c;
+    char where[160];      /* "file:line:col" of the rule */
+} hc_prof_rule;
+
+typedef struct hc_profile {
+    char *name, *description, *source; /* source: file path or "built-in" */
+    int storage, weights, accum;
+    int winograd_tiles; /* enum hc_fmt: HC_FMT_FP32 or HC_FMT_FP16 */
+    int n_rules;
+    hc_prof_rule *rules;
+} hc_profile;
+
+/* Parses a profile document; file names it in errors (and gives the default name). */
+hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_err *err);
+/* A built-in by name, or a file (a spec with '/' or ending in ".yaml"). */
+hc_profile *hc_profile_load(const char *spec, hc_err *err);
+void hc_profile_free(hc_profile *p);
+/* The built-in profile names, NULL-terminated. */
+const char *const *hc_profile_builtin_names(void);
+
+/* What a profile gives one layer. */
+typedef struct hc_prof_choice {
+    int storage, weights, accum;
+    int rule; /* index of the last rule that set anything, -1 for the defaults */
+} hc_prof_choice;
+
+/* Resolves the formats of a layer (its name and kinds) in net (for `when`). */
+hc_prof_choice hc_profile_resolve(const hc_profile *p, const hc_net *net, const char *name, unsigned kinds);
+
+/* A layer as the engine taps it, with the weight arrays it computes with. */
+enum { HC_LAYER_MAX_ARRAYS = 4 };
+typedef struct hc_layer_ref {
+    const char *name; /* borrowed from the net: the pointer the engine's tap->layer carries */
+    unsigned kinds;
+    int n_arrays;
+    float *arrays[HC_LAYER_MAX_ARRAYS]; /* borrowed, mutable */
+    size_t lens[HC_LAYER_MAX_ARRAYS];
+} hc_layer_ref;
+
+/* Lists net's layers in forward order (malloc'd array, *n entries; free()). Every weight array
+ * the engine reads belongs to exactly one layer (BN: the merged arrays). */
+int hc_net_layers(hc_net *net, hc_layer_ref **out, int *n, hc_err *err);
+
+#endif

@@ -1,0 +1,439 @@
+#include "taps.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "emulate.h"
+#include "profile.h"
+#include "stats.h"
+
+/* ---- recorder ---- */
+
+struct hc_taprec {
+    int max_batch;
+    hc_taprec_layer *l;
+    int n, cap;
+    int failed;
+    pthread_mutex_t mu;
+};
+
+hc_taprec *hc_taprec_new(int max_batch, hc_err *err)
+{
+    hc_taprec *r = hc_calloc(1, sizeof *r, err, "tap recorder");
+    if (!r)
+        return NULL;
+    r->max_batch = max_batch;
+    pthread_mutex_init(&r->mu, NULL);
+    return r;
+}
+
+void hc_taprec_free(hc_taprec *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n; i++) {
+        free(r->l[i].name);
+        free(r->l[i].data);
+    }
+    free(r->l);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+void hc_taprec_reset(hc_taprec *r)
+{
+    for (int i = 0; i < r->n; i++)
+        r->l[i].rows = 0;
+}
+
+/* The layer named t->layer, created on first sight (under the lock). */
+static hc_taprec_layer *rec_layer(hc_taprec *r, const hc_tap *t)
+{
+    hc_taprec_layer *l = NULL;
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; i < r->n && !l; i++)
+        if (strcmp(r->l[i].name, t->layer) == 0)
+            l = &r->l[i];
+    if (!l && !r->failed) {
+        if (r->n == r->cap) {
+            int cap = r->cap ? 2 * r->cap : 64;
+            hc_taprec_layer *nl = realloc(r->l, (size_t)cap * sizeof *nl);
+            if (!nl)
+                goto fail;
+            r->l = nl;
+            r->cap = cap;
+        }
+        hc_taprec_layer *nl = &r->l[r->n];
+        memset(nl, 0, sizeof *nl);
+        nl->name = strdup(t->layer);
+        nl->data = malloc((size_t)r->max_batch * t->channels * t->hw * sizeof(float));
+        if (!nl->name || !nl->data) {
+            free(nl->name);
+            free(nl->data);
+            goto fail;
+        }
+        nl->layout = t->layout;
+        nl->channels = t->channels;
+        nl->hw = t->hw;
+        l = nl;
+        r->n++;
+    }
+    if (l && (l->channels != t->channels || l->hw != t->hw))
+        l = NULL; /* the same name with another shape: keep the first */
+    pthread_mutex_unlock(&r->mu);
+    return l;
+fail:
+    r->failed = 1;
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+void hc_taprec_hook(void *user, const hc_tap *t)
+{
+    hc_taprec *r = user;
+    if (t->row0 + t->rows > r->max_batch)
+        return;
+    hc_taprec_layer *l = rec_layer(r, t);
+    if (!l)
+        return;
+    size_t C = (size_t)t->channels, hw = (size_t)t->hw;
+    for (int rr = 0; rr < t->rows; rr++) {
+        float *dst = l->data + (size_t)(t->row0 + rr) * C * hw;
+        if (t->layout == HC_TAP_CBP)
+            for (size_t c = 0; c < C; c++)
+                memcpy(dst + c * hw, t->data + (c * (size_t)t->rows + (size_t)rr) * hw, hw * sizeof(float));
+        else
+            memcpy(dst, t->data + (size_t)rr * C, C * sizeof(float));
+    }
+    pthread_mutex_lock(&r->mu);
+    if (t->row0 + t->rows > l->rows)
+        l->rows = t->row0 + t->rows;
+    pthread_mutex_unlock(&r->mu);
+}
+
+int hc_taprec_count(const hc_taprec *r) { return r->n; }
+const hc_taprec_layer *hc_taprec_layer_at(const hc_taprec *r, int i) { return &r->l[i]; }
+
+const hc_taprec_layer *hc_taprec_find(const hc_taprec *r, const char *name)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->l[i].name, name) == 0)
+            return &r->l[i];
+    return NULL;
+}
+
+int hc_taprec_status(const hc_taprec *r, hc_err *err)
+{
+    return r->failed ? hc_err_set(err, HC_ENOMEM, "out of memory recording taps") : 0;
+}
+
+/* ---- tapped backends ---- */
+
+struct hc_tapped {
+    hc_backend b;
+    hc_taprec *rec;
+};
+
+void hc_tapped_free(hc_tapped *t)
+{
+    if (!t)
+        return;
+    hc_backend_close(&t->b);
+    hc_taprec_free(t->rec);
+    free(t);
+}
+
+hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, int max_batch, hc_err *err)
+{
+    hc_tapped *t = hc_calloc(1, sizeof *t, err, "tapped backend");
+    if (!t || !(t->rec = hc_taprec_new(max_batch, err)) ||
+        hc_backend_open(&t->b, spec, net, nx, ny, max_batch, 1, err))
+        goto fail;
+    if (t->b.vt->shape != HC_BACKEND_TENSOR || !t->b.vt->set_taps) {
+        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32 and emulate:PROFILE have)", spec);
+        goto fail;
+    }
+    if (hc_backend_set_taps(&t->b, hc_taprec_hook, t->rec, err))
+        goto fail;
+    return t;
+fail:
+    hc_tapped_free(t);
+    return NULL;
+}
+
+int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *global, const float *meta,
+                   hc_raw_heads *out, hc_err *err)
+{
+    hc_taprec_reset(t->rec);
+    int rc = t->b.vt->eval(t->b.inst, batch, spatial, global, meta, out, err);
+    return rc ? rc : hc_taprec_status(t->rec, err);
+}
+
+const hc_taprec *hc_tapped_rec(const hc_tapped *t) { return t->rec; }
+
+/* ---- comparison ---- */
+
+struct hc_tapcmp {
+    hc_tapdiff *d;
+    int n, cap;
+};
+
+hc_tapcmp *hc_tapcmp_new(hc_err *err) { return hc_calloc(1, sizeof(hc_tapcmp), err, "tap comparison"); }
+
+void hc_tapcmp_free(hc_tapcmp *c)
+{
+    if (c) {
+        free(c->d);
+        free(c);
+    }
+}
+
+int hc_tapcmp_count(const hc_tapcmp *c) { return c->n; }
+const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i) { return &c->d[i]; }
+
+static hc_tapdiff *cmp_layer(hc_tapcmp *c, const hc_taprec_layer *l, hc_err *err)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->d[i].name, l->name) == 0)
+            return &c->d[i];
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 64;
+        hc_tapdiff *nd = realloc(c->d, (size_t)cap * sizeof *nd);
+        if (!nd) {
+            hc_err_set(err, HC_ENOMEM, "out of memory comparing taps");
+            return NULL;
+        }
+        c->d = nd;
+        c->cap = cap;
+    }
+    hc_tapdiff *d = &c->d[c->n++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", l->name);
+    d->channels = l->channels;
+    d->hw = l->hw;
+    return d;
+}
+
+int hc_tapcmp_add(hc_tapcmp *c, const hc_taprec *a, const hc_taprec *b, const float *spatial, int nc, hc_err *err)
+{
+    for (int i = 0; i < a->n; i++) {
+        const hc_taprec_layer *la = &a->l[i];
+        if (!la->rows)
+            continue;
+        hc_tapdiff *d = cmp_layer(c, la, err);
+        if (!d)
+            return -1;
+        const hc_taprec_layer *lb = hc_taprec_find(b, la->name);
+        if (!lb || lb->rows != la->rows || lb->channels != la->channels || lb->hw != la->hw) {
+            d->missing = 1;
+            continue;
+        }
+        size_t C = (size_t)la->channels, hw = (size_t)la->hw;
+        for (int r = 0; r < la->rows; r++) {
+            const float *mask = la->hw > 1 ? spatial + (size_t)r * nc * hw : NULL;
+            const float *pa = la->data + (size_t)r * C * hw, *pb = lb->data + (size_t)r * C * hw;
+            for (size_t ch = 0; ch < C; ch++)
+                for (size_t p = 0; p < hw; p++) {
+                    if (mask && mask[p] == 0.0f)
+                        continue;
+                    float x = pa[ch * hw + p], y = pb[ch * hw + p];
+                    d->n++;
+                    if (!isfinite(x) || !isfinite(y)) {
+                        d->nonfinite++;
+                        continue;
+                    }
+                    double e = fabs((double)x - (double)y), ax = fabs((double)x);
+                    d->sum_abs += e;
+                    d->sum_ref += ax;
+                    if (e > d->max_abs)
+                        d->max_abs = e;
+                    if (ax > d->max_ref)
+                        d->max_ref = ax;
+                }
+        }
+    }
+    return 0;
+}
+
+double hc_tapdiff_mean_abs(const hc_tapdiff *d) { return d->n ? d->sum_abs / (double)d->n : 0.0; }
+
+double hc_tapdiff_max_rel(const hc_tapdiff *d)
+{
+    if (d->nonfinite)
+        return INFINITY;
+    if (d->max_abs == 0.0)
+        return 0.0;
+    return d->max_ref > 0 ? d->max_abs / d->max_ref : INFINITY;
+}
+
+double hc_tapdiff_mean_rel(const hc_tapdiff *d)
+{
+    if (d->sum_abs == 0.0)
+        return 0.0;
+    return d->sum_ref > 0 ? d->sum_abs / d->sum_ref : INFINITY;
+}
+
+int hc_tapcmp_first_divergent(const hc_tapcmp *c, double threshold)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->d[i].missing || c->d[i].nonfinite || hc_tapdiff_max_rel(&c->d[i]) > threshold)
+            return i;
+    return -1;
+}
+
+/* ---- the driver: a pair of tapped backends behind one tensor-backend face, so that the
+ * evaluation pipeline featurizes the positions exactly as it does for a run ---- */
+
+typedef struct pair {
+    hc_tapped *a, *b;
+    hc_raw_heads *out_b;
+    hc_tapcmp *cmp;
+    int nc;
+} pair;
+
+static int pair_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
+                     hc_raw_heads *out, hc_err *err)
+{
+    pair *p = inst;
+    if (hc_tapped_eval(p->a, batch, spatial, global, meta, out, err) ||
+        hc_tapped_eval(p->b, batch, spatial, global, meta, p->out_b, err))
+        return -1;
+    return hc_tapcmp_add(p->cmp, hc_tapped_rec(p->a), hc_tapped_rec(p->b), spatial, p->nc, err);
+}
+
+static const hc_backend_vtbl pair_vt = {
+    .name = "taps-pair",
+    .shape = HC_BACKEND_TENSOR,
+    .help = "two tapped backends compared layer by layer",
+    .eval = pair_eval,
+};
+
+hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                           const char *spec_a, const char *spec_b, int batch, hc_err *err)
+{
+    pair p = {0};
+    p.nc = net->num_input_c;
+    hc_nnoutput *outs = NULL;
+    hc_tapcmp *res = NULL;
+    if (n == 0) {
+        hc_err_set(err, HC_EUSAGE, "taps: no positions");
+        return NULL;
+    }
+    if (!(p.a = hc_tapped_open(spec_a, net, s->nn_x, s->nn_y, batch, err)) ||
+        !(p.b = hc_tapped_open(spec_b, net, s->nn_x, s->nn_y, batch, err)) ||
+        !(p.out_b = hc_raw_heads_new(batch, s->nn_x, s->nn_y, net->num_policy_c, net->num_score_value_c, err)) ||
+        !(p.cmp = hc_tapcmp_new(err)) || !(outs = hc_calloc(n, sizeof *outs, err, "outputs")))
+        goto done;
+    hc_backend b = {&pair_vt, &p};
+    hc_eval_failure fail;
+    if (hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, &fail, NULL, NULL, err) == 0) {
+        res = p.cmp;
+        p.cmp = NULL;
+    }
+done:
+    if (outs)
+        hc_nnoutputs_free(outs, n);
+    hc_tapcmp_free(p.cmp);
+    hc_raw_heads_free(p.out_b);
+    hc_tapped_free(p.a);
+    hc_tapped_free(p.b);
+    return res;
+}
+
+/* ---- precision sensitivity ---- */
+
+static int eval_into(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                     int batch, hc_nnoutput *outs, hc_err *err)
+{
+    hc_eval_failure fail;
+    return hc_eval_positions(b, net, ps, n, NULL, batch, s, outs, NULL, &fail, NULL, NULL, err);
+}
+
+static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                         const char *profile, int batch, int threads, const unsigned char *active, int n_active,
+                         const hc_nnoutput *ref, hc_prec_row *row, hc_err *err)
+{
+    hc_emulate *em = hc_emulate_open_subset(profile, net, s->nn_x, s->nn_y, batch, threads, active, n_active, err);
+    if (!em)
+        return -1;
+    hc_nnoutput *outs = hc_calloc(n, sizeof *outs, err, "outputs");
+    hc_backend b = {&hc_backend_emulate, em};
+    hc_stats st;
+    int rc = -1;
+    if (outs && eval_into(&b, net, ps, n, s, batch, outs, err) == 0 && hc_stats_compute(ref, outs, n, &st, err) == 0) {
+        row->winrate_avg = st.m[HC_M_WINRATE].v[HC_P_AVG];
+        row->winrate_p99 = st.m[HC_M_WINRATE].v[HC_P_99];
+        row->lead_avg = st.m[HC_M_LEAD].v[HC_P_AVG];
+        row->policy_kl_avg = st.m[HC_M_POLICY_KL].v[HC_P_AVG];
+        rc = 0;
+    }
+    if (outs)
+        hc_nnoutputs_free(outs, n);
+    hc_emulate_close(em);
+    return rc;
+}
+
+int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                      const char *profile, int batch, int threads, hc_prec_row **rows, int *n_rows,
+                      hc_prec_row *full, hc_err *err)
+{
+    *rows = NULL;
+    *n_rows = 0;
+    if (n == 0)
+        return hc_err_set(err, HC_EUSAGE, "precision: no positions");
+    hc_layer_ref *ls = NULL;
+    int nl = 0, rc = -1;
+    hc_nnoutput *ref = NULL;
+    hc_prec_row *out = NULL;
+    unsigned char *active = NULL;
+    hc_profile *prof = hc_profile_load(profile, err);
+    hc_backend rb = {0};
+    /* hc_net_layers hands out mutable pointers; only names and kinds are read here */
+    if (!prof || hc_net_layers((hc_net *)net, &ls, &nl, err))
+        goto done;
+    out = hc_calloc((size_t)nl + 1, sizeof *out, err, "precision rows");
+    active = hc_calloc((size_t)nl + 1, 1, err, "layer flags");
+    ref = hc_calloc(n, sizeof *ref, err, "outputs");
+    if (!out || !active || !ref || hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, batch, threads, err) ||
+        eval_into(&rb, net, ps, n, s, batch, ref, err))
+        goto done;
+    for (int i = 0; i <= nl; i++) {
+        hc_prec_row *r = &out[i];
+        const char *name = i < nl ? ls[i].name : "input";
+        unsigned kinds = i < nl ? ls[i].kinds : HC_LK_INPUT;
+        snprintf(r->name, sizeof r->name, "%s", name ? name : "?");
+        r->kinds = kinds;
+        hc_prof_choice ch = hc_profile_resolve(prof, net, name, kinds);
+        r->storage = ch.storage;
+        r->weights = ch.weights;
+        if (ch.storage == HC_FMT_FP32 && ch.weights == HC_FMT_FP32)
+            continue; /* the profile leaves it fp32: its error is zero by construction */
+        memset(active, 0, (size_t)nl + 1);
+        active[i] = 1;
+        if (subset_errors(net, ps, n, s, profile, batch, threads, active, nl + 1, ref, r, err)) {
+            hc_err_prefix(err, "layer %s: ", r->name);
+            goto done;
+        }
+    }
+    memset(full, 0, sizeof *full);
+    snprintf(full->name, sizeof full->name, "(all layers)");
+    if (subset_errors(net, ps, n, s, profile, batch, threads, NULL, 0, ref, full, err))
+        goto done;
+    *rows = out;
+    *n_rows = nl + 1;
+    out = NULL;
+    rc = 0;
+done:
+    hc_backend_close(&rb);
+    if (ref)
+        hc_nnoutputs_free(ref, n);
+    free(out);
+    free(active);
+    free(ls);
+    hc_profile_free(prof);
+    return rc;
+}

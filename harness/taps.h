@@ -1,0 +1,102 @@
+/* Taps: every layer's output tensor of two tensor backends on the same input rows, compared
+ * layer by layer, to find where a reduced-precision backend first departs from the reference.
+ *
+ * Backends with taps are tensor backends whose vtable has set_taps (backends/backend.h): they
+ * run in this process with an engine layer hook, e.g. "ref32" and "emulate:PROFILE" (tapped
+ * after its rounding).
+ *
+ * Errors per layer, over every position and every value on the board (spatial taps skip the
+ * buffer's padding, whose values are meaningless):
+ *   max_abs, mean_abs        |a - b|
+ *   max_rel = max_abs / max|a|,  mean_rel = mean_abs / mean|a|   (relative to the layer's
+ *   scale in backend A: elementwise relative error is meaningless near zero)
+ * A non-finite value in B where A is finite counts as an infinite error. Layers are matched by
+ * name in A's forward order (a name that occurs twice in one pass keeps its last tensor). */
+#ifndef HC_TAPS_H
+#define HC_TAPS_H
+
+#include <stddef.h>
+
+#include "engine.h"
+#include "err.h"
+#include "evaluate.h"
+#include "model.h"
+#include "positions.h"
+
+/* A recorder: an hc_engine_hook_fn (thread-safe) keeping a copy of every layer's tensor of
+ * the last eval, as data[row][channel][hw]. */
+typedef struct hc_taprec hc_taprec;
+
+typedef struct hc_taprec_layer {
+    char *name;
+    int layout; /* enum hc_tap_layout of the engine's tap */
+    int channels, hw, rows; /* rows filled so far in this eval */
+    float *data;            /* [max_batch][channels][hw] */
+} hc_taprec_layer;
+
+hc_taprec *hc_taprec_new(int max_batch, hc_err *err);
+void hc_taprec_hook(void *rec, const hc_tap *t);
+/* Before each eval: forgets the rows of the last one (keeps layers and memory). */
+void hc_taprec_reset(hc_taprec *r);
+int hc_taprec_count(const hc_taprec *r);
+const hc_taprec_layer *hc_taprec_layer_at(const hc_taprec *r, int i);
+const hc_taprec_layer *hc_taprec_find(const hc_taprec *r, const char *name);
+/* 0, or -1 with err when a hook failed to allocate. */
+int hc_taprec_status(const hc_taprec *r, hc_err *err);
+void hc_taprec_free(hc_taprec *r);
+
+/* A tensor backend with set_taps, run with a recorder on one thread. */
+typedef struct hc_tapped hc_tapped;
+hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, int max_batch, hc_err *err);
+int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *global, const float *meta,
+                   hc_raw_heads *out, hc_err *err);
+const hc_taprec *hc_tapped_rec(const hc_tapped *t);
+void hc_tapped_free(hc_tapped *t);
+
+/* The comparison of two recorders, accumulated over batches. */
+typedef struct hc_tapdiff {
+    char name[256];
+    int channels, hw;
+    size_t n;           /* values compared */
+    size_t nonfinite;   /* values non-finite in B (or A) */
+    double max_abs, sum_abs, max_ref, sum_ref;
+    int missing;        /* the layer is absent from B's taps */
+} hc_tapdiff;
+
+typedef struct hc_tapcmp hc_tapcmp;
+hc_tapcmp *hc_tapcmp_new(hc_err *err);
+/* Adds the last eval of a and b; spatial: the batch's input rows (channel 0 is the board
+ * mask), nc spatial channels. */
+int hc_tapcmp_add(hc_tapcmp *c, const hc_taprec *a, const hc_taprec *b, const float *spatial, int nc,
+                  hc_err *err);
+int hc_tapcmp_count(const hc_tapcmp *c);
+const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i);
+double hc_tapdiff_max_rel(const hc_tapdiff *d);
+double hc_tapdiff_mean_abs(const hc_tapdiff *d);
+double hc_tapdiff_mean_rel(const hc_tapdiff *d);
+/* Index of the first layer (forward order) whose max_rel exceeds threshold or that holds a
+ * non-finite value, or -1. */
+int hc_tapcmp_first_divergent(const hc_tapcmp *c, double threshold);
+void hc_tapcmp_free(hc_tapcmp *c);
+
+/* Featurizes ps[0..n) as the evaluation pipeline does (each at its symmetry), runs backends
+ * spec_a and spec_b on the same rows in batches of `batch`, and returns the comparison. */
+hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                           const char *spec_a, const char *spec_b, int batch, hc_err *err);
+
+/* Which layers' precision matters: for each layer of the net (hc_net_layers order) and the
+ * input rows, emulate:PROFILE applied to that layer alone (every other layer fp32), its
+ * outputs' errors against ref32 over ps (KataGo's metrics, harness/stats.h). *full gets the
+ * whole profile's errors. *rows is malloc'd (n_layers + 1 entries, the input last). */
+typedef struct hc_prec_row {
+    char name[256];
+    unsigned kinds;        /* harness/profile.h HC_LK_* */
+    int storage, weights;  /* what the profile gives the layer (enum hc_fmt) */
+    double winrate_avg, winrate_p99, lead_avg, policy_kl_avg;
+} hc_prec_row;
+
+int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                      const char *profile, int batch, int threads, hc_prec_row **rows, int *n_rows,
+                      hc_prec_row *full, hc_err *err);
+
+#endif

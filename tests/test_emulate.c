@@ -1,0 +1,281 @@
+/* emulate:PROFILE end to end on the shared g170 net (10x14 set): fp16 differs from ref32 but
+ * stays inside KataGo's fp16 tier; bf16 errs more than fp16; an all-fp32 profile reproduces
+ * ref32 bit for bit (the private clone is exact); coreml-tiers is fp16 on a convnet and fp32
+ * on a narrow transformer; fp16 overflow gives inf/NaN, never a clamp; determinism across
+ * runs and thread counts; a profile asking fp16 accumulation is refused. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "emulate.h"
+#include "evaluate.h"
+#include "hc_test.h"
+#include "model.h"
+#include "positions.h"
+#include "stats.h"
+#include "tiers.h"
+
+static const char *NX14 = "positions/size10x14.jsonl.gz";
+
+typedef struct run_out {
+    hc_nnoutput *o;
+    size_t n;
+    int rc;
+    hc_err err;
+} run_out;
+
+static run_out run(const char *spec, const hc_net *net, const hc_position *ps, size_t n, int nx, int ny, int threads)
+{
+    run_out r = {0};
+    r.n = n;
+    r.o = calloc(n, sizeof *r.o);
+    hc_backend b = {0};
+    r.rc = hc_backend_open(&b, spec, net, nx, ny, 8, threads, &r.err);
+    if (r.rc == 0) {
+        hc_eval_settings s = hc_eval_settings_default(nx, ny);
+        hc_eval_failure fail;
+        r.rc = hc_eval_positions(&b, net, ps, n, NULL, 8, &s, r.o, NULL, &fail, NULL, NULL, &r.err);
+    }
+    hc_backend_close(&b);
+    return r;
+}
+
+static void run_free(run_out *r)
+{
+    hc_nnoutputs_free(r->o, r->n);
+    r->o = NULL;
+}
+
+static int same_outputs(const run_out *a, const run_out *b)
+{
+    if (a->rc || b->rc || a->n != b->n)
+        return 0;
+    hc_stats st;
+    hc_err err;
+    if (hc_stats_compute(a->o, b->o, a->n, &st, &err))
+        return 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        if (st.m[m].v[HC_P_MAX] != 0.0)
+            return 0;
+    return 1;
+}
+
+static hc_net *load_reduced(const char *rel)
+{
+    const char *p = hc_shared(rel);
+    if (!p)
+        return NULL;
+    hc_err err;
+    hc_net *net = hc_net_load(p, &err);
+    if (net)
+        hc_net_reduce_activations(net);
+    return net;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* Overflow: the hook of an emulate instance sees the scaled layer after rounding. */
+typedef struct ovf {
+    const char *layer;
+    int saw_inf;
+    float max_finite;
+} ovf;
+
+static void ovf_hook(void *user, const hc_tap *t)
+{
+    ovf *o = user;
+    if (strcmp(t->layer, o->layer) != 0)
+        return;
+    size_t n = (size_t)t->channels * t->rows * t->hw;
+    for (size_t i = 0; i < n; i++) {
+        float v = fabsf(t->data[i]);
+        if (isinf(v))
+            o->saw_inf = 1;
+        else if (v > o->max_finite)
+            o->max_finite = v;
+    }
+}
+
+static void test_overflow(hc_net *net, const hc_position *ps, size_t n)
+{
+    /* Scale the first block's mid batch norm (merged form, what the engine computes with) so
+     * that its post-ReLU activations exceed fp16's 65504 but stay far inside fp32. */
+    hc_bn *bn = &net->trunk.blocks[0].ordinary.mid_bn;
+    float *saved = malloc((size_t)bn->c * 2 * sizeof(float));
+    memcpy(saved, bn->merged_scale, (size_t)bn->c * sizeof(float));
+    memcpy(saved + bn->c, bn->merged_bias, (size_t)bn->c * sizeof(float));
+    /* 6e4 is a valid fp16 weight; the conv outputs it scales exceed 1.1 */
+    for (int c = 0; c < bn->c; c++) {
+        bn->merged_scale[c] = 6e4f;
+        bn->merged_bias[c] = 0.0f;
+    }
+    size_t m = n < 8 ? n : 8;
+    run_out r32 = run("ref32", net, ps, m, 10, 14, 1);
+    run_out r16 = run("emulate:fp16", net, ps, m, 10, 14, 1);
+    run_out rbf = run("emulate:bf16", net, ps, m, 10, 14, 1);
+    hc_check("emulate-4.1", r32.rc == 0, "ref32 on the scaled net stays finite: %s", r32.err.msg);
+    hc_check("emulate-4.2", r16.rc != 0 && r16.err.code == HC_EBACKEND && strstr(r16.err.msg, "non-finite"),
+             "fp16 overflow must reach the outputs as non-finite: rc %d, %s", r16.rc, r16.err.msg);
+    hc_check("emulate-4.3", rbf.rc == 0, "bf16 has fp32's range: %s", rbf.err.msg);
+    /* the layer itself: inf, not clamped to 65504 */
+    hc_err err = {0};
+    hc_emulate *em = hc_emulate_open("fp16", net, 10, 14, 1, 1, &err);
+    ovf o = {.layer = bn->name};
+    if (em) {
+        hc_emulate_set_hook(em, ovf_hook, &o);
+        hc_raw_heads *h = hc_raw_heads_new(1, 10, 14, net->num_policy_c, net->num_score_value_c, &err);
+        float *sp = calloc((size_t)net->num_input_c * 140, sizeof(float));
+        float *gl = calloc((size_t)net->num_input_global_c, sizeof(float));
+        for (int i = 0; i < 140; i++)
+            sp[i] = 1.0f;
+        int erc = hc_emulate_eval(em, 1, sp, gl, NULL, h, &err);
+        hc_check("emulate-4.5", erc != 0 && strstr(err.msg, "non-finite value in layer rconv1/norm2 (stored as fp16") && !strstr(err.msg, "weights"),
+                 "the eval must fail naming the layer: %s", erc ? err.msg : "succeeded");
+        int nonfinite = 0;
+        for (int i = 0; i < 3; i++)
+            nonfinite |= !isfinite(h->value[i]);
+        hc_check("emulate-4.4", o.saw_inf && o.max_finite <= 65504.0f && nonfinite,
+                 "layer %s: inf %d, largest finite %g, value head non-finite %d", bn->name, o.saw_inf,
+                 (double)o.max_finite, nonfinite);
+        free(sp);
+        free(gl);
+        hc_raw_heads_free(h);
+    } else {
+        hc_check("emulate-4.4", 0, "%s", err.msg);
+    }
+    hc_emulate_close(em);
+    /* a weight past fp16's range: inf when rounded, named in the error */
+    for (int c = 0; c < bn->c; c++)
+        bn->merged_scale[c] = 1e5f;
+    run_out rw = run("emulate:fp16", net, ps, 1, 10, 14, 1);
+    hc_check("emulate-4.6", rw.rc != 0 && strstr(rw.err.msg, "96 weights of layer rconv1/norm2 are not finite in fp16"),
+             "%s", rw.rc ? rw.err.msg : "succeeded");
+    run_free(&rw);
+    memcpy(bn->merged_scale, saved, (size_t)bn->c * sizeof(float));
+    memcpy(bn->merged_bias, saved + bn->c, (size_t)bn->c * sizeof(float));
+    free(saved);
+    run_free(&r32);
+    run_free(&r16);
+    run_free(&rbf);
+}
+
+int main(void)
+{
+    hc_net *net = load_reduced("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    const char *pp = hc_shared(NX14);
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_err err = {0};
+    if (!net || !pp || hc_positions_load(pp, &ps, &n, &err)) {
+        hc_skip("emulate", "shared g170 net or %s absent", NX14);
+        hc_net_free(net);
+        return hc_test_exit();
+    }
+
+    run_out ref = run("ref32", net, ps, n, 10, 14, 2);
+    run_out f16 = run("emulate:fp16", net, ps, n, 10, 14, 2);
+    run_out bf = run("emulate:bf16", net, ps, n, 10, 14, 2);
+    hc_check("emulate-1.1", ref.rc == 0 && f16.rc == 0 && bf.rc == 0, "%s | %s | %s", ref.err.msg, f16.err.msg,
+             bf.err.msg);
+    hc_stats s16, sbf;
+    if (ref.rc == 0 && f16.rc == 0 && bf.rc == 0 && hc_stats_compute(ref.o, f16.o, n, &s16, &err) == 0 &&
+        hc_stats_compute(ref.o, bf.o, n, &sbf, &err) == 0) {
+        double wr16 = s16.m[HC_M_WINRATE].v[HC_P_99], wrbf = sbf.m[HC_M_WINRATE].v[HC_P_99];
+        hc_check("emulate-1.2", s16.m[HC_M_WINRATE].v[HC_P_MAX] > 0 && s16.m[HC_M_POLICY_KL].v[HC_P_MAX] > 0,
+                 "fp16 must differ from fp32");
+        hc_tier tier;
+        hc_tier_check tc;
+        if (hc_tier_builtin("fp16", &tier, &err) == 0) {
+            hc_tier_check_stats(&tier, &s16, &tc);
+            hc_check("emulate-1.3", tc.pass, "emulate:fp16 fails KataGo's fp16 tier (first failing metric %d pct %d)",
+                     tc.first_fail_metric, tc.first_fail_pct);
+        }
+        /* fp16 storage is far from fp32-exact: an fp32-class tier must see it */
+        if (hc_tier_builtin("fp32-strict", &tier, &err) == 0) {
+            hc_tier_check_stats(&tier, &s16, &tc);
+            hc_check("emulate-1.4", !tc.pass, "emulate:fp16 passes fp32-strict: not really reduced?");
+        }
+        hc_check("emulate-1.5",
+                 wrbf > 2 * wr16 && sbf.m[HC_M_POLICY_KL].v[HC_P_AVG] > 2 * s16.m[HC_M_POLICY_KL].v[HC_P_AVG] &&
+                     sbf.m[HC_M_LEAD].v[HC_P_AVG] > s16.m[HC_M_LEAD].v[HC_P_AVG],
+                 "bf16 (8-bit mantissa) must err more than fp16 (11-bit): winrate p99 %g vs %g", wrbf, wr16);
+        /* a plausibility band: what real fp16 backends show (shared/BACKENDS.md) */
+        hc_check("emulate-1.6", wr16 > 1e-5 && wr16 < 1e-2, "fp16 winrate p99 %g outside 0.001%%..1%%", wr16);
+    }
+
+    /* determinism: same bits across runs and thread counts */
+    run_out f16b = run("emulate:fp16", net, ps, n < 40 ? n : 40, 10, 14, 1);
+    run_out f16c = run("emulate:fp16", net, ps, n < 40 ? n : 40, 10, 14, 1);
+    hc_check("emulate-2.1", same_outputs(&f16b, &f16c), "two runs differ");
+    f16b.n = f16c.n = n < 40 ? n : 40;
+    run_out head = {f16.o, f16b.n, f16.rc, {0, ""}};
+    hc_check("emulate-2.2", same_outputs(&head, &f16b), "1 thread vs 2 threads differ");
+
+    /* an all-fp32 profile is ref32, bit for bit; coreml-tiers on a convnet is fp16 */
+    const char *dir = hc_tmpdir("test_emulate");
+    char p32[600], pacc[600], spec[700];
+    snprintf(p32, sizeof p32, "%s/all32.yaml", dir ? dir : ".");
+    snprintf(pacc, sizeof pacc, "%s/acc16.yaml", dir ? dir : ".");
+    write_file(p32, "storage: fp32\nweights: fp32\naccum: fp32\n");
+    write_file(pacc, "storage: fp16\nweights: fp16\nrules:\n  - kind: conv\n    accum: fp16\n");
+    snprintf(spec, sizeof spec, "emulate:%s", p32);
+    size_t m = n < 40 ? n : 40;
+    run_out e32 = run(spec, net, ps, m, 10, 14, 2);
+    run_out ref40 = {ref.o, m, ref.rc, {0, ""}};
+    hc_check("emulate-3.1", same_outputs(&ref40, &e32), "all-fp32 profile differs from ref32: %s", e32.err.msg);
+    run_out cm = run("emulate:coreml-tiers", net, ps, m, 10, 14, 2);
+    run_out f16m = {f16.o, m, f16.rc, {0, ""}};
+    hc_check("emulate-3.2", same_outputs(&f16m, &cm), "coreml-tiers on a plain convnet must be pure fp16: %s",
+             cm.err.msg);
+    snprintf(spec, sizeof spec, "emulate:%s", pacc);
+    hc_backend b = {0};
+    int rc = hc_backend_open(&b, spec, net, 10, 14, 8, 1, &err);
+    hc_check("emulate-3.3", rc != 0 && strstr(err.msg, "accumulation") && strstr(err.msg, "acc16.yaml:4:5"),
+             "fp16 accumulation must be refused, naming the rule: %s", rc ? err.msg : "opened");
+    hc_backend_close(&b);
+    rc = hc_backend_open(&b, "emulate", net, 10, 14, 8, 1, &err);
+    hc_check("emulate-3.4", rc != 0 && err.code == HC_ECONFIG, "emulate without a profile: %s", err.msg);
+    hc_backend_close(&b);
+    rc = hc_backend_open(&b, "emulate:fp8", net, 10, 14, 8, 1, &err);
+    hc_check("emulate-3.5", rc != 0 && strstr(err.msg, "fp8"), "unknown profile: %s", err.msg);
+    hc_backend_close(&b);
+
+    /* the narrow transformer under coreml-tiers: fp32 tier, so ref32's bits */
+    hc_net *tf = load_reduced("nets/b7c96h3tfrs-test5-cnorm.bin.gz");
+    if (tf) {
+        run_out t32 = run("ref32", tf, ps, 16, 10, 14, 1);
+        run_out tcm = run("emulate:coreml-tiers", tf, ps, 16, 10, 14, 1);
+        run_out t16 = run("emulate:fp16", tf, ps, 16, 10, 14, 1);
+        hc_check("emulate-3.6", same_outputs(&t32, &tcm), "coreml-tiers on a 96-channel transformer must be fp32: %s",
+                 tcm.err.msg);
+        hc_check("emulate-3.7", t16.rc == 0 && !same_outputs(&t32, &t16), "fp16 on the transformer: %s", t16.err.msg);
+        run_free(&t32);
+        run_free(&tcm);
+        run_free(&t16);
+    } else {
+        hc_skip("emulate-3.6", "transformer net absent");
+    }
+    hc_net_free(tf);
+
+    test_overflow(net, ps, n);
+
+    run_free(&e32);
+    run_free(&cm);
+    run_free(&f16b);
+    run_free(&f16c);
+    run_free(&ref);
+    run_free(&f16);
+    run_free(&bf);
+    hc_positions_free(ps, n);
+    hc_net_free(net);
+    return hc_test_exit();
+}
