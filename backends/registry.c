@@ -4,10 +4,16 @@
 #include "backend.h"
 
 extern const hc_backend_vtbl hc_backend_ref32;
+extern const hc_backend_vtbl hc_backend_file;
+extern const hc_backend_vtbl hc_backend_mutate;
+extern const hc_backend_vtbl hc_backend_fault;
 
 /* One line per backend kind; guard optional ones with their HC_HAVE_* macro. */
 const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_ref32,
+    &hc_backend_file,
+    &hc_backend_mutate,
+    &hc_backend_fault,
     NULL,
 };
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "backend.h"
 #include "stream.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
@@ -929,6 +930,17 @@ hc_suite *hc_suite_load(const char *path, hc_err *err)
     hc_suite *s = hc_suite_parse(text, len, path, err);
     free(text);
     return s;
+}
+
+int hc_suite_check_backends(const hc_suite *s, hc_err *err)
+{
+    for (size_t i = 0; i < s->n_backends; i++) {
+        const char *params;
+        hc_err e = {0};
+        if (!hc_backend_find(s->backends[i].spec, &params, &e))
+            return hc_err_set(err, HC_ECONFIG, "%s: %s (in backends[%zu])", s->backends[i].where, e.msg, i);
+    }
+    return 0;
 }
 
 void hc_suite_free(hc_suite *s)

@@ -112,6 +112,11 @@ hc_suite *hc_suite_load(const char *path, hc_err *err);
 /* The same from memory; path names the document in messages and anchors relative paths. */
 hc_suite *hc_suite_parse(const char *yaml, size_t len, const char *path, hc_err *err);
 void hc_suite_free(hc_suite *s);
+/* Checks that every backend spec names a registered backend kind (backends/backend.h); the
+ * error names the place in the suite, e.g. "suite.yaml:12:5: unknown backend kind "emu"
+ * (known: ref32, emulate) (in backends[2])". Separate from loading so that a suite can be
+ * read (listed, validated) before every backend exists in the build. */
+int hc_suite_check_backends(const hc_suite *s, hc_err *err);
 int hc_suite_find_tier(const hc_suite *s, const char *name);
 
 /* A standalone net file. The strings live in *holder until hc_config_holder_free. */

@@ -44,6 +44,7 @@ struct hc_run {
     owned *own;
     size_t n, cap;
     int input_error, backend_error, tier_fail;
+    int cache_hits, cache_misses;
     hc_results results;
     char timestamp[32];
     char scratch[512];
@@ -504,7 +505,7 @@ static void free_outs(hc_nnoutput *o, size_t n)
 
 /* The reference outputs of one net x board x settings: from the cache, or ref32 in this
  * process (the reference is halfcheck's own code, not a backend under test). */
-static int reference(const hc_run_options *opts, const hc_net *net, const char *net_digest, const hc_position *ps,
+static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest, const hc_position *ps,
                      size_t n, const char *pos_digest, const hc_eval_settings *s, const char *what,
                      hc_nnoutput *outs, hc_err *err)
 {
@@ -513,9 +514,12 @@ static int reference(const hc_run_options *opts, const hc_net *net, const char *
     if (opts->cache_dir) {
         cache_key(net_digest, pos_digest, s, key);
         snprintf(path, sizeof path, "%s/ref-%s.bin", opts->cache_dir, key);
-        if (cache_read(path, outs, n, s))
+        if (cache_read(path, outs, n, s)) {
+            run->cache_hits++;
             return 0;
+        }
     }
+    run->cache_misses++;
     hc_backend b = {0};
     int batch = 16;
     if (hc_backend_open(&b, "ref32", net, s->nn_x, s->nn_y, batch, opts->threads, err))
@@ -553,12 +557,59 @@ static void shuffled_order(size_t *order, size_t n, uint64_t seed)
     }
 }
 
+/* Backend specs may name the case: {net_name}, {board_name}, {model} (the net's file),
+ * {suite_dir}, {nnX}, {nnY}; e.g. file:{suite_dir}/out/{net_name}_{board_name}.jsonl.gz. */
+static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, char *out, size_t len, hc_err *err)
+{
+    char suite_dir[1024];
+    snprintf(suite_dir, sizeof suite_dir, "%s", s->path ? s->path : ".");
+    char *slash = strrchr(suite_dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(suite_dir, sizeof suite_dir, ".");
+    char nx[16], ny[16];
+    snprintf(nx, sizeof nx, "%d", c->settings.nn_x_len);
+    snprintf(ny, sizeof ny, "%d", c->settings.nn_y_len);
+    const char *keys[] = {"{net_name}", "{board_name}", "{model}", "{suite_dir}", "{nnX}", "{nnY}"};
+    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, s->nets[c->net].model, suite_dir, nx, ny};
+    size_t o = 0;
+    for (const char *p = spec; *p;) {
+        int matched = 0;
+        for (int k = 0; k < 6 && !matched; k++) {
+            size_t kl = strlen(keys[k]);
+            if (strncmp(p, keys[k], kl) == 0) {
+                size_t vl = strlen(vals[k]);
+                if (o + vl >= len)
+                    return hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
+                memcpy(out + o, vals[k], vl);
+                o += vl;
+                p += kl;
+                matched = 1;
+            }
+        }
+        if (!matched) {
+            if (o + 1 >= len)
+                return hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+    return 0;
+}
+
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
                     size_t n, const hc_nnoutput *ref, hc_err *err)
 {
     const hc_suite *s = run->suite;
     const hc_backend_cfg *bc = &s->backends[c->backend];
     hc_eval_settings es = settings_of(&c->settings);
+    char spec[2048];
+    hc_err xerr = {0};
+    if (expand_spec(s, c, bc->spec, spec, sizeof spec, &xerr)) {
+        run->input_error = 1;
+        return add_case_errors(run, c, xerr.msg, err);
+    }
     for (int mode = HC_MODE_UNBATCHED; mode <= HC_MODE_BATCHED; mode <<= 1) {
         if (!(s->modes & mode))
             continue;
@@ -576,14 +627,14 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
         char *message = NULL;
         double t0 = now_s();
-        int rc = outs ? run_isolated(run, opts, bc->spec, net, ps, n, order, batch, &es, what, outs, &message) : -1;
+        int rc = outs ? run_isolated(run, opts, spec, net, ps, n, order, batch, &es, what, outs, &message) : -1;
         double secs = now_s() - t0;
         free(order);
         if (rc) {
             if (!message)
                 message = strdup("out of memory");
             char *full = NULL;
-            if (message && asprintf(&full, "backend %s: %s", bc->spec, message) < 0)
+            if (message && asprintf(&full, "backend %s: %s", spec, message) < 0)
                 full = NULL;
             free(message);
             run->backend_error = 1;
@@ -671,7 +722,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             hc_eval_settings es = settings_of(cs);
             char what[512];
             snprintf(what, sizeof what, "%s %s reference", s->nets[ni].name, board->name);
-            if (!ref || reference(opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
+            if (!ref || reference(run, opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
                 free(ref);
                 ref = NULL;
                 hc_err_prefix(&cerr, "fp32 reference: ");
@@ -784,6 +835,16 @@ int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
         return -1;
     snprintf(path, sizeof path, "%s/report.csv", dir);
     return hc_table_write_csv(&run->results, path, err);
+}
+
+int hc_run_cache_hits(const hc_run *run)
+{
+    return run->cache_hits;
+}
+
+int hc_run_cache_misses(const hc_run *run)
+{
+    return run->cache_misses;
 }
 
 void hc_run_free(hc_run *run)

@@ -42,6 +42,10 @@ int hc_run_status(const hc_run *run);
  * each atomically. */
 int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err);
 
+/* Reference computations served from the cache, and computed afresh. */
+int hc_run_cache_hits(const hc_run *run);
+int hc_run_cache_misses(const hc_run *run);
+
 void hc_run_free(hc_run *run);
 
 #endif

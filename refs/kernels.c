@@ -268,22 +268,24 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
                 const hc_v8f *z = tmp + r * 6;
                 WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
                 for (int c = 0; c < 6; c++)
-                    v8_store(V + ((size_t)(r * 6 + c) * cv->ic + i) * T + t0, o[c],
+                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * T + t0, o[c],
                              T - t0 < 8 ? T - t0 : 8);
             }
         }
     }
+    /* V is [ic][36][T] and M [oc][36][T] (each tile's 36 values close together for the
+     * transforms); sgemm k reads and writes them with a row stride of 36*T */
     for (int k = 0; k < 36; k++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
-                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * cv->ic * T, T,
-                    0.0f, M + (size_t)k * cv->oc * T, T);
+                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
+                    0.0f, M + (size_t)k * T, 36 * T);
     for (int o = 0; o < cv->oc; o++) {
         float *dst = out + ((size_t)o * batch + b) * hw;
         for (int t0 = 0; t0 < T; t0 += 8) {
             int lanes = T - t0 < 8 ? T - t0 : 8;
             hc_v8f m[36], tmp[24], y4[4];
             for (int k = 0; k < 36; k++)
-                m[k] = v8_load(M + ((size_t)k * cv->oc + o) * T + t0, lanes);
+                m[k] = v8_load(M + ((size_t)o * 36 + k) * T + t0, lanes);
             for (int c = 0; c < 6; c++) { /* along y: 6 rows -> 4 */
                 WINO_AT(m[c], m[6 + c], m[12 + c], m[18 + c], m[24 + c], m[30 + c], y4);
                 for (int r = 0; r < 4; r++)

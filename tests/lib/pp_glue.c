@@ -11,5 +11,5 @@ int hc_test_postprocess(const hc_pp_model *m, const hc_pp_settings *s, const hc_
                         int nn_x, int nn_y, const hc_raw_row *raw, float *scratch, hc_nnoutput *out,
                         hc_err *err)
 {
-    return hc_postprocess(m, s, pos, nn_x, nn_y, raw, scratch, out, err);
+    return hc_postprocess_row(m, s, pos, nn_x, nn_y, raw, scratch, out, err);
 }

@@ -1,0 +1,190 @@
+/* fault:KIND[@N][:BACKEND] — a deliberately broken tensor backend, for testing the runner's
+ * isolation and for users to check their CI wiring (a crashing backend must turn into a
+ * reported error, not a red build with no report). It wraps a real backend (BACKEND, opened
+ * through the registry; ref32 when absent), so everything but the fault is real output.
+ *
+ * The fault fires in the eval call whose rows include row N (0-based, counting every row this
+ * instance has evaluated, in the order given; N = 0 when absent): in the runner that is the
+ * N-th position of the case's evaluation order, so fault:segv@5 crashes on the batch that
+ * holds the sixth position evaluated.
+ *   segv            raise(SIGSEGV) with the default action restored (a sanitizer's handler
+ *                   would otherwise turn the signal into an exit status)
+ *   hang            never returns (sleeps until killed)
+ *   exit            _exit(7), as a runtime that aborts the process with a status
+ *   error           returns an HC_EBACKEND error
+ *   nan-value, nan-score, nan-policy, nan-pass, nan-ownership
+ *                   NaN in every element of that raw head of row N ("nan" = nan-value) */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+enum fault_kind { F_SEGV, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP };
+
+static const struct {
+    const char *name;
+    int kind;
+} kinds[] = {
+    {"segv", F_SEGV},          {"hang", F_HANG},           {"exit", F_EXIT},
+    {"error", F_ERROR},        {"nan", F_NAN_VALUE},       {"nan-value", F_NAN_VALUE},
+    {"nan-score", F_NAN_SCORE}, {"nan-policy", F_NAN_POLICY}, {"nan-pass", F_NAN_PASS},
+    {"nan-ownership", F_NAN_OWNERSHIP},
+};
+
+static const char *const default_inner = "ref32";
+
+typedef struct fault_backend {
+    int kind;
+    long at;   /* the row that triggers the fault */
+    long rows; /* rows evaluated so far */
+    hc_backend inner;
+} fault_backend;
+
+static void fault_close(void *inst)
+{
+    fault_backend *f = inst;
+    if (!f)
+        return;
+    hc_backend_close(&f->inner);
+    free(f);
+}
+
+static void *fault_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                        hc_err *err)
+{
+    const char *p = params ? params : "";
+    size_t klen = strcspn(p, "@:");
+    int kind = -1;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strlen(kinds[i].name) == klen && strncmp(kinds[i].name, p, klen) == 0)
+            kind = kinds[i].kind;
+    if (kind < 0) {
+        hc_err_set(err, HC_ECONFIG,
+                   "fault: unknown kind \"%.*s\" (expected fault:KIND[@N][:BACKEND], KIND one of segv, hang, exit, "
+                   "error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership)",
+                   (int)klen, p);
+        return NULL;
+    }
+    p += klen;
+    long at = 0;
+    if (*p == '@') {
+        char *end;
+        at = strtol(p + 1, &end, 10);
+        if (end == p + 1 || at < 0 || (*end != '\0' && *end != ':')) {
+            hc_err_set(err, HC_ECONFIG, "fault: \"%s\": @N needs a row number >= 0", params);
+            return NULL;
+        }
+        p = end;
+    }
+    const char *inner = default_inner;
+    if (*p == ':') {
+        if (p[1] == '\0') {
+            hc_err_set(err, HC_ECONFIG, "fault: \"%s\": empty backend after ':'", params);
+            return NULL;
+        }
+        inner = p + 1;
+    }
+    fault_backend *f = hc_calloc(1, sizeof *f, err, "fault backend");
+    if (!f)
+        return NULL;
+    f->kind = kind;
+    f->at = at;
+    if (hc_backend_open(&f->inner, inner, net, nx, ny, max_batch, threads, err)) {
+        free(f);
+        return NULL;
+    }
+    if (f->inner.vt->shape != HC_BACKEND_TENSOR) {
+        hc_err_set(err, HC_ECONFIG, "fault: %s is not a tensor backend", inner);
+        fault_close(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void fill_nan(float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = NAN;
+}
+
+static void crash(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGSEGV);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(SIGSEGV);
+    _exit(139); /* not reached */
+}
+
+static int fault_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
+                      hc_raw_heads *out, hc_err *err)
+{
+    fault_backend *f = inst;
+    long first = f->rows;
+    f->rows += batch;
+    int fires = f->at >= first && f->at < first + batch;
+    if (fires) {
+        switch (f->kind) {
+        case F_SEGV:
+            crash();
+            break;
+        case F_HANG:
+            for (;;) {
+                struct timespec t = {3600, 0};
+                nanosleep(&t, NULL);
+            }
+        case F_EXIT:
+            _exit(7);
+        case F_ERROR:
+            return hc_err_set(err, HC_EBACKEND, "fault:error: injected failure at row %ld", f->at);
+        default:
+            break;
+        }
+    }
+    if (f->inner.vt->eval(f->inner.inst, batch, spatial, global, meta, out, err))
+        return -1;
+    if (!fires)
+        return 0;
+    size_t r = (size_t)(f->at - first), area = (size_t)out->nx * (size_t)out->ny;
+    size_t pc = (size_t)out->policy_channels, sc = (size_t)out->score_channels;
+    switch (f->kind) {
+    case F_NAN_VALUE:
+        fill_nan(out->value + r * 3, 3);
+        break;
+    case F_NAN_SCORE:
+        fill_nan(out->score + r * sc, sc);
+        break;
+    case F_NAN_POLICY:
+        fill_nan(out->policy + r * pc * area, pc * area);
+        break;
+    case F_NAN_PASS:
+        fill_nan(out->policy_pass + r * pc, pc);
+        break;
+    case F_NAN_OWNERSHIP:
+        fill_nan(out->ownership + r * area, area);
+        break;
+    }
+    return 0;
+}
+
+const hc_backend_vtbl hc_backend_fault = {
+    .name = "fault",
+    .shape = HC_BACKEND_TENSOR,
+    .help = "fault:KIND[@N][:BACKEND] a broken backend for testing isolation: KIND segv, hang, exit (status 7), "
+            "error, nan-value|score|policy|pass|ownership, fired at row N (default 0) of BACKEND (default ref32)",
+    .open = fault_open,
+    .eval = fault_eval,
+    .eval_positions = NULL,
+    .close = fault_close,
+    .taps = NULL,
+};

@@ -1,0 +1,210 @@
+/* The checker's teeth: every mutate:KIND:ref32 (a bug a real backend shipped, planted into the
+ * reference engine) must fail the fp16 gate where the real bug showed, while plain ref32
+ * passes it (and halfcheck's fp32-strict tier). Two boards of the g170 net: the first 60
+ * positions of the rectangular set on a 19x19 buffer (boards smaller than the buffer) and the
+ * first 60 of the 10x14 set (boards filling the buffer); both modes. The reference is cached
+ * under build/tmp so it is computed once per board. Prints the figures it sees. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "hc_test.h"
+#include "positions.h"
+#include "results.h"
+#include "runner.h"
+
+#define N_POSITIONS 60
+
+static void absolute(const char *rel, char *buf, size_t len)
+{
+    if (rel[0] == '/') {
+        snprintf(buf, len, "%s", rel);
+        return;
+    }
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    snprintf(buf, len, "%s/%s", cwd, rel);
+}
+
+static int write_subset(const char *src, const char *dst, int n, hc_err *err)
+{
+    hc_posreader *r = hc_posreader_open(src, err);
+    if (!r)
+        return -1;
+    hc_poswriter *w = hc_poswriter_open(dst, err);
+    if (!w) {
+        hc_posreader_close(r);
+        return -1;
+    }
+    hc_position p;
+    int rc = 0, k = 0;
+    while (k < n && (rc = hc_posreader_next(r, &p, err)) == 1) {
+        rc = hc_poswriter_write(w, &p, err);
+        hc_position_free(&p);
+        if (rc)
+            break;
+        k++;
+    }
+    hc_posreader_close(r);
+    if (rc < 0) {
+        hc_poswriter_abort(w);
+        return -1;
+    }
+    return hc_poswriter_commit(w, err);
+}
+
+/* Where each kind must fail: board (0 rect, 1 10x14) x mode (0 unbatched, 1 batched), and
+ * where it must pass because the real bug was invisible there (1 fail, 0 pass, -1 either). */
+static const struct {
+    const char *spec;
+    int fails[2][2];
+} kinds[] = {
+    {"ref32", {{0, 0}, {0, 0}}},
+    /* Only batched, only with boards of different sizes in one batch. */
+    {"mutate:mask-stride:ref32", {{0, 1}, {0, 0}}},
+    {"mutate:pass-dropped:ref32", {{1, 1}, {1, 1}}},
+    {"mutate:policy-transposed:ref32", {{1, 1}, {1, 1}}},
+    {"mutate:symmetry-not-inverted:ref32", {{1, 1}, {1, 1}}},
+    /* NaN only where the mask has zeros: boards smaller than the buffer. */
+    {"mutate:fp16-overflow:ref32", {{1, 1}, {0, 0}}},
+    /* A stale row needs a batch. */
+    {"mutate:stale-row:ref32", {{0, 1}, {0, 1}}},
+};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
+
+static const char *const boards[2] = {"rect19", "b10x14"};
+static const char *const modes[2] = {"unbatched", "batched"};
+
+static const hc_result *find(const hc_results *rs, const char *board, const char *mode)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (strcmp(rs->items[i].board, board) == 0 && strcmp(rs->items[i].mode, mode) == 0)
+            return &rs->items[i];
+    return NULL;
+}
+
+/* 1: the fp16 gate failed (tier check failed, or an error); 0: passed; -1: no result. */
+static int gate_failed(const hc_result *r)
+{
+    if (!r)
+        return -1;
+    if (r->outcome == HC_OUT_ERROR || hc_result_is_error(r))
+        return 1;
+    if (r->outcome != HC_OUT_CHECKED || !r->checks || r->n_tiers < 1)
+        return -1;
+    return !r->checks[0].pass;
+}
+
+static void print_figures(const char *spec, const hc_result *r)
+{
+    if (!r)
+        return;
+    if (r->outcome == HC_OUT_ERROR || !r->stats) {
+        printf("# %-36s %-6s %-9s ERROR %s\n", spec, r->board, r->mode, r->message ? r->message : "");
+        return;
+    }
+    const hc_stats *s = r->stats;
+    printf("# %-36s %-6s %-9s fp16 %s  winrate p99 %.3g%% max %.3g%%  topPolicy max %.3g%%  policyKL max %.3g  "
+           "ownership max %.3g  lead max %.3g\n",
+           spec, r->board, r->mode, r->checks && r->checks[0].pass ? "pass" : "FAIL",
+           100 * s->m[HC_M_WINRATE].v[HC_P_99], 100 * s->m[HC_M_WINRATE].v[HC_P_MAX],
+           100 * s->m[HC_M_TOP_POLICY].v[HC_P_MAX], s->m[HC_M_POLICY_KL].v[HC_P_MAX],
+           s->m[HC_M_OWNERSHIP].v[HC_P_MAX], s->m[HC_M_LEAD].v[HC_P_MAX]);
+}
+
+int main(void)
+{
+    const char *tmp = hc_tmpdir("test_mutations");
+    const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    if (!p || !tmp) {
+        hc_skip("mutations-1", "../shared/nets/g170-b6c96-s175395328-d26788732.bin.gz absent");
+        return hc_test_exit();
+    }
+    char net[2048];
+    absolute(p, net, sizeof net);
+    const char *src[2] = {"positions/sizerect.jsonl.gz", "positions/size10x14.jsonl.gz"};
+    const char *dst[2] = {"rect60.jsonl", "b10x14_60.jsonl"};
+    hc_err err = {0};
+    for (int b = 0; b < 2; b++) {
+        p = hc_shared(src[b]);
+        if (!p) {
+            hc_skip("mutations-1", "../shared/%s absent", src[b]);
+            return hc_test_exit();
+        }
+        char in[2048], out[2048], name[32];
+        snprintf(in, sizeof in, "%s", p);
+        snprintf(out, sizeof out, "%s/%s", tmp, dst[b]);
+        snprintf(name, sizeof name, "mutations-1.%d", b + 1);
+        if (!hc_check(name, write_subset(in, out, N_POSITIONS, &err) == 0, "%s", err.msg))
+            return hc_test_exit();
+    }
+    char cache[2048];
+    snprintf(cache, sizeof cache, "%s/cache", tmp);
+
+    for (size_t k = 0; k < N_KINDS; k++) {
+        char yaml[4096], suite_path[2048], name[64];
+        int len = snprintf(yaml, sizeof yaml,
+                           "name: mutations\n"
+                           "nets:\n  - {name: g170, model: \"%s\"}\n"
+                           "boards:\n"
+                           "  - {name: rect19, positions: %s, nnBuffer: 19x19}\n"
+                           "  - {name: b10x14, positions: %s, nnBuffer: 10x14}\n"
+                           "backends:\n  - {backend: \"%s\", tiers: [fp16, fp32-strict]}\n",
+                           net, dst[0], dst[1], kinds[k].spec);
+        snprintf(suite_path, sizeof suite_path, "%s/suite%zu.yaml", tmp, k);
+        hc_suite *suite = hc_suite_parse(yaml, (size_t)len, suite_path, &err);
+        snprintf(name, sizeof name, "mutations-2.%zu", k + 1);
+        if (!hc_check(name, suite != NULL, "%s: %s", kinds[k].spec, err.msg))
+            continue;
+        hc_run_options o = hc_run_options_default();
+        o.cache_dir = cache;
+        o.tmp_dir = tmp;
+        o.timeout_s = 120;
+        o.threads = 2;
+        hc_run *run = hc_run_suite(suite, &o, &err);
+        snprintf(name, sizeof name, "mutations-3.%zu", k + 1);
+        if (!hc_check(name, run != NULL, "%s: %s", kinds[k].spec, err.msg)) {
+            hc_suite_free(suite);
+            continue;
+        }
+        const hc_results *rs = hc_run_results(run);
+        int status = hc_run_status(run);
+        int any_fail = 0;
+        for (int b = 0; b < 2; b++)
+            for (int m = 0; m < 2; m++) {
+                const hc_result *r = find(rs, boards[b], modes[m]);
+                print_figures(kinds[k].spec, r);
+                int got = gate_failed(r);
+                int want = kinds[k].fails[b][m];
+                any_fail |= got == 1;
+                snprintf(name, sizeof name, "mutations-4.%zu.%d.%d", k + 1, b + 1, m + 1);
+                hc_check(name, got == want, "%s on %s %s: gate %s, expected it to %s (%s)", kinds[k].spec, boards[b],
+                         modes[m], got == 1 ? "failed" : got == 0 ? "passed" : "gave no result",
+                         want ? "fail" : "pass", r && r->message ? r->message : "");
+            }
+        snprintf(name, sizeof name, "mutations-5.%zu", k + 1);
+        if (k == 0) {
+            hc_check(name, status == 0, "plain ref32: status %d, expected 0", status);
+            /* ref32 against the reference (computed at batch 16) also passes halfcheck's own
+             * fp32-strict tier in both modes: the engine's rows do not depend on the batch. */
+            for (int b = 0; b < 2; b++)
+                for (int m = 0; m < 2; m++) {
+                    const hc_result *r = find(rs, boards[b], modes[m]);
+                    char n2[64];
+                    snprintf(n2, sizeof n2, "mutations-6.%d.%d", b + 1, m + 1);
+                    hc_check(n2, r && r->checks && r->n_tiers == 2 && r->checks[1].pass,
+                             "ref32 %s %s fails fp32-strict", boards[b], modes[m]);
+                }
+        } else {
+            hc_check(name, any_fail && (status == 1 || status == 3), "%s: status %d, expected 1 or 3",
+                     kinds[k].spec, status);
+        }
+        hc_run_free(run);
+        hc_suite_free(suite);
+    }
+    return hc_test_exit();
+}
