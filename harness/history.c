@@ -293,7 +293,8 @@ static int copy_hash_vec(hash_vec *dst, const hash_vec *src, hc_err *err)
     dst->n = dst->cap = 0;
     if (hash_vec_reserve(dst, src->n ? src->n : 1, err))
         return -1;
-    memcpy(dst->v, src->v, src->n * sizeof *src->v);
+    if (src->n) /* memcpy from a NULL source is undefined even for 0 bytes */
+        memcpy(dst->v, src->v, src->n * sizeof *src->v);
     dst->n = src->n;
     return 0;
 }
@@ -322,9 +323,12 @@ hc_history *hc_history_copy(const hc_history *h, hc_err *err)
     }
     c->cap_moves = cm;
     c->cap_ekc = h->n_ekc ? h->n_ekc : 1;
-    memcpy(c->move_locs, h->move_locs, h->n_moves * sizeof *c->move_locs);
-    memcpy(c->move_plas, h->move_plas, h->n_moves);
-    memcpy(c->ekc, h->ekc, h->n_ekc * sizeof *c->ekc);
+    if (h->n_moves) {
+        memcpy(c->move_locs, h->move_locs, h->n_moves * sizeof *c->move_locs);
+        memcpy(c->move_plas, h->move_plas, h->n_moves);
+    }
+    if (h->n_ekc)
+        memcpy(c->ekc, h->ekc, h->n_ekc * sizeof *c->ekc);
     return c;
 }
 

@@ -11,12 +11,15 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"demo", cmd_demo, "the embedded default: a synthetic net, random games, ref32 and emulated fp16 checked"},
     {"run", cmd_run, "run a suite: reference, backends, KataGo's metrics, tiers, reports (the main job)"},
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"version", cmd_version, "print halfcheck's version"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
     {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
+    {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
+    {"selfplay", cmd_selfplay, "write positions from seeded random legal games"},
 };
 
 static void usage(FILE *f)

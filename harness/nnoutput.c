@@ -56,6 +56,23 @@ char *hc_nnoutput_format(const hc_nnoutput *o, int format, const char *nn_hash, 
         return hc_err_set(err, HC_EUSAGE, "a %dx%d buffer does not fit KataGo's reference-file policy of %d entries",
                           o->nn_x_len, o->nn_y_len, HC_KATAGO_POLICY_SIZE),
                NULL;
+    /* JSON has no NaN or inf: jansson would silently drop them, so refuse with the field. */
+    const float sc[] = {o->white_win_prob, o->white_loss_prob, o->white_no_result_prob, o->white_score_mean,
+                        o->white_score_mean_sq, o->white_lead, o->var_time_left, o->shortterm_winloss_error,
+                        o->shortterm_score_error, o->policy_optimism_used};
+    static const char *const sc_names[] = {"whiteWinProb", "whiteLossProb", "whiteNoResultProb", "whiteScoreMean",
+                                           "whiteScoreMeanSq", "whiteLead", "varTimeLeft", "shorttermWinlossError",
+                                           "shorttermScoreError", "policyOptimismUsed"};
+    for (int i = 0; i < 10; i++)
+        if (!isfinite(sc[i]))
+            return hc_err_set(err, HC_EBACKEND, "non-finite %s (%g) cannot be written as JSON", sc_names[i], sc[i]),
+                   NULL;
+    for (size_t i = 0; i <= area; i++)
+        if (!isfinite(o->policy_probs[i]))
+            return hc_err_set(err, HC_EBACKEND, "non-finite policyProbs[%zu] cannot be written as JSON", i), NULL;
+    for (size_t i = 0; o->white_owner_map && i < area; i++)
+        if (!isfinite(o->white_owner_map[i]))
+            return hc_err_set(err, HC_EBACKEND, "non-finite whiteOwnerMap[%zu] cannot be written as JSON", i), NULL;
     json_t *j = json_object();
     if (format == HC_NNOUT_KATAGO)
         json_object_set_new(j, "nnHash", json_string(nn_hash ? nn_hash : "00000000000000000000000000000000"));

@@ -34,9 +34,13 @@ int hc_position_copy(hc_position *dst, const hc_position *src, hc_err *err)
         hc_position_free(dst);
         return -1;
     }
-    memcpy(dst->initial_black, src->initial_black, sizeof(hc_xy) * (size_t)src->n_initial_black);
-    memcpy(dst->initial_white, src->initial_white, sizeof(hc_xy) * (size_t)src->n_initial_white);
-    memcpy(dst->moves, src->moves, sizeof(hc_move) * (size_t)src->n_moves);
+    /* memcpy from a NULL source is undefined even for 0 bytes */
+    if (src->n_initial_black)
+        memcpy(dst->initial_black, src->initial_black, sizeof(hc_xy) * (size_t)src->n_initial_black);
+    if (src->n_initial_white)
+        memcpy(dst->initial_white, src->initial_white, sizeof(hc_xy) * (size_t)src->n_initial_white);
+    if (src->n_moves)
+        memcpy(dst->moves, src->moves, sizeof(hc_move) * (size_t)src->n_moves);
     return 0;
 }
 

@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* postprocess.h's hc_postprocess() clashes with model.h's struct hc_postprocess: take the
- * function under another name (tests/lib/pp_glue.c) until the clash is resolved on main. */
-#define hc_postprocess hc_test_postprocess
 #include "postprocess.h"
-#undef hc_postprocess
 
 #include "backend.h"
 #include "engine.h"
@@ -187,7 +183,7 @@ static void golden_check(const golden_cfg *g)
                           heads->ownership + (size_t)r * hw};
         hc_nnoutput o;
         if (hc_nnoutput_init(&o, g->nx, g->ny, 1, &err) ||
-            hc_test_postprocess(&m, &st, &pp, g->nx, g->ny, &raw, scratch, &o, &err)) {
+            hc_postprocess_row(&m, &st, &pp, g->nx, g->ny, &raw, scratch, &o, &err)) {
             hc_check(name, 0, "position %zu: %s", which[r], err.msg);
             fail = 1;
             hc_nnoutput_free(&o);

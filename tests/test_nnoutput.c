@@ -94,6 +94,23 @@ int main(void)
         free(rb);
     }
 
+    /* Non-finite values are refused by the JSON writer, naming the field. */
+    {
+        hc_nnoutput a;
+        hc_nnoutput_init(&a, 2, 2, 1, &err);
+        a.policy_probs[3] = NAN;
+        hc_err_clear(&err);
+        char *s2 = hc_nnoutput_format(&a, HC_NNOUT_GOLDEN, NULL, &err);
+        hc_check("nnoutput-5.1", s2 == NULL && strstr(err.msg, "policyProbs[3]"), "NaN written: %s", err.msg);
+        free(s2);
+        a.policy_probs[3] = 0;
+        a.white_lead = INFINITY;
+        s2 = hc_nnoutput_format(&a, HC_NNOUT_GOLDEN, NULL, &err);
+        hc_check("nnoutput-5.2", s2 == NULL && strstr(err.msg, "whiteLead"), "inf written: %s", err.msg);
+        free(s2);
+        hc_nnoutput_free(&a);
+    }
+
     /* Malformed lines. */
     const char *bad[] = {"{\"nnXLen\":3}", "[1,2]", "{\"nnXLen\":3,\"nnYLen\":2,\"whiteWinProb\":\"x\"}", "{"};
     for (int i = 0; i < 4; i++) {

@@ -58,9 +58,12 @@ int cli_fail(const char *cmd, const hc_err *err);
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_features(int argc, char **argv);
+int cmd_synth_net(int argc, char **argv);
+int cmd_selfplay(int argc, char **argv);
 
 #endif
