@@ -377,6 +377,7 @@ int hc_history_winner(const hc_history *h) { return h->winner; }
 bool hc_history_is_no_result(const hc_history *h) { return h->is_no_result; }
 int hc_history_num_moves(const hc_history *h) { return (int)h->n_moves; }
 int hc_history_num_approx_valid_turns_this_phase(const hc_history *h) { return h->num_approx_valid_turns_this_phase; }
+int hc_history_num_consec_valid_turns_this_game(const hc_history *h) { return h->num_consec_valid_turns_this_game; }
 bool hc_history_always_pass_alive_under_suicide(const hc_history *h) { return h->always_pass_alive; }
 const bool *hc_history_super_ko_banned_map(const hc_history *h) { return h->super_ko_banned; }
 const bool *hc_history_ko_recap_blocked_map(const hc_history *h) { return h->ko_recap_blocked; }

@@ -69,6 +69,8 @@ bool hc_history_is_no_result(const hc_history *h);
 int hc_history_num_moves(const hc_history *h);
 hc_move hc_history_move(const hc_history *h, int i); /* i-th move since the initial board */
 int hc_history_num_approx_valid_turns_this_phase(const hc_history *h);
+/* numConsecValidTurnsThisGame: like the above, but reset by a rules violation, not a phase change. */
+int hc_history_num_consec_valid_turns_this_game(const hc_history *h);
 bool hc_history_super_ko_banned(const hc_history *h, int x, int y);
 bool hc_history_ko_recap_blocked(const hc_history *h, int x, int y);
 int hc_history_second_encore_start_color(const hc_history *h, int x, int y);

@@ -221,7 +221,7 @@ static void check_settings(void)
     p.max_history = 0;
     hc_features_fill_v7(h, pla, &p, 5, 5, sp, gl, &err);
     hc_check("features-10.7", gl[0] == 0.0f && gl[14] == 1.0f, "maxHistory 0 should hide moves only");
-    hc_check("features-10.8", hc_features_fill(5, h, pla, &p, 5, 5, sp, gl, &err) == -1 &&
+    hc_check("features-10.8", hc_features_fill(8, h, pla, &p, 5, 5, sp, gl, &err) == -1 &&
                                   hc_features_fill_v7(h, pla, &p, 4, 5, sp, gl, &err) == -1,
              "unsupported version or small buffer accepted");
     hc_history_free(h);

@@ -1,4 +1,4 @@
-/* halfcheck features: KataGo's input rows (fillRowV7, before symmetry) for every position of a
+/* halfcheck features: KataGo's input rows (fillRowV3..V7, before symmetry) for every position of a
  * positions file, as little-endian float32 records: the spatial planes, then the globals. */
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "history.h"
+#include "model.h"
 #include "nnfeatures.h"
 #include "positions.h"
 #include "stream.h"
@@ -14,8 +15,11 @@
 static const cli_opt opts[] = {
     {"positions", 1, 0, "positions file (.jsonl or .jsonl.gz)"},
     {"nn", 1, 0, "NN buffer WxH (or N), at least the board size, at most 19"},
+    {"inputs-version", 1, 0, "KataGo input features version 3..7 (default: the --net's, else 7)"},
+    {"net", 1, 0, "model file whose input version and pass-alive preference to use"},
     {"pda", 1, 0, "playoutDoublingAdvantage (default 0)"},
-    {"pass-alive-suicide", 1, 0, "passAliveSuicideRulesOverride: -1 history's flag, 0 or 1 the model's (default -1)"},
+    {"pass-alive-suicide", 1, 0,
+     "passAliveSuicideRulesOverride: -1 history's flag, 0 or 1 the model's (default: the --net's, else -1)"},
     {"out", 1, 0, "output file; gzip'd when it ends in .gz; '-' for standard output"},
     {"help", 0, 0, "print this help"},
     {NULL, 0, 0, NULL},
@@ -41,7 +45,8 @@ int cmd_features(int argc, char **argv)
     if (cli_parse("features", argc, argv, opts, &a, &err))
         return cli_fail("features", &err);
     if (cli_has(&a, "help")) {
-        printf("usage: halfcheck features --positions POS --nn WxH [--pda X] --out F.f32[.gz]\n\n");
+        printf("usage: halfcheck features --positions POS --nn WxH [--inputs-version N | --net MODEL] [--pda X] "
+               "--out F.f32[.gz]\n\n");
         cli_print_options(stdout, opts);
         return HC_EXIT_OK;
     }
@@ -50,13 +55,25 @@ int cmd_features(int argc, char **argv)
     const char *out_path = nn ? cli_require(&a, "out", &err) : NULL;
     if (!out_path)
         return cli_fail("features", &err);
-    int nn_x, nn_y, pa;
+    int nn_x, nn_y, pa, version, def_version = 7, def_pa = -1;
     double pda;
+    if (cli_has(&a, "net")) {
+        /* The net decides what KataGo would feed it: its input version, and (as testgpuerror does)
+         * its pass-alive preference. */
+        hc_net *net = hc_net_load(cli_get(&a, "net", NULL), &err);
+        if (!net)
+            return cli_fail("features", &err);
+        def_version = net->input_version;
+        def_pa = net->prefer_pass_alive_under_suicide ? 1 : 0;
+        hc_net_free(net);
+    }
     if (cli_parse_size(nn, &nn_x, &nn_y, &err) || cli_get_double(&a, "pda", 0.0, &pda, &err) ||
-        cli_get_int(&a, "pass-alive-suicide", -1, &pa, &err))
+        cli_get_int(&a, "pass-alive-suicide", def_pa, &pa, &err) ||
+        cli_get_int(&a, "inputs-version", def_version, &version, &err))
         return cli_fail("features", &err);
-    if (nn_x < 1 || nn_y < 1 || nn_x > 19 || nn_y > 19 || pa < -1 || pa > 1) {
-        hc_err_set(&err, HC_EUSAGE, "--nn must be within 1x1..19x19 and --pass-alive-suicide -1, 0 or 1");
+    if (nn_x < 1 || nn_y < 1 || nn_x > 19 || nn_y > 19 || pa < -1 || pa > 1 || hc_features_num_spatial(version) == 0) {
+        hc_err_set(&err, HC_EUSAGE,
+                   "--nn must be within 1x1..19x19, --pass-alive-suicide -1, 0 or 1 and --inputs-version 3 to 7");
         return cli_fail("features", &err);
     }
     hc_nninput_params params = hc_nninput_params_default();
@@ -71,7 +88,7 @@ int cmd_features(int argc, char **argv)
         hc_posreader_close(r);
         return cli_fail("features", &err);
     }
-    size_t ns = (size_t)HC_FEATURES_V7_SPATIAL * nn_x * nn_y, rec = ns + HC_FEATURES_V7_GLOBAL;
+    size_t ns = (size_t)hc_features_num_spatial(version) * nn_x * nn_y, rec = ns + hc_features_num_global(version);
     float *row = malloc(rec * sizeof(float));
     int rc = row ? 0 : hc_err_set(&err, HC_ENOMEM, "out of memory");
     long count = 0;
@@ -86,7 +103,7 @@ int cmd_features(int argc, char **argv)
         if (!h)
             rc = -1;
         else {
-            if (hc_features_fill_v7(h, hc_history_next_pla(h), &params, nn_x, nn_y, row, row + ns, &err))
+            if (hc_features_fill(version, h, hc_history_next_pla(h), &params, nn_x, nn_y, row, row + ns, &err))
                 rc = hc_err_prefix(&err, "position %ld: ", p.index);
             hc_history_free(h);
         }
