@@ -544,7 +544,9 @@ static void block_l(lwalk *w, hc_block *bl, unsigned where)
         break;
     }
     }
-    add(w, bl->name, HC_LK_RESIDUAL | where);
+    add(w, bl->name,
+        HC_LK_RESIDUAL | where |
+            (bl->kind == HC_BLOCK_ATTENTION || bl->kind == HC_BLOCK_FFN ? HC_LK_TRANSFORMER : 0u));
 }
 
 static void stack_l(lwalk *w, hc_block *b, int n, unsigned where)

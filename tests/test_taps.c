@@ -180,6 +180,20 @@ int main(void)
         int rc = f ? pclose(f) : -1;
         hc_check("taps-4.1", rc == 0 && rows > 20 && first == 1,
                  "halfcheck taps: rc %d, %d rconv rows, first divergent conv1 %d", rc, rows, first);
+        const char *tp = hc_shared("nets/b7c96h3tfrs-test5-cnorm.bin.gz");
+        if (tp) {
+            snprintf(cmd, sizeof cmd, "%s taps --net %s --show-profile coreml-tiers", bin, tp);
+            f = popen(cmd, "r");
+            int q32 = 0, lines = 0;
+            while (f && fgets(line, sizeof line, f)) {
+                lines++;
+                q32 += strncmp(line, "model.blocks.0.q_proj ", 22) == 0 && strstr(line, " fp32  fp32  fp32 ") &&
+                       strstr(line, "coreml-tiers.yaml:") && strstr(line, "attn_q");
+            }
+            rc = f ? pclose(f) : -1;
+            hc_check("taps-4.2", rc == 0 && q32 == 1 && lines > 20,
+                     "show-profile: rc %d, %d lines, q_proj fp32 by a coreml rule %d", rc, lines, q32);
+        }
     } else {
         hc_skip("taps-4.1", "HALFCHECK not set");
     }

@@ -21,6 +21,8 @@ static const cli_opt opts[] = {
     {"batch", 1, 0, "positions per batch (default 1; --precision: 8)"},
     {"precision", 1, 0, "PROFILE: instead of two backends, the profile applied to one layer at a time (the others "
                         "fp32), each layer's output errors against ref32, largest first (bisect-precision)"},
+    {"show-profile", 1, 0, "PROFILE: print what the profile gives each layer of the net (kinds, formats, the rule "
+                           "that decided) and exit; needs only --net"},
     {"top", 1, 0, "with --precision: print the N most sensitive layers (default 20)"},
     {"threads", 1, 0, "with --precision: evaluation threads (default 1)"},
     {"help", 0, 0, "this help"},
@@ -69,6 +71,38 @@ static int precision(const hc_net *net, const hc_position *ps, size_t n, const h
     return 0;
 }
 
+static int show_profile(const char *net_path, const char *spec, hc_err *err)
+{
+    hc_net *net = hc_net_load(net_path, err);
+    if (!net)
+        return -1;
+    hc_net_reduce_activations(net);
+    hc_profile *p = hc_profile_load(spec, err);
+    hc_layer_ref *ls = NULL;
+    int n = 0, rc = -1;
+    if (p && hc_net_layers(net, &ls, &n, err) == 0) {
+        printf("profile %s (%s) on %s: %s\n", p->name, p->source, net->name ? net->name : net_path,
+               p->description ? p->description : "");
+        if (p->winograd_tiles != HC_FMT_FP32)
+            printf("Winograd tiles of 3x3 convolutions: %s\n", hc_fmt_str(p->winograd_tiles));
+        printf("%-44s %-5s %-5s %-5s %-34s %s\n", "layer", "store", "wts", "accum", "decided by", "kinds");
+        for (int i = 0; i <= n; i++) {
+            const char *name = i < n ? ls[i].name : "input";
+            unsigned kinds = i < n ? ls[i].kinds : HC_LK_INPUT;
+            hc_prof_choice ch = hc_profile_resolve(p, net, name, kinds);
+            char kb[256];
+            printf("%-44s %-5s %-5s %-5s %-34s %s\n", name ? name : "?", hc_fmt_str(ch.storage), hc_fmt_str(ch.weights),
+                   hc_fmt_str(ch.accum), ch.rule >= 0 ? p->rules[ch.rule].where : "defaults",
+                   hc_layer_kinds_str(kinds, kb, sizeof kb));
+        }
+        rc = 0;
+    }
+    free(ls);
+    hc_profile_free(p);
+    hc_net_free(net);
+    return rc;
+}
+
 int cmd_taps(int argc, char **argv)
 {
     cli_args a;
@@ -77,11 +111,14 @@ int cmd_taps(int argc, char **argv)
         return cli_fail("taps", &err);
     if (cli_has(&a, "help")) {
         printf("usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
-               "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n");
+               "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
+               "       halfcheck taps --net NET --show-profile PROFILE\n");
         cli_print_options(stdout, opts);
         return HC_EXIT_OK;
     }
     const char *net_path = cli_require(&a, "net", &err);
+    if (net_path && cli_has(&a, "show-profile"))
+        return show_profile(net_path, cli_get(&a, "show-profile", ""), &err) ? cli_fail("taps", &err) : HC_EXIT_OK;
     const char *pos_path = net_path ? cli_require(&a, "positions", &err) : NULL;
     const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;
     if (!nn)
