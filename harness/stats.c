@@ -197,6 +197,8 @@ static void acc_finish(acc *a, hc_metric_stats *ms, int is_cells)
     ms->v[HC_P_90] = a->vals[hc_stats_pct_index(a->n, 9, 10)];
     ms->v[HC_P_99] = a->vals[hc_stats_pct_index(a->n, 99, 100)];
     ms->v[HC_P_MAX] = a->vals[a->n - 1];
+    for (size_t k = 0; k < HC_STATS_NQ; k++)
+        ms->q[k] = a->vals[(a->n - 1) * k / (HC_STATS_NQ - 1)];
     if (ms->nonfinite) {
         ms->max_pos = ms->first_nonfinite_pos;
         ms->max_cell = -1;

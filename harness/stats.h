@@ -31,6 +31,8 @@ enum hc_metric {
 
 enum hc_pct { HC_P_AVG = 0, HC_P_90, HC_P_99, HC_P_MAX, HC_P_COUNT };
 
+#define HC_STATS_NQ 65 /* quantiles kept per metric: min, every 1/64, max */
+
 typedef struct hc_metric_info {
     const char *name;      /* KataGo's report label, e.g. "winrateError" */
     const char *key;       /* config key, e.g. "winrate" */
@@ -57,6 +59,10 @@ typedef struct hc_metric_stats {
     int max_cell;           /* ownership: cell (y*nn_x_len+x) within max_pos; else -1 */
     size_t nonfinite;       /* samples whose error is NaN or inf (sorted last, as +inf) */
     size_t first_nonfinite_pos;
+    /* A quantile sketch for plots (the error distribution, reports/html.c): q[k] is the sorted
+     * sample at KataGo-style index (n-1)*k/(HC_STATS_NQ-1), so q[0] is the min and q[last] the
+     * max. Never used by a tier check. */
+    double q[HC_STATS_NQ];
 } hc_metric_stats;
 
 /* The first non-finite value seen in a set of outputs. */
