@@ -113,9 +113,9 @@ static void closest_cell(sbuf *b, const hc_result *r)
         sb_printf(b, "<td>-</td>");
         return;
     }
-    sb_printf(b, "<td>%.3g of ", best->worst_all_ratio);
+    sb_printf(b, "<td>%.3g &#215; ", best->worst_all_ratio);
     sb_esc(b, r->tiers[bt].name);
-    sb_printf(b, " %s %s</td>", hc_metric_infos[best->worst_all_metric].name, hc_pct_names[best->worst_all_pct]);
+    sb_printf(b, " %s %s limit</td>", hc_metric_infos[best->worst_all_metric].name, hc_pct_names[best->worst_all_pct]);
 }
 
 static const int headline[] = {HC_M_WINRATE, HC_M_TOP_POLICY, HC_M_POLICY_KL, HC_M_OWNERSHIP};
@@ -178,7 +178,7 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     double w = PW - ML - MR, h = PH - MT - MB;
 #define X(v) (ML + w * (log10(clamp_lo((v), axis_lo)) - l0) / (l1 - l0))
 #define Y(f) (MT + h * (1 - (f)))
-    sb_printf(b, "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
+    sb_printf(b, "<figure><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
               PH, PW, PH);
     sb_printf(b, "<title>%s error CDF</title>", hc_metric_infos[metric].name);
     sb_printf(b, "<text x=\"%d\" y=\"14\" class=\"pt\">%s: fraction of samples with error &#8804; x</text>", ML,
