@@ -74,9 +74,18 @@ typedef struct hc_nonfinite {
     float value;
 } hc_nonfinite;
 
+#define HC_STATS_MAX_CELLS 841 /* 29x29, the largest NN buffer a board config allows */
+
 typedef struct hc_stats {
     size_t n_positions;
     hc_metric_stats m[HC_M_COUNT];
+    /* Per board point, for heat maps (reports/html.c), when every position has the same NN
+     * buffer (cells_x*cells_y <= HC_STATS_MAX_CELLS; else cells_x = cells_y = 0): the mean
+     * |d ownership| over the positions, and the mean |d policy prob| over the positions where
+     * the point is legal in both outputs (0 where it never is). Never used by a tier check. */
+    int cells_x, cells_y;
+    float own_cell[HC_STATS_MAX_CELLS];
+    float pol_cell[HC_STATS_MAX_CELLS];
     hc_nonfinite ref_nonfinite;   /* count 0 when the reference is all finite */
     hc_nonfinite test_nonfinite;  /* count 0 when the test outputs are all finite */
 } hc_stats;

@@ -288,6 +288,107 @@ static void full_table(sbuf *b, const hc_result *r)
     sb_printf(b, "</table></details>\n");
 }
 
+
+/* ---- per-point heat maps ---- */
+
+/* White (0 or below lo) to dark red (hi), on a log scale over [lo, hi]. */
+static void heat_color(double v, double lo, double hi, char *buf, size_t len)
+{
+    double t = !(v > lo) ? 0 : v >= hi ? 1 : log10(v / lo) / log10(hi / lo);
+    if (!isfinite(v))
+        t = 1;
+    int r = (int)(255 - 115 * t), g = (int)(255 - 255 * t), b = (int)(255 - 255 * t);
+    snprintf(buf, len, "#%02x%02x%02x", r, g < 0 ? 0 : g, b < 0 ? 0 : b);
+}
+
+static const float *cells_of(const hc_stats *s, int which) { return which ? s->pol_cell : s->own_cell; }
+
+static void heat_map(sbuf *b, const hc_stats *s, int which, double lo, double hi)
+{
+    int cs = s->cells_x > 13 ? 9 : 13;
+    sb_printf(b, "<svg class=\"heat\" width=\"%d\" height=\"%d\"><title>mean %s error per point</title>",
+              cs * s->cells_x, cs * s->cells_y, which ? "policy" : "ownership");
+    const float *v = cells_of(s, which);
+    for (int y = 0; y < s->cells_y; y++)
+        for (int x = 0; x < s->cells_x; x++) {
+            char col[16];
+            heat_color(v[y * s->cells_x + x], lo, hi, col, sizeof col);
+            sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x * cs, y * cs, cs, cs, col);
+        }
+    sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/></svg>", cs * s->cells_x,
+              cs * s->cells_y);
+}
+
+static void heat_scale(sbuf *b, double lo, double hi)
+{
+    sb_printf(b, "<svg class=\"scale\" width=\"220\" height=\"26\">");
+    for (int k = 0; k < 20; k++) {
+        char col[16];
+        heat_color(lo * pow(hi / lo, (k + 0.5) / 20.0), lo, hi, col, sizeof col);
+        sb_printf(b, "<rect x=\"%d\" y=\"0\" width=\"10\" height=\"12\" fill=\"%s\"/>", 10 + k * 10, col);
+    }
+    sb_printf(b, "<text x=\"10\" y=\"24\" class=\"ax\">&#8804;%.2g</text><text x=\"210\" y=\"24\" class=\"ax\" "
+                 "text-anchor=\"end\">%.2g</text></svg>",
+              lo, hi);
+}
+
+static void heat_maps(sbuf *b, const hc_results *rs, const char *net)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r0 = &rs->items[i];
+        int first = strcmp(r0->net, net) == 0;
+        for (size_t j = 0; first && j < i; j++)
+            first = !(strcmp(rs->items[j].net, net) == 0 && strcmp(rs->items[j].board, r0->board) == 0);
+        if (!first)
+            continue;
+        /* The results of this board with per-point errors, on one scale per kind. */
+        double hi[2] = {0, 0};
+        int n = 0;
+        for (size_t j = i; j < rs->n; j++) {
+            const hc_result *r = &rs->items[j];
+            if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
+                continue;
+            n++;
+            for (int w = 0; w < 2; w++)
+                for (int c = 0; c < r->stats->cells_x * r->stats->cells_y; c++)
+                    if (isfinite(cells_of(r->stats, w)[c]) && cells_of(r->stats, w)[c] > hi[w])
+                        hi[w] = cells_of(r->stats, w)[c];
+        }
+        if (!n)
+            continue;
+        sb_printf(b, "<h4>Board ");
+        sb_esc(b, r0->board);
+        sb_printf(b, ": mean error per point (log colour scale, shared by the row)</h4>\n<table class=heat><tr><th></th>");
+        for (size_t j = i; j < rs->n; j++) {
+            const hc_result *r = &rs->items[j];
+            if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
+                continue;
+            sb_printf(b, "<th>");
+            sb_esc(b, r->backend);
+            sb_printf(b, "<br>");
+            sb_esc(b, r->mode);
+            sb_printf(b, "</th>");
+        }
+        sb_printf(b, "<th>scale</th></tr>\n");
+        for (int w = 0; w < 2; w++) {
+            double h = hi[w] > 0 ? hi[w] : 1e-9, lo = h / 1e4;
+            sb_printf(b, "<tr><td>%s</td>", w ? "policy prob |d|" : "ownership |d|");
+            for (size_t j = i; j < rs->n; j++) {
+                const hc_result *r = &rs->items[j];
+                if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
+                    continue;
+                sb_printf(b, "<td>");
+                heat_map(b, r->stats, w, lo, h);
+                sb_printf(b, "</td>");
+            }
+            sb_printf(b, "<td>");
+            heat_scale(b, lo, h);
+            sb_printf(b, "</td></tr>\n");
+        }
+        sb_printf(b, "</table>\n");
+    }
+}
+
 static void net_section(sbuf *b, const hc_results *rs, const char *net)
 {
     sb_printf(b, "<h2 id=\"net-");
@@ -341,7 +442,8 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
     sb_printf(b, "<div class=plots>\n");
     for (int m = 0; m < HC_M_COUNT; m++)
         cdf_plot(b, rs, net, m);
-    sb_printf(b, "</div>\n");
+    sb_printf(b, "</div>\n<h3>Errors per board point</h3>\n");
+    heat_maps(b, rs, net);
 }
 
 static int first_of(const hc_results *rs, size_t i, int by_backend)
@@ -422,6 +524,7 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
                   ".plots{display:flex;flex-wrap:wrap;gap:8px} figure{margin:0}\n"
                   "svg text{font:10px sans-serif} svg text.pt{font:bold 11px sans-serif} svg text.lim{fill:#555;font-size:9px}\n"
                   ".legend span{margin-right:1em;white-space:nowrap}\n"
+                  "table.heat td{vertical-align:middle}\n"
                   "</style></head>\n<body>\n<h1>halfcheck: ");
     sb_esc(&b, rs->suite ? rs->suite : "run");
     sb_printf(&b, "</h1>\n<p>");

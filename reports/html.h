@@ -7,7 +7,10 @@
  *     full nine-metric table of each result in a <details> block;
  *   - per net and metric: the error distribution of every board x backend x mode as a CDF on
  *     a log axis (from the stats' quantile sketch, hc_metric_stats.q), with the tiers' 99% and
- *     max limits drawn as vertical lines.
+ *     max limits drawn as vertical lines;
+ *   - per net and board: heat maps of the mean ownership and policy error per board point
+ *     (hc_stats.own_cell, pol_cell), one per backend x mode, on a log colour scale shared by
+ *     each row.
  * Reads the results only; written atomically. */
 #ifndef HC_HTML_H
 #define HC_HTML_H

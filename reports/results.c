@@ -143,9 +143,21 @@ static json_t *stats_json(const hc_stats *s)
         }
         json_object_set_new(metrics, hc_metric_infos[m].name, o);
     }
-    return json_pack("{s:I, s:o, s:o, s:o}", "positions", (json_int_t)s->n_positions, "metrics", metrics,
-                     "testNonfinite", nonfinite_json(&s->test_nonfinite), "refNonfinite",
-                     nonfinite_json(&s->ref_nonfinite));
+    json_t *o = json_pack("{s:I, s:o, s:o, s:o}", "positions", (json_int_t)s->n_positions, "metrics", metrics,
+                          "testNonfinite", nonfinite_json(&s->test_nonfinite), "refNonfinite",
+                          nonfinite_json(&s->ref_nonfinite));
+    if (o && s->cells_x > 0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%dx%d", s->cells_x, s->cells_y);
+        json_t *own = json_array(), *pol = json_array();
+        for (int c = 0; c < s->cells_x * s->cells_y; c++) {
+            json_array_append_new(own, jnum(s->own_cell[c]));
+            json_array_append_new(pol, jnum(s->pol_cell[c]));
+        }
+        json_object_set_new(o, "points", json_pack("{s:s, s:o, s:o}", "buffer", buf, "ownershipMeanError", own,
+                                                   "policyMeanError", pol));
+    }
+    return o;
 }
 
 static json_t *check_json(const hc_tier *t, const hc_tier_check *c)
@@ -383,6 +395,27 @@ static int rd_stats(rd *r, json_t *o, hc_stats *s)
         }
     }
     r->where[base] = 0;
+    json_t *pts = json_object_get(o, "points");
+    if (pts) {
+        const char *buf = json_string_value(json_object_get(pts, "buffer"));
+        json_t *own = json_object_get(pts, "ownershipMeanError"), *pol = json_object_get(pts, "policyMeanError");
+        int cx, cy;
+        if (!buf || sscanf(buf, "%dx%d", &cx, &cy) != 2 || cx <= 0 || cy <= 0 || cx * cy > HC_STATS_MAX_CELLS ||
+            json_array_size(own) != (size_t)(cx * cy) || json_array_size(pol) != (size_t)(cx * cy))
+            return rd_fail(r, "points", "malformed per-point errors");
+        s->cells_x = cx;
+        s->cells_y = cy;
+        for (int c = 0; c < cx * cy; c++) {
+            double a, b;
+            json_t *wrap = json_pack("{s:O, s:O}", "o", json_array_get(own, (size_t)c), "p", json_array_get(pol, (size_t)c));
+            int rc = rd_num(r, wrap, "o", &a) || rd_num(r, wrap, "p", &b);
+            json_decref(wrap);
+            if (rc)
+                return rd_fail(r, "points", "a per-point error is not a number");
+            s->own_cell[c] = (float)a;
+            s->pol_cell[c] = (float)b;
+        }
+    }
     return rd_nonfinite(r, o, "testNonfinite", &s->test_nonfinite) || rd_nonfinite(r, o, "refNonfinite", &s->ref_nonfinite)
                ? -1
                : 0;

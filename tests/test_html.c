@@ -70,6 +70,27 @@ int main(void)
         }
     }
     hc_check("html-2.1", mono, "a quantile sketch is not ascending");
+    /* The per-point means behind the heat maps: zero for ref32, policy-only for the transposed
+     * policy bug (its ownership equals the reference's). */
+    int ok_ref = 1, ok_tr = 1, seen_tr = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_stats *st = rs->items[i].stats;
+        double own = 0, pol = 0;
+        for (int c = 0; c < st->cells_x * st->cells_y; c++) {
+            own = st->own_cell[c] > own ? st->own_cell[c] : own;
+            pol = st->pol_cell[c] > pol ? st->pol_cell[c] : pol;
+        }
+        if (st->cells_x != 9 || st->cells_y != 9)
+            ok_ref = 0;
+        if (!strcmp(rs->items[i].backend, "ref32"))
+            ok_ref &= own == 0 && pol == 0;
+        if (!strcmp(rs->items[i].backend, "transposed")) {
+            seen_tr = 1;
+            ok_tr &= own == 0 && pol > 1e-4;
+        }
+    }
+    hc_check("html-2.3", ok_ref, "ref32's per-point errors are not all zero on a 9x9 buffer");
+    hc_check("html-2.4", ok_tr && seen_tr, "the transposed policy's per-point errors are not policy-only");
     hc_check("html-2.2", ends, "a sketch's last quantile is not the max, or its first exceeds the 90%%");
 
     snprintf(path, sizeof path, "%s/report.html", dir);
@@ -108,6 +129,16 @@ int main(void)
         int details = count(doc, "//details/table/tr[td]");
         hc_check("html-5.4", details == (int)rs->n * HC_M_COUNT, "%d metric rows in the details, want %zu", details,
                  rs->n * HC_M_COUNT);
+        /* Heat maps: ownership and policy per result, 81 points each, plus a scale per row. */
+        int heat = count(doc, "//svg[@class='heat']");
+        hc_check("html-5.5", heat == 2 * (int)rs->n, "%d heat maps, want %zu", heat, 2 * rs->n);
+        int cells = count(doc, "//svg[@class='heat']/rect[@fill!='none']");
+        hc_check("html-5.6", cells == 2 * (int)rs->n * 81, "%d heat map cells, want %zu", cells, 2 * rs->n * 81);
+        int white = count(doc, "//svg[@class='heat']/rect[@fill='#ffffff']");
+        hc_check("html-5.7", white >= 2 * 2 * 81 && white < cells, "%d of %d cells white: want ref32's all white, some not",
+                 white, cells);
+        int scales = count(doc, "//svg[@class='scale']");
+        hc_check("html-5.8", scales == 4, "%d colour scales, want 2 boards x 2 rows", scales);
         xmlFreeDoc(doc);
     }
 
@@ -130,8 +161,8 @@ int main(void)
                 n = -1;
             fclose(f);
         }
-        hc_check("html-6.1", rc == 0 && n == HC_M_COUNT + (int)rs->n, "chromium exit %d, %d <svg> in its DOM, want %zu", rc,
-                 n, HC_M_COUNT + rs->n);
+        hc_check("html-6.1", rc == 0 && n == HC_M_COUNT + 3 * (int)rs->n + 4, "chromium exit %d, %d <svg> in its DOM, want %zu",
+                 rc, n, HC_M_COUNT + 3 * rs->n + 4);
         snprintf(path, sizeof path, "%s/page.png", dir);
         f = fopen(path, "rb");
         unsigned char sig[8] = {0};
