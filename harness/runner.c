@@ -51,6 +51,7 @@ struct hc_run {
     char scratch[512];
     unsigned n_children; /* names each child's scratch files */
     hc_suite filtered;   /* the suite narrowed by opts->only (cases array owned) */
+    int model_version;   /* of the net being run, for its results; 0 while none is loaded */
 };
 
 hc_run_options hc_run_options_default(void)
@@ -130,6 +131,7 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     r->pda = c->settings.pda;
     r->policy_temperature = c->settings.policy_temperature;
     r->seconds = seconds;
+    r->model_version = run->model_version;
     if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
         run->backend_error = 1;
     run->n++;
@@ -853,6 +855,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         if (hc_sha256_file(nc->model, digest, &lerr) == 0 && (net = hc_net_load(nc->model, &lerr)) != NULL &&
             check_net(nc, net, digest, &lerr) == 0) {
             hc_net_reduce_activations(net);
+            run->model_version = net->model_version;
             for (size_t bi = 0; rc == 0 && bi < suite->n_boards; bi++) {
                 int pair = 0;
                 for (size_t k = 0; k < suite->n_cases; k++)
@@ -867,6 +870,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
                     rc = add_case_errors(run, &suite->cases[k], lerr.msg, err);
         }
         hc_net_free(net);
+        run->model_version = 0;
     }
     rmdir(run->scratch);
     run->results.suite = suite->name;

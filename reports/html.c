@@ -395,6 +395,12 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
     sb_esc(b, net);
     sb_printf(b, "\">Net ");
     sb_esc(b, net);
+    int mv = 0;
+    for (size_t i = 0; i < rs->n && !mv; i++)
+        if (strcmp(rs->items[i].net, net) == 0)
+            mv = rs->items[i].model_version;
+    if (mv > 0)
+        sb_printf(b, " (model version %d)", mv);
     sb_printf(b, "</h2>\n<table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
                  "<th>tiers</th><th>closest margin (ratio to limit)</th>");
     for (int h = 0; h < N_HEADLINE; h++)
@@ -457,7 +463,7 @@ static int first_of(const hc_results *rs, size_t i, int by_backend)
 
 static void summary(sbuf *b, const hc_results *rs)
 {
-    sb_printf(b, "<h2>Summary across nets</h2>\n<table><tr><th>net</th><th>backend</th><th>results</th><th>verdict</th>"
+    sb_printf(b, "<h2>Summary across nets</h2>\n<table><tr><th>net</th><th>model version</th><th>backend</th><th>results</th><th>verdict</th>"
                  "<th>winrateError 99%% (worst board/mode)</th><th>winrateError max (worst)</th></tr>\n");
     for (size_t i = 0; i < rs->n; i++) {
         if (!first_of(rs, i, 1))
@@ -485,7 +491,11 @@ static void summary(sbuf *b, const hc_results *rs)
         sb_esc(b, r0->net);
         sb_printf(b, "\">");
         sb_esc(b, r0->net);
-        sb_printf(b, "</a></td><td>");
+        sb_printf(b, "</a></td>");
+        if (r0->model_version > 0)
+            sb_printf(b, "<td class=num>%d</td><td>", r0->model_version);
+        else
+            sb_printf(b, "<td>-</td><td>");
         sb_esc(b, r0->backend);
         sb_printf(b, "</td><td class=num>%d</td><td>%s</td>", n,
                   err ? "error" : pass == n ? "all tiers pass" : "a tier fails");

@@ -189,6 +189,8 @@ static json_t *result_json(const hc_result *r)
                           jstr_or_null(r->board), "backend", jstr_or_null(r->backend), "mode", jstr_or_null(r->mode),
                           "outcome", outcomes[r->outcome], "message", jstr_or_null(r->message), "seconds",
                           jnum(r->seconds));
+    if (r->model_version > 0)
+        json_object_set_new(o, "modelVersion", json_integer(r->model_version));
     if (r->nn_x_len > 0) {
         char buf[32];
         snprintf(buf, sizeof buf, "%dx%d", r->nn_x_len, r->nn_y_len);
@@ -485,6 +487,12 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
             res->outcome = k;
     if (res->outcome < 0)
         return rd_fail(r, "outcome", "not checked, error or skipped");
+    if (json_object_get(o, "modelVersion")) {
+        long long mv;
+        if (rd_int(r, o, "modelVersion", 1, &mv))
+            return -1;
+        res->model_version = (int)mv;
+    }
     json_t *set = json_object_get(o, "settings");
     if (set) {
         const char *buf = json_string_value(json_object_get(set, "nnBuffer"));

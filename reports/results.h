@@ -28,6 +28,7 @@ typedef struct hc_result {
     int nn_x_len, nn_y_len, max_batch_size;
     double policy_optimism, pda, policy_temperature;
     double seconds;                     /* wall time of the evaluations */
+    int model_version;                  /* the net's model version; 0 when unknown (not loaded) */
 } hc_result;
 
 typedef struct hc_results {

@@ -137,6 +137,8 @@ int main(void)
         int white = count(doc, "//svg[@class='heat']/rect[@fill='#ffffff']");
         hc_check("html-5.7", white >= 2 * 2 * 81 && white < cells, "%d of %d cells white: want ref32's all white, some not",
                  white, cells);
+        int mv = count(doc, "//h2[.='Net synth (model version 7)']");
+        hc_check("html-5.9", mv == 1 && rs->items[0].model_version == 7, "the net's heading does not give model version 7");
         int scales = count(doc, "//svg[@class='scale']");
         hc_check("html-5.8", scales == 4, "%d colour scales, want 2 boards x 2 rows", scales);
         xmlFreeDoc(doc);
