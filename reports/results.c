@@ -448,8 +448,11 @@ static int rd_tier(rd *r, json_t *o, const hc_stats *stats, hc_tier *t, hc_tier_
         const char *v = json_string_value(json_object_get(l, "verdict"));
         double limit, scale;
         if (m < 0 || p < 0 || !v || rd_num(r, l, "limit", &limit) || rd_num(r, l, "scale", &scale) ||
-            hc_tier_set(t, m, p, scale, limit, r->err))
-            return r->err->code ? rd_fail(r, "limits", r->err->msg) : rd_fail(r, "limits", "malformed limit");
+            hc_tier_set(t, m, p, scale, limit, r->err)) {
+            char why[sizeof r->err->msg];
+            snprintf(why, sizeof why, "%s", r->err->code ? r->err->msg : "malformed limit");
+            return rd_fail(r, "limits", why);
+        }
         for (int k = 0; k < 4; k++)
             if (strcmp(v, hc_verdict_names[k]) == 0)
                 stored[m][p] = k;
