@@ -20,6 +20,8 @@ static const command commands[] = {
     {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
     {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
     {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
+    {"cases", cmd_cases, "list a suite's net x board x backend cases as run --only filters (for ci/sweep)"},
+    {"merge", cmd_merge, "fold the results.json of several runs (a sweep's jobs) into one set of reports"},
     {"selfplay", cmd_selfplay, "write positions from seeded random legal games"},
 };
 

@@ -20,6 +20,10 @@ typedef struct hc_run_options {
     void (*progress)(void *user, const char *what, size_t done, size_t total);
     void *progress_user;
     unsigned seed;         /* seeds the shuffled batch order of batched mode */
+    /* Case filter "net=N,board=B,backend=K" (any subset of the keys; NULL: every case), so that
+     * a sweep can run one case per process. A name the suite lacks, or a filter that selects
+     * nothing, is an HC_EUSAGE error of hc_run_suite. */
+    const char *only;
 } hc_run_options;
 
 hc_run_options hc_run_options_default(void);
