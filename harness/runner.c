@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "evaluate.h"
+#include "html.h"
 #include "junit.h"
 #include "model.h"
 #include "nnoutput.h"
@@ -917,7 +918,10 @@ int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
     if (hc_table_write_markdown(&run->results, path, err))
         return -1;
     snprintf(path, sizeof path, "%s/report.csv", dir);
-    return hc_table_write_csv(&run->results, path, err);
+    if (hc_table_write_csv(&run->results, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    return hc_html_write(&run->results, path, err);
 }
 
 int hc_run_cache_hits(const hc_run *run)

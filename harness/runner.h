@@ -42,7 +42,7 @@ const hc_results *hc_run_results(const hc_run *run);
  * crashed, hung, failed or produced non-finite output, else 1 if a tier failed, else 0. */
 int hc_run_status(const hc_run *run);
 
-/* Writes junit.xml, results.json, report.md and report.csv into dir (created if absent),
+/* Writes junit.xml, results.json, report.md, report.csv and report.html into dir (created if absent),
  * each atomically. */
 int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err);
 
