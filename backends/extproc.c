@@ -219,6 +219,7 @@ int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err)
     p->from_fd = out[0];
     p->err_fd = er[0];
     fcntl(p->err_fd, F_SETFL, fcntl(p->err_fd, F_GETFL) | O_NONBLOCK);
+    fcntl(p->to_fd, F_SETFL, fcntl(p->to_fd, F_GETFL) | O_NONBLOCK);
     return 0;
 fail:
     for (int i = 0; i < 2; i++) {
@@ -229,6 +230,8 @@ fail:
     }
     return -1;
 }
+
+static void drain_stderr(hc_extproc *p);
 
 int hc_extproc_running(const hc_extproc *p)
 {
@@ -312,7 +315,7 @@ static int gone(hc_extproc *p, const char *what, hc_err *err)
     return hc_err_set(err, HC_EBACKEND, "%s %s %s (nothing on stderr)", p->name, how, what);
 }
 
-int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, hc_err *err)
+int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, hc_err *err)
 {
     if (p->to_fd < 0)
         return hc_err_set(err, HC_EBACKEND, "%s is not running", p->name);
@@ -328,6 +331,21 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, hc_err *err)
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                /* The program is not reading: wait for room, draining its stderr meanwhile. */
+                double left = deadline - hc_extproc_now();
+                if (left <= 0) {
+                    saved = ETIMEDOUT;
+                    rc = -1;
+                    break;
+                }
+                struct pollfd fds[2] = {{.fd = p->to_fd, .events = POLLOUT}, {.fd = p->err_fd, .events = POLLIN}};
+                int nf = p->err_fd >= 0 ? 2 : 1;
+                if (poll(fds, (nfds_t)nf, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1) > 0 && nf == 2 &&
+                    fds[1].revents)
+                    drain_stderr(p);
+                continue;
+            }
             saved = errno;
             rc = -1;
             break;
@@ -346,7 +364,13 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, hc_err *err)
     if (rc) {
         if (saved == EPIPE)
             return gone(p, "(its input was closed while writing to it)", err);
+    {
+        if (saved == ETIMEDOUT) {
+            hc_extproc_stop(p);
+            return hc_err_set(err, HC_EBACKEND, "%s: timed out writing to it (it stopped reading its input)", p->name);
+        }
         return hc_err_set(err, HC_EBACKEND, "writing to %s: %s", p->name, strerror(saved));
+    }
     }
     return 0;
 }

@@ -30,8 +30,9 @@ void hc_extproc_free_argv(char **argv);
 
 /* Starts argv (execvp, no shell). Fails with err when the program cannot be executed. */
 int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err);
-/* Writes all of buf (SIGPIPE blocked for the call); -1 with err when the program is gone. */
-int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, hc_err *err);
+/* Writes all of buf by the deadline (SIGPIPE blocked for the call); -1 with err when the
+ * program is gone or stops reading. */
+int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, hc_err *err);
 /* Reads one line (without '\n', '\r' dropped) into line (cap bytes) by the deadline
  * (hc_extproc_now() seconds). Returns the length, or -1 with err: EOF (the program exited:
  * its status and stderr tail are in the message), timeout, or a line longer than cap. */

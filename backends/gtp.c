@@ -55,7 +55,7 @@ static void gtp_close(void *inst)
         return;
     if (hc_extproc_running(&g->proc)) {
         hc_err e = {0};
-        if (hc_extproc_write(&g->proc, "quit\n", 5, &e) == 0)
+        if (hc_extproc_write(&g->proc, "quit\n", 5, hc_extproc_now() + 2.0, &e) == 0)
             hc_extproc_finish(&g->proc, 2.0);
         else
             hc_extproc_stop(&g->proc);
@@ -82,7 +82,7 @@ static int command(gtp_backend *g, const char *cmd, double timeout, hc_err *err)
         return hc_err_set(err, HC_ENOMEM, "out of memory");
     memcpy(line, cmd, len);
     line[len] = '\n';
-    int rc = hc_extproc_write(&g->proc, line, len + 1, err);
+    int rc = hc_extproc_write(&g->proc, line, len + 1, hc_extproc_now() + timeout, err);
     free(line);
     if (rc)
         return -1;

@@ -19,6 +19,7 @@ const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_fault,
     &hc_backend_emulate,
     &hc_backend_gtp,
+    &hc_backend_pipe,
     NULL,
 };
 
