@@ -217,8 +217,7 @@ static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int
     g->argv = hc_extproc_split(p, &unset, err);
     if (!g->argv) {
         if (unset) {
-            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set (the command is: %s)",
-                       unset, p);
+            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set", unset);
             free(unset);
         }
         goto fail;

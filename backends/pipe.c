@@ -210,8 +210,7 @@ static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, in
     b->argv = hc_extproc_split(p, &unset, err);
     if (!b->argv) {
         if (unset) {
-            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set (the command is: %s)",
-                       unset, p);
+            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set", unset);
             free(unset);
         }
         goto fail;

@@ -25,6 +25,7 @@
 typedef struct fake {
     hc_net *net;
     hc_backend ref;
+    int ref_x, ref_y; /* the buffer ref was opened for */
     int nn_x, nn_y, x, y;
     hc_rules rules;
     float komi;
@@ -161,12 +162,15 @@ static void raw_nn(fake *f, char **tok, int nt)
     hc_nnoutput o;
     memset(&o, 0, sizeof o);
     hc_err err = {0};
-    hc_backend_close(&f->ref);
-    if (hc_backend_open(&f->ref, "ref32", f->net, nx, ny, 1, 1, &err) ||
+    if (f->ref.vt && (f->ref_x != nx || f->ref_y != ny))
+        hc_backend_close(&f->ref);
+    if ((!f->ref.vt && hc_backend_open(&f->ref, "ref32", f->net, nx, ny, 1, 1, &err)) ||
         hc_eval_positions(&f->ref, f->net, &p, 1, NULL, 1, &s, &o, NULL, NULL, NULL, NULL, &err)) {
         fail(err.msg);
         return;
     }
+    f->ref_x = nx;
+    f->ref_y = ny;
     const char *mb = misbehaving(f) ? f->misbehave : "";
     static char out[1 << 16];
     size_t n = 0;
