@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "evaluate.h"
 #include "hc_test.h"
+#include "rules.h"
 
 static char helper[4096], model[4096];
 static hc_net *net;
@@ -194,6 +195,37 @@ int main(int argc, char **argv)
         rc = eval1(&b, &q, &o, &err);
         hc_check("gtp-3.2", rc == -1 && (strstr(err.msg, HC_BACKEND_SKIP) || strstr(err.msg, "komi")),
                  "komi 7.25: %s", err.msg);
+        hc_position_free(&q);
+
+        /* White to move on a position without moves: kata-raw-nn takes the colour. */
+        hc_position_copy(&q, &ps[2], &err);
+        q.n_moves = 0;
+        q.initial_pla = q.next_pla = HC_WHITE;
+        hc_nnoutput rq = {0}, gq = {0};
+        hc_eval_settings ds = hc_eval_settings_default(NX, NY);
+        rc = hc_backend_open(&rb, "ref32", net, NX, NY, 1, 1, &err);
+        rc = rc ? rc : hc_eval_positions(&rb, net, &q, 1, NULL, 1, &ds, &rq, NULL, NULL, NULL, NULL, &err);
+        hc_backend_close(&rb);
+        rc = rc ? rc : eval1(&b, &q, &gq, &err);
+        double mq[4] = {0};
+        hc_check("gtp-3.3", rc == 0 && compare(res, &rq, &gq, mq), "white to move, no moves: %s", err.msg);
+        hc_nnoutput_free(&rq);
+        hc_nnoutput_free(&gq);
+        hc_position_free(&q);
+        /* Two passes under territory scoring: the record enters the cleanup phase, GTP's play
+           prevents it (preventCleanupPhase), so the position is skipped with the reason. */
+        hc_position_copy(&q, &ps[5], &err);
+        hc_rules jr;
+        hc_rules_parse("Japanese", &jr, &err);
+        jr.komi = q.komi;
+        hc_rules_format(&jr, q.rules, sizeof q.rules);
+        q.moves = realloc(q.moves, sizeof(hc_move) * (size_t)(q.n_moves + 2));
+        q.moves[q.n_moves++] = (hc_move){q.next_pla, -1, -1};
+        q.moves[q.n_moves++] = (hc_move){3 - q.next_pla, -1, -1};
+        rc = eval1(&b, &q, &o, &err);
+        hc_check("gtp-3.4", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "cleanup phase"),
+                 "two passes under Japanese rules: rc %d %s", rc, err.msg);
+        hc_nnoutput_free(&o);
         hc_position_free(&q);
 
         /* Settings: temperature only through the command line, declared. */
