@@ -188,6 +188,7 @@ int main(int argc, char **argv)
         hc_nnoutput o = {0};
         int rc = eval1(&b, &q, &o, &err);
         hc_check("gtp-3.1", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "encore"), "%s", err.msg);
+        hc_nnoutput_free(&o);
         hc_position_free(&q);
         hc_position_copy(&q, &ps[2], &err);
         q.komi = 7.25f;
@@ -195,6 +196,7 @@ int main(int argc, char **argv)
         rc = eval1(&b, &q, &o, &err);
         hc_check("gtp-3.2", rc == -1 && (strstr(err.msg, HC_BACKEND_SKIP) || strstr(err.msg, "komi")),
                  "komi 7.25: %s", err.msg);
+        hc_nnoutput_free(&o);
         hc_position_free(&q);
 
         /* White to move on a position without moves: kata-raw-nn takes the colour. */
