@@ -571,8 +571,13 @@ static int eval_one(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc_err
     }
     if (g->settings.playout_doubling_advantage != g->pda_sent) {
         snprintf(cmd, sizeof cmd, "kata-set-param playoutDoublingAdvantage %.17g", g->settings.playout_doubling_advantage);
-        if (setup(g, cmd, "playout doubling advantage: ", err))
-            return -1;
+        int r = command(g, cmd, g->timeout_s, err);
+        if (r < 0)
+            return hc_err_prefix(err, "GTP `%s`: ", cmd);
+        /* An engine without kata-set-param runs at its config's PDA, 0 unless the config sets it. */
+        if (r == 0 && g->settings.playout_doubling_advantage != 0)
+            return hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "playout doubling advantage %g: the engine answered "
+                              "`%s` with \"%.200s\"", g->settings.playout_doubling_advantage, cmd, g->reply);
         g->pda_sent = g->settings.playout_doubling_advantage;
     }
     if (g->net && g->net->num_input_meta_c > 0 && strcmp(g->profile_sent, g->settings.meta_profile) != 0) {
