@@ -1,6 +1,6 @@
 /* (Named nnfeatures.h, not features.h: -Iharness would shadow glibc's <features.h>.) */
-/* KataGo's neural-net input features (neuralnet/nninputs.cpp). Version 7 (model versions 8-17) is
- * NNInputs::fillRowV7; other input versions can be added behind hc_features_fill. Output is the
+/* KataGo's neural-net input features (neuralnet/nninputs.cpp): NNInputs::fillRowV3..V7 behind
+ * hc_features_fill (input version 3: model versions 3-4, 4: 5, 5: 6, 6: 7, 7: 8-17). Output is the
  * NCHW layout before any symmetry: spatial [C][nn_y][nn_x] (x fastest) with the board in the
  * top-left corner of the buffer, then the global features. */
 #ifndef HC_NNFEATURES_H
