@@ -490,6 +490,8 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
                 return malformed(err, ln, t, "not a number");
             if (strtok(NULL, " "))
                 return malformed(err, ln, line, "more than one pass value");
+            if (v == 0.0)
+                v = 0.5 * g->res.policy;
             o->policy_probs[nx * ny] = (float)v;
             line = next_line(&cur);
             ln++;
@@ -510,6 +512,10 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
                     v = -1; /* KataGo prints illegal moves so */
                 else if (!parse_num(t, &v))
                     return malformed(err, ln, t, "not a number");
+                /* A legal move printed as 0 had a probability below the print resolution:
+                 * take the middle of that interval, so that KL stays finite and within it. */
+                if (pass == 0 && v == 0.0)
+                    v = 0.5 * g->res.policy;
                 if (pass == 0)
                     o->policy_probs[y * nx + x] = (float)v;
                 else if (o->white_owner_map)

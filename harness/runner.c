@@ -650,6 +650,16 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         int rc = outs ? run_isolated(run, opts, spec, net, ps, n, order, batch, &es, what, outs, &message) : -1;
         double secs = now_s() - t0;
         free(order);
+        const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
+        if (rc && skip) {
+            /* The backend cannot take this case (a setting, an unset engine path): not an error. */
+            char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
+            free(message);
+            free(outs);
+            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
+                return -1;
+            continue;
+        }
         if (rc) {
             if (!message)
                 message = strdup("out of memory");
