@@ -28,6 +28,8 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard tests/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
+HELPER_SRC := $(wildcard tests/helper_*.c)
+HELPER_BIN := $(HELPER_SRC:tests/%.c=$(BUILD)/tests/%)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 
@@ -63,7 +65,9 @@ build/halfcheck: $(BUILD)/halfcheck
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: build/halfcheck $(TEST_BIN)
+# Helper programs (tests/helper_*.c: fake engines, pipe clients) that test programs start;
+# they live next to the test programs and are found through argv[0].
+test: build/halfcheck $(HELPER_BIN) $(TEST_BIN)
 	@HALFCHECK=build/halfcheck sh tests/run.sh $(TEST_BIN)
 
 bench: build/halfcheck $(BENCH_BIN)

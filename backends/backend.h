@@ -21,6 +21,26 @@
 
 enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
 
+/* The resolution of a backend's post-processed outputs: the largest rounding error of each
+ * printed kind of value (half a unit in the last printed place), 0 for exact floats. A
+ * position backend that reads printed numbers (gtp:) declares it so reports can say that a
+ * difference below it is the printing, not the arithmetic. */
+typedef struct hc_resolution {
+    double winrate;   /* whiteWin, whiteLoss, noResult */
+    double score;     /* whiteLead, score mean and square, varTimeLeft, shortterm errors */
+    double policy;    /* policy probabilities, pass included */
+    double ownership; /* white ownership */
+} hc_resolution;
+
+/* A backend that cannot run a case at all (an environment variable its spec names is unset, a
+ * setting its engine cannot take, a position it cannot express) fails with HC_EBACKEND and a
+ * message that starts with HC_BACKEND_SKIP followed by the reason; the runner should record
+ * such a case as skipped (HC_OUT_SKIPPED) rather than as an error. Prefixes added on the way
+ * up ("backend X: ", "position N ...: ") come before it, so look for it with strstr. */
+#define HC_BACKEND_SKIP "skipped: "
+
+struct hc_eval_settings; /* harness/evaluate.h */
+
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */
     int shape;        /* enum hc_backend_shape */
@@ -55,6 +75,16 @@ typedef struct hc_backend_vtbl {
      * so a caller can record the layers it wants for bisect-precision. Callers use
      * hc_backend_set_taps, which reports "not supported" for NULL. */
     int (*set_taps)(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err);
+
+    /* Optional (NULL = exact floats): the resolution of the outputs (see hc_resolution),
+     * owned by the instance. */
+    const hc_resolution *(*resolution)(void *inst);
+
+    /* Optional, position backends: the board config's evaluation settings (policy optimism,
+     * PDA, temperature, human-SL profile), given before the positions they apply to. A
+     * backend that never gets them assumes hc_eval_settings_default's. Fails (e.g. with
+     * HC_BACKEND_SKIP) when its engine cannot take a setting. */
+    int (*configure)(void *inst, const struct hc_eval_settings *s, hc_err *err);
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */

@@ -8,6 +8,8 @@ extern const hc_backend_vtbl hc_backend_file;
 extern const hc_backend_vtbl hc_backend_mutate;
 extern const hc_backend_vtbl hc_backend_fault;
 extern const hc_backend_vtbl hc_backend_emulate;
+extern const hc_backend_vtbl hc_backend_gtp;
+extern const hc_backend_vtbl hc_backend_pipe;
 
 /* One line per backend kind; guard optional ones with their HC_HAVE_* macro. */
 const hc_backend_vtbl *const hc_backends[] = {
@@ -16,6 +18,8 @@ const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_mutate,
     &hc_backend_fault,
     &hc_backend_emulate,
+    &hc_backend_gtp,
+    &hc_backend_pipe,
     NULL,
 };
 

@@ -211,7 +211,9 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
     if (check_settings(s, batch, err))
         return -1;
     if (b->vt->shape == HC_BACKEND_POSITION) {
-        /* Position backends post-process themselves; feed them one batch at a time. */
+        /* Position backends post-process themselves; they get the settings, then one batch at a time. */
+        if (b->vt->configure && b->vt->configure(b->inst, s, err))
+            return -1;
         for (size_t done = 0; done < n;) {
             int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
             size_t first = order ? order[done] : done;

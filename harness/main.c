@@ -14,13 +14,15 @@ static const command commands[] = {
     {"demo", cmd_demo, "the embedded default: a synthetic net, random games, ref32 and emulated fp16 checked"},
     {"run", cmd_run, "run a suite: reference, backends, KataGo's metrics, tiers, reports (the main job)"},
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
-    {"version", cmd_version, "print halfcheck's version"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
-    {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
-    {"features", cmd_features, "write KataGo's input features (fillRowV7) for a positions file"},
-    {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
+    {"features", cmd_features, "write KataGo's input features (V3-V7) for a positions file"},
     {"selfplay", cmd_selfplay, "write positions from seeded random legal games"},
+    {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
+    {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
+    {"cases", cmd_cases, "list a suite's net x board x backend cases as run --only filters (for ci/sweep)"},
+    {"merge", cmd_merge, "fold the results.json of several runs (a sweep's jobs) into one set of reports"},
+    {"version", cmd_version, "print halfcheck's version"},
 };
 
 static void usage(FILE *f)

@@ -100,23 +100,20 @@ static void coord_str(int x, int y, char buf[24])
         snprintf(buf, 24, "%d,%d [%c%c]", x, y, x < 26 ? 'a' + x : 'A' + x - 26, y < 26 ? 'a' + y : 'A' + y - 26);
 }
 
-/* Fills w->pos from h and hands it to the callback. */
-static int emit(walk *w, const hc_history *h)
+int hc_record_fill_position(const hc_history *h, hc_position *p, int *moves_cap, hc_err *err)
 {
-    hc_position *p = &w->pos;
     const hc_board *ib = hc_history_initial_board(h);
-    p->index = (*w->index)++;
-    p->sgf_line = w->g->line;
-    p->x_size = w->xs;
-    p->y_size = w->ys;
+    int xs = hc_history_x_size(h), ys = hc_history_y_size(h);
+    p->x_size = xs;
+    p->y_size = ys;
     const hc_rules *r = hc_history_rules(h);
     if (hc_rules_format(r, p->rules, sizeof p->rules) < 0)
-        return hc_err_set(w->err, HC_EINTERNAL, "rules string too long");
+        return hc_err_set(err, HC_EINTERNAL, "rules string too long");
     p->komi = r->komi;
     p->n_initial_black = p->n_initial_white = 0;
-    for (int y = 0; y < w->ys; y++)
-        for (int x = 0; x < w->xs; x++) {
-            int col = ib->colors[hc_loc_of(x, y, w->xs)];
+    for (int y = 0; y < ys; y++)
+        for (int x = 0; x < xs; x++) {
+            int col = ib->colors[hc_loc_of(x, y, xs)];
             if (col == HC_BLACK)
                 p->initial_black[p->n_initial_black++] = (hc_xy){x, y};
             else if (col == HC_WHITE)
@@ -126,19 +123,19 @@ static int emit(walk *w, const hc_history *h)
     p->initial_encore_phase = hc_history_initial_encore_phase(h);
     int64_t itn = hc_history_initial_turn_number(h);
     if (itn > INT32_MAX)
-        return hc_err_set(w->err, HC_ELIMIT, "initial turn number %lld too large", (long long)itn);
+        return hc_err_set(err, HC_ELIMIT, "initial turn number %lld too large", (long long)itn);
     p->initial_turn_number = (int)itn;
     p->assume_multiple_starting_black_moves_are_handicap = hc_history_assume_handicap(h);
     int nm = hc_history_num_moves(h);
-    if (nm > w->moves_cap) {
-        int cap = w->moves_cap ? w->moves_cap : 64;
+    if (nm > *moves_cap || !p->moves) {
+        int cap = *moves_cap > 0 ? *moves_cap : 64;
         while (cap < nm)
             cap *= 2;
         hc_move *nv = realloc(p->moves, (size_t)cap * sizeof *nv);
         if (!nv)
-            return hc_err_set(w->err, HC_ENOMEM, "out of memory for moves");
+            return hc_err_set(err, HC_ENOMEM, "out of memory for moves");
         p->moves = nv;
-        w->moves_cap = cap;
+        *moves_cap = cap;
     }
     for (int i = 0; i < nm; i++)
         p->moves[i] = hc_history_move(h, i);
@@ -147,6 +144,17 @@ static int emit(walk *w, const hc_history *h)
     p->white_handicap_bonus_score = hc_history_white_handicap_bonus_score(h);
     p->encore_phase = hc_history_encore_phase(h);
     p->symmetry = (int)(hc_history_situation_hash(h, p->next_pla, 0.5).hash0 & 7);
+    return 0;
+}
+
+/* Fills w->pos from h and hands it to the callback. */
+static int emit(walk *w, const hc_history *h)
+{
+    hc_position *p = &w->pos;
+    p->index = (*w->index)++;
+    p->sgf_line = w->g->line;
+    if (hc_record_fill_position(h, p, &w->moves_cap, w->err))
+        return -1;
     return w->fn(p, h, w->user, w->err);
 }
 

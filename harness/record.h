@@ -23,6 +23,13 @@
  * to go on, -1 with err set to stop. */
 typedef int (*hc_record_fn)(const hc_position *p, const hc_history *h, void *user, hc_err *err);
 
+/* Fills every field of p but index and sgf_line from a history, as testgpuerror sees the
+ * position: the initial board's stones as setup, the initial player, encore phase, turn number
+ * and handicap flag, the moves since, and the derived fields (white handicap bonus, encore
+ * phase, symmetry = situation hash (draw-equivalent wins 0.5) hash0 & 7). p's setup arrays must
+ * hold x_size*y_size points; p->moves grows as needed, *moves_cap tracking its capacity. */
+int hc_record_fill_position(const hc_history *h, hc_position *p, int *moves_cap, hc_err *err);
+
 /* Visits one game. *index numbers the positions (p->index) and is advanced for each. Errors name
  * the collection, the game and the node. */
 int hc_record_game(const hc_sgf_collection *c, const hc_sgf_game *g, long *index, hc_record_fn fn, void *user,

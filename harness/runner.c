@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "evaluate.h"
+#include "html.h"
 #include "junit.h"
 #include "model.h"
 #include "nnoutput.h"
@@ -50,6 +51,8 @@ struct hc_run {
     char timestamp[32];
     char scratch[512];
     unsigned n_children; /* names each child's scratch files */
+    hc_suite filtered;   /* the suite narrowed by opts->only (cases array owned) */
+    int model_version;   /* of the net being run, for its results; 0 while none is loaded */
 };
 
 hc_run_options hc_run_options_default(void)
@@ -129,6 +132,7 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     r->pda = c->settings.pda;
     r->policy_temperature = c->settings.policy_temperature;
     r->seconds = seconds;
+    r->model_version = run->model_version;
     if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
         run->backend_error = 1;
     run->n++;
@@ -646,6 +650,16 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         int rc = outs ? run_isolated(run, opts, spec, net, ps, n, order, batch, &es, what, outs, &message) : -1;
         double secs = now_s() - t0;
         free(order);
+        const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
+        if (rc && skip) {
+            /* The backend cannot take this case (a setting, an unset engine path): not an error. */
+            char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
+            free(message);
+            free(outs);
+            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
+                return -1;
+            continue;
+        }
         if (rc) {
             if (!message)
                 message = strdup("out of memory");
@@ -759,11 +773,72 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
     return rc;
 }
 
+/* opts->only: a shallow copy of the suite whose cases array holds the selected cases. */
+static int filter_cases(hc_run *run, const hc_suite *suite, const char *only, hc_err *err)
+{
+    const char *want[3] = {NULL, NULL, NULL};
+    static const char *const keys[3] = {"net", "board", "backend"};
+    char buf[1024];
+    if (strlen(only) >= sizeof buf)
+        return hc_err_set(err, HC_EUSAGE, "--only: filter too long");
+    strcpy(buf, only);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int k = -1;
+        if (eq) {
+            *eq = 0;
+            for (int i = 0; i < 3; i++)
+                if (strcmp(tok, keys[i]) == 0)
+                    k = i;
+        }
+        if (k < 0 || want[k])
+            return hc_err_set(err, HC_EUSAGE, "--only \"%s\": expected net=NAME,board=NAME,backend=NAME (each at most once)",
+                              only);
+        want[k] = only + (eq + 1 - buf); /* the value inside only, up to the next , or the end */
+    }
+    size_t len[3];
+    for (int k = 0; k < 3; k++)
+        len[k] = want[k] ? strcspn(want[k], ",") : 0;
+    run->filtered = *suite;
+    run->filtered.cases = hc_calloc(suite->n_cases ? suite->n_cases : 1, sizeof(hc_case), err, "cases");
+    if (!run->filtered.cases)
+        return -1;
+    run->filtered.n_cases = 0;
+    int seen[3] = {0, 0, 0};
+    for (size_t i = 0; i < suite->n_cases; i++) {
+        const hc_case *c = &suite->cases[i];
+        const char *names[3] = {suite->nets[c->net].name, suite->boards[c->board].name, suite->backends[c->backend].name};
+        int ok = 1;
+        for (int k = 0; k < 3; k++) {
+            int match = !want[k] || (strlen(names[k]) == len[k] && strncmp(names[k], want[k], len[k]) == 0);
+            seen[k] |= want[k] && match;
+            ok = ok && match;
+        }
+        if (ok)
+            run->filtered.cases[run->filtered.n_cases++] = *c;
+    }
+    for (int k = 0; k < 3; k++)
+        if (want[k] && !seen[k])
+            return hc_err_set(err, HC_EUSAGE, "--only: the suite has no case with %s \"%.*s\"", keys[k], (int)len[k],
+                              want[k]);
+    if (run->filtered.n_cases == 0)
+        return hc_err_set(err, HC_EUSAGE, "--only \"%s\" selects no case of the suite", only);
+    return 0;
+}
+
 hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *err)
 {
     hc_run *run = hc_calloc(1, sizeof *run, err, "run");
     if (!run)
         return NULL;
+    if (opts->only && *opts->only) {
+        if (filter_cases(run, suite, opts->only, err)) {
+            free(run->filtered.cases);
+            free(run);
+            return NULL;
+        }
+        suite = &run->filtered;
+    }
     run->suite = suite;
     time_t t = time(NULL);
     struct tm tm;
@@ -773,6 +848,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     snprintf(run->scratch, sizeof run->scratch, "%s/halfcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(run->scratch)) {
         hc_err_set(err, HC_EIO, "%s: cannot create a scratch directory: %s", run->scratch, strerror(errno));
+        free(run->filtered.cases);
         free(run);
         return NULL;
     }
@@ -790,6 +866,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         if (hc_sha256_file(nc->model, digest, &lerr) == 0 && (net = hc_net_load(nc->model, &lerr)) != NULL &&
             check_net(nc, net, digest, &lerr) == 0) {
             hc_net_reduce_activations(net);
+            run->model_version = net->model_version;
             for (size_t bi = 0; rc == 0 && bi < suite->n_boards; bi++) {
                 int pair = 0;
                 for (size_t k = 0; k < suite->n_cases; k++)
@@ -804,6 +881,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
                     rc = add_case_errors(run, &suite->cases[k], lerr.msg, err);
         }
         hc_net_free(net);
+        run->model_version = 0;
     }
     rmdir(run->scratch);
     run->results.suite = suite->name;
@@ -850,7 +928,10 @@ int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
     if (hc_table_write_markdown(&run->results, path, err))
         return -1;
     snprintf(path, sizeof path, "%s/report.csv", dir);
-    return hc_table_write_csv(&run->results, path, err);
+    if (hc_table_write_csv(&run->results, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    return hc_html_write(&run->results, path, err);
 }
 
 int hc_run_cache_hits(const hc_run *run)
@@ -875,5 +956,6 @@ void hc_run_free(hc_run *run)
     }
     free(run->items);
     free(run->own);
+    free(run->filtered.cases);
     free(run);
 }

@@ -20,6 +20,10 @@ typedef struct hc_run_options {
     void (*progress)(void *user, const char *what, size_t done, size_t total);
     void *progress_user;
     unsigned seed;         /* seeds the shuffled batch order of batched mode */
+    /* Case filter "net=N,board=B,backend=K" (any subset of the keys; NULL: every case), so that
+     * a sweep can run one case per process. A name the suite lacks, or a filter that selects
+     * nothing, is an HC_EUSAGE error of hc_run_suite. */
+    const char *only;
 } hc_run_options;
 
 hc_run_options hc_run_options_default(void);
@@ -38,7 +42,7 @@ const hc_results *hc_run_results(const hc_run *run);
  * crashed, hung, failed or produced non-finite output, else 1 if a tier failed, else 0. */
 int hc_run_status(const hc_run *run);
 
-/* Writes junit.xml, results.json, report.md and report.csv into dir (created if absent),
+/* Writes junit.xml, results.json, report.md, report.csv and report.html into dir (created if absent),
  * each atomically. */
 int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err);
 

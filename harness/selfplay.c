@@ -8,6 +8,7 @@
 
 #include "board.h"
 #include "history.h"
+#include "record.h"
 #include "rules.h"
 
 /* splitmix64: small, seedable, no global state. */
@@ -50,46 +51,10 @@ typedef struct sp {
 static int emit(sp *w, const hc_history *h, int game)
 {
     hc_position *p = &w->pos;
-    const hc_board *ib = hc_history_initial_board(h);
-    int xs = w->o->x_size, ys = w->o->y_size;
     p->index = w->index++;
     p->sgf_line = game;
-    p->x_size = xs;
-    p->y_size = ys;
-    if (hc_rules_format(hc_history_rules(h), p->rules, sizeof p->rules) < 0)
-        return hc_err_set(w->err, HC_EINTERNAL, "rules string too long");
-    p->komi = hc_history_rules(h)->komi;
-    p->n_initial_black = p->n_initial_white = 0;
-    for (int y = 0; y < ys; y++)
-        for (int x = 0; x < xs; x++) {
-            int c = ib->colors[hc_loc_of(x, y, xs)];
-            if (c == HC_BLACK)
-                p->initial_black[p->n_initial_black++] = (hc_xy){x, y};
-            else if (c == HC_WHITE)
-                p->initial_white[p->n_initial_white++] = (hc_xy){x, y};
-        }
-    p->initial_pla = hc_history_initial_pla(h);
-    p->initial_encore_phase = hc_history_initial_encore_phase(h);
-    p->initial_turn_number = (int)hc_history_initial_turn_number(h);
-    p->assume_multiple_starting_black_moves_are_handicap = hc_history_assume_handicap(h);
-    int nm = hc_history_num_moves(h);
-    if (nm > w->moves_cap) {
-        int cap = w->moves_cap ? w->moves_cap : 64;
-        while (cap < nm)
-            cap *= 2;
-        hc_move *nv = realloc(p->moves, (size_t)cap * sizeof *nv);
-        if (!nv)
-            return hc_err_set(w->err, HC_ENOMEM, "out of memory for moves");
-        p->moves = nv;
-        w->moves_cap = cap;
-    }
-    for (int i = 0; i < nm; i++)
-        p->moves[i] = hc_history_move(h, i);
-    p->n_moves = nm;
-    p->next_pla = hc_history_next_pla(h);
-    p->white_handicap_bonus_score = hc_history_white_handicap_bonus_score(h);
-    p->encore_phase = hc_history_encore_phase(h);
-    p->symmetry = (int)(hc_history_situation_hash(h, p->next_pla, 0.5).hash0 & 7);
+    if (hc_record_fill_position(h, p, &w->moves_cap, w->err))
+        return -1;
     return w->fn(p, w->user, w->err);
 }
 

@@ -197,6 +197,8 @@ static void acc_finish(acc *a, hc_metric_stats *ms, int is_cells)
     ms->v[HC_P_90] = a->vals[hc_stats_pct_index(a->n, 9, 10)];
     ms->v[HC_P_99] = a->vals[hc_stats_pct_index(a->n, 99, 100)];
     ms->v[HC_P_MAX] = a->vals[a->n - 1];
+    for (size_t k = 0; k < HC_STATS_NQ; k++)
+        ms->q[k] = a->vals[(a->n - 1) * k / (HC_STATS_NQ - 1)];
     if (ms->nonfinite) {
         ms->max_pos = ms->first_nonfinite_pos;
         ms->max_cell = -1;
@@ -227,6 +229,15 @@ int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, 
     acc a[HC_M_COUNT];
     memset(a, 0, sizeof a);
     int rc = -1;
+    /* Per-point sums (in double) when the buffer is uniform. */
+    int cx = ref[0].nn_x_len, cy = ref[0].nn_y_len;
+    for (size_t i = 1; i < n; i++)
+        if (ref[i].nn_x_len != cx || ref[i].nn_y_len != cy)
+            cx = cy = 0;
+    if (cx * cy > HC_STATS_MAX_CELLS)
+        cx = cy = 0;
+    double own_sum[HC_STATS_MAX_CELLS] = {0}, pol_sum[HC_STATS_MAX_CELLS] = {0};
+    size_t pol_n[HC_STATS_MAX_CELLS] = {0};
     for (int m = 0; m < HC_M_COUNT; m++) {
         size_t cap = m == HC_M_OWNERSHIP ? cells_total : n;
         a[m].vals = hc_malloc(cap * sizeof(double), err, "error samples");
@@ -247,7 +258,21 @@ int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, 
         for (int c = 0; c < cells; c++) {
             float d = fabsf(ref[i].white_owner_map[c] - test[i].white_owner_map[c]);
             acc_push(&a[HC_M_OWNERSHIP], &out->m[HC_M_OWNERSHIP], (double)d, i, c);
+            if (cx) {
+                own_sum[c] += (double)d;
+                float pr = ref[i].policy_probs[c], pt = test[i].policy_probs[c];
+                if (pr >= 0 && pt >= 0) {
+                    pol_sum[c] += (double)fabsf(pr - pt);
+                    pol_n[c]++;
+                }
+            }
         }
+    }
+    out->cells_x = cx;
+    out->cells_y = cy;
+    for (int c = 0; c < cx * cy; c++) {
+        out->own_cell[c] = (float)(own_sum[c] / (double)n);
+        out->pol_cell[c] = pol_n[c] ? (float)(pol_sum[c] / (double)pol_n[c]) : 0.0f;
     }
     for (int m = 0; m < HC_M_COUNT; m++)
         acc_finish(&a[m], &out->m[m], m == HC_M_OWNERSHIP);

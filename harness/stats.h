@@ -31,6 +31,8 @@ enum hc_metric {
 
 enum hc_pct { HC_P_AVG = 0, HC_P_90, HC_P_99, HC_P_MAX, HC_P_COUNT };
 
+#define HC_STATS_NQ 65 /* quantiles kept per metric: min, every 1/64, max */
+
 typedef struct hc_metric_info {
     const char *name;      /* KataGo's report label, e.g. "winrateError" */
     const char *key;       /* config key, e.g. "winrate" */
@@ -57,6 +59,10 @@ typedef struct hc_metric_stats {
     int max_cell;           /* ownership: cell (y*nn_x_len+x) within max_pos; else -1 */
     size_t nonfinite;       /* samples whose error is NaN or inf (sorted last, as +inf) */
     size_t first_nonfinite_pos;
+    /* A quantile sketch for plots (the error distribution, reports/html.c): q[k] is the sorted
+     * sample at KataGo-style index (n-1)*k/(HC_STATS_NQ-1), so q[0] is the min and q[last] the
+     * max. Never used by a tier check. */
+    double q[HC_STATS_NQ];
 } hc_metric_stats;
 
 /* The first non-finite value seen in a set of outputs. */
@@ -68,9 +74,18 @@ typedef struct hc_nonfinite {
     float value;
 } hc_nonfinite;
 
+#define HC_STATS_MAX_CELLS 841 /* 29x29, the largest NN buffer a board config allows */
+
 typedef struct hc_stats {
     size_t n_positions;
     hc_metric_stats m[HC_M_COUNT];
+    /* Per board point, for heat maps (reports/html.c), when every position has the same NN
+     * buffer (cells_x*cells_y <= HC_STATS_MAX_CELLS; else cells_x = cells_y = 0): the mean
+     * |d ownership| over the positions, and the mean |d policy prob| over the positions where
+     * the point is legal in both outputs (0 where it never is). Never used by a tier check. */
+    int cells_x, cells_y;
+    float own_cell[HC_STATS_MAX_CELLS];
+    float pol_cell[HC_STATS_MAX_CELLS];
     hc_nonfinite ref_nonfinite;   /* count 0 when the reference is all finite */
     hc_nonfinite test_nonfinite;  /* count 0 when the test outputs are all finite */
 } hc_stats;

@@ -133,11 +133,31 @@ static json_t *stats_json(const hc_stats *s)
                               (json_int_t)ms->nonfinite);
         if (m == HC_M_OWNERSHIP)
             json_object_set_new(o, "maxCell", json_integer(ms->max_cell));
+        if (ms->nonfinite)
+            json_object_set_new(o, "firstNonfinitePosition", json_integer((json_int_t)ms->first_nonfinite_pos));
+        if (ms->n) {
+            json_t *q = json_array();
+            for (int k = 0; k < HC_STATS_NQ; k++)
+                json_array_append_new(q, jnum(ms->q[k]));
+            json_object_set_new(o, "quantiles", q);
+        }
         json_object_set_new(metrics, hc_metric_infos[m].name, o);
     }
-    return json_pack("{s:I, s:o, s:o, s:o}", "positions", (json_int_t)s->n_positions, "metrics", metrics,
-                     "testNonfinite", nonfinite_json(&s->test_nonfinite), "refNonfinite",
-                     nonfinite_json(&s->ref_nonfinite));
+    json_t *o = json_pack("{s:I, s:o, s:o, s:o}", "positions", (json_int_t)s->n_positions, "metrics", metrics,
+                          "testNonfinite", nonfinite_json(&s->test_nonfinite), "refNonfinite",
+                          nonfinite_json(&s->ref_nonfinite));
+    if (o && s->cells_x > 0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%dx%d", s->cells_x, s->cells_y);
+        json_t *own = json_array(), *pol = json_array();
+        for (int c = 0; c < s->cells_x * s->cells_y; c++) {
+            json_array_append_new(own, jnum(s->own_cell[c]));
+            json_array_append_new(pol, jnum(s->pol_cell[c]));
+        }
+        json_object_set_new(o, "points", json_pack("{s:s, s:o, s:o}", "buffer", buf, "ownershipMeanError", own,
+                                                   "policyMeanError", pol));
+    }
+    return o;
 }
 
 static json_t *check_json(const hc_tier *t, const hc_tier_check *c)
@@ -169,6 +189,8 @@ static json_t *result_json(const hc_result *r)
                           jstr_or_null(r->board), "backend", jstr_or_null(r->backend), "mode", jstr_or_null(r->mode),
                           "outcome", outcomes[r->outcome], "message", jstr_or_null(r->message), "seconds",
                           jnum(r->seconds));
+    if (r->model_version > 0)
+        json_object_set_new(o, "modelVersion", json_integer(r->model_version));
     if (r->nn_x_len > 0) {
         char buf[32];
         snprintf(buf, sizeof buf, "%dx%d", r->nn_x_len, r->nn_y_len);
@@ -237,4 +259,386 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
         return -1;
     }
     return hc_ostream_commit(o, err);
+}
+
+/* ---- the reader, the writer's mirror ---- */
+
+typedef struct doc_item {
+    char *net, *board, *backend, *mode, *message;
+    hc_stats *stats;
+    hc_tier *tiers;
+    hc_tier_check *checks;
+} doc_item;
+
+struct hc_results_doc {
+    hc_results rs;
+    hc_result *items;
+    doc_item *own;
+    size_t n;
+    char *suite, *timestamp, *version;
+};
+
+typedef struct rd {
+    const char *name; /* the file, for messages */
+    hc_err *err;
+    char where[160];  /* "results[3].stats" */
+} rd;
+
+static int rd_fail(rd *r, const char *field, const char *what)
+{
+    return hc_err_set(r->err, HC_EFORMAT, "%s: %s%s%s: %s", r->name, r->where, *r->where && field ? "." : "",
+                      field ? field : "", what);
+}
+
+/* A jnum: a JSON number, or the strings "nan", "inf", "-inf". */
+static int rd_num(rd *r, json_t *o, const char *field, double *out)
+{
+    json_t *v = json_object_get(o, field);
+    if (json_is_number(v)) {
+        *out = json_number_value(v);
+        return 0;
+    }
+    const char *s = json_string_value(v);
+    if (s && strcmp(s, "nan") == 0)
+        *out = NAN;
+    else if (s && strcmp(s, "inf") == 0)
+        *out = INFINITY;
+    else if (s && strcmp(s, "-inf") == 0)
+        *out = -INFINITY;
+    else
+        return rd_fail(r, field, v ? "not a number" : "missing");
+    return 0;
+}
+
+static int rd_int(rd *r, json_t *o, const char *field, long long lo, long long *out)
+{
+    json_t *v = json_object_get(o, field);
+    if (!json_is_integer(v) || json_integer_value(v) < lo)
+        return rd_fail(r, field, v ? "not an integer in range" : "missing");
+    *out = json_integer_value(v);
+    return 0;
+}
+
+/* A string or null (NULL); a copy in *out. */
+static int rd_str(rd *r, json_t *o, const char *field, int required, char **out)
+{
+    json_t *v = json_object_get(o, field);
+    *out = NULL;
+    if (json_is_string(v)) {
+        *out = strdup(json_string_value(v));
+        return *out ? 0 : hc_err_set(r->err, HC_ENOMEM, "out of memory");
+    }
+    if ((!v || json_is_null(v)) && !required)
+        return 0;
+    return rd_fail(r, field, v ? "not a string" : "missing");
+}
+
+static int rd_nonfinite(rd *r, json_t *o, const char *field, hc_nonfinite *nf)
+{
+    json_t *v = json_object_get(o, field);
+    memset(nf, 0, sizeof *nf);
+    nf->index = -1;
+    if (!v || json_is_null(v))
+        return 0;
+    long long cnt, pos, idx;
+    double val;
+    const char *f = json_string_value(json_object_get(v, "field"));
+    if (!json_is_object(v) || rd_int(r, v, "positions", 1, &cnt) || rd_int(r, v, "firstPosition", 0, &pos) ||
+        rd_int(r, v, "index", -1, &idx) || rd_num(r, v, "value", &val) || !f || strlen(f) >= sizeof nf->field)
+        return r->err->code ? -1 : rd_fail(r, field, "malformed");
+    nf->count = (size_t)cnt;
+    nf->pos = (size_t)pos;
+    nf->index = (int)idx;
+    nf->value = (float)val;
+    strcpy(nf->field, f);
+    return 0;
+}
+
+static int rd_stats(rd *r, json_t *o, hc_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    long long n;
+    json_t *metrics = json_object_get(o, "metrics");
+    if (rd_int(r, o, "positions", 1, &n))
+        return -1;
+    if (!json_is_object(metrics))
+        return rd_fail(r, "metrics", "missing");
+    s->n_positions = (size_t)n;
+    size_t base = strlen(r->where);
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        hc_metric_stats *ms = &s->m[m];
+        json_t *mo = json_object_get(metrics, hc_metric_infos[m].name);
+        snprintf(r->where + base, sizeof r->where - base, ".metrics.%s", hc_metric_infos[m].name);
+        if (!json_is_object(mo))
+            return rd_fail(r, NULL, "missing");
+        long long samples, maxpos, nonfinite, cell = -1, first = 0;
+        if (rd_int(r, mo, "samples", 1, &samples) || rd_int(r, mo, "maxPosition", 0, &maxpos) ||
+            rd_int(r, mo, "nonfinite", 0, &nonfinite) ||
+            (m == HC_M_OWNERSHIP && rd_int(r, mo, "maxCell", -1, &cell)) ||
+            (nonfinite && rd_int(r, mo, "firstNonfinitePosition", 0, &first)))
+            return -1;
+        for (int p = 0; p < HC_P_COUNT; p++)
+            if (rd_num(r, mo, hc_pct_names[p], &ms->v[p]))
+                return -1;
+        ms->n = (size_t)samples;
+        ms->max_pos = (size_t)maxpos;
+        ms->max_cell = (int)cell;
+        ms->nonfinite = (size_t)nonfinite;
+        ms->first_nonfinite_pos = (size_t)first;
+        json_t *q = json_object_get(mo, "quantiles");
+        if (!json_is_array(q) || json_array_size(q) != HC_STATS_NQ)
+            return rd_fail(r, "quantiles", "missing or not 65 numbers");
+        for (int k = 0; k < HC_STATS_NQ; k++) {
+            json_t *wrap = json_pack("{s:O}", "q", json_array_get(q, (size_t)k));
+            int rc = rd_num(r, wrap, "q", &ms->q[k]);
+            json_decref(wrap);
+            if (rc)
+                return -1;
+        }
+    }
+    r->where[base] = 0;
+    json_t *pts = json_object_get(o, "points");
+    if (pts) {
+        const char *buf = json_string_value(json_object_get(pts, "buffer"));
+        json_t *own = json_object_get(pts, "ownershipMeanError"), *pol = json_object_get(pts, "policyMeanError");
+        int cx, cy;
+        if (!buf || sscanf(buf, "%dx%d", &cx, &cy) != 2 || cx <= 0 || cy <= 0 || cx * cy > HC_STATS_MAX_CELLS ||
+            json_array_size(own) != (size_t)(cx * cy) || json_array_size(pol) != (size_t)(cx * cy))
+            return rd_fail(r, "points", "malformed per-point errors");
+        s->cells_x = cx;
+        s->cells_y = cy;
+        for (int c = 0; c < cx * cy; c++) {
+            double a, b;
+            json_t *wrap = json_pack("{s:O, s:O}", "o", json_array_get(own, (size_t)c), "p", json_array_get(pol, (size_t)c));
+            int rc = rd_num(r, wrap, "o", &a) || rd_num(r, wrap, "p", &b);
+            json_decref(wrap);
+            if (rc)
+                return rd_fail(r, "points", "a per-point error is not a number");
+            s->own_cell[c] = (float)a;
+            s->pol_cell[c] = (float)b;
+        }
+    }
+    return rd_nonfinite(r, o, "testNonfinite", &s->test_nonfinite) || rd_nonfinite(r, o, "refNonfinite", &s->ref_nonfinite)
+               ? -1
+               : 0;
+}
+
+/* One tiers[] entry: the name, and for a checked result the limits and the stored verdicts,
+ * which must agree with the check recomputed from the stats. */
+static int rd_tier(rd *r, json_t *o, const hc_stats *stats, hc_tier *t, hc_tier_check *c, int *has_check)
+{
+    const char *name = json_string_value(json_object_get(o, "tier"));
+    if (!name || strlen(name) >= sizeof t->name)
+        return rd_fail(r, "tier", "missing or too long");
+    hc_tier_init(t, name);
+    json_t *limits = json_object_get(o, "limits");
+    *has_check = json_object_get(o, "pass") != NULL;
+    if (!*has_check)
+        return 0;
+    if (!stats)
+        return rd_fail(r, "pass", "a tier check without stats");
+    if (!json_is_array(limits))
+        return rd_fail(r, "limits", "missing");
+    int stored[HC_M_COUNT][HC_P_COUNT] = {{0}};
+    size_t i;
+    json_t *l;
+    json_array_foreach(limits, i, l) {
+        int m = hc_metric_by_name(json_string_value(json_object_get(l, "metric")));
+        int p = hc_pct_by_name(json_string_value(json_object_get(l, "percentile")));
+        const char *v = json_string_value(json_object_get(l, "verdict"));
+        double limit, scale;
+        if (m < 0 || p < 0 || !v || rd_num(r, l, "limit", &limit) || rd_num(r, l, "scale", &scale) ||
+            hc_tier_set(t, m, p, scale, limit, r->err)) {
+            char why[sizeof r->err->msg];
+            snprintf(why, sizeof why, "%s", r->err->code ? r->err->msg : "malformed limit");
+            return rd_fail(r, "limits", why);
+        }
+        for (int k = 0; k < 4; k++)
+            if (strcmp(v, hc_verdict_names[k]) == 0)
+                stored[m][p] = k;
+    }
+    hc_tier_check_stats(t, stats, c);
+    int pass = json_is_true(json_object_get(o, "pass"));
+    for (int m = 0; m < HC_M_COUNT; m++)
+        for (int p = 0; p < HC_P_COUNT; p++)
+            if (t->set[m][p] && stored[m][p] != c->verdict[m][p])
+                return rd_fail(r, "limits", "a stored verdict disagrees with the stats");
+    if (pass != c->pass)
+        return rd_fail(r, "pass", "disagrees with the stats");
+    return 0;
+}
+
+static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
+{
+    static const char *const outcomes[] = {"checked", "error", "skipped"};
+    memset(res, 0, sizeof *res);
+    if (!json_is_object(o))
+        return rd_fail(r, NULL, "not an object");
+    if (rd_str(r, o, "net", 1, &own->net) || rd_str(r, o, "board", 1, &own->board) ||
+        rd_str(r, o, "backend", 1, &own->backend) || rd_str(r, o, "mode", 1, &own->mode) ||
+        rd_str(r, o, "message", 0, &own->message) || rd_num(r, o, "seconds", &res->seconds))
+        return -1;
+    res->net = own->net;
+    res->board = own->board;
+    res->backend = own->backend;
+    res->mode = own->mode;
+    res->message = own->message;
+    const char *oc = json_string_value(json_object_get(o, "outcome"));
+    res->outcome = -1;
+    for (int k = 0; oc && k < 3; k++)
+        if (strcmp(oc, outcomes[k]) == 0)
+            res->outcome = k;
+    if (res->outcome < 0)
+        return rd_fail(r, "outcome", "not checked, error or skipped");
+    if (json_object_get(o, "modelVersion")) {
+        long long mv;
+        if (rd_int(r, o, "modelVersion", 1, &mv))
+            return -1;
+        res->model_version = (int)mv;
+    }
+    json_t *set = json_object_get(o, "settings");
+    if (set) {
+        const char *buf = json_string_value(json_object_get(set, "nnBuffer"));
+        long long mbs;
+        size_t base = strlen(r->where);
+        snprintf(r->where + base, sizeof r->where - base, ".settings");
+        if (!buf || sscanf(buf, "%dx%d", &res->nn_x_len, &res->nn_y_len) != 2 || res->nn_x_len <= 0)
+            return rd_fail(r, "nnBuffer", "not WxH");
+        if (rd_int(r, set, "maxBatchSize", 1, &mbs) || rd_num(r, set, "policyOptimism", &res->policy_optimism) ||
+            rd_num(r, set, "playoutDoublingAdvantage", &res->pda) ||
+            rd_num(r, set, "policyTemperature", &res->policy_temperature))
+            return -1;
+        res->max_batch_size = (int)mbs;
+        r->where[base] = 0;
+    }
+    json_t *st = json_object_get(o, "stats");
+    if (st) {
+        size_t base = strlen(r->where);
+        snprintf(r->where + base, sizeof r->where - base, ".stats");
+        own->stats = malloc(sizeof *own->stats);
+        if (!own->stats)
+            return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+        if (rd_stats(r, st, own->stats))
+            return -1;
+        r->where[base] = 0;
+        res->stats = own->stats;
+    } else if (res->outcome == HC_OUT_CHECKED) {
+        return rd_fail(r, "stats", "missing for a checked result");
+    }
+    json_t *tiers = json_object_get(o, "tiers");
+    if (!json_is_array(tiers))
+        return rd_fail(r, "tiers", "missing");
+    size_t nt = json_array_size(tiers);
+    own->tiers = calloc(nt ? nt : 1, sizeof *own->tiers);
+    own->checks = calloc(nt ? nt : 1, sizeof *own->checks);
+    if (!own->tiers || !own->checks)
+        return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+    int n_checked = 0;
+    size_t base = strlen(r->where);
+    for (size_t i = 0; i < nt; i++) {
+        int has = 0;
+        snprintf(r->where + base, sizeof r->where - base, ".tiers[%zu]", i);
+        if (rd_tier(r, json_array_get(tiers, i), res->stats, &own->tiers[i], &own->checks[i], &has))
+            return -1;
+        n_checked += has;
+    }
+    r->where[base] = 0;
+    if (res->outcome == HC_OUT_CHECKED && n_checked != (int)nt)
+        return rd_fail(r, "tiers", "a checked result with an unchecked tier");
+    res->n_tiers = nt;
+    res->tiers = own->tiers;
+    res->checks = res->outcome == HC_OUT_CHECKED ? own->checks : NULL;
+    return 0;
+}
+
+void hc_results_doc_free(hc_results_doc *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++) {
+        doc_item *o = &d->own[i];
+        free(o->net);
+        free(o->board);
+        free(o->backend);
+        free(o->mode);
+        free(o->message);
+        free(o->stats);
+        free(o->tiers);
+        free(o->checks);
+    }
+    free(d->items);
+    free(d->own);
+    free(d->suite);
+    free(d->timestamp);
+    free(d->version);
+    free(d);
+}
+
+hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *name, hc_err *err)
+{
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        hc_err_set(err, HC_EFORMAT, "%s:%d:%d: %s", name, je.line, je.column, je.text);
+        return NULL;
+    }
+    hc_results_doc *d = calloc(1, sizeof *d);
+    rd r = {name, err, ""};
+    json_t *items = json_object_get(root, "results");
+    int ok = d != NULL;
+    if (!d)
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+    if (ok && (!json_is_object(root) || !json_is_integer(json_object_get(root, "format")) ||
+               json_integer_value(json_object_get(root, "format")) != 1)) {
+        rd_fail(&r, "format", "not a results.json of format 1");
+        ok = 0;
+    }
+    if (ok && !json_is_array(items)) {
+        rd_fail(&r, "results", "missing");
+        ok = 0;
+    }
+    if (ok && (rd_str(&r, root, "suite", 0, &d->suite) || rd_str(&r, root, "timestamp", 0, &d->timestamp) ||
+               rd_str(&r, root, "version", 0, &d->version)))
+        ok = 0;
+    if (ok) {
+        size_t n = json_array_size(items);
+        d->items = calloc(n ? n : 1, sizeof *d->items);
+        d->own = calloc(n ? n : 1, sizeof *d->own);
+        if (!d->items || !d->own) {
+            hc_err_set(err, HC_ENOMEM, "out of memory");
+            ok = 0;
+        }
+        for (size_t i = 0; ok && i < n; i++) {
+            snprintf(r.where, sizeof r.where, "results[%zu]", i);
+            d->n = i + 1;
+            ok = rd_result(&r, json_array_get(items, i), &d->items[i], &d->own[i]) == 0;
+        }
+    }
+    json_decref(root);
+    if (!ok) {
+        hc_results_doc_free(d);
+        return NULL;
+    }
+    d->rs.suite = d->suite;
+    d->rs.timestamp = d->timestamp;
+    d->rs.version = d->version;
+    d->rs.items = d->items;
+    d->rs.n = d->n;
+    return d;
+}
+
+hc_results_doc *hc_results_read_json(const char *path, hc_err *err)
+{
+    size_t len;
+    char *text = hc_read_file(path, (size_t)1 << 30, &len, err);
+    if (!text)
+        return NULL;
+    hc_results_doc *d = hc_results_parse_json(text, len, path, err);
+    free(text);
+    return d;
+}
+
+const hc_results *hc_results_doc_results(const hc_results_doc *d)
+{
+    return &d->rs;
 }

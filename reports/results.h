@@ -28,6 +28,7 @@ typedef struct hc_result {
     int nn_x_len, nn_y_len, max_batch_size;
     double policy_optimism, pda, policy_temperature;
     double seconds;                     /* wall time of the evaluations */
+    int model_version;                  /* the net's model version; 0 when unknown (not loaded) */
 } hc_result;
 
 typedef struct hc_results {
@@ -54,5 +55,18 @@ char *hc_result_failure_text(const hc_result *r, size_t tier);
 
 /* Writes results.json atomically. */
 int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err);
+
+/* results.json read back (halfcheck merge): every figure as written (17 significant digits,
+ * so doubles round-trip), the tiers' limits, and the tier checks recomputed from the stats
+ * with hc_tier_check_stats; a stored verdict that disagrees with the recomputed one is an
+ * HC_EFORMAT error, as is any missing or mistyped field (named: "results[3].stats.metrics.
+ * winrateError.p99"). Writing what was read gives the same file, byte for byte. */
+typedef struct hc_results_doc hc_results_doc;
+hc_results_doc *hc_results_read_json(const char *path, hc_err *err);
+/* The same from memory; name labels messages. */
+hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *name, hc_err *err);
+/* The results (owned by the document). */
+const hc_results *hc_results_doc_results(const hc_results_doc *d);
+void hc_results_doc_free(hc_results_doc *d);
 
 #endif

@@ -18,9 +18,10 @@ int main(void)
     int st = system(cmd);
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     hc_check("demo-1.1", rc == 0, "halfcheck demo exited %d (see %s/stderr.txt)", rc, dir);
-    const char *files[] = {"net.bin.gz", "selfplay9.jsonl.gz", "selfplay13.jsonl.gz", "demo.yaml",
-                           "reports/junit.xml", "reports/results.json", "reports/report.md", "reports/report.csv"};
-    for (int i = 0; i < 8; i++) {
+    const char *files[9] = {"net.bin.gz", "selfplay9.jsonl.gz", "selfplay13.jsonl.gz", "demo.yaml",
+                           "reports/junit.xml", "reports/results.json", "reports/report.md", "reports/report.csv",
+                           "reports/report.html"};
+    for (int i = 0; i < 9; i++) {
         char path[1024], name[32];
         snprintf(path, sizeof path, "%s/demo/%s", dir, files[i]);
         snprintf(name, sizeof name, "demo-2.%d", i + 1);

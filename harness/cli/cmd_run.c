@@ -17,6 +17,7 @@ static const cli_opt opts[] = {
     {"threads", 1, 0, "evaluation threads (default 2)"},
     {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)"},
     {"seed", 1, 0, "seed of the shuffled batch order (default 1)"},
+    {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)"},
     {"quiet", 0, 0, "no progress line and no table on stdout"},
     {"help", 0, 0, "this help"},
     {NULL, 0, 0, NULL},
@@ -74,6 +75,7 @@ int cmd_run(int argc, char **argv)
     o.threads = threads;
     o.timeout_s = timeout;
     o.seed = (unsigned)seed;
+    o.only = cli_get(&a, "only", NULL);
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};

@@ -1,0 +1,49 @@
+/* External programs driven over pipes (the gtp: and pipe: backends): start a command with its
+ * stdin and stdout on pipes, its stderr drained into a short tail kept for error messages;
+ * write without dying of SIGPIPE; read lines and byte blocks with a deadline; stop it.
+ * Internal to backends/. */
+#ifndef HC_EXTPROC_H
+#define HC_EXTPROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+typedef struct hc_extproc {
+    pid_t pid;
+    int to_fd, from_fd, err_fd;
+    char rbuf[65536];
+    size_t rstart, rlen;
+    char tail[600]; /* last bytes of the program's stderr */
+    size_t tail_len;
+    char name[256]; /* argv[0], for messages */
+} hc_extproc;
+
+/* Splits a command line into words (whitespace separates; '...' and "..." quote; a backslash
+ * escapes the next character) and expands $VAR and ${VAR} inside words (not in '...').
+ * Returns a malloc'd NULL-terminated argv (free with hc_extproc_free_argv), or NULL: with
+ * *unset naming the first unset variable (malloc'd; err untouched), or with err on a syntax
+ * error. */
+char **hc_extproc_split(const char *cmd, char **unset, hc_err *err);
+void hc_extproc_free_argv(char **argv);
+
+/* Starts argv (execvp, no shell). Fails with err when the program cannot be executed. */
+int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err);
+/* Writes all of buf by the deadline (SIGPIPE blocked for the call); -1 with err when the
+ * program is gone or stops reading. */
+int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, hc_err *err);
+/* Reads one line (without '\n', '\r' dropped) into line (cap bytes) by the deadline
+ * (hc_extproc_now() seconds). Returns the length, or -1 with err: EOF (the program exited:
+ * its status and stderr tail are in the message), timeout, or a line longer than cap. */
+long hc_extproc_read_line(hc_extproc *p, char *line, size_t cap, double deadline, hc_err *err);
+/* Reads exactly n bytes by the deadline, or -1 with err (short read: how many were read). */
+int hc_extproc_read(hc_extproc *p, void *buf, size_t n, double deadline, hc_err *err);
+/* Kills (SIGKILL) and reaps the program if running; closes the pipes. Safe to repeat. */
+void hc_extproc_stop(hc_extproc *p);
+/* Closes its stdin and waits up to grace seconds for it to exit, then stops it. */
+void hc_extproc_finish(hc_extproc *p, double grace);
+int hc_extproc_running(const hc_extproc *p);
+double hc_extproc_now(void);
+
+#endif

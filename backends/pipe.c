@@ -1,0 +1,304 @@
+/* pipe:[@timeout=S @startup-timeout=S @model=PATH] COMMAND — a tensor backend in any language: halfcheck
+ * starts COMMAND (split and $VAR-expanded as gtp: does, no shell), describes the net and the
+ * buffer in a versioned header, and then sends batches of input rows and reads back raw heads,
+ * so featurization and post-processing stay halfcheck's and only the arithmetic is the
+ * program's. docs/PROTOCOL.md is the specification; examples/pipe_client.py a minimal client. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "extproc.h"
+
+enum { HC_PIPE_VERSION = 1 };
+
+typedef struct pipe_backend {
+    char **argv;
+    char cmdline[1024];
+    double timeout_s, startup_timeout_s;
+    const hc_net *net;
+    char *model;
+    int nx, ny, max_batch;
+    hc_extproc proc;
+    unsigned char *buf; /* one request or reply */
+    size_t cap;
+} pipe_backend;
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* float32 arrays in little-endian order (a no-op copy on little-endian hosts). */
+static void put_floats(unsigned char *p, const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        put_u32(p + 4 * i, u);
+    }
+}
+
+static void get_floats(float *v, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = get_u32(p + 4 * i);
+        memcpy(&v[i], &u, 4);
+    }
+}
+
+static void pipe_close(void *inst)
+{
+    pipe_backend *b = inst;
+    if (!b)
+        return;
+    hc_extproc_finish(&b->proc, 2.0);
+    hc_extproc_free_argv(b->argv);
+    free(b->model);
+    free(b->buf);
+    free(b);
+}
+
+/* The program's error text after a nonzero status: u32 length, bytes. */
+static int read_message(pipe_backend *b, double deadline, char *msg, size_t cap, hc_err *err)
+{
+    unsigned char l4[4];
+    if (hc_extproc_read(&b->proc, l4, 4, deadline, err))
+        return -1;
+    uint32_t len = get_u32(l4);
+    if (len > 65536) {
+        hc_extproc_stop(&b->proc);
+        return hc_err_set(err, HC_EBACKEND, "malformed reply: a message of %u bytes", len);
+    }
+    char *t = malloc(len + 1u);
+    if (!t)
+        return hc_err_set(err, HC_ENOMEM, "out of memory");
+    if (hc_extproc_read(&b->proc, t, len, deadline, err)) {
+        free(t);
+        return -1;
+    }
+    t[len] = '\0';
+    snprintf(msg, cap, "%s", t);
+    free(t);
+    return 0;
+}
+
+static int start(pipe_backend *b, hc_err *err)
+{
+    if (hc_extproc_start(&b->proc, b->argv, err))
+        return -1;
+    const hc_net *n = b->net;
+    size_t ml = strlen(b->model), nl = n->name ? strlen(n->name) : 0;
+    unsigned char h[4 * 13], l4[4];
+    memcpy(h, "HCPQ", 4);
+    put_u32(h + 4, HC_PIPE_VERSION);
+    put_u32(h + 8, (uint32_t)b->nx);
+    put_u32(h + 12, (uint32_t)b->ny);
+    put_u32(h + 16, (uint32_t)b->max_batch);
+    put_u32(h + 20, (uint32_t)n->num_input_c);
+    put_u32(h + 24, (uint32_t)n->num_input_global_c);
+    put_u32(h + 28, (uint32_t)n->num_input_meta_c);
+    put_u32(h + 32, (uint32_t)n->num_policy_c);
+    put_u32(h + 36, (uint32_t)n->num_score_value_c);
+    put_u32(h + 40, (uint32_t)n->model_version);
+    put_u32(h + 44, (uint32_t)n->input_version);
+    put_u32(h + 48, (uint32_t)ml);
+    double deadline = hc_extproc_now() + b->startup_timeout_s;
+    if (hc_extproc_write(&b->proc, h, sizeof h, deadline, err) ||
+        hc_extproc_write(&b->proc, b->model, ml, deadline, err) ||
+        (put_u32(l4, (uint32_t)nl), hc_extproc_write(&b->proc, l4, 4, deadline, err)) ||
+        hc_extproc_write(&b->proc, n->name ? n->name : "", nl, deadline, err))
+        return hc_err_prefix(err, "sending the header: ");
+    unsigned char r[12];
+    if (hc_extproc_read(&b->proc, r, 12, deadline, err))
+        return hc_err_prefix(err, "reading the handshake: ");
+    if (memcmp(r, "HCPR", 4) != 0) {
+        hc_extproc_stop(&b->proc);
+        return hc_err_set(err, HC_EBACKEND,
+                          "handshake: expected magic \"HCPR\", got bytes %02x %02x %02x %02x (is it a halfcheck pipe "
+                          "program? it must not print anything else on stdout)", r[0], r[1], r[2], r[3]);
+    }
+    uint32_t version = get_u32(r + 4), status = get_u32(r + 8);
+    char msg[1024];
+    if (read_message(b, deadline, msg, sizeof msg, err))
+        return hc_err_prefix(err, "reading the handshake: ");
+    if (version != HC_PIPE_VERSION) {
+        hc_extproc_stop(&b->proc);
+        return hc_err_set(err, HC_EBACKEND, "protocol version mismatch: the program speaks version %u, halfcheck "
+                          "speaks version %d%s%s", version, HC_PIPE_VERSION, msg[0] ? " (its message: " : "",
+                          msg[0] ? msg : "");
+    }
+    if (status != 0) {
+        hc_extproc_stop(&b->proc);
+        if (msg[0] && strstr(msg, "skip") == msg)
+            return hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "the program declined: %s", msg);
+        return hc_err_set(err, HC_EBACKEND, "the program refused the net: %s", msg[0] ? msg : "(no message)");
+    }
+    return 0;
+}
+
+static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                       hc_err *err)
+{
+    (void)threads;
+    if (!net) {
+        hc_err_set(err, HC_EUSAGE, "pipe: needs the net");
+        return NULL;
+    }
+    pipe_backend *b = hc_calloc(1, sizeof *b, err, "pipe backend");
+    if (!b)
+        return NULL;
+    b->proc.pid = -1;
+    b->proc.to_fd = b->proc.from_fd = b->proc.err_fd = -1;
+    b->timeout_s = 60;
+    b->startup_timeout_s = 600;
+    b->net = net;
+    b->nx = nx;
+    b->ny = ny;
+    b->max_batch = max_batch;
+    const char *p = params ? params : "";
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '@')
+            break;
+        const char *e = p;
+        while (*e && *e != ' ' && *e != '\t')
+            e++;
+        char opt[4096];
+        snprintf(opt, sizeof opt, "%.*s", (int)(e - p - 1), p + 1);
+        if (strncmp(opt, "model=", 6) == 0) {
+            free(b->model);
+            b->model = strdup(opt + 6);
+            if (!b->model) {
+                hc_err_set(err, HC_ENOMEM, "out of memory");
+                goto fail;
+            }
+            p = e;
+            continue;
+        }
+        char *eq = strchr(opt, '='), *end = NULL;
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (eq)
+            *eq = '\0';
+        if (!eq || !end || *end || !(v > 0) || (strcmp(opt, "timeout") && strcmp(opt, "startup-timeout"))) {
+            hc_err_set(err, HC_ECONFIG, "pipe: unknown option or bad value @%s (known: @timeout=S @startup-timeout=S @model=PATH)",
+                       opt);
+            goto fail;
+        }
+        if (strcmp(opt, "timeout") == 0)
+            b->timeout_s = v;
+        else
+            b->startup_timeout_s = v;
+        p = e;
+    }
+    snprintf(b->cmdline, sizeof b->cmdline, "%s", p);
+    if (!*p) {
+        hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@timeout=S] PROGRAM ARGS...)");
+        goto fail;
+    }
+    char *unset = NULL;
+    b->argv = hc_extproc_split(p, &unset, err);
+    if (!b->argv) {
+        if (unset) {
+            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set", unset);
+            free(unset);
+        }
+        goto fail;
+    }
+    if (!b->model)
+        b->model = strdup("");
+    size_t area = (size_t)nx * (size_t)ny, mb = (size_t)max_batch;
+    size_t in = 8 + 4 * mb * ((size_t)net->num_input_c * area + (size_t)net->num_input_global_c +
+                              (size_t)net->num_input_meta_c);
+    size_t out = 12 + 4 * mb * ((size_t)net->num_policy_c * (area + 1) + 3 + (size_t)net->num_score_value_c + area);
+    b->cap = in > out ? in : out;
+    b->buf = hc_malloc(b->cap, err, "pipe buffer");
+    if (!b->model || !b->buf)
+        goto fail;
+    if (start(b, err))
+        goto fail;
+    return b;
+fail:
+    pipe_close(b);
+    return NULL;
+}
+
+static int pipe_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
+                     hc_raw_heads *out, hc_err *err)
+{
+    pipe_backend *b = inst;
+    const hc_net *n = b->net;
+    if (batch < 1 || batch > b->max_batch || batch > out->max_batch)
+        return hc_err_set(err, HC_EUSAGE, "pipe: batch of %d (1..%d)", batch, b->max_batch);
+    if (!hc_extproc_running(&b->proc) && start(b, err))
+        return hc_err_prefix(err, "pipe: restarting %s: ", b->proc.name);
+    size_t area = (size_t)b->nx * (size_t)b->ny, bs = (size_t)batch;
+    size_t ns = bs * (size_t)n->num_input_c * area, ng = bs * (size_t)n->num_input_global_c,
+           nm = meta ? bs * (size_t)n->num_input_meta_c : 0;
+    memcpy(b->buf, "HCPB", 4);
+    put_u32(b->buf + 4, (uint32_t)batch);
+    put_floats(b->buf + 8, spatial, ns);
+    put_floats(b->buf + 8 + 4 * ns, global, ng);
+    if (nm)
+        put_floats(b->buf + 8 + 4 * (ns + ng), meta, nm);
+    double deadline = hc_extproc_now() + b->timeout_s;
+    if (hc_extproc_write(&b->proc, b->buf, 8 + 4 * (ns + ng + nm), deadline, err))
+        return hc_err_prefix(err, "pipe: sending a batch of %d: ", batch);
+    unsigned char r[12];
+    if (hc_extproc_read(&b->proc, r, 8, deadline, err))
+        return hc_err_prefix(err, "pipe: reading the reply to a batch of %d: ", batch);
+    if (memcmp(r, "HCPO", 4) != 0) {
+        hc_extproc_stop(&b->proc);
+        return hc_err_set(err, HC_EBACKEND, "pipe: malformed reply to a batch of %d: magic %02x %02x %02x %02x, not "
+                          "\"HCPO\"", batch, r[0], r[1], r[2], r[3]);
+    }
+    if (get_u32(r + 4) != 0) {
+        char msg[1024];
+        if (read_message(b, deadline, msg, sizeof msg, err))
+            return hc_err_prefix(err, "pipe: reading an error reply: ");
+        return hc_err_set(err, HC_EBACKEND, "pipe: the program failed the batch of %d: %s", batch, msg);
+    }
+    if (hc_extproc_read(&b->proc, r + 8, 4, deadline, err))
+        return hc_err_prefix(err, "pipe: reading the reply to a batch of %d: ", batch);
+    if (get_u32(r + 8) != (uint32_t)batch) {
+        hc_extproc_stop(&b->proc);
+        return hc_err_set(err, HC_EBACKEND, "pipe: the reply is for a batch of %u, the request was %d", get_u32(r + 8),
+                          batch);
+    }
+    size_t pc = (size_t)n->num_policy_c, sc = (size_t)n->num_score_value_c;
+    size_t counts[5] = {bs * pc * area, bs * pc, bs * 3, bs * sc, bs * area};
+    float *dst[5] = {out->policy, out->policy_pass, out->value, out->score, out->ownership};
+    size_t total = 0;
+    for (int i = 0; i < 5; i++)
+        total += counts[i];
+    if (hc_extproc_read(&b->proc, b->buf, 4 * total, deadline, err))
+        return hc_err_prefix(err, "pipe: reading the heads of a batch of %d: ", batch);
+    size_t off = 0;
+    for (int i = 0; i < 5; i++) {
+        get_floats(dst[i], b->buf + 4 * off, counts[i]);
+        off += counts[i];
+    }
+    out->batch = batch;
+    return 0;
+}
+
+const hc_backend_vtbl hc_backend_pipe = {
+    .name = "pipe",
+    .shape = HC_BACKEND_TENSOR,
+    .help = "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD runs a program speaking docs/PROTOCOL.md (input rows in, raw "
+            "heads out, float32); $VAR from the environment, unset means skipped",
+    .open = pipe_open,
+    .eval = pipe_eval,
+    .eval_positions = NULL,
+    .close = pipe_close,
+};

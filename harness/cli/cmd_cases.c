@@ -1,0 +1,45 @@
+/* halfcheck cases SUITE.yaml: the suite's net x board x backend cases, one per line as the
+ * --only filter of `halfcheck run` reads them ("net=N,board=B,backend=K"), for ci/sweep. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "config.h"
+
+static const cli_opt opts[] = {
+    {"help", 0, 0, "this help"},
+    {NULL, 0, 0, NULL},
+};
+
+int cmd_cases(int argc, char **argv)
+{
+    cli_args a;
+    hc_err err = {0};
+    if (cli_parse("cases", argc, argv, opts, &a, &err))
+        return cli_fail("cases", &err);
+    if (cli_has(&a, "help") || a.n_pos != 1) {
+        FILE *f = cli_has(&a, "help") ? stdout : stderr;
+        fprintf(f, "usage: halfcheck cases SUITE.yaml\n"
+                   "prints one line per net x board x backend: net=N,board=B,backend=K (halfcheck run --only)\n");
+        cli_print_options(f, opts);
+        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
+    }
+    hc_suite *s = hc_suite_load(a.pos[0], &err);
+    if (!s)
+        return cli_fail("cases", &err);
+    for (size_t i = 0; i < s->n_cases; i++) {
+        const char *names[3] = {s->nets[s->cases[i].net].name, s->boards[s->cases[i].board].name,
+                                s->backends[s->cases[i].backend].name};
+        for (int k = 0; k < 3; k++) {
+            if (strpbrk(names[k], ",=\n")) {
+                hc_err_set(&err, HC_ECONFIG, "%s: the name \"%s\" holds ',' '=' or a newline, which --only cannot select",
+                           a.pos[0], names[k]);
+                hc_suite_free(s);
+                return cli_fail("cases", &err);
+            }
+        }
+        printf("net=%s,board=%s,backend=%s\n", names[0], names[1], names[2]);
+    }
+    hc_suite_free(s);
+    return HC_EXIT_OK;
+}

@@ -1,0 +1,166 @@
+#include "merge.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "html.h"
+#include "junit.h"
+#include "table.h"
+
+struct hc_merge {
+    hc_results_doc **docs;
+    size_t n_docs;
+    hc_result *items;
+    hc_results rs;
+};
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
+{
+    if (n == 0) {
+        hc_err_set(err, HC_EUSAGE, "nothing to merge");
+        return NULL;
+    }
+    hc_merge *m = hc_calloc(1, sizeof *m, err, "merge");
+    if (!m)
+        return NULL;
+    m->docs = hc_calloc(n, sizeof *m->docs, err, "merge inputs");
+    char **names = hc_calloc(n, sizeof *names, err, "merge inputs");
+    size_t total = 0;
+    int rc = m->docs && names ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct stat st;
+        char path[1200];
+        if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+            snprintf(path, sizeof path, "%s/results.json", paths[i]);
+        else
+            snprintf(path, sizeof path, "%s", paths[i]);
+        names[i] = strdup(path);
+        m->docs[i] = hc_results_read_json(path, err);
+        if (!m->docs[i] || !names[i]) {
+            rc = -1;
+            break;
+        }
+        m->n_docs = i + 1;
+        const hc_results *a = hc_results_doc_results(m->docs[0]), *b = hc_results_doc_results(m->docs[i]);
+        if (!same(a->suite, b->suite))
+            rc = hc_err_set(err, HC_EUSAGE, "%s is of suite \"%s\", %s of suite \"%s\"", path, b->suite ? b->suite : "",
+                            names[0], a->suite ? a->suite : "");
+        else if (!same(a->version, b->version))
+            rc = hc_err_set(err, HC_EUSAGE, "%s was written by halfcheck %s, %s by %s", path,
+                            b->version ? b->version : "?", names[0], a->version ? a->version : "?");
+        total += b->n;
+    }
+    if (rc == 0)
+        m->items = hc_calloc(total ? total : 1, sizeof *m->items, err, "merged results");
+    rc = rc || !m->items ? -1 : 0;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < m->n_docs; i++) {
+        const hc_results *r = hc_results_doc_results(m->docs[i]);
+        for (size_t j = 0; rc == 0 && j < r->n; j++) {
+            const hc_result *x = &r->items[j];
+            /* Quadratic, but a suite has tens to hundreds of results. */
+            for (size_t q = 0; q < k; q++) {
+                const hc_result *y = &m->items[q];
+                if (strcmp(x->net, y->net) == 0 && strcmp(x->board, y->board) == 0 &&
+                    strcmp(x->backend, y->backend) == 0 && strcmp(x->mode, y->mode) == 0) {
+                    rc = hc_err_set(err, HC_EUSAGE, "%s: net %s board %s backend %s mode %s is also in an earlier input",
+                                    names[i], x->net, x->board, x->backend, x->mode);
+                    break;
+                }
+            }
+            m->items[k++] = *x;
+        }
+        if (rc == 0 && r->timestamp && (!m->rs.timestamp || strcmp(r->timestamp, m->rs.timestamp) < 0))
+            m->rs.timestamp = r->timestamp;
+    }
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    if (rc) {
+        hc_merge_free(m);
+        return NULL;
+    }
+    m->rs.suite = hc_results_doc_results(m->docs[0])->suite;
+    m->rs.version = hc_results_doc_results(m->docs[0])->version;
+    m->rs.items = m->items;
+    m->rs.n = k;
+    return m;
+}
+
+const hc_results *hc_merge_results(const hc_merge *m)
+{
+    return &m->rs;
+}
+
+int hc_merge_status(const hc_merge *m)
+{
+    int fail = 0;
+    for (size_t i = 0; i < m->rs.n; i++) {
+        const hc_result *r = &m->rs.items[i];
+        if (hc_result_is_error(r))
+            return 3;
+        if (r->outcome == HC_OUT_CHECKED)
+            for (size_t t = 0; t < r->n_tiers; t++)
+                fail |= !r->checks[t].pass;
+    }
+    return fail;
+}
+
+static int mkdir_p(const char *dir, hc_err *err)
+{
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+        return hc_err_set(err, HC_EUSAGE, "%s: path too long", dir);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == 0) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return hc_err_set(err, HC_EIO, "%s: cannot create the directory: %s", buf, strerror(errno));
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}
+
+int hc_merge_write_reports(const hc_merge *m, const char *dir, hc_err *err)
+{
+    if (mkdir_p(dir, err))
+        return -1;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/junit.xml", dir);
+    if (hc_junit_write(&m->rs, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    if (hc_results_write_json(&m->rs, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    if (hc_table_write_markdown(&m->rs, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.csv", dir);
+    if (hc_table_write_csv(&m->rs, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    return hc_html_write(&m->rs, path, err);
+}
+
+void hc_merge_free(hc_merge *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_docs; i++)
+        hc_results_doc_free(m->docs[i]);
+    free(m->docs);
+    free(m->items);
+    free(m);
+}
