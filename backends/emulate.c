@@ -12,7 +12,7 @@
 
 typedef struct lay {
     const char *name; /* the clone's pointer, as tap->layer carries it */
-    int storage;
+    int storage, accum;
 } lay;
 
 struct hc_emulate {
@@ -131,6 +131,18 @@ static void hook(void *user, const hc_tap *t)
         em->next(em->next_user, t);
 }
 
+/* The engine asks, per convolution, for fp16 accumulation (the layer's rule) and fp16
+ * Winograd tiles (the profile's winogradTiles; only 3x3 convolutions run by Winograd). */
+static int conv_mode(void *user, const hc_conv *c)
+{
+    const hc_emulate *em = user;
+    int m = em->prof->winograd_tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name == c->name && em->lays[i].accum == HC_FMT_FP16)
+            m |= HC_CONV_ACC_FP16;
+    return m;
+}
+
 void hc_emulate_close(hc_emulate *em)
 {
     if (!em)
@@ -172,13 +184,6 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
     hc_layer_ref *ls = NULL;
     if (!(em->prof = hc_profile_load(params, err)))
         goto fail;
-    if (em->prof->winograd_tiles != HC_FMT_FP32) {
-        hc_err_set(err, HC_EBACKEND,
-                   "profile %s asks %s Winograd tiles: the engine has no such mode, and running fp32 tiles would not "
-                   "be what the profile claims",
-                   em->prof->name, hc_fmt_str(em->prof->winograd_tiles));
-        goto fail;
-    }
     if (!(em->net = clone_net(net, err)) ||
         hc_net_layers(em->net, &ls, &em->n_lays, err))
         goto fail;
@@ -193,16 +198,17 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
         if (active && !active[i])
             ch.storage = ch.weights = ch.accum = HC_FMT_FP32;
-        if (ch.accum != HC_FMT_FP32) {
+        if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & HC_LK_CONV)) {
             hc_err_set(err, HC_EBACKEND,
-                       "profile %s asks %s accumulation for layer %s (%s): the engine has no reduced-precision "
-                       "accumulation mode, and running it in fp32 would not be what the profile claims",
+                       "profile %s asks %s accumulation for layer %s (%s): the engine accumulates in fp16 only in "
+                       "convolutions, and running it in fp32 would not be what the profile claims",
                        em->prof->name, hc_fmt_str(ch.accum), ls[i].name ? ls[i].name : "?",
                        ch.rule >= 0 ? em->prof->rules[ch.rule].where : "the profile's default");
             goto fail;
         }
         em->lays[i].name = ls[i].name;
         em->lays[i].storage = ch.storage;
+        em->lays[i].accum = ch.accum;
         for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
             size_t bad = 0;
@@ -229,7 +235,10 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
     em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
     if (!em->spatial || !em->global || !em->meta || !em->overflow)
         goto fail;
-    if (!(em->eng = hc_engine_new(em->net, max_batch, nx, ny, threads, err)))
+    hc_engine_opts o = hc_engine_default_opts();
+    o.conv_mode = conv_mode;
+    o.conv_mode_user = em;
+    if (!(em->eng = hc_engine_new_opts(em->net, max_batch, nx, ny, threads, &o, err)))
         goto fail;
     hc_engine_set_hook(em->eng, hook, em);
     free(ls);
@@ -334,8 +343,8 @@ static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *er
 const hc_backend_vtbl hc_backend_emulate = {
     .name = "emulate",
     .shape = HC_BACKEND_TENSOR,
-    .help = "reduced-precision storage emulated on the fp32 engine; params: a built-in profile (fp16, bf16, "
-            "coreml-tiers) or a profile .yaml path",
+    .help = "reduced precision emulated on the fp32 engine; params: a built-in profile (fp16, bf16, fp16-acc16, "
+            "fp16-winograd, coreml-tiers) or a profile .yaml path",
     .open = emu_open,
     .eval = emu_eval,
     .eval_positions = NULL,

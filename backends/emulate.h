@@ -10,10 +10,12 @@
  * non-finite value in layer L (stored as fp16; row r of the batch)", plus the first layer
  * whose weights overflowed when rounded, if any.
  *
- * What is NOT rounded: values the engine keeps inside one layer (GEMM/conv accumulators:
- * fp32; global-pooling sums and pooled values; attention scores and softmax; Winograd
- * tiles), RoPE tables. A profile asking fp16 accumulation is refused at open (the engine has
- * no such mode), never silently run in fp32.
+ * Inside a layer: convolutions whose rule says `accum: fp16` accumulate in fp16 (refs/kernels.h
+ * hc_kconv_set_modes: 16-product chunks summed in fp32, added to an fp16 accumulator); with
+ * `winogradTiles: fp16` the 3x3 convolutions' Winograd F(4x4,3x3) transformed weights, input
+ * tiles and products are stored as fp16. NOT rounded: other accumulators (matmuls: fp32 — a
+ * profile asking fp16 accumulation of a non-conv layer is refused at open, never silently run
+ * in fp32), global-pooling sums and pooled values, attention scores and softmax, RoPE tables.
  *
  * params: a built-in profile name ("fp16") or a path to a profile YAML file.
  *

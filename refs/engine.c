@@ -213,7 +213,13 @@ static int add_conv(hc_engine *e, const hc_conv *c, hc_err *err)
     if (hc_kconv_init(&p->k, c->w, c->out_c, c->in_c, c->ky, c->kx, err))
         return -1;
     e->n_convs++;
-    return e->opts.winograd ? hc_kconv_use_winograd(&p->k, err) : 0;
+    if (e->opts.winograd && hc_kconv_use_winograd(&p->k, err))
+        return -1;
+    if (e->opts.conv_mode) {
+        int m = e->opts.conv_mode(e->opts.conv_mode_user, c);
+        hc_kconv_set_modes(&p->k, m & HC_CONV_ACC_FP16, m & HC_CONV_TILES_FP16);
+    }
+    return 0;
 }
 
 static int add_stack_convs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)

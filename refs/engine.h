@@ -65,7 +65,15 @@ void hc_raw_heads_free(hc_raw_heads *h);
 typedef struct hc_engine hc_engine;
 
 /* Engine choices that change arithmetic (not results beyond rounding). */
+/* What an emulation asks of one convolution (hc_engine_opts.conv_mode; refs/kernels.h
+ * hc_kconv_set_modes says what they do). */
+enum { HC_CONV_ACC_FP16 = 1, HC_CONV_TILES_FP16 = 2 };
+
 typedef struct hc_engine_opts {
+    /* Reduced-precision emulation (NULL: none, the reference's arithmetic): called once per
+     * convolution by hc_engine_new_opts, returns HC_CONV_* flags for it. */
+    int (*conv_mode)(void *user, const hc_conv *conv);
+    void *conv_mode_user;
     int winograd; /* 3x3 convolutions by Winograd F(4x4,3x3), as KataGo's Eigen backend does
                      (faster); 0: im2col + sgemm (direct summation) */
 } hc_engine_opts;

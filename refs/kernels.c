@@ -1,4 +1,5 @@
 #include "kernels.h"
+#include "round.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -247,6 +248,34 @@ static int wino_tiles(int nx, int ny)
     return ((nx + 3) / 4) * ((ny + 3) / 4);
 }
 
+void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16)
+{
+    cv->acc_fp16 = acc_fp16 != 0;
+    cv->tiles_fp16 = tiles_fp16 != 0 && cv->wino && cv->kh == 3;
+    if (cv->tiles_fp16)
+        hc_round_fp16_array(cv->wino, (size_t)36 * cv->oc * cv->ic);
+}
+
+/* C (M x N, row stride ldc) = A (M x K) * B (K x N) accumulated in fp16 (hc_kconv_set_modes);
+ * tmp holds M x N floats. */
+static void sgemm_acc16(int M, int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
+                        int ldc, float *tmp)
+{
+    for (int k0 = 0; k0 < K; k0 += HC_ACC16_CHUNK) {
+        int kc = K - k0 < HC_ACC16_CHUNK ? K - k0 : HC_ACC16_CHUNK;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, kc, 1.0f, A + k0, lda,
+                    B + (size_t)k0 * ldb, ldb, 0.0f, tmp, N);
+        for (int i = 0; i < M; i++) {
+            float *c = C + (size_t)i * ldc;
+            const float *t = tmp + (size_t)i * N;
+            for (int j = 0; j < N; j++) {
+                float part = hc_round_fp16(t[j]);
+                c[j] = k0 ? hc_round_fp16(c[j] + part) : part;
+            }
+        }
+    }
+}
+
 static int wino5_tiles(int nx, int ny)
 {
     return ((nx + 1) / 2) * ((ny + 1) / 2);
@@ -255,11 +284,33 @@ static int wino5_tiles(int nx, int ny)
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     (void)batch;
-    if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row */
-        return (size_t)36 * (cv->ic + cv->oc) * (cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny));
+    if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row (+ an fp16-accumulation chunk) */
+        return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
+               (cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny));
+    size_t acc = cv->acc_fp16 ? (size_t)2 * cv->oc * nx * ny : 0; /* result and chunk */
     if (cv->kh == 1 && cv->kw == 1)
-        return 0;
-    return (size_t)cv->ic * cv->kh * cv->kw * nx * ny;
+        return acc;
+    return (size_t)cv->ic * cv->kh * cv->kw * nx * ny + acc;
+}
+
+/* The 36 tile GEMMs M[k] = U[k] V[k] of one row (V [ic][36][T], M [oc][36][T], row stride
+ * 36*T), with the emulation modes: fp16 tiles round V before and M after, fp16 accumulation
+ * uses the chunk after M in the workspace. */
+static void wino_gemms(const hc_kconv *cv, int T, float *V, float *M)
+{
+    if (cv->tiles_fp16)
+        hc_round_fp16_array(V, (size_t)36 * cv->ic * T);
+    for (int k = 0; k < 36; k++) {
+        if (cv->acc_fp16)
+            sgemm_acc16(cv->oc, T, cv->ic, cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T,
+                        36 * T, M + (size_t)k * T, 36 * T, M + (size_t)36 * cv->oc * T);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
+                        cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
+                        0.0f, M + (size_t)k * T, 36 * T);
+    }
+    if (cv->tiles_fp16)
+        hc_round_fp16_array(M, (size_t)36 * cv->oc * T);
 }
 
 /* B^T of F(4x4,3x3) on 6 values (8 tiles per lane vector). */
@@ -365,10 +416,7 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
     }
     /* V is [ic][36][T] and M [oc][36][T] (each tile's 36 values close together for the
      * transforms); sgemm k reads and writes them with a row stride of 36*T */
-    for (int k = 0; k < 36; k++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
-                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
-                    0.0f, M + (size_t)k * T, 36 * T);
+    wino_gemms(cv, T, V, M);
     for (int o = 0; o < cv->oc; o++) {
         float *dst = out + ((size_t)o * batch + b) * hw;
         for (int t0 = 0; t0 < T; t0 += 8) {
@@ -439,10 +487,7 @@ static void wino5_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
             }
         }
     }
-    for (int k = 0; k < 36; k++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
-                    cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
-                    0.0f, M + (size_t)k * T, 36 * T);
+    wino_gemms(cv, T, V, M);
     for (int oc = 0; oc < cv->oc; oc++) {
         float *dst = out + ((size_t)oc * batch + b) * hw;
         for (int t = 0; t < T; t++) {
@@ -502,6 +547,17 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
             im2col_row(cv, batch, b, nx, ny, in, ws);
             bmat = ws;
             ldb = hw;
+        }
+        if (cv->acc_fp16) {
+            float *res = ws + (one ? 0 : (size_t)k * hw), *tmp = res + (size_t)cv->oc * hw;
+            sgemm_acc16(cv->oc, hw, k, cv->w, k, bmat, ldb, res, hw, tmp);
+            for (int o = 0; o < cv->oc; o++) {
+                float *dst = out + (size_t)o * s + (size_t)b * hw;
+                const float *r = res + (size_t)o * hw;
+                for (int p = 0; p < hw; p++)
+                    dst[p] = accumulate ? dst[p] + r[p] : r[p];
+            }
+            continue;
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, hw, k, 1.0f, cv->w, k,
                     bmat, ldb, accumulate ? 1.0f : 0.0f, out + (size_t)b * hw, s);

@@ -50,6 +50,8 @@ typedef struct hc_kconv {
     int oc, ic, kh, kw;
     const float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
     float *wino;    /* owned: 3x3 Winograd F(4x4,3x3) weights [36][oc][ic], or NULL */
+    int acc_fp16;   /* emulation, 0 by default: see hc_kconv_set_modes */
+    int tiles_fp16;
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
@@ -61,6 +63,15 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
  * for other kernel sizes. */
 int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err);
 void hc_kconv_free(hc_kconv *cv);
+
+/* Reduced-precision emulation (refs/round.h rounding), for halfcheck's emulate backend; the
+ * reference never sets them. acc_fp16: the GEMM accumulates in fp16 as a tensor core with an
+ * fp16 accumulator does: each run of HC_ACC16_CHUNK products is summed in fp32, rounded to
+ * fp16 and added to the fp16 accumulator, which is rounded again. tiles_fp16 (3x3 Winograd
+ * only): the transformed weights, input tiles and tile products are stored as fp16 while the
+ * transform arithmetic stays fp32 (what MLX does). Call after hc_kconv_use_winograd. */
+enum { HC_ACC16_CHUNK = 16 };
+void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16);
 
 /* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);

@@ -12,6 +12,8 @@
 #include "emulate.h"
 #include "evaluate.h"
 #include "hc_test.h"
+#include "kernels.h"
+#include "round.h"
 #include "model.h"
 #include "positions.h"
 #include "stats.h"
@@ -168,8 +170,73 @@ static void test_overflow(hc_net *net, const hc_position *ps, size_t n)
     run_free(&rbf);
 }
 
+/* The engine's fp16 emulation modes at kernel level: a 1x1 conv of 40 inputs accumulated in
+ * fp16 in chunks of 16, against the same sums done by hand; Winograd with fp16 tiles differs
+ * from fp32 tiles by a few fp16 ulps only. */
+static void test_kernel_modes(void)
+{
+    enum { IC = 40 };
+    float w[IC], x[IC], out32 = 0, out16 = 0;
+    for (int i = 0; i < IC; i++) {
+        w[i] = 1.0f + (float)i * 1e-3f;
+        x[i] = 0.1f * (float)(i + 1) + 1e-4f;
+    }
+    hc_kconv cv;
+    hc_err err = {0};
+    float ws[2 * 1 + 16];
+    hc_kconv_init(&cv, w, 1, IC, 1, 1, &err);
+    hc_kconv_run(&cv, 1, 1, 1, x, &out32, 0, ws);
+    hc_kconv_set_modes(&cv, 1, 0);
+    size_t need = hc_kconv_workspace(&cv, 1, 1, 1);
+    hc_kconv_run(&cv, 1, 1, 1, x, &out16, 0, ws);
+    float acc = 0;
+    for (int k0 = 0; k0 < IC; k0 += HC_ACC16_CHUNK) {
+        double part = 0;
+        for (int i = k0; i < IC && i < k0 + HC_ACC16_CHUNK; i++)
+            part += (double)w[i] * x[i];
+        float p16 = hc_round_fp16((float)part);
+        acc = k0 ? hc_round_fp16(acc + p16) : p16;
+    }
+    hc_check("emulate-5.1", need == 2 && out16 == acc && out16 != out32 && fabsf(out16 - out32) < 0.1f,
+             "fp16 accumulation: %.9g, by hand %.9g, fp32 %.9g (workspace %zu)", (double)out16, (double)acc,
+             (double)out32, need);
+    hc_kconv_free(&cv);
+
+    /* 3x3 Winograd, 8 -> 4 channels on 7x5 */
+    enum { C = 8, O = 4, NX = 7, NY = 5, HW = NX * NY };
+    float wk[O * C * 9], in[C * HW], a[O * HW], b[O * HW];
+    unsigned s = 7;
+    for (int i = 0; i < O * C * 9; i++) {
+        s = s * 1103515245u + 12345u;
+        wk[i] = (float)((s >> 8) % 2001) / 1000.0f - 1.0f;
+    }
+    for (int i = 0; i < C * HW; i++) {
+        s = s * 1103515245u + 12345u;
+        in[i] = (float)((s >> 8) % 2001) / 100.0f - 10.0f;
+    }
+    hc_kconv c1, c2;
+    hc_kconv_init(&c1, wk, O, C, 3, 3, &err);
+    hc_kconv_init(&c2, wk, O, C, 3, 3, &err);
+    hc_kconv_use_winograd(&c1, &err);
+    hc_kconv_use_winograd(&c2, &err);
+    hc_kconv_set_modes(&c2, 0, 1);
+    float *wsw = malloc(hc_kconv_workspace(&c2, 1, NX, NY) * sizeof(float));
+    hc_kconv_run(&c1, 1, NX, NY, in, a, 0, wsw);
+    hc_kconv_run(&c2, 1, NX, NY, in, b, 0, wsw);
+    double maxd = 0, maxa = 0;
+    for (int i = 0; i < O * HW; i++) {
+        maxd = fmax(maxd, fabs((double)a[i] - b[i]));
+        maxa = fmax(maxa, fabs((double)a[i]));
+    }
+    hc_check("emulate-5.2", maxd > 0 && maxd < 1e-2 * maxa, "fp16 tiles: max diff %g of %g", maxd, maxa);
+    free(wsw);
+    hc_kconv_free(&c1);
+    hc_kconv_free(&c2);
+}
+
 int main(void)
 {
+    test_kernel_modes();
     hc_net *net = load_reduced("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     const char *pp = hc_shared(NX14);
     hc_position *ps = NULL;
@@ -208,6 +275,25 @@ int main(void)
                  wrbf > 2 * wr16 && sbf.m[HC_M_POLICY_KL].v[HC_P_AVG] > 2 * s16.m[HC_M_POLICY_KL].v[HC_P_AVG] &&
                      sbf.m[HC_M_LEAD].v[HC_P_AVG] > s16.m[HC_M_LEAD].v[HC_P_AVG],
                  "bf16 (8-bit mantissa) must err more than fp16 (11-bit): winrate p99 %g vs %g", wrbf, wr16);
+        /* fp16 accumulation in the convolutions, fp16 Winograd tiles: more error than fp16 storage */
+        run_out acc = run("emulate:fp16-acc16", net, ps, n, 10, 14, 2);
+        run_out win = run("emulate:fp16-winograd", net, ps, n, 10, 14, 2);
+        hc_stats sacc, swin;
+        if (hc_check("emulate-1.7", acc.rc == 0 && win.rc == 0, "%s | %s", acc.err.msg, win.err.msg) &&
+            hc_stats_compute(ref.o, acc.o, n, &sacc, &err) == 0 && hc_stats_compute(ref.o, win.o, n, &swin, &err) == 0) {
+            hc_check("emulate-1.8",
+                     sacc.m[HC_M_WINRATE].v[HC_P_AVG] > 1.5 * s16.m[HC_M_WINRATE].v[HC_P_AVG] &&
+                         sacc.m[HC_M_POLICY_KL].v[HC_P_AVG] > 1.5 * s16.m[HC_M_POLICY_KL].v[HC_P_AVG],
+                     "fp16 accumulation must err more than fp32 accumulation: winrate avg %g vs %g",
+                     sacc.m[HC_M_WINRATE].v[HC_P_AVG], s16.m[HC_M_WINRATE].v[HC_P_AVG]);
+            hc_check("emulate-1.9",
+                     swin.m[HC_M_WINRATE].v[HC_P_AVG] > 1.2 * s16.m[HC_M_WINRATE].v[HC_P_AVG] &&
+                         swin.m[HC_M_POLICY_KL].v[HC_P_AVG] > 1.2 * s16.m[HC_M_POLICY_KL].v[HC_P_AVG],
+                     "fp16 Winograd tiles must err more than fp32 tiles: winrate avg %g vs %g",
+                     swin.m[HC_M_WINRATE].v[HC_P_AVG], s16.m[HC_M_WINRATE].v[HC_P_AVG]);
+        }
+        run_free(&acc);
+        run_free(&win);
         /* a plausibility band: what real fp16 backends show (shared/BACKENDS.md) */
         hc_check("emulate-1.6", wr16 > 1e-5 && wr16 < 1e-2, "fp16 winrate p99 %g outside 0.001%%..1%%", wr16);
     }
@@ -226,7 +312,7 @@ int main(void)
     snprintf(p32, sizeof p32, "%s/all32.yaml", dir ? dir : ".");
     snprintf(pacc, sizeof pacc, "%s/acc16.yaml", dir ? dir : ".");
     write_file(p32, "storage: fp32\nweights: fp32\naccum: fp32\n");
-    write_file(pacc, "storage: fp16\nweights: fp16\nrules:\n  - kind: conv\n    accum: fp16\n");
+    write_file(pacc, "storage: fp16\nweights: fp16\nrules:\n  - kind: matmul\n    accum: fp16\n");
     snprintf(spec, sizeof spec, "emulate:%s", p32);
     size_t m = n < 40 ? n : 40;
     run_out e32 = run(spec, net, ps, m, 10, 14, 2);
@@ -240,7 +326,7 @@ int main(void)
     hc_backend b = {0};
     int rc = hc_backend_open(&b, spec, net, 10, 14, 8, 1, &err);
     hc_check("emulate-3.3", rc != 0 && strstr(err.msg, "accumulation") && strstr(err.msg, "acc16.yaml:4:5"),
-             "fp16 accumulation must be refused, naming the rule: %s", rc ? err.msg : "opened");
+             "fp16 accumulation of a matmul must be refused, naming the rule: %s", rc ? err.msg : "opened");
     hc_backend_close(&b);
     rc = hc_backend_open(&b, "emulate", net, 10, 14, 8, 1, &err);
     hc_check("emulate-3.4", rc != 0 && err.code == HC_ECONFIG, "emulate without a profile: %s", err.msg);
