@@ -664,7 +664,10 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             if (!message)
                 message = strdup("out of memory");
             char *full = NULL;
-            if (message && asprintf(&full, "backend %s: %s", spec, message) < 0)
+            /* Open errors already carry "backend SPEC: " from the registry. */
+            if (message && strncmp(message, "backend ", 8) == 0)
+                full = strdup(message);
+            else if (message && asprintf(&full, "backend %s: %s", spec, message) < 0)
                 full = NULL;
             free(message);
             run->backend_error = 1;
