@@ -1,5 +1,7 @@
 #include "extproc.h"
 
+#include "backend.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -49,9 +51,8 @@ static int sb_add(sbuf *b, const char *s, size_t n)
     return 0;
 }
 
-char **hc_extproc_split(const char *cmd, char **unset, hc_err *err)
+char **hc_extproc_split(const char *cmd, hc_err *err)
 {
-    *unset = NULL;
     size_t nw = 0, capw = 8;
     char **argv = calloc(capw, sizeof *argv);
     sbuf w = {0};
@@ -107,9 +108,7 @@ char **hc_extproc_split(const char *cmd, char **unset, hc_err *err)
                 snprintf(name, sizeof name, "%.*s", (int)(e - s), s);
                 const char *v = getenv(name);
                 if (!v || !*v) {
-                    *unset = strdup(name);
-                    if (!*unset)
-                        goto nomem;
+                    hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set", name);
                     goto fail;
                 }
                 if (sb_add(&w, v, strlen(v)))

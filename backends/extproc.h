@@ -22,10 +22,10 @@ typedef struct hc_extproc {
 
 /* Splits a command line into words (whitespace separates; '...' and "..." quote; a backslash
  * escapes the next character) and expands $VAR and ${VAR} inside words (not in '...').
- * Returns a malloc'd NULL-terminated argv (free with hc_extproc_free_argv), or NULL: with
- * *unset naming the first unset variable (malloc'd; err untouched), or with err on a syntax
- * error. */
-char **hc_extproc_split(const char *cmd, char **unset, hc_err *err);
+ * Returns a malloc'd NULL-terminated argv (free with hc_extproc_free_argv), or NULL with err:
+ * a syntax error, or an unset variable as an HC_BACKEND_SKIP message (the case cannot run here,
+ * which is no error of the backend under test). */
+char **hc_extproc_split(const char *cmd, hc_err *err);
 void hc_extproc_free_argv(char **argv);
 
 /* Starts argv (execvp, no shell). Fails with err when the program cannot be executed. */

@@ -213,15 +213,9 @@ static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int
         hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");
         goto fail;
     }
-    char *unset = NULL;
-    g->argv = hc_extproc_split(p, &unset, err);
-    if (!g->argv) {
-        if (unset) {
-            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set", unset);
-            free(unset);
-        }
+    g->argv = hc_extproc_split(p, err);
+    if (!g->argv)
         goto fail;
-    }
     g->reply = hc_malloc(REPLY_MAX, err, "GTP reply");
     if (!g->reply)
         goto fail;

@@ -206,15 +206,9 @@ static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, in
         hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@timeout=S] PROGRAM ARGS...)");
         goto fail;
     }
-    char *unset = NULL;
-    b->argv = hc_extproc_split(p, &unset, err);
-    if (!b->argv) {
-        if (unset) {
-            hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "environment variable %s is not set", unset);
-            free(unset);
-        }
+    b->argv = hc_extproc_split(p, err);
+    if (!b->argv)
         goto fail;
-    }
     if (!b->model)
         b->model = strdup("");
     size_t area = (size_t)nx * (size_t)ny, mb = (size_t)max_batch;

@@ -252,9 +252,7 @@ int hc_nnoutwriter_write(hc_nnoutwriter *w, const hc_nnoutput *o, const char *nn
     char *s = hc_nnoutput_format(o, w->format, nn_hash, err);
     if (!s)
         return -1;
-    int rc = hc_ostream_write(w->out, s, strlen(s), err);
-    if (rc == 0)
-        rc = hc_ostream_write(w->out, "\n", 1, err);
+    int rc = hc_ostream_write_line(w->out, s, err);
     free(s);
     return rc;
 }

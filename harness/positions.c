@@ -407,9 +407,7 @@ int hc_poswriter_write(hc_poswriter *w, const hc_position *p, hc_err *err)
     char *s = hc_position_format(p, err);
     if (!s)
         return -1;
-    int rc = hc_ostream_write(w->out, s, strlen(s), err);
-    if (rc == 0)
-        rc = hc_ostream_write(w->out, "\n", 1, err);
+    int rc = hc_ostream_write_line(w->out, s, err);
     free(s);
     return rc;
 }

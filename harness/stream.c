@@ -303,6 +303,13 @@ int hc_ostream_write(hc_ostream *s, const void *buf, size_t n, hc_err *err)
     return 0;
 }
 
+int hc_ostream_write_line(hc_ostream *s, const char *text, hc_err *err)
+{
+    if (hc_ostream_write(s, text, strlen(text), err))
+        return -1;
+    return hc_ostream_write(s, "\n", 1, err);
+}
+
 int hc_ostream_printf(hc_ostream *s, hc_err *err, const char *fmt, ...)
 {
     char small[1024];

@@ -40,6 +40,8 @@ typedef struct hc_ostream hc_ostream;
  * at path until hc_ostream_commit. */
 hc_ostream *hc_ostream_open(const char *path, hc_err *err);
 int hc_ostream_write(hc_ostream *s, const void *buf, size_t n, hc_err *err);
+/* Writes text and a '\n' (a JSON Lines record). */
+int hc_ostream_write_line(hc_ostream *s, const char *text, hc_err *err);
 int hc_ostream_printf(hc_ostream *s, hc_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Flushes, fsyncs and renames into place, then frees s. On failure the temporary file is
  * removed, path is untouched, and s is freed all the same. */
