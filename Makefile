@@ -33,7 +33,12 @@ HELPER_BIN := $(HELPER_SRC:tests/%.c=$(BUILD)/tests/%)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all test bench demo clean
+# Fuzz targets (tests/fuzz/fuzz_*.c, docs/FUZZING.md): `make test` replays their kept inputs
+# with the ordinary compiler; `make fuzz` builds them for libFuzzer with clang into build/fuzz/.
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))
+REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
+
+.PHONY: all test bench demo clean fuzz fuzz-smoke
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 all: build/halfcheck
@@ -67,8 +72,55 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libhc.a
 
 # Helper programs (tests/helper_*.c: fake engines, pipe clients) that test programs start;
 # they live next to the test programs and are found through argv[0].
-test: build/halfcheck $(HELPER_BIN) $(TEST_BIN)
-	@HALFCHECK=build/halfcheck sh tests/run.sh $(TEST_BIN)
+test: build/halfcheck $(HELPER_BIN) $(TEST_BIN) $(REPLAY_BIN)
+	@HALFCHECK=build/halfcheck sh tests/run.sh $(TEST_BIN) $(REPLAY_BIN)
+
+$(BUILD)/tests/fuzzreplay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/fuzzreplay/replay_%.o $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libhc.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DFUZZ_TARGET='"$*"' -MMD -MP -c $< -o $@
+
+FUZZ_CC ?= clang-14
+FUZZ_DIR := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fno-omit-frame-pointer -gline-tables-only \
+	$(FUZZ_SAN) -fsanitize=fuzzer-no-link $(PKG_CFLAGS)
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(FUZZ_DIR)/gen/profiles_gen.o
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+# Executions per target in `make fuzz-smoke` (CI): seconds each, see docs/FUZZING.md.
+FUZZ_SMOKE_RUNS ?= 20000
+
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+$(FUZZ_DIR)/gen/profiles_gen.c: $(PROFILE_YAML) backends/profiles/embed.awk
+	@mkdir -p $(dir $@)
+	awk -f backends/profiles/embed.awk $(PROFILE_YAML) > $@.tmp && mv $@.tmp $@
+$(FUZZ_DIR)/gen/profiles_gen.o: $(FUZZ_DIR)/gen/profiles_gen.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_DIR)/libhc.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/tests/fuzz/fuzz_util.o $(FUZZ_DIR)/libhc.a
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+
+# Each target for a fixed number of executions from its kept inputs (new inputs go to a
+# scratch directory, never into the repository), then a plain replay of every kept input.
+fuzz-smoke: $(FUZZ_BIN)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    d=$$(mktemp -d); mkdir -p $(FUZZ_DIR)/artifacts; \
+	    dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+	    echo "fuzz-smoke: $$t ($(FUZZ_SMOKE_RUNS) runs)"; \
+	    $(FUZZ_DIR)/fuzz_$$t -runs=$(FUZZ_SMOKE_RUNS) -seed=1 -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+	        -print_final_stats=1 $$dict -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- $$d \
+	        tests/fuzz/corpus/$$t $$( [ -d tests/fuzz/regress/$$t ] && echo tests/fuzz/regress/$$t ) \
+	        > $(FUZZ_DIR)/smoke-$$t.log 2>&1 || { tail -40 $(FUZZ_DIR)/smoke-$$t.log; rm -rf $$d; exit 1; }; \
+	    grep -E '^stat::(number_of_executed_units|peak_rss_mb)' $(FUZZ_DIR)/smoke-$$t.log | tr '\n' ' '; echo; \
+	    rm -rf $$d; \
+	done; echo "fuzz-smoke: all targets clean"
 
 bench: build/halfcheck $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do $$b || exit 1; done

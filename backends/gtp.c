@@ -22,6 +22,7 @@
 #include "backend.h"
 #include "evaluate.h"
 #include "extproc.h"
+#include "gtp.h"
 #include "history.h"
 #include "nnfeatures.h"
 #include "rules.h"
@@ -422,7 +423,8 @@ static int malformed(hc_err *err, int line, const char *text, const char *what)
                       what);
 }
 
-static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc_err *err)
+int hc_gtp_parse_raw_nn(char *reply, int symmetry, int x_size, int y_size, double policy_res, hc_nnoutput *o,
+                        hc_err *err)
 {
     static const char *keys[] = {"whiteWin", "whiteLoss", "noResult", "whiteLead", "whiteScoreSelfplay",
                                  "whiteScoreSelfplaySq", "varTimeLeft", "shorttermWinlossError",
@@ -430,11 +432,14 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
     enum { NKEYS = 9 };
     double vals[NKEYS];
     int have[NKEYS] = {0};
-    char *cur = g->reply, *line;
+    if (x_size < 1 || y_size < 1 || x_size > o->nn_x_len || y_size > o->nn_y_len || !o->policy_probs)
+        return hc_err_set(err, HC_EINTERNAL, "kata-raw-nn: a %dx%d board in a %dx%d buffer", x_size, y_size,
+                          o->nn_x_len, o->nn_y_len);
+    char *cur = reply, *line;
     int ln = 1;
     line = next_line(&cur);
     double sym;
-    if (!line || strncmp(line, "symmetry ", 9) != 0 || !parse_num(line + 9, &sym) || sym != p->symmetry)
+    if (!line || strncmp(line, "symmetry ", 9) != 0 || !parse_num(line + 9, &sym) || sym != symmetry)
         return malformed(err, ln, line, "expected \"symmetry N\" with the symmetry asked for");
     for (;;) {
         line = next_line(&cur);
@@ -462,7 +467,7 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
             snprintf(what, sizeof what, "field %s missing before \"policy\"", keys[i]);
             return malformed(err, ln, line, what);
         }
-    const int nx = g->nx, ny = g->ny;
+    const int nx = o->nn_x_len, ny = o->nn_y_len;
     for (int i = 0; i < nx * ny; i++) {
         o->policy_probs[i] = -1.0f;
         if (o->white_owner_map)
@@ -485,20 +490,20 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
             if (strtok(NULL, " "))
                 return malformed(err, ln, line, "more than one pass value");
             if (v == 0.0)
-                v = 0.5 * g->res.policy;
+                v = 0.5 * policy_res;
             o->policy_probs[nx * ny] = (float)v;
             line = next_line(&cur);
             ln++;
             if (!line || strcmp(line, "whiteOwnership") != 0)
                 return malformed(err, ln, line, "expected \"whiteOwnership\"");
         }
-        for (int y = 0; y < p->y_size; y++) {
+        for (int y = 0; y < y_size; y++) {
             line = next_line(&cur);
             ln++;
             if (!line)
                 return malformed(err, ln, "", pass ? "ownership grid cut short" : "policy grid cut short");
             char *save = NULL, *t = strtok_r(line, " ", &save);
-            for (int x = 0; x < p->x_size; x++, t = strtok_r(NULL, " ", &save)) {
+            for (int x = 0; x < x_size; x++, t = strtok_r(NULL, " ", &save)) {
                 double v;
                 if (!t)
                     return malformed(err, ln, "", "row has fewer values than the board's width");
@@ -509,7 +514,7 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
                 /* A legal move printed as 0 had a probability below the print resolution:
                  * take the middle of that interval, so that KL stays finite and within it. */
                 if (pass == 0 && v == 0.0)
-                    v = 0.5 * g->res.policy;
+                    v = 0.5 * policy_res;
                 if (pass == 0)
                     o->policy_probs[y * nx + x] = (float)v;
                 else if (o->white_owner_map)
@@ -531,6 +536,13 @@ static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc
     o->var_time_left = (float)vals[6];
     o->shortterm_winloss_error = (float)vals[7];
     o->shortterm_score_error = (float)vals[8];
+    return 0;
+}
+
+static int parse_raw_nn(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc_err *err)
+{
+    if (hc_gtp_parse_raw_nn(g->reply, p->symmetry, p->x_size, p->y_size, g->res.policy, o, err))
+        return -1;
     o->policy_optimism_used = (float)g->settings.policy_optimism;
     return 0;
 }

@@ -10,8 +10,7 @@
 
 #include "backend.h"
 #include "extproc.h"
-
-enum { HC_PIPE_VERSION = 1 };
+#include "pipe.h"
 
 typedef struct pipe_backend {
     char **argv;
@@ -69,27 +68,104 @@ static void pipe_close(void *inst)
 }
 
 /* The program's error text after a nonzero status: u32 length, bytes. */
-static int read_message(pipe_backend *b, double deadline, char *msg, size_t cap, hc_err *err)
+static int read_message(hc_pipe_read_fn rd, void *ctx, char *msg, size_t cap, hc_err *err)
 {
     unsigned char l4[4];
-    if (hc_extproc_read(&b->proc, l4, 4, deadline, err))
+    if (rd(ctx, l4, 4, err))
         return -1;
     uint32_t len = get_u32(l4);
-    if (len > 65536) {
-        hc_extproc_stop(&b->proc);
-        return hc_err_set(err, HC_EBACKEND, "malformed reply: a message of %u bytes", len);
-    }
+    if (len > HC_PIPE_MAX_MESSAGE)
+        return hc_err_set(err, HC_EBACKEND, "malformed reply: a message of %u bytes (at most %d)", len,
+                          HC_PIPE_MAX_MESSAGE);
     char *t = malloc(len + 1u);
     if (!t)
         return hc_err_set(err, HC_ENOMEM, "out of memory");
-    if (hc_extproc_read(&b->proc, t, len, deadline, err)) {
+    if (rd(ctx, t, len, err)) {
         free(t);
         return -1;
     }
     t[len] = '\0';
+    /* Printable text only: the message goes into reports and terminals. */
+    for (uint32_t i = 0; i < len; i++)
+        if ((unsigned char)t[i] < 0x20 && t[i] != '\0')
+            t[i] = ' ';
     snprintf(msg, cap, "%s", t);
     free(t);
     return 0;
+}
+
+int hc_pipe_parse_handshake(hc_pipe_read_fn rd, void *ctx, hc_err *err)
+{
+    unsigned char r[12];
+    if (rd(ctx, r, 12, err))
+        return -1;
+    if (memcmp(r, "HCPR", 4) != 0)
+        return hc_err_set(err, HC_EBACKEND,
+                          "expected magic \"HCPR\", got bytes %02x %02x %02x %02x (is it a halfcheck pipe "
+                          "program? it must not print anything else on stdout)", r[0], r[1], r[2], r[3]);
+    uint32_t version = get_u32(r + 4), status = get_u32(r + 8);
+    char msg[1024];
+    if (read_message(rd, ctx, msg, sizeof msg, err))
+        return -1;
+    if (version != HC_PIPE_VERSION)
+        return hc_err_set(err, HC_EBACKEND, "protocol version mismatch: the program speaks version %u, halfcheck "
+                          "speaks version %d%s%s%s", version, HC_PIPE_VERSION, msg[0] ? " (its message: " : "",
+                          msg, msg[0] ? ")" : "");
+    if (status != 0) {
+        if (msg[0] && strstr(msg, "skip") == msg)
+            return hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "the program declined: %s", msg);
+        return hc_err_set(err, HC_EBACKEND, "the program refused the net: %s", msg[0] ? msg : "(no message)");
+    }
+    return 0;
+}
+
+int hc_pipe_parse_reply(hc_pipe_read_fn rd, void *ctx, int batch, size_t area, size_t policy_c, size_t score_c,
+                        unsigned char *scratch, hc_raw_heads *out, hc_err *err)
+{
+    unsigned char r[12];
+    if (rd(ctx, r, 8, err))
+        return -1;
+    if (memcmp(r, "HCPO", 4) != 0)
+        return hc_err_set(err, HC_EBACKEND, "malformed reply: magic %02x %02x %02x %02x, not \"HCPO\"", r[0], r[1],
+                          r[2], r[3]);
+    if (get_u32(r + 4) != 0) {
+        char msg[1024];
+        if (read_message(rd, ctx, msg, sizeof msg, err))
+            return hc_err_prefix(err, "reading an error reply: ");
+        hc_err_set(err, HC_EBACKEND, "the program failed the batch: %s", msg[0] ? msg : "(no message)");
+        return 1;
+    }
+    if (rd(ctx, r + 8, 4, err))
+        return -1;
+    if (get_u32(r + 8) != (uint32_t)batch)
+        return hc_err_set(err, HC_EBACKEND, "the reply is for a batch of %u, the request was %d", get_u32(r + 8),
+                          batch);
+    size_t bs = (size_t)batch;
+    size_t counts[5] = {bs * policy_c * area, bs * policy_c, bs * 3, bs * score_c, bs * area};
+    float *dst[5] = {out->policy, out->policy_pass, out->value, out->score, out->ownership};
+    size_t total = 0;
+    for (int i = 0; i < 5; i++)
+        total += counts[i];
+    if (rd(ctx, scratch, 4 * total, err))
+        return hc_err_prefix(err, "reading the heads: ");
+    size_t off = 0;
+    for (int i = 0; i < 5; i++) {
+        get_floats(dst[i], scratch + 4 * off, counts[i]);
+        off += counts[i];
+    }
+    out->batch = batch;
+    return 0;
+}
+
+typedef struct proc_reader {
+    hc_extproc *proc;
+    double deadline;
+} proc_reader;
+
+static int proc_read(void *ctx, void *buf, size_t n, hc_err *err)
+{
+    proc_reader *pr = ctx;
+    return hc_extproc_read(pr->proc, buf, n, pr->deadline, err);
 }
 
 static int start(pipe_backend *b, hc_err *err)
@@ -118,30 +194,10 @@ static int start(pipe_backend *b, hc_err *err)
         (put_u32(l4, (uint32_t)nl), hc_extproc_write(&b->proc, l4, 4, deadline, err)) ||
         hc_extproc_write(&b->proc, n->name ? n->name : "", nl, deadline, err))
         return hc_err_prefix(err, "sending the header: ");
-    unsigned char r[12];
-    if (hc_extproc_read(&b->proc, r, 12, deadline, err))
-        return hc_err_prefix(err, "reading the handshake: ");
-    if (memcmp(r, "HCPR", 4) != 0) {
+    proc_reader pr = {&b->proc, deadline};
+    if (hc_pipe_parse_handshake(proc_read, &pr, err)) {
         hc_extproc_stop(&b->proc);
-        return hc_err_set(err, HC_EBACKEND,
-                          "handshake: expected magic \"HCPR\", got bytes %02x %02x %02x %02x (is it a halfcheck pipe "
-                          "program? it must not print anything else on stdout)", r[0], r[1], r[2], r[3]);
-    }
-    uint32_t version = get_u32(r + 4), status = get_u32(r + 8);
-    char msg[1024];
-    if (read_message(b, deadline, msg, sizeof msg, err))
-        return hc_err_prefix(err, "reading the handshake: ");
-    if (version != HC_PIPE_VERSION) {
-        hc_extproc_stop(&b->proc);
-        return hc_err_set(err, HC_EBACKEND, "protocol version mismatch: the program speaks version %u, halfcheck "
-                          "speaks version %d%s%s", version, HC_PIPE_VERSION, msg[0] ? " (its message: " : "",
-                          msg[0] ? msg : "");
-    }
-    if (status != 0) {
-        hc_extproc_stop(&b->proc);
-        if (msg[0] && strstr(msg, "skip") == msg)
-            return hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "the program declined: %s", msg);
-        return hc_err_set(err, HC_EBACKEND, "the program refused the net: %s", msg[0] ? msg : "(no message)");
+        return hc_err_prefix(err, "handshake: ");
     }
     return 0;
 }
@@ -248,41 +304,13 @@ static int pipe_eval(void *inst, int batch, const float *spatial, const float *g
     double deadline = hc_extproc_now() + b->timeout_s;
     if (hc_extproc_write(&b->proc, b->buf, 8 + 4 * (ns + ng + nm), deadline, err))
         return hc_err_prefix(err, "pipe: sending a batch of %d: ", batch);
-    unsigned char r[12];
-    if (hc_extproc_read(&b->proc, r, 8, deadline, err))
-        return hc_err_prefix(err, "pipe: reading the reply to a batch of %d: ", batch);
-    if (memcmp(r, "HCPO", 4) != 0) {
+    proc_reader pr = {&b->proc, deadline};
+    int rc = hc_pipe_parse_reply(proc_read, &pr, batch, area, (size_t)n->num_policy_c, (size_t)n->num_score_value_c,
+                                 b->buf, out, err);
+    if (rc < 0)
         hc_extproc_stop(&b->proc);
-        return hc_err_set(err, HC_EBACKEND, "pipe: malformed reply to a batch of %d: magic %02x %02x %02x %02x, not "
-                          "\"HCPO\"", batch, r[0], r[1], r[2], r[3]);
-    }
-    if (get_u32(r + 4) != 0) {
-        char msg[1024];
-        if (read_message(b, deadline, msg, sizeof msg, err))
-            return hc_err_prefix(err, "pipe: reading an error reply: ");
-        return hc_err_set(err, HC_EBACKEND, "pipe: the program failed the batch of %d: %s", batch, msg);
-    }
-    if (hc_extproc_read(&b->proc, r + 8, 4, deadline, err))
+    if (rc)
         return hc_err_prefix(err, "pipe: reading the reply to a batch of %d: ", batch);
-    if (get_u32(r + 8) != (uint32_t)batch) {
-        hc_extproc_stop(&b->proc);
-        return hc_err_set(err, HC_EBACKEND, "pipe: the reply is for a batch of %u, the request was %d", get_u32(r + 8),
-                          batch);
-    }
-    size_t pc = (size_t)n->num_policy_c, sc = (size_t)n->num_score_value_c;
-    size_t counts[5] = {bs * pc * area, bs * pc, bs * 3, bs * sc, bs * area};
-    float *dst[5] = {out->policy, out->policy_pass, out->value, out->score, out->ownership};
-    size_t total = 0;
-    for (int i = 0; i < 5; i++)
-        total += counts[i];
-    if (hc_extproc_read(&b->proc, b->buf, 4 * total, deadline, err))
-        return hc_err_prefix(err, "pipe: reading the heads of a batch of %d: ", batch);
-    size_t off = 0;
-    for (int i = 0; i < 5; i++) {
-        get_floats(dst[i], b->buf + 4 * off, counts[i]);
-        off += counts[i];
-    }
-    out->batch = batch;
     return 0;
 }
 

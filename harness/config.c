@@ -951,7 +951,9 @@ void hc_suite_free(hc_suite *s)
 
 /* ---- standalone files ---- */
 
-static int load_one(const char *path, int kind, void *out, hc_config_holder *holder, hc_err *err)
+/* yaml == NULL: read path. */
+static int load_one(const char *yaml, size_t len, const char *path, int kind, void *out, hc_config_holder *holder,
+                    hc_err *err)
 {
     pool *pl = holder ? holder->mem_ : NULL;
     if (!pl) {
@@ -960,7 +962,7 @@ static int load_one(const char *path, int kind, void *out, hc_config_holder *hol
             return hc_err_set(err, HC_ENOMEM, "out of memory");
     }
     doc d;
-    int rc = doc_load_file(&d, path, err);
+    int rc = yaml ? doc_load_mem(&d, yaml, len, path, err) : doc_load_file(&d, path, err);
     if (!rc) {
         if (kind == 0)
             rc = parse_net(&d, root(&d), "", pl, out, err);
@@ -968,8 +970,8 @@ static int load_one(const char *path, int kind, void *out, hc_config_holder *hol
             rc = parse_board(&d, root(&d), "", pl, out, err);
         else
             rc = parse_tier(&d, root(&d), "", pl, out, err);
+        doc_free(&d);
     }
-    doc_free(&d);
     if (holder)
         holder->mem_ = pl;
     else
@@ -979,17 +981,34 @@ static int load_one(const char *path, int kind, void *out, hc_config_holder *hol
 
 int hc_net_cfg_load(const char *path, hc_net_cfg *out, hc_config_holder *holder, hc_err *err)
 {
-    return load_one(path, 0, out, holder, err);
+    return load_one(NULL, 0, path, 0, out, holder, err);
 }
 
 int hc_board_cfg_load(const char *path, hc_board_cfg *out, hc_config_holder *holder, hc_err *err)
 {
-    return load_one(path, 1, out, holder, err);
+    return load_one(NULL, 0, path, 1, out, holder, err);
 }
 
 int hc_tier_cfg_load(const char *path, hc_tier *out, hc_err *err)
 {
-    return load_one(path, 2, out, NULL, err);
+    return load_one(NULL, 0, path, 2, out, NULL, err);
+}
+
+int hc_net_cfg_parse(const char *yaml, size_t len, const char *path, hc_net_cfg *out, hc_config_holder *holder,
+                     hc_err *err)
+{
+    return load_one(yaml, len, path, 0, out, holder, err);
+}
+
+int hc_board_cfg_parse(const char *yaml, size_t len, const char *path, hc_board_cfg *out, hc_config_holder *holder,
+                       hc_err *err)
+{
+    return load_one(yaml, len, path, 1, out, holder, err);
+}
+
+int hc_tier_cfg_parse(const char *yaml, size_t len, const char *path, hc_tier *out, hc_err *err)
+{
+    return load_one(yaml, len, path, 2, out, NULL, err);
 }
 
 void hc_config_holder_free(hc_config_holder *h)

@@ -124,6 +124,12 @@ typedef struct hc_config_holder { void *mem_; } hc_config_holder;
 int hc_net_cfg_load(const char *path, hc_net_cfg *out, hc_config_holder *holder, hc_err *err);
 int hc_board_cfg_load(const char *path, hc_board_cfg *out, hc_config_holder *holder, hc_err *err);
 int hc_tier_cfg_load(const char *path, hc_tier *out, hc_err *err);
+/* The same from memory; path names the document in messages and anchors relative paths. */
+int hc_net_cfg_parse(const char *yaml, size_t len, const char *path, hc_net_cfg *out, hc_config_holder *holder,
+                     hc_err *err);
+int hc_board_cfg_parse(const char *yaml, size_t len, const char *path, hc_board_cfg *out, hc_config_holder *holder,
+                       hc_err *err);
+int hc_tier_cfg_parse(const char *yaml, size_t len, const char *path, hc_tier *out, hc_err *err);
 void hc_config_holder_free(hc_config_holder *h);
 
 /* Parses "WxH" or "N" into 2..HC_CONFIG_MAX_NN_LEN; -1 when malformed. */
