@@ -298,9 +298,11 @@ static int report_progress(void *user, size_t done, size_t total)
  * done count to progress_fd, and on failure leave the message in err_path. Never returns. */
 typedef struct child_ctx {
     int records_fd, progress_fd;
+    const char *records_path;
     const size_t *order;
     const hc_nnoutput *outs;
     size_t sent;
+    int write_errno; /* a failed write of the records file (full disk, file-size limit) */
 } child_ctx;
 
 static int write_all(int fd, const void *buf, size_t n)
@@ -328,6 +330,7 @@ static int child_progress(void *user, size_t done, size_t total)
         size_t len;
         void *rec = hc_nnoutput_encode(&cc->outs[i], (long)i, &len, NULL);
         if (!rec || write_all(cc->records_fd, rec, len)) {
+            cc->write_errno = rec ? errno : ENOMEM;
             free(rec);
             return 1;
         }
@@ -351,7 +354,7 @@ static void child_fail(const char *err_path, const hc_err *err, const hc_eval_fa
 
 static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
                        int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
-                       const char *err_path)
+                       const char *records_path, const char *err_path)
 {
     hc_err err = {0};
     hc_backend b = {0};
@@ -365,10 +368,18 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
         hc_err_set(&err, HC_ENOMEM, "out of memory for outputs");
         child_fail(err_path, &err, NULL);
     }
-    child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .order = order, .outs = outs};
+    child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .records_path = records_path,
+                    .order = order, .outs = outs};
     hc_eval_failure fail;
-    if (hc_eval_positions(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress, &cc, &err))
+    if (hc_eval_positions(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress, &cc, &err)) {
+        if (cc.write_errno) {
+            /* Not the backend's fault: say which file could not be written, and why. */
+            hc_err_set(&err, HC_EIO, "%s: cannot write the backend's outputs: %s", records_path,
+                       strerror(cc.write_errno));
+            child_fail(err_path, &err, NULL);
+        }
         child_fail(err_path, &err, &fail);
+    }
     _exit(0);
 }
 
@@ -426,7 +437,7 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     }
     if (pid == 0) {
         close(pfd[0]);
-        child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], errfile);
+        child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], records, errfile);
     }
     close(rfd);
     close(pfd[1]);
