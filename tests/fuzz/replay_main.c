@@ -94,12 +94,11 @@ int main(int argc, char **argv)
     long nc = replay(corpus);
     snprintf(name, sizeof name, "fuzz-%s.corpus", FUZZ_TARGET);
     hc_check(name, nc > 0, "no seed corpus at %s (run from the repository root)", corpus);
-    long nr = replay(regress);
-    snprintf(name, sizeof name, "fuzz-%s.regress", FUZZ_TARGET);
-    if (nr < 0)
-        hc_skip(name, "no regression inputs kept for %s", FUZZ_TARGET);
-    else
+    long nr = replay(regress); /* -1: none kept (no finding for this target yet) */
+    if (nr >= 0) {
+        snprintf(name, sizeof name, "fuzz-%s.regress", FUZZ_TARGET);
         hc_check(name, 1, " ");
+    }
     for (int i = 1; i < argc; i++) {
         snprintf(name, sizeof name, "fuzz-%s.arg-%d", FUZZ_TARGET, i);
         hc_check(name, replay(argv[i]) >= 0, "%s: absent", argv[i]);
