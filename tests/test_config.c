@@ -286,8 +286,36 @@ static void test_include(void)
              !t.set[HC_M_WINRATE][HC_P_MAX], "tier file: %s", err.msg);
 }
 
+/* The standalone readers: a missing file is an error naming it (the reader once freed an
+ * unloaded document's fields then), and the same documents parse from memory. */
+static void test_standalone(void)
+{
+    hc_err err = {0};
+    hc_net_cfg n;
+    hc_board_cfg b;
+    hc_tier t;
+    hc_config_holder h = {0};
+    hc_check("config-5.1", hc_net_cfg_load("no/such/net.yaml", &n, &h, &err) == -1 && strstr(err.msg, "no/such/net.yaml"),
+             "%s", err.msg);
+    hc_check("config-5.2", hc_board_cfg_load("no/such/board.yaml", &b, &h, &err) == -1 &&
+             strstr(err.msg, "no/such/board.yaml"), "%s", err.msg);
+    hc_check("config-5.3", hc_tier_cfg_load("no/such/tier.yaml", &t, &err) == -1 && strstr(err.msg, "no/such/tier.yaml"),
+             "%s", err.msg);
+    const char *net = "name: x\nmodel: x.bin.gz\nmodelVersion: 8\n";
+    hc_check("config-5.4", hc_net_cfg_parse(net, strlen(net), "mem/net.yaml", &n, &h, &err) == 0 && n.model_version == 8,
+             "%s", err.msg);
+    const char *bad = "name: x\nmodel: x.bin.gz\nmodelVersion: 8\nextra: 1\n";
+    hc_check("config-5.5", hc_net_cfg_parse(bad, strlen(bad), "mem/net.yaml", &n, &h, &err) == -1 &&
+             strstr(err.msg, "mem/net.yaml:4"), "%s", err.msg);
+    const char *tier = "name: mine\nbase: fp16\nlimits:\n  winrate: {max: 1%}\n";
+    hc_check("config-5.6", hc_tier_cfg_parse(tier, strlen(tier), "mem/tier.yaml", &t, &err) == 0 &&
+             t.set[HC_M_WINRATE][HC_P_MAX], "%s", err.msg);
+    hc_config_holder_free(&h);
+}
+
 int main(void)
 {
+    test_standalone();
     test_good();
     test_shipped();
     test_bad();
