@@ -343,8 +343,17 @@ static yaml_node_t *resolve_item(doc *d, yaml_node_t *n, doc *sub, pool *pl, con
     if (get_path(d, n, "file", *ctx, pl, &path, err))
         return NULL;
     if (doc_load_file(sub, path, err)) {
-        if (err && err->code == HC_EIO)
-            err_at(d, &n->start_mark, *ctx, err, "cannot read \"%s\"", path);
+        /* Say where the suite names the file: the reader's message alone may not name the
+         * suite (a directory, an unreadable or oversized file). */
+        if (err && (err->code == HC_EIO || err->code == HC_EFORMAT || err->code == HC_ELIMIT)) {
+            char why[700];
+            snprintf(why, sizeof why, "%s", err->msg);
+            int code = err->code == HC_ELIMIT ? HC_ELIMIT : HC_ECONFIG;
+            err_at(d, &n->start_mark, *ctx, err, "cannot read \"%s\": %s", path, why);
+            err->code = code;
+        } else if (err) {
+            hc_err_prefix(err, "%s:%zu:%zu: included here: ", d->file, n->start_mark.line + 1, n->start_mark.column + 1);
+        }
         return NULL;
     }
     *ctx = "";
