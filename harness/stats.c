@@ -21,6 +21,8 @@ const char *const hc_pct_names[HC_P_COUNT] = {"avg", "p90", "p99", "max"};
 
 int hc_metric_by_key(const char *key)
 {
+    if (!key)
+        return -1;
     for (int m = 0; m < HC_M_COUNT; m++)
         if (strcmp(hc_metric_infos[m].key, key) == 0)
             return m;
@@ -29,6 +31,8 @@ int hc_metric_by_key(const char *key)
 
 int hc_metric_by_name(const char *name)
 {
+    if (!name) /* a missing JSON string, e.g. */
+        return -1;
     for (int m = 0; m < HC_M_COUNT; m++)
         if (strcmp(hc_metric_infos[m].name, name) == 0)
             return m;
@@ -37,6 +41,8 @@ int hc_metric_by_name(const char *name)
 
 int hc_pct_by_name(const char *name)
 {
+    if (!name)
+        return -1;
     for (int p = 0; p < HC_P_COUNT; p++)
         if (strcmp(hc_pct_names[p], name) == 0)
             return p;

@@ -43,7 +43,7 @@ typedef struct hc_metric_info {
 extern const hc_metric_info hc_metric_infos[HC_M_COUNT];
 extern const char *const hc_pct_names[HC_P_COUNT]; /* "avg", "p90", "p99", "max" */
 
-/* Index into `metric` or `pct` name tables; -1 when unknown. */
+/* Index into `metric` or `pct` name tables; -1 when unknown (or NULL). */
 int hc_metric_by_key(const char *key);
 int hc_metric_by_name(const char *name);
 int hc_pct_by_name(const char *name);
