@@ -37,6 +37,7 @@ TESTLIB_OBJ := $(TESTLIB_SRC:%.c=$(BUILD)/%.o)
 # with the ordinary compiler; `make fuzz` builds them for libFuzzer with clang into build/fuzz/.
 FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
+REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
 .PHONY: all test bench demo clean fuzz fuzz-smoke
 # Keep object files of test programs (make would delete them as intermediates).
@@ -77,7 +78,8 @@ test: build/halfcheck $(HELPER_BIN) $(TEST_BIN) $(REPLAY_BIN)
 
 $(BUILD)/tests/fuzzreplay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/fuzzreplay/replay_%.o $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c
+# A static pattern: make must not take the dependency files (.d) for targets of this rule.
+$(REPLAY_OBJ): $(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DFUZZ_TARGET='"$*"' -MMD -MP -c $< -o $@
 

@@ -2,7 +2,8 @@
  * tests/fuzz/corpus/TARGET and tests/fuzz/regress/TARGET (from the repository root) goes
  * through LLVMFuzzerTestOneInput once; extra arguments name more files or directories.
  * A crash or sanitizer report ends the program (tests/run.sh counts that as a failure); each
- * directory replayed reports one PASS line with its file count. FUZZ_TARGET names the target. */
+ * directory replayed reports one PASS line. FUZZ_TARGET names the target; FUZZ_REPLAY_VERBOSE=1
+ * prints each file's name before replaying it (to find the one that crashes). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 #ifndef FUZZ_TARGET
 #error "build with -DFUZZ_TARGET=\"name\""
 #endif
+
+static int verbose;
 
 static int replay_file(const char *path)
 {
@@ -41,7 +44,8 @@ static int replay_file(const char *path)
         abort();
     memcpy(exact, buf, len);
     free(buf);
-    fprintf(stderr, "replaying %s\n", path);
+    if (verbose) /* to tell which input crashed: FUZZ_REPLAY_VERBOSE=1 */
+        fprintf(stderr, "replaying %s\n", path);
     LLVMFuzzerTestOneInput(exact, len);
     free(exact);
     return 0;
@@ -89,6 +93,7 @@ static long replay(const char *path)
 int main(int argc, char **argv)
 {
     char corpus[512], regress[512], name[128];
+    verbose = getenv("FUZZ_REPLAY_VERBOSE") != NULL;
     snprintf(corpus, sizeof corpus, "tests/fuzz/corpus/%s", FUZZ_TARGET);
     snprintf(regress, sizeof regress, "tests/fuzz/regress/%s", FUZZ_TARGET);
     long nc = replay(corpus);
