@@ -91,7 +91,7 @@ FUZZ_CFLAGS := $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fno-omit-frame-po
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(FUZZ_DIR)/gen/profiles_gen.o
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 # Executions per target in `make fuzz-smoke` (CI): seconds each, see docs/FUZZING.md.
-FUZZ_SMOKE_RUNS ?= 20000
+FUZZ_SMOKE_RUNS ?= 10000
 
 $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
