@@ -307,10 +307,12 @@ static int pipe_eval(void *inst, int batch, const float *spatial, const float *g
     proc_reader pr = {&b->proc, deadline};
     int rc = hc_pipe_parse_reply(proc_read, &pr, batch, area, (size_t)n->num_policy_c, (size_t)n->num_score_value_c,
                                  b->buf, out, err);
-    if (rc < 0)
+    if (rc > 0)
+        return hc_err_prefix(err, "pipe: batch of %d: ", batch);
+    if (rc < 0) {
         hc_extproc_stop(&b->proc);
-    if (rc)
         return hc_err_prefix(err, "pipe: reading the reply to a batch of %d: ", batch);
+    }
     return 0;
 }
 
