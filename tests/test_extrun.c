@@ -134,6 +134,72 @@ int main(int argc, char **argv)
     if (!hc_check("extrun-1.3", ok, "recorded outputs: %s", err.msg))
         return hc_test_exit();
 
+    /* 0. The metric resolutions bound what printing does: round a test output as kata-raw-nn
+     * prints it, and no metric moves by more than its resolution (the KL only upwards). The test
+     * outputs are the reference with a deterministic perturbation, so that no error is zero. */
+    {
+        const hc_resolution kr = {.winrate = 5e-7, .score = 5e-4, .policy = 5e-7, .ownership = 5e-8};
+        int within = 1, moved = 0;
+        double worst = 0;
+        char what[200] = "";
+        for (size_t i = 0; i < N; i++) {
+            hc_nnoutput t = {0}, q = {0};
+            hc_nnoutput_init(&t, NX, NY, 1, &err);
+            hc_nnoutput_init(&q, NX, NY, 1, &err);
+            float *tf[9] = {&t.white_win_prob, &t.white_loss_prob, &t.white_no_result_prob, &t.white_lead,
+                            &t.white_score_mean, &t.white_score_mean_sq, &t.var_time_left,
+                            &t.shortterm_winloss_error, &t.shortterm_score_error};
+            float *qf[9] = {&q.white_win_prob, &q.white_loss_prob, &q.white_no_result_prob, &q.white_lead,
+                            &q.white_score_mean, &q.white_score_mean_sq, &q.var_time_left,
+                            &q.shortterm_winloss_error, &q.shortterm_score_error};
+            const float *rf[9] = {&ref[i].white_win_prob, &ref[i].white_loss_prob, &ref[i].white_no_result_prob,
+                                  &ref[i].white_lead, &ref[i].white_score_mean, &ref[i].white_score_mean_sq,
+                                  &ref[i].var_time_left, &ref[i].shortterm_winloss_error,
+                                  &ref[i].shortterm_score_error};
+            for (int k = 0; k < 9; k++) {
+                double unit = k < 3 ? 1e-6 : 1e-3;
+                *tf[k] = *rf[k] * (1.0f + 3e-6f * (float)((k + (int)i) % 5 - 2)) + (float)(unit * 0.37 * (double)((k * 7 + (int)i) % 3 - 1));
+                *qf[k] = (float)(round((double)*tf[k] / unit) * unit);
+            }
+            for (int c = 0; c <= NX * NY; c++) {
+                float p = ref[i].policy_probs[c];
+                t.policy_probs[c] = p < 0 ? p : p * (1.0f + 1e-5f * (float)(c % 7 - 3));
+                double pr = round((double)t.policy_probs[c] * 1e6) * 1e-6;
+                q.policy_probs[c] = p < 0 ? p : (float)(pr == 0 ? 2.5e-7 : pr);
+            }
+            for (int c = 0; c < NX * NY; c++) {
+                t.white_owner_map[c] = ref[i].white_owner_map[c] + 3e-7f * (float)(c % 5 - 2);
+                q.white_owner_map[c] = (float)(round((double)t.white_owner_map[c] * 1e7) * 1e-7);
+            }
+            double et[HC_M_COUNT], eq[HC_M_COUNT], rr[HC_M_COUNT];
+            hc_stats_position(&ref[i], &t, et);
+            hc_stats_position(&ref[i], &q, eq);
+            hc_stats_position_resolution(&ref[i], &q, &kr, rr);
+            double ot = 0, oq = 0;
+            for (int c = 0; c < NX * NY; c++) {
+                ot = fmax(ot, fabsf(ref[i].white_owner_map[c] - t.white_owner_map[c]));
+                oq = fmax(oq, fabsf(ref[i].white_owner_map[c] - q.white_owner_map[c]));
+            }
+            et[HC_M_OWNERSHIP] = ot;
+            eq[HC_M_OWNERSHIP] = oq;
+            for (int mm = 0; mm < HC_M_COUNT; mm++) {
+                double d = mm == HC_M_POLICY_KL ? eq[mm] - et[mm] : fabs(eq[mm] - et[mm]);
+                moved |= eq[mm] != et[mm];
+                if (rr[mm] > 0 && d / rr[mm] > worst)
+                    worst = d / rr[mm];
+                if (d > rr[mm] * (1 + 1e-9) + 1e-12) {
+                    within = 0;
+                    snprintf(what, sizeof what, "position %zu %s: moved %g, resolution %g", i,
+                             hc_metric_infos[mm].name, d, rr[mm]);
+                }
+            }
+            hc_nnoutput_free(&t);
+            hc_nnoutput_free(&q);
+        }
+        printf("# printing moved each metric by at most %.3g of its resolution\n", worst);
+        hc_check("extrun-1.4", within && moved && worst > 0.05, "%s (worst ratio %g)", what, worst);
+    }
+
     /* 1. The same errors with and without a declared resolution. */
     const char *fmt = "name: t\n"
                       "nets:\n  - {name: g170, model: %s}\n"
