@@ -333,6 +333,21 @@ int main(int argc, char **argv)
         char *html = report(r, rep, "report.html");
         hc_check("extrun-3.8", html && strstr(html, "9 (3 skipped)"), "html shows the count");
         free(html);
+        /* results.json keeps the skipped positions and the resolution: read and written again,
+         * byte for byte. */
+        char j1[700], j2[700];
+        snprintf(j1, sizeof j1, "%s/results.json", rep);
+        snprintf(j2, sizeof j2, "%s/again.json", dir);
+        hc_results_doc *d = hc_results_read_json(j1, &err);
+        const hc_results *dr = d ? hc_results_doc_results(d) : NULL;
+        int same = dr && dr->n == 2 && dr->items[0].n_skipped == 3 && hc_results_write_json(dr, j2, &err) == 0;
+        char *a = same ? slurp(j1) : NULL, *b2 = same ? slurp(j2) : NULL;
+        hc_check("extrun-3.10", a && b2 && strcmp(a, b2) == 0 && strstr(a, "\"skippedPositions\"") &&
+                                    strstr(a, "\"resolution\""),
+                 "results.json round trip: %s", err.msg);
+        free(a);
+        free(b2);
+        hc_results_doc_free(d);
     }
     hc_run_free(r);
     hc_suite_free(s);
