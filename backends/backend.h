@@ -21,16 +21,7 @@
 
 enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
 
-/* The resolution of a backend's post-processed outputs: the largest rounding error of each
- * printed kind of value (half a unit in the last printed place), 0 for exact floats. A
- * position backend that reads printed numbers (gtp:) declares it so reports can say that a
- * difference below it is the printing, not the arithmetic. */
-typedef struct hc_resolution {
-    double winrate;   /* whiteWin, whiteLoss, noResult */
-    double score;     /* whiteLead, score mean and square, varTimeLeft, shortterm errors */
-    double policy;    /* policy probabilities, pass included */
-    double ownership; /* white ownership */
-} hc_resolution;
+/* hc_resolution (harness/nnoutput.h): what a backend declares of its outputs. */
 
 /* A backend that cannot run a case at all (an environment variable its spec names is unset, a
  * setting its engine cannot take, a position it cannot express) fails with HC_EBACKEND and a

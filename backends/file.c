@@ -5,7 +5,12 @@
  * KataGo's visiting order serves any subset or order of the positions it was written for.
  *
  * The whole file is read at open, where every record's buffer size is checked against the
- * board config's; a position whose index has no record fails at evaluation, naming the file. */
+ * board config's; a position whose index has no record fails at evaluation, naming the file.
+ *
+ * file:@resolution=W,S,P,O PATH declares that the file holds values rounded to that resolution
+ * (winrate, score, policy, ownership; harness/nnoutput.h hc_resolution), e.g. outputs printed by
+ * an engine; @resolution=kata-raw-nn is KataGo's kata-raw-nn printing (the gtp: backend's). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +18,7 @@
 
 typedef struct file_backend {
     char *path;
+    hc_resolution res;
     hc_nnoutput *recs;
     size_t n;
     int nx, ny;
@@ -43,6 +49,33 @@ static void *file_open(const char *params, const hc_net *net, int nx, int ny, in
         return NULL;
     f->nx = nx;
     f->ny = ny;
+    if (strncmp(params, "@resolution=", 12) == 0) {
+        const char *v = params + 12;
+        size_t len = strcspn(v, " \t");
+        hc_resolution *r = &f->res;
+        char extra;
+        if (len == 11 && strncmp(v, "kata-raw-nn", 11) == 0) {
+            *r = (hc_resolution){.winrate = 5e-7, .score = 5e-4, .policy = 5e-7, .ownership = 5e-8};
+        } else {
+            char buf[200];
+            snprintf(buf, sizeof buf, "%.*s", (int)(len < 199 ? len : 199), v);
+            if (sscanf(buf, "%lf,%lf,%lf,%lf%c", &r->winrate, &r->score, &r->policy, &r->ownership, &extra) != 4 ||
+                !(r->winrate >= 0 && r->score >= 0 && r->policy >= 0 && r->ownership >= 0)) {
+                hc_err_set(err, HC_ECONFIG, "file: @resolution=%s: expected W,S,P,O (four numbers >= 0) or kata-raw-nn",
+                           buf);
+                file_close(f);
+                return NULL;
+            }
+        }
+        params = v + len;
+        while (*params == ' ' || *params == '\t')
+            params++;
+        if (!*params) {
+            hc_err_set(err, HC_ECONFIG, "file: needs a path after @resolution=...");
+            file_close(f);
+            return NULL;
+        }
+    }
     f->path = strdup(params);
     if (!f->path) {
         hc_err_set(err, HC_ENOMEM, "out of memory");
@@ -109,14 +142,22 @@ static int file_eval_positions(void *inst, int n, const hc_position *pos, hc_nno
     return 0;
 }
 
+static const hc_resolution *file_resolution(void *inst)
+{
+    file_backend *f = inst;
+    return &f->res;
+}
+
 const hc_backend_vtbl hc_backend_file = {
     .name = "file",
     .shape = HC_BACKEND_POSITION,
-    .help = "file:PATH plays back recorded outputs (golden or KataGo reference-file JSONL, .gz ok); "
-            "record i is the position with index i; buffer size must match the board config",
+    .help = "file:[@resolution=W,S,P,O|kata-raw-nn] PATH plays back recorded outputs (golden or KataGo "
+            "reference-file JSONL, .gz ok); record i is the position with index i; buffer size must match the board "
+            "config; @resolution declares the values rounded (printed) to that resolution",
     .open = file_open,
     .eval = NULL,
     .eval_positions = file_eval_positions,
     .close = file_close,
     .taps = NULL,
+    .resolution = file_resolution,
 };

@@ -206,6 +206,14 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
                       int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
                       hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err)
 {
+    return hc_eval_positions_skip(b, net, ps, n, order, batch, s, outs, done_mask, fail, progress, NULL, user, err);
+}
+
+int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                           int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
+                           hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user,
+                           hc_err *err)
+{
     if (fail)
         memset(fail, 0, sizeof *fail), fail->position = -1;
     if (check_settings(s, batch, err))
@@ -214,23 +222,46 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
         /* Position backends post-process themselves; they get the settings, then one batch at a time. */
         if (b->vt->configure && b->vt->configure(b->inst, s, err))
             return -1;
+        int single = 0; /* positions of a refused batch still to retry one at a time */
         for (size_t done = 0; done < n;) {
             int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
             size_t first = order ? order[done] : done;
             int contiguous = 1;
             for (int r = 0; r < k && order; r++)
                 contiguous &= order[done + (size_t)r] == first + (size_t)r;
-            if (!contiguous)
+            if (!contiguous || single > 0)
                 k = 1;
             for (int r = 0; r < k; r++)
                 if (hc_nnoutput_init(&outs[first + (size_t)r], s->nn_x, s->nn_y, 1, err))
                     return -1;
             if (b->vt->eval_positions(b->inst, k, ps + first, outs + first, err)) {
-                describe(&ps[first], (long)first, fail, err);
-                return -1;
+                const char *why = skip ? strstr(err->msg, HC_BACKEND_SKIP) : NULL;
+                if (!why) {
+                    describe(&ps[first], (long)first, fail, err);
+                    return -1;
+                }
+                for (int r = 0; r < k; r++) {
+                    hc_nnoutput_free(&outs[first + (size_t)r]);
+                    memset(&outs[first + (size_t)r], 0, sizeof outs[0]);
+                }
+                if (k > 1) {
+                    single = k;
+                    continue;
+                }
+                char reason[sizeof err->msg];
+                snprintf(reason, sizeof reason, "%s", why + strlen(HC_BACKEND_SKIP));
+                err->code = 0;
+                err->msg[0] = '\0';
+                if (done_mask)
+                    done_mask[first] = 0;
+                if (skip(user, first, reason))
+                    return hc_err_set(err, HC_EUSAGE, "interrupted");
+            } else {
+                for (int r = 0; r < k && done_mask; r++)
+                    done_mask[first + (size_t)r] = 1;
             }
-            for (int r = 0; r < k && done_mask; r++)
-                done_mask[first + (size_t)r] = 1;
+            if (single > 0)
+                single--;
             done += (size_t)k;
             if (progress && progress(user, done, n))
                 return hc_err_set(err, HC_EUSAGE, "interrupted");

@@ -46,6 +46,21 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
                       int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
                       hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err);
 
+/* Called for a position that a position backend cannot express (its evaluation failed with
+ * HC_BACKEND_SKIP, backend.h): i indexes ps, reason is the text after the marker. Return
+ * nonzero to stop (HC_EUSAGE "interrupted"). */
+typedef int (*hc_eval_skip_fn)(void *user, size_t i, const char *reason);
+
+/* hc_eval_positions, but with skip non-NULL a position backend's per-position refusal leaves
+ * that position out instead of failing the evaluation: skip is called, outs[i] is left
+ * uninitialised (zeroed) and done_mask[i] 0, and the rest goes on (a refused batch of several
+ * positions is retried one at a time, so only the refused positions are left out). Progress
+ * counts skipped positions as done. Tensor backends never skip. */
+int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                           int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
+                           hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user,
+                           hc_err *err);
+
 /* Feature rows as written by `halfcheck features` (input version of the net, before symmetry)
  * evaluated instead of featurizing positions. ps may be NULL: then every row is taken at
  * symmetry 0, on a board the size of the buffer, with every empty point legal, and the

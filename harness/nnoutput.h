@@ -19,6 +19,18 @@ typedef struct hc_nnoutput {
     float *white_owner_map; /* owned; nn_x_len*nn_y_len, or NULL */
 } hc_nnoutput;
 
+/* The resolution of post-processed outputs that were printed and read back: the largest
+ * rounding error of each printed kind of value (half a unit in the last printed place), 0 for
+ * exact floats. A position backend that reads printed numbers (gtp:) declares it (backend.h)
+ * and hc_stats_compute_ex turns it into each metric's resolution, so that reports and tier
+ * checks can tell the printing from the arithmetic. */
+typedef struct hc_resolution {
+    double winrate;   /* whiteWin, whiteLoss, noResult */
+    double score;     /* whiteLead, score mean and square, varTimeLeft, shortterm errors */
+    double policy;    /* policy probabilities, pass included */
+    double ownership; /* white ownership */
+} hc_resolution;
+
 /* Allocates the policy and ownership arrays for an nn_x_len x nn_y_len buffer. */
 int hc_nnoutput_init(hc_nnoutput *o, int nn_x_len, int nn_y_len, int with_ownership, hc_err *err);
 void hc_nnoutput_free(hc_nnoutput *o);

@@ -38,6 +38,7 @@ typedef struct owned {
     hc_tier *tiers;
     hc_tier_check *checks;
     char *message;
+    char *skip_message;
 } owned;
 
 struct hc_run {
@@ -299,8 +300,10 @@ static int report_progress(void *user, size_t done, size_t total)
 typedef struct child_ctx {
     int records_fd, progress_fd;
     const char *records_path;
+    int side_fd;              /* the case's side file: resolution and skipped positions */
     const size_t *order;
     const hc_nnoutput *outs;
+    unsigned char *skipped;   /* positions the backend refused, never sent as records */
     size_t sent;
     int write_errno; /* a failed write of the records file (full disk, file-size limit) */
 } child_ctx;
@@ -327,6 +330,8 @@ static int child_progress(void *user, size_t done, size_t total)
     child_ctx *cc = user;
     for (; cc->sent < done; cc->sent++) {
         size_t i = cc->order ? cc->order[cc->sent] : cc->sent;
+        if (cc->skipped[i])
+            continue;
         size_t len;
         void *rec = hc_nnoutput_encode(&cc->outs[i], (long)i, &len, NULL);
         if (!rec || write_all(cc->records_fd, rec, len)) {
@@ -338,6 +343,25 @@ static int child_progress(void *user, size_t done, size_t total)
     }
     uint64_t d = done;
     return write_all(cc->progress_fd, &d, sizeof d) ? 1 : 0;
+}
+
+/* The side file, a line per fact: "res W S P O" (the backend's declared resolution) and
+ * "skip I REASON" per position the backend could not express (hc_eval_positions_skip). */
+static int child_skip(void *user, size_t i, const char *reason)
+{
+    child_ctx *cc = user;
+    cc->skipped[i] = 1;
+    char line[1200];
+    int len = snprintf(line, sizeof line, "skip %zu %s", i, reason);
+    if (len < 0)
+        return 1;
+    if ((size_t)len >= sizeof line - 1)
+        len = (int)sizeof line - 2;
+    for (int k = 0; k < len; k++)
+        if (line[k] == '\n' || line[k] == '\r')
+            line[k] = ' ';
+    line[len++] = '\n';
+    return write_all(cc->side_fd, line, (size_t)len) ? 1 : 0;
 }
 
 static void child_fail(const char *err_path, const hc_err *err, const hc_eval_failure *fail)
@@ -354,24 +378,35 @@ static void child_fail(const char *err_path, const hc_err *err, const hc_eval_fa
 
 static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
                        int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
-                       const char *records_path, const char *err_path)
+                       const char *records_path, int side_fd, const char *err_path)
 {
     hc_err err = {0};
     hc_backend b = {0};
     if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
         child_fail(err_path, &err, NULL);
+    const hc_resolution *res = b.vt->resolution ? b.vt->resolution(b.inst) : NULL;
+    if (res) {
+        char line[200];
+        int len = snprintf(line, sizeof line, "res %.17g %.17g %.17g %.17g\n", res->winrate, res->score, res->policy,
+                           res->ownership);
+        if (write_all(side_fd, line, (size_t)len))
+            _exit(11);
+    }
     uint64_t opened = HC_CHILD_OPENED;
     if (write_all(progress_fd, &opened, sizeof opened))
         _exit(11);
     hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
-    if (!outs) {
+    unsigned char *skipped = calloc(n ? n : 1, 1);
+    if (!outs || !skipped) {
         hc_err_set(&err, HC_ENOMEM, "out of memory for outputs");
         child_fail(err_path, &err, NULL);
     }
     child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .records_path = records_path,
-                    .order = order, .outs = outs};
+                    .side_fd = side_fd, .order = order, .outs = outs, .skipped = skipped};
     hc_eval_failure fail;
-    if (hc_eval_positions(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress, &cc, &err)) {
+    /* Only a position backend refuses single positions; a tensor backend never calls child_skip. */
+    if (hc_eval_positions_skip(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress, child_skip, &cc,
+                               &err)) {
         if (cc.write_errno) {
             /* Not the backend's fault: say which file could not be written, and why. */
             hc_err_set(&err, HC_EIO, "%s: cannot write the backend's outputs: %s", records_path,
@@ -404,24 +439,100 @@ static void describe_position(const hc_position *ps, size_t i, char *buf, size_t
              p->initial_turn_number + p->n_moves);
 }
 
-/* Runs one backend over the positions in a child process. Returns 0 with outs filled, or -1
- * with *message (malloc'd) saying what went wrong. */
+/* What a backend case brings back besides its outputs (the child's side file). */
+typedef struct case_side {
+    int has_res;
+    hc_resolution res;
+    unsigned char *skipped; /* n flags, the positions the backend could not express */
+    size_t n_skipped;
+    char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
+} case_side;
+
+/* The skipped positions, for the report: the count, then the first few with their reasons, then
+ * the first indices. */
+static char *describe_skips(const hc_position *ps, size_t n, const case_side *cs, char **reasons)
+{
+    size_t cap = 4096, o = 0;
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    o += (size_t)snprintf(t + o, cap - o, "%zu of %zu positions skipped (the backend cannot express them)",
+                          cs->n_skipped, n);
+    size_t shown = 0;
+    for (size_t i = 0; i < n && shown < 3; i++) {
+        if (!cs->skipped[i])
+            continue;
+        o += (size_t)snprintf(t + o, cap - o, "%s position %zu (index %ld): %.300s", shown ? ";" : ":", i, ps[i].index,
+                              reasons[i] ? reasons[i] : "no reason given");
+        shown++;
+    }
+    if (cs->n_skipped > shown) {
+        o += (size_t)snprintf(t + o, cap - o, "; skipped positions:");
+        size_t listed = 0;
+        for (size_t i = 0; i < n && listed < 20 && o < cap - 32; i++)
+            if (cs->skipped[i])
+                o += (size_t)snprintf(t + o, cap - o, "%s %zu", listed++ ? "," : "", i);
+        if (cs->n_skipped > listed)
+            snprintf(t + o, cap - o, ", ...");
+    }
+    return t;
+}
+
+/* Reads the child's side file into cs. */
+static void read_side(const char *path, const hc_position *ps, size_t n, case_side *cs)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char **reasons = calloc(n ? n : 1, sizeof *reasons);
+    char line[1400];
+    while (reasons && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        hc_resolution r;
+        size_t i;
+        int off = 0;
+        if (sscanf(line, "res %lf %lf %lf %lf", &r.winrate, &r.score, &r.policy, &r.ownership) == 4) {
+            cs->res = r;
+            cs->has_res = 1;
+        } else if (sscanf(line, "skip %zu %n", &i, &off) == 1 && off > 0 && i < n && !cs->skipped[i]) {
+            cs->skipped[i] = 1;
+            cs->n_skipped++;
+            reasons[i] = strdup(line + off);
+        }
+    }
+    fclose(f);
+    if (reasons && cs->n_skipped)
+        cs->skip_text = describe_skips(ps, n, cs, reasons);
+    for (size_t i = 0; reasons && i < n; i++)
+        free(reasons[i]);
+    free(reasons);
+}
+
+/* Runs one backend over the positions in a child process. Returns 0 with outs filled (but
+ * for the positions cs->skipped flags) and cs's resolution, or -1 with *message (malloc'd)
+ * saying what went wrong. cs->skipped must hold n zeroed flags. */
 static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spec, const hc_net *net,
                         const hc_position *ps, size_t n, const size_t *order, int batch, const hc_eval_settings *s,
-                        const char *what, hc_nnoutput *outs, char **message)
+                        const char *what, hc_nnoutput *outs, case_side *cs, char **message)
 {
-    char records[700], errfile[700], text[2048];
+    char records[700], errfile[700], sidefile[700], text[2048];
     unsigned id = run->n_children++;
     snprintf(records, sizeof records, "%s/case%u.records", run->scratch, id);
     snprintf(errfile, sizeof errfile, "%s/case%u.err", run->scratch, id);
+    snprintf(sidefile, sizeof sidefile, "%s/case%u.side", run->scratch, id);
     unlink(records);
     unlink(errfile);
+    unlink(sidefile);
     int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
     int pfd[2];
-    if (rfd < 0 || pipe(pfd) != 0) {
+    if (rfd < 0 || sfd < 0 || pipe(pfd) != 0) {
         snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
         if (rfd >= 0)
             close(rfd);
+        if (sfd >= 0)
+            close(sfd);
+        unlink(sidefile);
         *message = strdup(text);
         return -1;
     }
@@ -430,6 +541,8 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     if (pid < 0) {
         snprintf(text, sizeof text, "cannot start the backend process: %s", strerror(errno));
         close(rfd);
+        close(sfd);
+        unlink(sidefile);
         close(pfd[0]);
         close(pfd[1]);
         *message = strdup(text);
@@ -437,9 +550,10 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     }
     if (pid == 0) {
         close(pfd[0]);
-        child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], records, errfile);
+        child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], records, sfd, errfile);
     }
     close(rfd);
+    close(sfd);
     close(pfd[1]);
     size_t done = 0;
     int hung = 0, opened = 0;
@@ -485,6 +599,8 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     long k = got ? hc_nnoutput_read_records(records, outs, got, n, &err) : -1;
     free(got);
     unlink(records);
+    read_side(sidefile, ps, n, cs);
+    unlink(sidefile);
     char where[300] = "", pos_text[256] = "";
     size_t next = order && done < n ? order[done] : done;
     if (done < n)
@@ -511,9 +627,9 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         snprintf(text, sizeof text, "exited with status %d %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
         rc = -1;
-    } else if (k != (long)n) {
-        snprintf(text, sizeof text, "returned %ld of %zu outputs%s%s", k < 0 ? 0L : k, n, k < 0 ? ": " : "",
-                 k < 0 ? err.msg : "");
+    } else if (k < 0 || (size_t)k + cs->n_skipped != n) {
+        snprintf(text, sizeof text, "returned %ld of %zu outputs%s%s", k < 0 ? 0L : k, n - cs->n_skipped,
+                 k < 0 ? ": " : "", k < 0 ? err.msg : "");
         rc = -1;
     }
     unlink(errfile);
@@ -656,17 +772,32 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         snprintf(what, sizeof what, "%s %s %s %s", s->nets[c->net].name, s->boards[c->board].name, bc->name,
                  mode_name(mode));
         hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
+        case_side cs = {0};
+        cs.skipped = calloc(n ? n : 1, 1);
         char *message = NULL;
         double t0 = now_s();
-        int rc = outs ? run_isolated(run, opts, spec, net, ps, n, order, batch, &es, what, outs, &message) : -1;
+        int rc = outs && cs.skipped ? run_isolated(run, opts, spec, net, ps, n, order, batch, &es, what, outs, &cs,
+                                                   &message)
+                                    : -1;
         double secs = now_s() - t0;
         free(order);
+        if (rc == 0 && cs.n_skipped == n) {
+            /* Every position refused: the case is skipped, with the reasons. */
+            free(outs);
+            free(cs.skipped);
+            char *reason = cs.skip_text ? cs.skip_text : strdup("every position skipped");
+            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
+                return -1;
+            continue;
+        }
         const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
         if (rc && skip) {
             /* The backend cannot take this case (a setting, an unset engine path): not an error. */
             char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
             free(message);
             free(outs);
+            free(cs.skipped);
+            free(cs.skip_text);
             if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
                 return -1;
             continue;
@@ -683,15 +814,19 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             free(message);
             run->backend_error = 1;
             free(outs);
+            free(cs.skipped);
+            free(cs.skip_text);
             if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err))
                 return -1;
             continue;
         }
         hc_stats *st = calloc(1, sizeof *st);
         hc_err serr = {0};
-        if (!st || hc_stats_compute(ref, outs, n, st, &serr)) {
+        if (!st || hc_stats_compute_ex(ref, outs, n, cs.skipped, cs.has_res ? &cs.res : NULL, st, &serr)) {
             free(st);
             free_outs(outs, n);
+            free(cs.skipped);
+            free(cs.skip_text);
             char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
             run->backend_error = 1;
             if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err))
@@ -699,8 +834,14 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             continue;
         }
         free_outs(outs, n);
-        if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err))
+        free(cs.skipped);
+        if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
+            free(cs.skip_text);
             return -1;
+        }
+        run->items[run->n - 1].n_skipped = cs.n_skipped;
+        run->items[run->n - 1].skip_message = cs.skip_text;
+        run->own[run->n - 1].skip_message = cs.skip_text;
     }
     return 0;
 }
@@ -967,6 +1108,7 @@ void hc_run_free(hc_run *run)
         free(run->own[i].tiers);
         free(run->own[i].checks);
         free(run->own[i].message);
+        free(run->own[i].skip_message);
     }
     free(run->items);
     free(run->own);

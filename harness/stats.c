@@ -214,13 +214,86 @@ static void acc_finish(acc *a, hc_metric_stats *ms, int is_cells)
     }
 }
 
+/* The rounding allowance of one value read with resolution r: r, plus half a float ulp for its
+ * conversion to float. */
+static double round_err(double r, float v)
+{
+    if (!(r > 0))
+        return 0;
+    float a = fabsf(v);
+    if (!isfinite(a))
+        return r;
+    return r + 0.5 * ((double)nextafterf(a, INFINITY) - (double)a);
+}
+
+void hc_stats_position_resolution(const hc_nnoutput *ref, const hc_nnoutput *test, const hc_resolution *r,
+                                  double out[HC_M_COUNT])
+{
+    for (int m = 0; m < HC_M_COUNT; m++)
+        out[m] = 0;
+    if (!r || (r->winrate <= 0 && r->score <= 0 && r->policy <= 0 && r->ownership <= 0))
+        return;
+    out[HC_M_WINRATE] = 0.5 * (round_err(r->winrate, test->white_win_prob) + round_err(r->winrate, test->white_loss_prob)) +
+                        round_err(r->winrate, test->white_no_result_prob);
+    out[HC_M_LEAD] = round_err(r->score, test->white_lead);
+    out[HC_M_SCORE_MEAN] = round_err(r->score, test->white_score_mean);
+    double em = round_err(r->score, test->white_score_mean);
+    double dv = round_err(r->score, test->white_score_mean_sq) + (2.0 * fabs((double)test->white_score_mean) + em) * em;
+    double var = (double)test->white_score_mean_sq - (double)test->white_score_mean * (double)test->white_score_mean;
+    double bound = sqrt(dv);
+    if (var > 0 && dv / sqrt(var) < bound)
+        bound = dv / sqrt(var);
+    out[HC_M_SCORE_STDEV] = bound;
+    int policy_size = ref->nn_x_len * ref->nn_y_len + 1;
+    int top = 0;
+    double top_prob = -1;
+    for (int i = 0; i < policy_size; i++)
+        if ((double)ref->policy_probs[i] > top_prob) {
+            top = i;
+            top_prob = ref->policy_probs[i];
+        }
+    out[HC_M_TOP_POLICY] = round_err(r->policy, test->policy_probs[top]);
+    double kl = 0;
+    for (int i = 0; i < policy_size; i++) {
+        double p = ref->policy_probs[i], q = test->policy_probs[i];
+        if (p > 1e-30 && q > 0 && isfinite(q))
+            kl += p * log1p(round_err(r->policy, (float)q) / q);
+    }
+    out[HC_M_POLICY_KL] = kl;
+    out[HC_M_ST_WINLOSS] = round_err(r->score, test->shortterm_winloss_error);
+    out[HC_M_ST_SCORE] = round_err(r->score, test->shortterm_score_error);
+    double own = 0;
+    if (test->white_owner_map)
+        for (int c = 0; c < ref->nn_x_len * ref->nn_y_len; c++) {
+            double e = round_err(r->ownership, test->white_owner_map[c]);
+            own = e > own ? e : own;
+        }
+    out[HC_M_OWNERSHIP] = own;
+}
+
 int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, hc_stats *out, hc_err *err)
 {
+    return hc_stats_compute_ex(ref, test, n, NULL, NULL, out, err);
+}
+
+int hc_stats_compute_ex(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, const unsigned char *skip,
+                        const hc_resolution *res, hc_stats *out, hc_err *err)
+{
     memset(out, 0, sizeof *out);
-    if (n == 0)
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++)
+        used += !(skip && skip[i]);
+    if (used == 0)
         return hc_err_set(err, HC_EFORMAT, "no positions to compare");
+    if (res)
+        out->out_res = *res;
     size_t cells_total = 0;
+    size_t first = 0;
+    while (skip && skip[first])
+        first++;
     for (size_t i = 0; i < n; i++) {
+        if (skip && skip[i])
+            continue;
         if (ref[i].nn_x_len != test[i].nn_x_len || ref[i].nn_y_len != test[i].nn_y_len)
             return hc_err_set(err, HC_EFORMAT, "position %zu: NN buffer %dx%d in the reference, %dx%d in the test outputs",
                               i, ref[i].nn_x_len, ref[i].nn_y_len, test[i].nn_x_len, test[i].nn_y_len);
@@ -236,23 +309,31 @@ int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, 
     memset(a, 0, sizeof a);
     int rc = -1;
     /* Per-point sums (in double) when the buffer is uniform. */
-    int cx = ref[0].nn_x_len, cy = ref[0].nn_y_len;
-    for (size_t i = 1; i < n; i++)
-        if (ref[i].nn_x_len != cx || ref[i].nn_y_len != cy)
+    int cx = ref[first].nn_x_len, cy = ref[first].nn_y_len;
+    for (size_t i = first + 1; i < n; i++)
+        if (!(skip && skip[i]) && (ref[i].nn_x_len != cx || ref[i].nn_y_len != cy))
             cx = cy = 0;
     if (cx * cy > HC_STATS_MAX_CELLS)
         cx = cy = 0;
     double own_sum[HC_STATS_MAX_CELLS] = {0}, pol_sum[HC_STATS_MAX_CELLS] = {0};
     size_t pol_n[HC_STATS_MAX_CELLS] = {0};
     for (int m = 0; m < HC_M_COUNT; m++) {
-        size_t cap = m == HC_M_OWNERSHIP ? cells_total : n;
+        size_t cap = m == HC_M_OWNERSHIP ? cells_total : used;
         a[m].vals = hc_malloc(cap * sizeof(double), err, "error samples");
         if (!a[m].vals)
             goto done;
     }
 
-    out->n_positions = n;
+    out->n_positions = used;
     for (size_t i = 0; i < n; i++) {
+        if (skip && skip[i])
+            continue;
+        if (res) {
+            double pr[HC_M_COUNT];
+            hc_stats_position_resolution(&ref[i], &test[i], res, pr);
+            for (int m = 0; m < HC_M_COUNT; m++)
+                out->res[m] = pr[m] > out->res[m] ? pr[m] : out->res[m];
+        }
         scan_nonfinite(&ref[i], i, &out->ref_nonfinite);
         scan_nonfinite(&test[i], i, &out->test_nonfinite);
         double e[HC_M_COUNT];
@@ -277,7 +358,7 @@ int hc_stats_compute(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, 
     out->cells_x = cx;
     out->cells_y = cy;
     for (int c = 0; c < cx * cy; c++) {
-        out->own_cell[c] = (float)(own_sum[c] / (double)n);
+        out->own_cell[c] = (float)(own_sum[c] / (double)used);
         out->pol_cell[c] = pol_n[c] ? (float)(pol_sum[c] / (double)pol_n[c]) : 0.0f;
     }
     for (int m = 0; m < HC_M_COUNT; m++)

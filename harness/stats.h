@@ -88,11 +88,37 @@ typedef struct hc_stats {
     float pol_cell[HC_STATS_MAX_CELLS];
     hc_nonfinite ref_nonfinite;   /* count 0 when the reference is all finite */
     hc_nonfinite test_nonfinite;  /* count 0 when the test outputs are all finite */
+    /* The declared resolution of the test outputs (all 0: exact floats), and what it makes of
+     * each metric: res[m] is the most that reading rounded values can add to metric m's error
+     * at any compared position (hc_stats_position_resolution), so also to its average and to
+     * every percentile. 0 everywhere for exact outputs. A tier check allows it on top of each
+     * limit; reports show it next to the errors. */
+    hc_resolution out_res;
+    double res[HC_M_COUNT];
 } hc_stats;
 
 /* The scalar errors of one position (every metric but ownership), exactly as KataGo computes
  * them. Policies must have the same buffer size. */
 void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double out[HC_M_COUNT]);
+
+/* The most that rounding the test outputs by r can add to each metric's error at this position
+ * (the true test values lie within r, plus half a float ulp for the conversion to float, of
+ * the ones read). Derivation (docs/GTP.md, "Output resolution"), with e(v) = r + ulp(v)/2 per
+ * field: winrate 0.5*(e(win)+e(loss)) + e(noResult); lead, scoreMean, stWinloss, stScore
+ * e(field); scoreStdev min(sqrt(dv), dv/sqrt(var)) with dv = e(sq) + (2|mean| + e(mean))*e(mean),
+ * as |sqrt a - sqrt b| <= |a-b|/(sqrt a + sqrt b) and <= sqrt|a-b|; topPolicy e(test[top]);
+ * policyKL sum over ref p > 1e-30 of p*log1p(e(q)/q), q the test probability, since the
+ * measured KL exceeds the true one by sum p*(log t - log q) with t <= q + e(q) (a one-sided
+ * bound: the direction that could fail a check); ownership max over cells of e(cell). All 0
+ * when r is NULL or all zero. */
+void hc_stats_position_resolution(const hc_nnoutput *ref, const hc_nnoutput *test, const hc_resolution *r,
+                                  double out[HC_M_COUNT]);
+
+/* hc_stats_compute over the positions i < n with !skip[i] (skip NULL: all), with positions
+ * still named by their index i; res (NULL: exact) is the test outputs' declared resolution,
+ * kept in out->out_res and turned into out->res. Fails (HC_EFORMAT) when no position is left. */
+int hc_stats_compute_ex(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n, const unsigned char *skip,
+                        const hc_resolution *res, hc_stats *out, hc_err *err);
 
 /* Per-position errors between ref[i] and test[i] for i < n, then the aggregates. Fails
  * (HC_EFORMAT) on n == 0, on differing buffer sizes, or on a missing ownership map, naming

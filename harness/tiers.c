@@ -97,7 +97,8 @@ void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out
                 continue;
             out->n_checked++;
             double v = t->scale[m][p] * s->m[m].v[p];
-            double lim = t->limit[m][p];
+            /* The limit holds for the true outputs: rounding may add up to the metric's resolution. */
+            double lim = t->limit[m][p] + t->scale[m][p] * s->res[m];
             int verdict;
             if (!isfinite(v)) {
                 verdict = HC_V_NONFINITE;

@@ -53,6 +53,10 @@ typedef struct hc_tier_check {
     int first_fail_metric, first_fail_pct;
 } hc_tier_check;
 
+/* Checks s against t. For outputs with a declared resolution (s->res[m] > 0) a limit reads
+ * `scale*value <= limit + scale*res[m]`: the limit is on the true outputs' error, which the
+ * rounding can raise by at most res[m]; ratio is then scale*value/(limit + scale*res[m]). With
+ * res all 0 (exact floats) this is KataGo's comparison, bit for bit. */
 void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out);
 
 #endif

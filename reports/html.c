@@ -273,19 +273,35 @@ static void full_table(sbuf *b, const hc_result *r)
 {
     sb_printf(b, "<details><summary>");
     result_label(b, r);
+    int any_res = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        any_res |= r->stats->res[m] > 0;
     sb_printf(b, ": all metrics</summary><table><tr><th>metric</th><th>avg</th><th>90%%</th><th>99%%</th><th>max</th>"
-                 "<th>worst position</th></tr>");
+                 "<th>worst position</th>%s</tr>",
+              any_res ? "<th title=\"what reading the backend's rounded outputs can add to the error; "
+                        "tier limits allow it\">resolution</th>" : "");
     for (int m = 0; m < HC_M_COUNT; m++) {
         const hc_metric_stats *ms = &r->stats->m[m];
         sb_printf(b, "<tr><td>%s</td>", hc_metric_infos[m].name);
         for (int p = 0; p < HC_P_COUNT; p++)
             fig(b, m, ms->v[p]);
         if (ms->max_cell >= 0)
-            sb_printf(b, "<td class=num>%zu (cell %d)</td></tr>", ms->max_pos, ms->max_cell);
+            sb_printf(b, "<td class=num>%zu (cell %d)</td>", ms->max_pos, ms->max_cell);
         else
-            sb_printf(b, "<td class=num>%zu</td></tr>", ms->max_pos);
+            sb_printf(b, "<td class=num>%zu</td>", ms->max_pos);
+        if (any_res && r->stats->res[m] > 0)
+            fig(b, m, r->stats->res[m]);
+        else if (any_res)
+            sb_printf(b, "<td></td>");
+        sb_printf(b, "</tr>");
     }
-    sb_printf(b, "</table></details>\n");
+    sb_printf(b, "</table>");
+    if (r->n_skipped > 0) {
+        sb_printf(b, "<p>Skipped positions: ");
+        sb_esc(b, r->skip_message ? r->skip_message : "");
+        sb_printf(b, "</p>");
+    }
+    sb_printf(b, "</details>\n");
 }
 
 
@@ -421,7 +437,9 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
         sb_printf(b, "</td><td>");
         sb_esc(b, r->mode);
         sb_printf(b, "</td>");
-        if (r->stats)
+        if (r->stats && r->n_skipped > 0)
+            sb_printf(b, "<td class=num>%zu (%zu skipped)</td>", r->stats->n_positions, r->n_skipped);
+        else if (r->stats)
             sb_printf(b, "<td class=num>%zu</td>", r->stats->n_positions);
         else
             sb_printf(b, "<td>-</td>");

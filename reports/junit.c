@@ -64,6 +64,22 @@ static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
         snprintf(name, sizeof name, "%s.maxPosition", hc_metric_infos[m].name);
         snprintf(buf, sizeof buf, "%zu", ms->max_pos);
         prop(props, name, buf);
+        /* What reading rounded outputs can add to this metric (only for a backend declaring it). */
+        if (r->stats->res[m] > 0) {
+            snprintf(name, sizeof name, "%s.resolution", hc_metric_infos[m].name);
+            propf(props, name, r->stats->res[m]);
+        }
+    }
+    const hc_resolution *or = &r->stats->out_res;
+    if (or->winrate > 0 || or->score > 0 || or->policy > 0 || or->ownership > 0) {
+        propf(props, "outputResolution.winrate", or->winrate);
+        propf(props, "outputResolution.score", or->score);
+        propf(props, "outputResolution.policy", or->policy);
+        propf(props, "outputResolution.ownership", or->ownership);
+    }
+    if (r->n_skipped > 0) {
+        snprintf(buf, sizeof buf, "%zu", r->n_skipped);
+        prop(props, "skippedPositions", buf);
     }
     if (r->outcome == HC_OUT_CHECKED && r->checks && tier < r->n_tiers) {
         const hc_tier_check *c = &r->checks[tier];
@@ -104,10 +120,15 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, int coun
         const hc_tier_check *c = &r->checks[tier];
         char msg[400], val[64], lim[64];
         int m = c->first_fail_metric, p = c->first_fail_pct;
-        snprintf(msg, sizeof msg, "tier %s: %d of %d limits exceeded; first: %s %s %s > %s", r->tiers[tier].name,
+        char resb[96] = "";
+        if (r->stats->res[m] > 0) {
+            char rv[64];
+            snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(m, r->stats->res[m], rv, sizeof rv));
+        }
+        snprintf(msg, sizeof msg, "tier %s: %d of %d limits exceeded; first: %s %s %s > %s%s", r->tiers[tier].name,
                  c->n_failed, c->n_checked, hc_metric_infos[m].name, hc_pct_names[p],
                  hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                 hc_limit_format(&r->tiers[tier], m, p, lim, sizeof lim));
+                 hc_limit_format(&r->tiers[tier], m, p, lim, sizeof lim), resb);
         xmlNodePtr f = xmlNewChild(tc, NULL, X("failure"), NULL);
         xmlNewProp(f, X("message"), X(msg));
         xmlNewProp(f, X("type"), X("TierExceeded"));
@@ -117,6 +138,28 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, int coun
         free(text);
         counts[1]++;
     }
+}
+
+/* The positions a checked result left out (the backend could not express them): a skipped
+ * testcase of their own, so that nothing is dropped silently. */
+static void add_skipped_positions(xmlNodePtr suite, const hc_result *r, int counts[4])
+{
+    char name[600], cls[512];
+    snprintf(name, sizeof name, "backend=%s mode=%s/unexpressible", r->backend ? r->backend : "",
+             r->mode ? r->mode : "");
+    snprintf(cls, sizeof cls, "%s.%s", r->net ? r->net : "", r->board ? r->board : "");
+    xmlNodePtr tc = xmlNewChild(suite, NULL, X("testcase"), NULL);
+    xmlNewProp(tc, X("name"), X(name));
+    xmlNewProp(tc, X("classname"), X(cls));
+    setf(tc, "time", "%.3f", 0.0);
+    xmlNodePtr props = xmlNewChild(tc, NULL, X("properties"), NULL);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%zu", r->n_skipped);
+    prop(props, "skippedPositions", buf);
+    xmlNodePtr sk = xmlNewChild(tc, NULL, X("skipped"), NULL);
+    xmlNewProp(sk, X("message"), X(r->skip_message ? r->skip_message : "positions skipped"));
+    counts[0]++;
+    counts[3]++;
 }
 
 int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
@@ -155,6 +198,8 @@ int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
                 add_case(suite, b, 0, counts);
             for (size_t t = 0; t < b->n_tiers; t++)
                 add_case(suite, b, t, counts);
+            if (b->n_skipped > 0)
+                add_skipped_positions(suite, b, counts);
         }
         setf(suite, "tests", "%.0f", counts[0]);
         setf(suite, "failures", "%.0f", counts[1]);

@@ -83,10 +83,13 @@ char *hc_result_failure_text(const hc_result *r, size_t tier)
             const hc_metric_stats *ms = &r->stats->m[m];
             if (m == HC_M_OWNERSHIP && ms->max_cell >= 0)
                 snprintf(cell, sizeof cell, ", cell %d", ms->max_cell);
-            snprintf(line, sizeof line, "%s %s: %s %s limit %s (worst position %zu%s)\n", hc_metric_infos[m].name,
+            char resb[96] = "", rv[64];
+            if (r->stats->res[m] > 0)
+                snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(m, r->stats->res[m], rv, sizeof rv));
+            snprintf(line, sizeof line, "%s %s: %s %s limit %s%s (worst position %zu%s)\n", hc_metric_infos[m].name,
                      hc_pct_names[p], hc_metric_format(m, ms->v[p], val, sizeof val),
                      v == HC_V_NONFINITE ? "is non-finite, against" : ">", hc_limit_format(t, m, p, lim, sizeof lim),
-                     ms->max_pos, cell);
+                     resb, ms->max_pos, cell);
             size_t n = strlen(line);
             if (used + n + 1 > cap) {
                 char *np = realloc(out, cap * 2 + n);
@@ -135,6 +138,8 @@ static json_t *stats_json(const hc_stats *s)
             json_object_set_new(o, "maxCell", json_integer(ms->max_cell));
         if (ms->nonfinite)
             json_object_set_new(o, "firstNonfinitePosition", json_integer((json_int_t)ms->first_nonfinite_pos));
+        if (s->res[m] > 0)
+            json_object_set_new(o, "resolution", jnum(s->res[m]));
         if (ms->n) {
             json_t *q = json_array();
             for (int k = 0; k < HC_STATS_NQ; k++)
@@ -146,6 +151,11 @@ static json_t *stats_json(const hc_stats *s)
     json_t *o = json_pack("{s:I, s:o, s:o, s:o}", "positions", (json_int_t)s->n_positions, "metrics", metrics,
                           "testNonfinite", nonfinite_json(&s->test_nonfinite), "refNonfinite",
                           nonfinite_json(&s->ref_nonfinite));
+    const hc_resolution *rr = &s->out_res;
+    if (o && (rr->winrate > 0 || rr->score > 0 || rr->policy > 0 || rr->ownership > 0))
+        json_object_set_new(o, "resolution",
+                            json_pack("{s:o, s:o, s:o, s:o}", "winrate", jnum(rr->winrate), "score", jnum(rr->score),
+                                      "policy", jnum(rr->policy), "ownership", jnum(rr->ownership)));
     if (o && s->cells_x > 0) {
         char buf[32];
         snprintf(buf, sizeof buf, "%dx%d", s->cells_x, s->cells_y);
@@ -203,6 +213,9 @@ static json_t *result_json(const hc_result *r)
         char buf[300];
         json_object_set_new(o, "error", json_string(hc_result_nonfinite_text(r, buf, sizeof buf)));
     }
+    if (r->n_skipped > 0)
+        json_object_set_new(o, "skippedPositions", json_pack("{s:I, s:o}", "count", (json_int_t)r->n_skipped,
+                                                             "message", jstr_or_null(r->skip_message)));
     if (r->stats)
         json_object_set_new(o, "stats", stats_json(r->stats));
     json_t *tiers = json_array();
@@ -264,7 +277,7 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
 /* ---- the reader, the writer's mirror ---- */
 
 typedef struct doc_item {
-    char *net, *board, *backend, *mode, *message;
+    char *net, *board, *backend, *mode, *message, *skip_message;
     hc_stats *stats;
     hc_tier *tiers;
     hc_tier_check *checks;
@@ -385,6 +398,8 @@ static int rd_stats(rd *r, json_t *o, hc_stats *s)
         ms->max_cell = (int)cell;
         ms->nonfinite = (size_t)nonfinite;
         ms->first_nonfinite_pos = (size_t)first;
+        if (json_object_get(mo, "resolution") && rd_num(r, mo, "resolution", &s->res[m]))
+            return -1;
         json_t *q = json_object_get(mo, "quantiles");
         if (!json_is_array(q) || json_array_size(q) != HC_STATS_NQ)
             return rd_fail(r, "quantiles", "missing or not 65 numbers");
@@ -397,6 +412,14 @@ static int rd_stats(rd *r, json_t *o, hc_stats *s)
         }
     }
     r->where[base] = 0;
+    json_t *rr = json_object_get(o, "resolution");
+    if (rr) {
+        snprintf(r->where + base, sizeof r->where - base, ".resolution");
+        if (rd_num(r, rr, "winrate", &s->out_res.winrate) || rd_num(r, rr, "score", &s->out_res.score) ||
+            rd_num(r, rr, "policy", &s->out_res.policy) || rd_num(r, rr, "ownership", &s->out_res.ownership))
+            return -1;
+        r->where[base] = 0;
+    }
     json_t *pts = json_object_get(o, "points");
     if (pts) {
         const char *buf = json_string_value(json_object_get(pts, "buffer"));
@@ -511,6 +534,17 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         res->max_batch_size = (int)mbs;
         r->where[base] = 0;
     }
+    json_t *sk = json_object_get(o, "skippedPositions");
+    if (sk) {
+        long long cnt;
+        size_t base = strlen(r->where);
+        snprintf(r->where + base, sizeof r->where - base, ".skippedPositions");
+        if (rd_int(r, sk, "count", 1, &cnt) || rd_str(r, sk, "message", 0, &own->skip_message))
+            return -1;
+        res->n_skipped = (size_t)cnt;
+        res->skip_message = own->skip_message;
+        r->where[base] = 0;
+    }
     json_t *st = json_object_get(o, "stats");
     if (st) {
         size_t base = strlen(r->where);
@@ -562,6 +596,7 @@ void hc_results_doc_free(hc_results_doc *d)
         free(o->backend);
         free(o->mode);
         free(o->message);
+        free(o->skip_message);
         free(o->stats);
         free(o->tiers);
         free(o->checks);

@@ -29,6 +29,11 @@ typedef struct hc_result {
     double policy_optimism, pda, policy_temperature;
     double seconds;                     /* wall time of the evaluations */
     int model_version;                  /* the net's model version; 0 when unknown (not loaded) */
+    /* Positions of a checked result that the backend could not express (a GTP engine cannot
+     * replay an encore phase, ...): left out of the stats, counted here, and described by
+     * skip_message ("3 positions: 12 (reason), 40 (reason), ..."); 0 and NULL when none. */
+    size_t n_skipped;
+    const char *skip_message;
 } hc_result;
 
 typedef struct hc_results {

@@ -59,30 +59,45 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
             return -1;
         if (!c->pass && c->first_fail_metric >= 0) {
             int m = c->first_fail_metric, p = c->first_fail_pct;
-            char val[64], lim[64];
-            if (hc_ostream_printf(o, err, "; %d of %d limits exceeded, first %s %s %s > %s", c->n_failed, c->n_checked,
+            char val[64], lim[64], resb[96] = "", rv[64];
+            if (r->stats->res[m] > 0)
+                snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(m, r->stats->res[m], rv, sizeof rv));
+            if (hc_ostream_printf(o, err, "; %d of %d limits exceeded, first %s %s %s > %s%s", c->n_failed, c->n_checked,
                                   hc_metric_infos[m].name, hc_pct_names[p],
                                   hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                                  hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim)))
+                                  hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), resb))
                 return -1;
         }
         if (hc_ostream_printf(o, err, "\n"))
             return -1;
     }
+    if (r->n_skipped > 0 && (hc_ostream_printf(o, err, "- skipped positions: ") ||
+                             md_text(o, r->skip_message ? r->skip_message : "", err) || hc_ostream_printf(o, err, "\n")))
+        return -1;
     if (!r->stats)
         return hc_ostream_printf(o, err, "\n");
-    if (hc_ostream_printf(o, err, "\n%zu positions\n\n| metric | avg | 90%% | 99%% | max | worst position |\n"
-                                  "|---|---:|---:|---:|---:|---:|\n", r->stats->n_positions))
+    /* A resolution column only for outputs that declare one: what reading rounded values can add. */
+    int any_res = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        any_res |= r->stats->res[m] > 0;
+    if (hc_ostream_printf(o, err, "\n%zu positions%s\n\n| metric | avg | 90%% | 99%% | max | worst position |%s\n"
+                                  "|---|---:|---:|---:|---:|---:|%s\n",
+                          r->stats->n_positions, any_res ? " (outputs read at a declared resolution)" : "",
+                          any_res ? " resolution |" : "", any_res ? "---:|" : ""))
         return -1;
     for (int m = 0; m < HC_M_COUNT; m++) {
         const hc_metric_stats *ms = &r->stats->m[m];
-        char v[HC_P_COUNT][64], cell[32] = "";
+        char v[HC_P_COUNT][64], cell[32] = "", res[80] = "";
         for (int p = 0; p < HC_P_COUNT; p++)
             hc_metric_format(m, ms->v[p], v[p], sizeof v[p]);
         if (m == HC_M_OWNERSHIP && ms->max_cell >= 0)
             snprintf(cell, sizeof cell, " (cell %d)", ms->max_cell);
-        if (hc_ostream_printf(o, err, "| %s | %s | %s | %s | %s | %zu%s |\n", hc_metric_infos[m].name, v[0], v[1], v[2],
-                              v[3], ms->max_pos, cell))
+        if (any_res) {
+            char rv[64];
+            snprintf(res, sizeof res, " %s |", r->stats->res[m] > 0 ? hc_metric_format(m, r->stats->res[m], rv, sizeof rv) : "");
+        }
+        if (hc_ostream_printf(o, err, "| %s | %s | %s | %s | %s | %zu%s |%s\n", hc_metric_infos[m].name, v[0], v[1], v[2],
+                              v[3], ms->max_pos, cell, res))
             return -1;
     }
     return hc_ostream_printf(o, err, "\n");
@@ -129,6 +144,8 @@ static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
             if (hc_ostream_printf(o, err, "%s%s %s", t ? ", " : "", r->tiers[t].name,
                                   r->checks[t].pass ? "pass" : "**FAIL**"))
                 return -1;
+        if (r->n_skipped > 0 && hc_ostream_printf(o, err, " (%zu positions skipped)", r->n_skipped))
+            return -1;
     }
     if (hc_ostream_printf(o, err, " | "))
         return -1;
@@ -225,7 +242,7 @@ static int csv_row(hc_ostream *o, const hc_result *r, size_t tier, int metric, h
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
     char buf[16][64];
-    const char *f[20];
+    const char *f[24];
     int k = 0;
     f[k++] = r->net;
     f[k++] = r->board;
@@ -264,6 +281,14 @@ static int csv_row(hc_ostream *o, const hc_result *r, size_t tier, int metric, h
     for (int i = 0; i < 11; i++)
         f[k++] = buf[i];
     f[k++] = verdict;
+    /* The metric's resolution (declared by the backend; empty when exact), and the positions the
+     * backend could not express. */
+    if (metric >= 0 && r->stats && r->stats->res[metric] > 0)
+        num(r->stats->res[metric], buf[11], 64);
+    f[k++] = buf[11];
+    if (r->n_skipped > 0)
+        snprintf(buf[12], 64, "%zu", r->n_skipped);
+    f[k++] = buf[12];
     char nf[400] = "";
     const char *msg = r->message;
     if (!msg && hc_result_is_error(r))
@@ -281,7 +306,8 @@ int hc_table_write_csv(const hc_results *rs, const char *path, hc_err *err)
     if (!o)
         return -1;
     int rc = hc_ostream_printf(o, err, "net,board,backend,mode,outcome,tier,metric,samples,avg,p90,p99,max,"
-                                       "max_position,max_cell,limit_avg,limit_p90,limit_p99,limit_max,verdict,message\n");
+                                       "max_position,max_cell,limit_avg,limit_p90,limit_p99,limit_max,verdict,resolution,"
+                                       "skipped_positions,message\n");
     for (size_t i = 0; !rc && i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
         size_t nt = r->n_tiers ? r->n_tiers : 1;

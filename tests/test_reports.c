@@ -289,10 +289,10 @@ static void test_tables(const char *dir)
     /* header + 3 checked results x 2 tiers x 9 metrics + error x 2 + skipped x 2 */
     hc_check("reports-3.5", lines == 1 + 54 + 2 + 2, "csv lines %d", lines);
     char want[300];
-    snprintf(want, sizeof want, "netA,b9,emulate:fp16,batched,checked,fp32,leadError,20,%.17g,%.17g,%.17g,%.17g,13,,,,0.34000000000000002,0.90000000000000002,fail,\n",
+    snprintf(want, sizeof want, "netA,b9,emulate:fp16,batched,checked,fp32,leadError,20,%.17g,%.17g,%.17g,%.17g,13,,,,0.34000000000000002,0.90000000000000002,fail,,,\n",
              st_bad.m[HC_M_LEAD].v[0], st_bad.m[HC_M_LEAD].v[1], st_bad.m[HC_M_LEAD].v[2], st_bad.m[HC_M_LEAD].v[3]);
     hc_check("reports-3.6", csv && strstr(csv, want), "csv row missing: %s", want);
-    hc_check("reports-3.7", csv && strstr(csv, "netA,rect,cuda,unbatched,error,fp32,,,,,,,,,,,,,,backend crashed: signal 11 while evaluating batch 3\n"),
+    hc_check("reports-3.7", csv && strstr(csv, "netA,rect,cuda,unbatched,error,fp32,,,,,,,,,,,,,,,,backend crashed: signal 11 while evaluating batch 3\n"),
              "csv error row");
     free(csv);
 }
