@@ -12,7 +12,7 @@
 
 typedef struct lay {
     const char *name; /* the clone's pointer, as tap->layer carries it */
-    int storage, accum;
+    int storage, accum, tiles;
 } lay;
 
 struct hc_emulate {
@@ -136,10 +136,12 @@ static void hook(void *user, const hc_tap *t)
 static int conv_mode(void *user, const hc_conv *c)
 {
     const hc_emulate *em = user;
-    int m = em->prof->winograd_tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+    int m = 0;
     for (int i = 0; i < em->n_lays; i++)
-        if (em->lays[i].name == c->name && em->lays[i].accum == HC_FMT_FP16)
-            m |= HC_CONV_ACC_FP16;
+        if (em->lays[i].name == c->name) {
+            m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
+            m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+        }
     return m;
 }
 
@@ -164,6 +166,9 @@ hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int n
     return hc_emulate_open_subset(params, net, nx, ny, max_batch, threads, NULL, 0, err);
 }
 
+static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                             const unsigned char *active, int n_active, hc_err *err);
+
 hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx, int ny, int max_batch,
                                    int threads, const unsigned char *active, int n_active, hc_err *err)
 {
@@ -175,15 +180,35 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
         hc_err_set(err, HC_ECONFIG, "emulate needs a profile: emulate:NAME or emulate:PATH.yaml");
         return NULL;
     }
-    hc_emulate *em = hc_calloc(1, sizeof *em, err, "emulate");
-    if (!em)
+    hc_profile *prof = hc_profile_load(params, err);
+    return prof ? open_with(prof, net, nx, ny, max_batch, threads, active, n_active, err) : NULL;
+}
+
+hc_emulate *hc_emulate_open_profile(const hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch,
+                                    int threads, const unsigned char *active, int n_active, hc_err *err)
+{
+    if (!net) {
+        hc_err_set(err, HC_ECONFIG, "emulate needs a net");
         return NULL;
+    }
+    hc_profile *p = hc_profile_clone(prof, err);
+    return p ? open_with(p, net, nx, ny, max_batch, threads, active, n_active, err) : NULL;
+}
+
+/* Takes prof (freed on failure too). */
+static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                             const unsigned char *active, int n_active, hc_err *err)
+{
+    hc_emulate *em = hc_calloc(1, sizeof *em, err, "emulate");
+    if (!em) {
+        hc_profile_free(prof);
+        return NULL;
+    }
+    em->prof = prof;
     em->max_batch = max_batch;
     em->nx = nx;
     em->ny = ny;
     hc_layer_ref *ls = NULL;
-    if (!(em->prof = hc_profile_load(params, err)))
-        goto fail;
     if (!(em->net = clone_net(net, err)) ||
         hc_net_layers(em->net, &ls, &em->n_lays, err))
         goto fail;
@@ -197,7 +222,7 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
     for (int i = 0; i < em->n_lays; i++) {
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
         if (active && !active[i])
-            ch.storage = ch.weights = ch.accum = HC_FMT_FP32;
+            ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = HC_FMT_FP32;
         if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & HC_LK_CONV)) {
             hc_err_set(err, HC_EBACKEND,
                        "profile %s asks %s accumulation for layer %s (%s): the engine accumulates in fp16 only in "
@@ -209,6 +234,7 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
         em->lays[i].name = ls[i].name;
         em->lays[i].storage = ch.storage;
         em->lays[i].accum = ch.accum;
+        em->lays[i].tiles = ch.tiles;
         for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
             size_t bad = 0;
