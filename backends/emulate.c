@@ -13,6 +13,7 @@
 typedef struct lay {
     const char *name; /* the clone's pointer, as tap->layer carries it */
     int storage, accum, tiles;
+    int mode; /* refs/engine.h HC_LM_* bits for the engine's layer_mode */
 } lay;
 
 struct hc_emulate {
@@ -145,6 +146,19 @@ static int conv_mode(void *user, const hc_conv *c)
     return m;
 }
 
+/* Pooled values, attention scores/probabilities and matmul accumulation of a layer. */
+static int layer_mode(void *user, const char *name)
+{
+    const hc_emulate *em = user;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name == name)
+            return em->lays[i].mode;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name && strcmp(em->lays[i].name, name) == 0)
+            return em->lays[i].mode;
+    return 0;
+}
+
 void hc_emulate_close(hc_emulate *em)
 {
     if (!em)
@@ -223,10 +237,10 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
         if (active && !active[i])
             ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = HC_FMT_FP32;
-        if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & HC_LK_CONV)) {
+        if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & (HC_LK_CONV | HC_LK_MATMUL))) {
             hc_err_set(err, HC_EBACKEND,
                        "profile %s asks %s accumulation for layer %s (%s): the engine accumulates in fp16 only in "
-                       "convolutions, and running it in fp32 would not be what the profile claims",
+                       "convolutions and matmuls, and running it in fp32 would not be what the profile claims",
                        em->prof->name, hc_fmt_str(ch.accum), ls[i].name ? ls[i].name : "?",
                        ch.rule >= 0 ? em->prof->rules[ch.rule].where : "the profile's default");
             goto fail;
@@ -235,6 +249,9 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
         em->lays[i].storage = ch.storage;
         em->lays[i].accum = ch.accum;
         em->lays[i].tiles = ch.tiles;
+        em->lays[i].mode = ch.pool << HC_LM_POOL_SHIFT | ch.scores << HC_LM_SCORES_SHIFT |
+                           ch.probs << HC_LM_PROBS_SHIFT |
+                           (ch.accum == HC_FMT_FP16 && (ls[i].kinds & HC_LK_MATMUL) ? HC_LM_ACC_FP16 : 0);
         for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
             size_t bad = 0;
@@ -264,6 +281,8 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
     hc_engine_opts o = hc_engine_default_opts();
     o.conv_mode = conv_mode;
     o.conv_mode_user = em;
+    o.layer_mode = layer_mode;
+    o.layer_mode_user = em;
     if (!(em->eng = hc_engine_new_opts(em->net, max_batch, nx, ny, threads, &o, err)))
         goto fail;
     hc_engine_set_hook(em->eng, hook, em);

@@ -944,3 +944,106 @@ void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, co
         }
     }
 }
+
+/* ---- reduced-precision emulation inside layers ------------------------------------------ */
+
+void hc_round_fmt_array(int fmt, float *x, size_t n)
+{
+    if (fmt == HC_KFMT_FP16)
+        hc_round_fp16_array(x, n);
+    else if (fmt == HC_KFMT_BF16)
+        hc_round_bf16_array(x, n);
+}
+
+/* C(m,n) = sum_k A(m,k) X(k,n) with fp16 accumulation in HC_ACC16_CHUNK runs; every operand
+ * addressed by strides (A(m,k) = A[m*sam + k*sak] ...), no workspace. Slow but plain: the
+ * fp16-acc16 emulation is measured, not bounded. */
+static void gemm_acc16(int M, int N, int K, const float *A, size_t sam, size_t sak, const float *X, size_t sxk,
+                       size_t sxn, float *C, size_t scm, size_t scn)
+{
+    enum { NB = 256 };
+    float part[NB], acc[NB];
+    for (int m = 0; m < M; m++)
+        for (int n0 = 0; n0 < N; n0 += NB) {
+            int nb = N - n0 < NB ? N - n0 : NB;
+            for (int j = 0; j < nb; j++)
+                acc[j] = 0.0f;
+            for (int k0 = 0; k0 < K; k0 += HC_ACC16_CHUNK) {
+                int kc = K - k0 < HC_ACC16_CHUNK ? K - k0 : HC_ACC16_CHUNK;
+                for (int j = 0; j < nb; j++)
+                    part[j] = 0.0f;
+                for (int k = k0; k < k0 + kc; k++) {
+                    float a = A[(size_t)m * sam + (size_t)k * sak];
+                    const float *x = X + (size_t)k * sxk + (size_t)n0 * sxn;
+                    if (sxn == 1)
+                        for (int j = 0; j < nb; j++)
+                            part[j] += a * x[j];
+                    else
+                        for (int j = 0; j < nb; j++)
+                            part[j] += a * x[(size_t)j * sxn];
+                }
+                for (int j = 0; j < nb; j++) {
+                    float p = hc_round_fp16(part[j]);
+                    acc[j] = k0 ? hc_round_fp16(acc[j] + p) : p;
+                }
+            }
+            for (int j = 0; j < nb; j++)
+                C[(size_t)m * scm + (size_t)(n0 + j) * scn] = acc[j];
+        }
+}
+
+void hc_matmul_bc_acc16(int batch, int in_c, int out_c, const float *in, const float *w, float *out)
+{
+    for (int b = 0; b < batch; b++)
+        gemm_acc16(1, out_c, in_c, in + (size_t)b * in_c, 0, 1, w, (size_t)out_c, 1, out + (size_t)b * out_c, 0, 1);
+}
+
+void hc_matmul_cs_acc16(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                        float *out)
+{
+    size_t s = (size_t)batch * hw;
+    for (int b = 0; b < batch; b++)
+        gemm_acc16(out_c, hw, in_c, w, 1, (size_t)out_c, in + (size_t)b * hw, s, 1, out + (size_t)b * hw, s, 1);
+}
+
+void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
+                       const float *k, const float *v, const float *mask, float *out, float *ws,
+                       const hc_attn_emul *em)
+{
+    int group = heads / kv_heads;
+    size_t s = (size_t)batch * hw;
+    float scale = 1.0f / sqrtf((float)qd);
+    float *sc = ws; /* [query][key] */
+    for (int b = 0; b < batch; b++) {
+        const float *m = mask + (size_t)b * hw;
+        for (int h = 0; h < heads; h++) {
+            int kvh = h / group;
+            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
+            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
+            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
+            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+            if (em->acc_fp16) /* sc(qi, ki) = sum_d q(d, qi) k(d, ki) */
+                gemm_acc16(hw, hw, qd, qh, 1, s, kh, s, 1, sc, (size_t)hw, 1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hw, hw, qd, 1.0f, qh, (int)s, kh, (int)s,
+                            0.0f, sc, hw);
+            for (int qi = 0; qi < hw; qi++) {
+                float *row = sc + (size_t)qi * hw;
+                if (m[qi] == 0.0f) {
+                    memset(row, 0, (size_t)hw * sizeof(float));
+                    continue;
+                }
+                for (int j = 0; j < hw; j++)
+                    row[j] *= scale;
+                hc_round_fmt_array(em->scores_fmt, row, (size_t)hw);
+                softmax_row(hw, row, m, 1.0f);
+                hc_round_fmt_array(em->probs_fmt, row, (size_t)hw);
+            }
+            if (em->acc_fp16) /* oh(d, qi) = sum_ki v(d, ki) p(qi, ki) */
+                gemm_acc16(vd, hw, hw, vh, s, 1, sc, 1, (size_t)hw, oh, s, 1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, vd, hw, hw, 1.0f, vh, (int)s, sc, hw,
+                            0.0f, oh, (int)s);
+        }
+    }
+}

@@ -166,4 +166,30 @@ void hc_vexpf(size_t n, float *x);
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
 
+/* ---- reduced-precision emulation inside layers (halfcheck's emulate backend; the reference
+ * never calls these) ------------------------------------------------------------------ */
+
+/* Formats, numbered as harness/profile.h's hc_fmt. */
+enum { HC_KFMT_FP32 = 0, HC_KFMT_FP16 = 1, HC_KFMT_BF16 = 2 };
+
+/* x[0..n) rounded to fmt in place (fp32: untouched). */
+void hc_round_fmt_array(int fmt, float *x, size_t n);
+
+/* hc_matmul_bc and hc_matmul_cs accumulating in fp16 as hc_kconv_set_modes's acc_fp16 does:
+ * each run of HC_ACC16_CHUNK products summed in fp32, rounded to fp16, added to an fp16
+ * accumulator rounded again. */
+void hc_matmul_bc_acc16(int batch, int in_c, int out_c, const float *in, const float *w, float *out);
+void hc_matmul_cs_acc16(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                        float *out);
+
+/* hc_attention with rounding: scores_fmt rounds the scaled scores q.k/sqrt(qd) before the
+ * softmax, probs_fmt the probabilities after it, acc_fp16 makes both GEMMs (q.k and p.v)
+ * accumulate in fp16 (above). Masked-out keys stay exactly 0. */
+typedef struct hc_attn_emul {
+    int scores_fmt, probs_fmt, acc_fp16;
+} hc_attn_emul;
+void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
+                       const float *k, const float *v, const float *mask, float *out, float *ws,
+                       const hc_attn_emul *em);
+
 #endif
