@@ -13,6 +13,7 @@
 typedef struct lay {
     const char *name; /* the clone's pointer, as tap->layer carries it */
     int storage, accum, tiles;
+    int wino2; /* 3x3 convs by F(2x2,3x3) (the profile's winograd: f2x2, where the profile applies) */
     int mode; /* refs/engine.h HC_LM_* bits for the engine's layer_mode */
 } lay;
 
@@ -142,6 +143,7 @@ static int conv_mode(void *user, const hc_conv *c)
         if (em->lays[i].name == c->name) {
             m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
             m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+            m |= em->lays[i].wino2 ? HC_CONV_WINO_F2 : 0;
         }
     return m;
 }
@@ -249,6 +251,7 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
         em->lays[i].storage = ch.storage;
         em->lays[i].accum = ch.accum;
         em->lays[i].tiles = ch.tiles;
+        em->lays[i].wino2 = em->prof->winograd == 2 && !(active && !active[i]);
         em->lays[i].mode = ch.pool << HC_LM_POOL_SHIFT | ch.scores << HC_LM_SCORES_SHIFT |
                            ch.probs << HC_LM_PROBS_SHIFT |
                            (ch.accum == HC_FMT_FP16 && (ls[i].kinds & HC_LK_MATMUL) ? HC_LM_ACC_FP16 : 0);
@@ -389,7 +392,7 @@ const hc_backend_vtbl hc_backend_emulate = {
     .name = "emulate",
     .shape = HC_BACKEND_TENSOR,
     .help = "reduced precision emulated on the fp32 engine; params: a built-in profile (fp16, bf16, fp16-acc16, "
-            "fp16-winograd, coreml-tiers) or a profile .yaml path",
+            "fp16-winograd, fp16-winograd2, coreml-tiers) or a profile .yaml path",
     .open = emu_open,
     .eval = emu_eval,
     .eval_positions = NULL,

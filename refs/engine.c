@@ -217,6 +217,8 @@ static int add_conv(hc_engine *e, const hc_conv *c, hc_err *err)
         return -1;
     if (e->opts.conv_mode) {
         int m = e->opts.conv_mode(e->opts.conv_mode_user, c);
+        if ((m & HC_CONV_WINO_F2) && hc_kconv_use_winograd2(&p->k, err))
+            return -1;
         hc_kconv_set_modes(&p->k, m & HC_CONV_ACC_FP16, m & HC_CONV_TILES_FP16);
     }
     return 0;

@@ -67,7 +67,8 @@ typedef struct hc_engine hc_engine;
 /* Engine choices that change arithmetic (not results beyond rounding). */
 /* What an emulation asks of one convolution (hc_engine_opts.conv_mode; refs/kernels.h
  * hc_kconv_set_modes says what they do). */
-enum { HC_CONV_ACC_FP16 = 1, HC_CONV_TILES_FP16 = 2 };
+enum { HC_CONV_ACC_FP16 = 1, HC_CONV_TILES_FP16 = 2,
+       HC_CONV_WINO_F2 = 4 /* 3x3 by Winograd F(2x2,3x3) instead (hc_kconv_use_winograd2) */ };
 
 typedef struct hc_engine_opts {
     /* Reduced-precision emulation (NULL: none, the reference's arithmetic): called once per

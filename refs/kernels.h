@@ -52,6 +52,7 @@ typedef struct hc_kconv {
     float *wino;    /* owned: 3x3 Winograd F(4x4,3x3) weights [36][oc][ic], or NULL */
     int acc_fp16;   /* emulation, 0 by default: see hc_kconv_set_modes */
     int tiles_fp16;
+    float *wino2;   /* owned: 3x3 Winograd F(2x2,3x3) weights [16][oc][ic] (emulation), or NULL */
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
@@ -72,6 +73,13 @@ void hc_kconv_free(hc_kconv *cv);
  * transform arithmetic stays fp32 (what MLX does). Call after hc_kconv_use_winograd. */
 enum { HC_ACC16_CHUNK = 16 };
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16);
+
+/* Switches a 3x3 convolution to Winograd F(2x2,3x3) (4x4 tiles, the transform MLX uses; an
+ * emulation choice, KataGo's Eigen backend does not run it): transformed weights G g G^T
+ * computed in double and rounded once; input tiles B^T d B and outputs A^T m A in fp32, along
+ * x first. Replaces F(4x4,3x3) if set. A no-op for other kernel sizes. Call before
+ * hc_kconv_set_modes (whose tiles_fp16 then stores these tiles as fp16). */
+int hc_kconv_use_winograd2(hc_kconv *cv, hc_err *err);
 
 /* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);

@@ -234,6 +234,71 @@ static void test_kernel_modes(void)
     hc_kconv_free(&c2);
 }
 
+/* Winograd F(2x2,3x3): in fp32 it is the direct convolution up to fp32 rounding; fp16 tiles
+ * add error, and less than F(4x4,3x3)'s fp16 tiles (smaller transform constants). */
+static void test_winograd2(void)
+{
+    enum { C = 16, O = 6, NX = 9, NY = 7, HW = NX * NY, BT = 2 };
+    static float wk[O * C * 9], in[C * BT * HW], d[O * BT * HW], f2[O * BT * HW], f2h[O * BT * HW],
+        f4h[O * BT * HW];
+    unsigned s = 3;
+    for (int i = 0; i < O * C * 9; i++) {
+        s = s * 1103515245u + 12345u;
+        wk[i] = (float)((s >> 8) % 2001) / 1000.0f - 1.0f;
+    }
+    for (int i = 0; i < C * BT * HW; i++) {
+        s = s * 1103515245u + 12345u;
+        in[i] = (float)((s >> 8) % 2001) / 300.0f - 3.0f;
+    }
+    hc_err err = {0};
+    hc_kconv cd, c2, c2h, c4h;
+    hc_kconv_init(&cd, wk, O, C, 3, 3, &err);
+    hc_kconv_init(&c2, wk, O, C, 3, 3, &err);
+    hc_kconv_init(&c2h, wk, O, C, 3, 3, &err);
+    hc_kconv_init(&c4h, wk, O, C, 3, 3, &err);
+    hc_kconv_use_winograd(&c2, &err); /* replaced by F(2x2) */
+    hc_kconv_use_winograd2(&c2, &err);
+    hc_kconv_use_winograd2(&c2h, &err);
+    hc_kconv_set_modes(&c2h, 0, 1);
+    hc_kconv_use_winograd(&c4h, &err);
+    hc_kconv_set_modes(&c4h, 0, 1);
+    size_t need = hc_kconv_workspace(&c4h, BT, NX, NY);
+    size_t n2 = hc_kconv_workspace(&c2h, BT, NX, NY), nd = hc_kconv_workspace(&cd, BT, NX, NY);
+    need = need > n2 ? need : n2;
+    need = need > nd ? need : nd;
+    float *ws = malloc(need * sizeof(float));
+    hc_kconv_run(&cd, BT, NX, NY, in, d, 0, ws);
+    hc_kconv_run(&c2, BT, NX, NY, in, f2, 0, ws);
+    hc_kconv_run(&c2h, BT, NX, NY, in, f2h, 0, ws);
+    hc_kconv_run(&c4h, BT, NX, NY, in, f4h, 0, ws);
+    double e2 = 0, e2h = 0, e4h = 0, mx = 0, sum_abs = 0;
+    for (int i = 0; i < O * BT * HW; i++) {
+        e2 = fmax(e2, fabs((double)f2[i] - d[i]));
+        e2h = fmax(e2h, fabs((double)f2h[i] - d[i]));
+        e4h = fmax(e4h, fabs((double)f4h[i] - d[i]));
+        mx = fmax(mx, fabs((double)d[i]));
+        sum_abs += fabs((double)d[i]);
+    }
+    /* fp32: a 144-term sum of magnitude ~mx; a few ulps of the largest partial sums */
+    hc_check("emulate-8.1", c2.wino2 && !c2.wino && e2 < 64 * 1.2e-7 * mx && sum_abs > 0,
+             "F(2x2) fp32 vs direct: max diff %g of %g", e2, mx);
+    hc_check("emulate-8.2", e2h > 8 * e2 && e2h < 1e-2 * mx, "F(2x2) fp16 tiles: max diff %g (fp32 %g) of %g", e2h, e2,
+             mx);
+    hc_check("emulate-8.3", e2h < e4h, "F(2x2) fp16 tiles must lose less than F(4x4)'s: %g vs %g", e2h, e4h);
+    /* accumulate: out += conv */
+    memcpy(f2h, d, sizeof d);
+    hc_kconv_run(&c2, BT, NX, NY, in, f2h, 1, ws);
+    int acc_ok = 1;
+    for (int i = 0; i < O * BT * HW; i++)
+        acc_ok &= fabs((double)f2h[i] - 2.0 * d[i]) <= 2 * e2 + 1e-6 * mx;
+    hc_check("emulate-8.4", acc_ok, "F(2x2) with accumulate");
+    free(ws);
+    hc_kconv_free(&cd);
+    hc_kconv_free(&c2);
+    hc_kconv_free(&c2h);
+    hc_kconv_free(&c4h);
+}
+
 static unsigned lcg(unsigned *s)
 {
     *s = *s * 1103515245u + 12345u;
@@ -385,6 +450,7 @@ int main(void)
 {
     test_kernel_modes();
     test_inner_kernels();
+    test_winograd2();
     hc_net *net = load_reduced("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     const char *pp = hc_shared(NX14);
     hc_position *ps = NULL;
@@ -440,6 +506,16 @@ int main(void)
                      "fp16 Winograd tiles must err more than fp32 tiles: winrate avg %g vs %g",
                      swin.m[HC_M_WINRATE].v[HC_P_AVG], s16.m[HC_M_WINRATE].v[HC_P_AVG]);
         }
+        /* MLX's F(2x2,3x3) with fp16 tiles: more error than plain fp16, less than F(4x4)'s */
+        run_out w2 = run("emulate:fp16-winograd2", net, ps, n, 10, 14, 2);
+        hc_stats sw2;
+        if (hc_check("emulate-8.5", w2.rc == 0, "%s", w2.err.msg) && hc_stats_compute(ref.o, w2.o, n, &sw2, &err) == 0)
+            hc_check("emulate-8.6",
+                     sw2.m[HC_M_POLICY_KL].v[HC_P_AVG] > s16.m[HC_M_POLICY_KL].v[HC_P_AVG] &&
+                         sw2.m[HC_M_POLICY_KL].v[HC_P_AVG] < swin.m[HC_M_POLICY_KL].v[HC_P_AVG],
+                     "policy KL avg: fp16 %g < fp16-winograd2 %g < fp16-winograd %g", s16.m[HC_M_POLICY_KL].v[HC_P_AVG],
+                     sw2.m[HC_M_POLICY_KL].v[HC_P_AVG], swin.m[HC_M_POLICY_KL].v[HC_P_AVG]);
+        run_free(&w2);
         run_free(&acc);
         run_free(&win);
         /* a plausibility band: what real fp16 backends show (shared/BACKENDS.md) */
