@@ -106,6 +106,39 @@ static void test_builtins(const hc_net *conv_net, const hc_net *tf_net)
     }
     hc_check("profile-3.2", has_fp16 && has_bf16 && has_coreml, "built-ins: %d", n);
     hc_err err = {0};
+    /* fp16-acc16 accumulates every conv and matmul (heads, transformer linears, attention) in
+     * fp16; the in-layer keys of fp16 and coreml-tiers */
+    {
+        hc_profile *a = hc_profile_load("fp16-acc16", &err), *h = hc_profile_load("fp16", &err),
+                   *c = hc_profile_load("coreml-tiers", &err), *w = hc_profile_load("fp16-winograd2", &err);
+        const unsigned mm = HC_LK_MATMUL | HC_LK_GPOOL | HC_LK_VALUE_HEAD;
+        const unsigned ao = HC_LK_MATMUL | HC_LK_ATTN_OUT | HC_LK_TRANSFORMER | HC_LK_TRUNK;
+        int ok = a && h && c && w;
+        if (ok) {
+            hc_prof_choice v3 = hc_profile_resolve(a, conv_net, "v3/w", mm);
+            hc_prof_choice op = hc_profile_resolve(a, tf_net, "model.blocks.0.out_proj", ao);
+            hc_prof_choice cv = hc_profile_resolve(a, conv_net, "rconv1/w1", HC_LK_CONV | HC_LK_TRUNK);
+            hc_prof_choice bn = hc_profile_resolve(a, conv_net, "rconv1/norm1", HC_LK_BATCHNORM | HC_LK_TRUNK);
+            hc_check("profile-3.5", v3.accum == HC_FMT_FP16 && op.accum == HC_FMT_FP16 && cv.accum == HC_FMT_FP16 &&
+                                        bn.accum == HC_FMT_FP32 && op.scores == HC_FMT_FP16,
+                     "fp16-acc16 accum: matmul %d, attention out %d, conv %d, batchnorm %d", v3.accum, op.accum,
+                     cv.accum, bn.accum);
+            hc_prof_choice hp = hc_profile_resolve(h, conv_net, "v2/w", mm);
+            hc_prof_choice co = hc_profile_resolve(c, conv_net, "v2/w", mm);
+            hc_prof_choice ct = hc_profile_resolve(c, tf_net, "model.blocks.0.out_proj", ao);
+            hc_check("profile-3.6",
+                     hp.pool == HC_FMT_FP16 && hp.scores == HC_FMT_FP16 && hp.probs == HC_FMT_FP16 &&
+                         hp.accum == HC_FMT_FP32 && co.pool == HC_FMT_FP16 && ct.pool == HC_FMT_FP32 &&
+                         ct.scores == HC_FMT_FP32 && w->winograd == 2 && w->winograd_tiles == HC_FMT_FP16 &&
+                         h->winograd == 4,
+                     "in-layer keys of fp16 / coreml-tiers / fp16-winograd2");
+        }
+        hc_check("profile-3.7", ok, "%s", err.msg);
+        hc_profile_free(a);
+        hc_profile_free(h);
+        hc_profile_free(c);
+        hc_profile_free(w);
+    }
     hc_profile *p = hc_profile_load("fp17", &err);
     hc_check("profile-3.3", !p && strstr(err.msg, "unknown precision profile \"fp17\"") && strstr(err.msg, "fp16"),
              "%s", err.msg);
