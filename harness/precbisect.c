@@ -104,10 +104,10 @@ static hc_profile *result_profile(const hc_profile *prof, const hc_net *net, con
                                   const hc_tier *tier, hc_err *err)
 {
     hc_profile *p = hc_profile_clone(prof, err);
-    if (!p)
-        return NULL;
+    if (!p || r->n_escalated == 0)
+        return p; /* unchanged */
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s%s%s", prof->name, r->n_escalated ? "-fp32-" : "", r->n_escalated ? tier->name : "");
+    snprintf(buf, sizeof buf, "%s-fp32-%s", prof->name, tier->name);
     char *name = malloc(strlen(buf) + 1), *desc = NULL;
     if (name)
         strcpy(name, buf);
