@@ -282,7 +282,7 @@ static int wino5_tiles(int nx, int ny)
 
 /* Winograd runs over chunks of WINO_NC (row, tile) pairs of the thread's rows: every tile GEMM
  * then has up to WINO_NC columns whatever the board size, and a chunk's V and M stay in L2. */
-enum { WINO_NC = 64 };
+enum { WINO_NC = 24 };
 
 static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
 {
@@ -291,11 +291,34 @@ static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
     return all < WINO_NC ? (int)all : WINO_NC;
 }
 
+/* The input planes of a chunk's rows are copied into a zero-bordered buffer so that every
+ * tile's 6x6 gather is unconditional: rows of one channel, each (tyn-1)*step+6 by
+ * (txn-1)*step+6 with the board at (off, off). */
+static void wino_pad_dims(const hc_kconv *cv, int batch, int nx, int ny, int *wp, int *hp,
+                          int *rows)
+{
+    int five = cv->kh == 5, step = five ? 2 : 4;
+    int txn = (nx + step - 1) / step, tyn = (ny + step - 1) / step;
+    int T = txn * tyn, nc = wino_chunk(cv, batch, nx, ny);
+    *wp = (txn - 1) * step + 6;
+    *hp = (tyn - 1) * step + 6;
+    *rows = (nc - 1) / T + 2 < batch ? (nc - 1) / T + 2 : batch;
+}
+
+static size_t wino_pad_size(const hc_kconv *cv, int batch, int nx, int ny)
+{
+    int wp, hp, rows;
+    wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &rows);
+    return (size_t)wp * hp * rows;
+}
+
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
-    if (cv->wino) /* V [36][ic][nc] and M [36][oc][nc] of one chunk (+ an fp16-accumulation chunk) */
+    if (cv->wino) /* V [36][ic][nc] and M [36][oc][nc] of one chunk (+ an fp16-accumulation
+                   * chunk), then the padded input planes */
         return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
-               (size_t)wino_chunk(cv, batch, nx, ny);
+                   (size_t)wino_chunk(cv, batch, nx, ny) +
+               wino_pad_size(cv, batch, nx, ny);
     size_t acc = cv->acc_fp16 ? (size_t)2 * cv->oc * nx * ny : 0; /* result and chunk */
     if (cv->kh == 1 && cv->kw == 1)
         return acc;
@@ -391,36 +414,33 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
     int hw = nx * ny, txn = (nx + step - 1) / step;
     int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
     float *V = ws, *M = ws + (size_t)36 * cv->ic * ld;
-    for (int l0 = 0; l0 < n; l0 += 8) {
-        int lanes = n - l0 < 8 ? n - l0 : 8;
-        /* per lane: source offset of the tile's (0,0) input and its valid row / column range */
-        int src_off[8], rlo[8], rhi[8], clo[8], chi[8];
-        size_t row_base[8];
-        for (int l = 0; l < lanes; l++) {
-            int g = g0 + l0 + l, b = g / T, t = g % T;
-            int x0 = (t % txn) * step - off, y0 = (t / txn) * step - off;
-            row_base[l] = (size_t)b * hw;
-            src_off[l] = y0 * nx + x0;
-            clo[l] = x0 < 0 ? -x0 : 0;
-            chi[l] = x0 + 6 > nx ? nx - x0 : 6;
-            rlo[l] = y0 < 0 ? -y0 : 0;
-            rhi[l] = y0 + 6 > ny ? ny - y0 : 6;
+    float *pad = M + (size_t)(36 + (cv->acc_fp16 ? 1 : 0)) * cv->oc * ld;
+    int wp, hp, prow;
+    wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &prow);
+    int b_first = g0 / T, b_last = (g0 + n - 1) / T;
+    size_t psz = (size_t)wp * hp;
+    memset(pad, 0, psz * (size_t)(b_last - b_first + 1) * sizeof(float));
+    /* per lane group: offsets of each tile's (0,0) input in the padded buffer */
+    for (int i = 0; i < cv->ic; i++) {
+        const float *plane = in + (size_t)i * batch * hw;
+        for (int b = b_first; b <= b_last; b++) {
+            float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
+            const float *sb = plane + (size_t)b * hw;
+            for (int y = 0; y < ny; y++)
+                memcpy(pb + (size_t)y * wp, sb + (size_t)y * nx, (size_t)nx * sizeof(float));
         }
-        for (int i = 0; i < cv->ic; i++) {
-            const float *plane = in + (size_t)i * batch * hw;
+        for (int l0 = 0; l0 < n; l0 += 8) {
+            int lanes = n - l0 < 8 ? n - l0 : 8;
             float db[36 * 8];
-            memset(db, 0, sizeof db);
+            if (lanes < 8)
+                memset(db, 0, sizeof db);
             for (int l = 0; l < lanes; l++) {
-                const float *src = plane + row_base[l] + src_off[l];
-                if (rlo[l] == 0 && rhi[l] == 6 && clo[l] == 0 && chi[l] == 6) {
-                    for (int r = 0; r < 6; r++)
-                        for (int c = 0; c < 6; c++)
-                            db[(r * 6 + c) * 8 + l] = src[r * nx + c];
-                } else {
-                    for (int r = rlo[l]; r < rhi[l]; r++)
-                        for (int c = clo[l]; c < chi[l]; c++)
-                            db[(r * 6 + c) * 8 + l] = src[r * nx + c];
-                }
+                int g = g0 + l0 + l, b = g / T, t = g % T;
+                const float *src = pad + (size_t)(b - b_first) * psz +
+                                   (size_t)((t / txn) * step) * wp + (t % txn) * step;
+                for (int r = 0; r < 6; r++)
+                    for (int c = 0; c < 6; c++)
+                        db[(r * 6 + c) * 8 + l] = src[r * wp + c];
             }
             hc_v8f d[36], tmp[36], o[6];
             memcpy(d, db, sizeof d);
