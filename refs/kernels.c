@@ -309,12 +309,44 @@ static size_t wino_pad_size(const hc_kconv *cv, int batch, int nx, int ny)
 {
     int wp, hp, rows;
     wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &rows);
-    return (size_t)wp * hp * rows;
+    return (size_t)wp * hp * rows + 8; /* + 8: the last tile's rows are read 8 wide */
+}
+
+/* Copies n floats without a library call (rows are short: 19 floats on a 19x19 board). */
+static inline void copy_short(float *d, const float *s, int n)
+{
+    int x = 0;
+    for (; x + 8 <= n; x += 8)
+        memcpy(d + x, s + x, 8 * sizeof(float));
+    for (; x < n; x++)
+        d[x] = s[x];
+}
+
+/* d[c][l] = r[l][c] for c < 6 of an 8x8 block given as 8 row vectors (pure data movement). */
+static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
+{
+    const hc_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const hc_v8i s44 = {0, 1, 8, 9, 4, 5, 12, 13}, see = {2, 3, 10, 11, 6, 7, 14, 15};
+    const hc_v8i plo = {0, 1, 2, 3, 8, 9, 10, 11}, phi = {4, 5, 6, 7, 12, 13, 14, 15};
+    hc_v8f t0 = __builtin_shuffle(r[0], r[1], lo), t1 = __builtin_shuffle(r[0], r[1], hi);
+    hc_v8f t2 = __builtin_shuffle(r[2], r[3], lo), t3 = __builtin_shuffle(r[2], r[3], hi);
+    hc_v8f t4 = __builtin_shuffle(r[4], r[5], lo), t5 = __builtin_shuffle(r[4], r[5], hi);
+    hc_v8f t6 = __builtin_shuffle(r[6], r[7], lo), t7 = __builtin_shuffle(r[6], r[7], hi);
+    hc_v8f u0 = __builtin_shuffle(t0, t2, s44), u1 = __builtin_shuffle(t0, t2, see);
+    hc_v8f u2 = __builtin_shuffle(t1, t3, s44), u3 = __builtin_shuffle(t1, t3, see);
+    hc_v8f u4 = __builtin_shuffle(t4, t6, s44), u5 = __builtin_shuffle(t4, t6, see);
+    hc_v8f u6 = __builtin_shuffle(t5, t7, s44), u7 = __builtin_shuffle(t5, t7, see);
+    d[0] = __builtin_shuffle(u0, u4, plo);
+    d[1] = __builtin_shuffle(u1, u5, plo);
+    d[2] = __builtin_shuffle(u2, u6, plo);
+    d[3] = __builtin_shuffle(u3, u7, plo);
+    d[4] = __builtin_shuffle(u0, u4, phi);
+    d[5] = __builtin_shuffle(u1, u5, phi);
 }
 
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
-    if (cv->wino) /* V [36][ic][nc] and M [36][oc][nc] of one chunk (+ an fp16-accumulation
+    if (cv->wino) /* V [ic][36][nc] and M [oc][36][nc] of one chunk (+ an fp16-accumulation
                    * chunk), then the padded input planes */
         return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
                    (size_t)wino_chunk(cv, batch, nx, ny) +
@@ -325,7 +357,8 @@ size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
     return (size_t)cv->ic * cv->kh * cv->kw * nx * ny + acc;
 }
 
-/* The 36 tile GEMMs M[k] = U[k] V[k] of one chunk of n columns (V [36][ic][ld], M [36][oc][ld]),
+/* The 36 tile GEMMs M[k] = U[k] V[k] of one chunk of n columns (V [ic][36][ld], M [oc][36][ld]:
+ * a tile's 36 values close together for the transforms; the GEMMs use a row stride of 36*ld),
  * with the emulation modes: fp16 tiles round V before and M after, fp16 accumulation uses the
  * chunk after M in the workspace. */
 static void wino_gemms(const hc_kconv *cv, int n, int ld, float *V, float *M)
@@ -335,11 +368,13 @@ static void wino_gemms(const hc_kconv *cv, int n, int ld, float *V, float *M)
             hc_round_fp16_array(V + (size_t)r * ld, (size_t)n);
     for (int k = 0; k < 36; k++) {
         const float *U = cv->wino + (size_t)k * cv->oc * cv->ic;
-        float *Vk = V + (size_t)k * cv->ic * ld, *Mk = M + (size_t)k * cv->oc * ld;
+        float *Vk = V + (size_t)k * ld, *Mk = M + (size_t)k * ld;
         if (cv->acc_fp16)
-            sgemm_acc16(cv->oc, n, cv->ic, U, cv->ic, Vk, ld, Mk, ld, M + (size_t)36 * cv->oc * ld);
+            sgemm_acc16(cv->oc, n, cv->ic, U, cv->ic, Vk, 36 * ld, Mk, 36 * ld,
+                        M + (size_t)36 * cv->oc * ld);
         else
-            hc_gemm(cv->oc, n, cv->ic, U, (size_t)cv->ic, 1, Vk, (size_t)ld, Mk, (size_t)ld, 0);
+            hc_gemm(cv->oc, n, cv->ic, U, (size_t)cv->ic, 1, Vk, (size_t)36 * ld, Mk,
+                    (size_t)36 * ld, 0);
     }
     if (cv->tiles_fp16)
         for (int r = 0; r < 36 * cv->oc; r++)
@@ -420,30 +455,32 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
     int b_first = g0 / T, b_last = (g0 + n - 1) / T;
     size_t psz = (size_t)wp * hp;
     memset(pad, 0, psz * (size_t)(b_last - b_first + 1) * sizeof(float));
-    /* per lane group: offsets of each tile's (0,0) input in the padded buffer */
+    size_t lane_off[WINO_NC]; /* each pair's tile (0,0) input in the padded buffer */
+    for (int j = 0; j < n; j++) {
+        int g = g0 + j, b = g / T, t = g % T;
+        lane_off[j] = (size_t)(b - b_first) * psz + (size_t)((t / txn) * step) * wp + (t % txn) * step;
+    }
     for (int i = 0; i < cv->ic; i++) {
         const float *plane = in + (size_t)i * batch * hw;
         for (int b = b_first; b <= b_last; b++) {
             float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
             const float *sb = plane + (size_t)b * hw;
             for (int y = 0; y < ny; y++)
-                memcpy(pb + (size_t)y * wp, sb + (size_t)y * nx, (size_t)nx * sizeof(float));
+                copy_short(pb + (size_t)y * wp, sb + (size_t)y * nx, nx);
         }
         for (int l0 = 0; l0 < n; l0 += 8) {
             int lanes = n - l0 < 8 ? n - l0 : 8;
-            float db[36 * 8];
-            if (lanes < 8)
-                memset(db, 0, sizeof db);
-            for (int l = 0; l < lanes; l++) {
-                int g = g0 + l0 + l, b = g / T, t = g % T;
-                const float *src = pad + (size_t)(b - b_first) * psz +
-                                   (size_t)((t / txn) * step) * wp + (t % txn) * step;
-                for (int r = 0; r < 6; r++)
-                    for (int c = 0; c < 6; c++)
-                        db[(r * 6 + c) * 8 + l] = src[r * wp + c];
-            }
             hc_v8f d[36], tmp[36], o[6];
-            memcpy(d, db, sizeof d);
+            for (int r = 0; r < 6; r++) { /* 8 tiles' input row r, transposed into lanes */
+                hc_v8f rows[8];
+                for (int l = 0; l < 8; l++) {
+                    if (l < lanes)
+                        memcpy(&rows[l], pad + lane_off[l0 + l] + (size_t)r * wp, sizeof rows[l]);
+                    else
+                        rows[l] = v8_splat(0.0f);
+                }
+                transpose8x6(rows, d + r * 6);
+            }
             for (int r = 0; r < 6; r++) { /* along x first */
                 const hc_v8f *z = d + r * 6;
                 WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
@@ -453,7 +490,7 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             for (int c = 0; c < 6; c++) { /* then along y */
                 WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
                 for (int r = 0; r < 6; r++)
-                    v8_store(V + ((size_t)(r * 6 + c) * cv->ic + i) * ld + l0, o[r], lanes);
+                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * ld + l0, o[r], lanes);
             }
         }
     }
@@ -473,7 +510,7 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         for (int oc = 0; oc < cv->oc; oc++) {
             hc_v8f m[36], res[16];
             for (int k = 0; k < 36; k++)
-                m[k] = v8_load(M + ((size_t)k * cv->oc + oc) * ld + l0, lanes);
+                m[k] = v8_load(M + ((size_t)oc * 36 + k) * ld + l0, lanes);
             if (!five) {
                 hc_v8f tmp[24], y4[4];
                 for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> 4 */

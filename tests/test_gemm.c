@@ -24,7 +24,7 @@ static float *rvec(size_t n)
     return v;
 }
 
-/* Plain double-free recomputation of one element, independent of hc_gemm_ref's loop. */
+/* One element recomputed from the definition, independently of hc_gemm_ref. */
 static float chain(int K, const float *A, size_t rsa, size_t csa, const float *B, size_t ldb, int i,
                    int j)
 {
