@@ -455,7 +455,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         float *k = ar_get(f, (size_t)nkv * qd * bp);
         float *v = ar_get(f, (size_t)nkv * vd * bp);
         float *att = ar_get(f, (size_t)nh * vd * bp);
-        float *scores = ar_get(f, (size_t)hw * hw);
+        float *scores = ar_get(f, (size_t)2 * hw * hw);
         if (!LIVE(f))
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);

@@ -1,7 +1,7 @@
 #include "kernels.h"
+#include "gemm.h"
 #include "round.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -267,8 +267,7 @@ static void sgemm_acc16(int M, int N, int K, const float *A, int lda, const floa
 {
     for (int k0 = 0; k0 < K; k0 += HC_ACC16_CHUNK) {
         int kc = K - k0 < HC_ACC16_CHUNK ? K - k0 : HC_ACC16_CHUNK;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, kc, 1.0f, A + k0, lda,
-                    B + (size_t)k0 * ldb, ldb, 0.0f, tmp, N);
+        hc_gemm(M, N, kc, A + k0, (size_t)lda, 1, B + (size_t)k0 * ldb, (size_t)ldb, tmp, (size_t)N, 0);
         for (int i = 0; i < M; i++) {
             float *c = C + (size_t)i * ldc;
             const float *t = tmp + (size_t)i * N;
@@ -285,38 +284,107 @@ static int wino5_tiles(int nx, int ny)
     return ((nx + 1) / 2) * ((ny + 1) / 2);
 }
 
+/* Winograd runs over chunks of WINO_NC (row, tile) pairs of the thread's rows: every tile GEMM
+ * then has up to WINO_NC columns whatever the board size, and a chunk's V and M stay in L2. */
+enum { WINO_NC = 24 };
+
+static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
+{
+    int T = cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+    long all = (long)batch * T;
+    return all < WINO_NC ? (int)all : WINO_NC;
+}
+
+/* The input planes of a chunk's rows are copied into a zero-bordered buffer so that every
+ * tile's 6x6 gather is unconditional: rows of one channel, each (tyn-1)*step+6 by
+ * (txn-1)*step+6 with the board at (off, off). */
+static void wino_pad_dims(const hc_kconv *cv, int batch, int nx, int ny, int *wp, int *hp,
+                          int *rows)
+{
+    int five = cv->kh == 5, step = five ? 2 : 4;
+    int txn = (nx + step - 1) / step, tyn = (ny + step - 1) / step;
+    int T = txn * tyn, nc = wino_chunk(cv, batch, nx, ny);
+    *wp = (txn - 1) * step + 6;
+    *hp = (tyn - 1) * step + 6;
+    *rows = (nc - 1) / T + 2 < batch ? (nc - 1) / T + 2 : batch;
+}
+
+static size_t wino_pad_size(const hc_kconv *cv, int batch, int nx, int ny)
+{
+    int wp, hp, rows;
+    wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &rows);
+    return (size_t)wp * hp * rows + 8; /* + 8: the last tile's rows are read 8 wide */
+}
+
+/* Copies n floats without a library call (rows are short: 19 floats on a 19x19 board). */
+static inline void copy_short(float *d, const float *s, int n)
+{
+    int x = 0;
+    for (; x + 8 <= n; x += 8)
+        memcpy(d + x, s + x, 8 * sizeof(float));
+    for (; x < n; x++)
+        d[x] = s[x];
+}
+
+/* d[c][l] = r[l][c] for c < 6 of an 8x8 block given as 8 row vectors (pure data movement). */
+static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
+{
+    const hc_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const hc_v8i s44 = {0, 1, 8, 9, 4, 5, 12, 13}, see = {2, 3, 10, 11, 6, 7, 14, 15};
+    const hc_v8i plo = {0, 1, 2, 3, 8, 9, 10, 11}, phi = {4, 5, 6, 7, 12, 13, 14, 15};
+    hc_v8f t0 = __builtin_shuffle(r[0], r[1], lo), t1 = __builtin_shuffle(r[0], r[1], hi);
+    hc_v8f t2 = __builtin_shuffle(r[2], r[3], lo), t3 = __builtin_shuffle(r[2], r[3], hi);
+    hc_v8f t4 = __builtin_shuffle(r[4], r[5], lo), t5 = __builtin_shuffle(r[4], r[5], hi);
+    hc_v8f t6 = __builtin_shuffle(r[6], r[7], lo), t7 = __builtin_shuffle(r[6], r[7], hi);
+    hc_v8f u0 = __builtin_shuffle(t0, t2, s44), u1 = __builtin_shuffle(t0, t2, see);
+    hc_v8f u2 = __builtin_shuffle(t1, t3, s44), u3 = __builtin_shuffle(t1, t3, see);
+    hc_v8f u4 = __builtin_shuffle(t4, t6, s44), u5 = __builtin_shuffle(t4, t6, see);
+    hc_v8f u6 = __builtin_shuffle(t5, t7, s44), u7 = __builtin_shuffle(t5, t7, see);
+    d[0] = __builtin_shuffle(u0, u4, plo);
+    d[1] = __builtin_shuffle(u1, u5, plo);
+    d[2] = __builtin_shuffle(u2, u6, plo);
+    d[3] = __builtin_shuffle(u3, u7, plo);
+    d[4] = __builtin_shuffle(u0, u4, phi);
+    d[5] = __builtin_shuffle(u1, u5, phi);
+}
+
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
-    (void)batch;
     if (cv->wino2) /* V [16][ic][T] and M [16][oc][T] of one row (+ an fp16-accumulation chunk) */
         return (size_t)(16 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) * (size_t)(((nx + 1) / 2) * ((ny + 1) / 2));
-    if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row (+ an fp16-accumulation chunk) */
+    if (cv->wino) /* V [ic][36][nc] and M [oc][36][nc] of one chunk (+ an fp16-accumulation
+                   * chunk), then the padded input planes */
         return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
-               (cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny));
+                   (size_t)wino_chunk(cv, batch, nx, ny) +
+               wino_pad_size(cv, batch, nx, ny);
     size_t acc = cv->acc_fp16 ? (size_t)2 * cv->oc * nx * ny : 0; /* result and chunk */
     if (cv->kh == 1 && cv->kw == 1)
         return acc;
     return (size_t)cv->ic * cv->kh * cv->kw * nx * ny + acc;
 }
 
-/* The 36 tile GEMMs M[k] = U[k] V[k] of one row (V [ic][36][T], M [oc][36][T], row stride
- * 36*T), with the emulation modes: fp16 tiles round V before and M after, fp16 accumulation
- * uses the chunk after M in the workspace. */
-static void wino_gemms(const hc_kconv *cv, int T, float *V, float *M)
+/* The 36 tile GEMMs M[k] = U[k] V[k] of one chunk of n columns (V [ic][36][ld], M [oc][36][ld]:
+ * a tile's 36 values close together for the transforms; the GEMMs use a row stride of 36*ld),
+ * with the emulation modes: fp16 tiles round V before and M after, fp16 accumulation uses the
+ * chunk after M in the workspace. */
+static void wino_gemms(const hc_kconv *cv, int n, int ld, float *V, float *M)
 {
     if (cv->tiles_fp16)
-        hc_round_fp16_array(V, (size_t)36 * cv->ic * T);
+        for (int r = 0; r < 36 * cv->ic; r++)
+            hc_round_fp16_array(V + (size_t)r * ld, (size_t)n);
     for (int k = 0; k < 36; k++) {
+        const float *U = cv->wino + (size_t)k * cv->oc * cv->ic;
+        float *Vk = V + (size_t)k * ld, *Mk = M + (size_t)k * ld;
         if (cv->acc_fp16)
-            sgemm_acc16(cv->oc, T, cv->ic, cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T,
-                        36 * T, M + (size_t)k * T, 36 * T, M + (size_t)36 * cv->oc * T);
+            sgemm_acc16(cv->oc, n, cv->ic, U, cv->ic, Vk, 36 * ld, Mk, 36 * ld,
+                        M + (size_t)36 * cv->oc * ld);
         else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f,
-                        cv->wino + (size_t)k * cv->oc * cv->ic, cv->ic, V + (size_t)k * T, 36 * T,
-                        0.0f, M + (size_t)k * T, 36 * T);
+            hc_gemm(cv->oc, n, cv->ic, U, (size_t)cv->ic, 1, Vk, (size_t)36 * ld, Mk,
+                    (size_t)36 * ld, 0);
     }
     if (cv->tiles_fp16)
-        hc_round_fp16_array(M, (size_t)36 * cv->oc * T);
+        for (int r = 0; r < 36 * cv->oc; r++)
+            hc_round_fp16_array(M + (size_t)r * ld, (size_t)n);
 }
 
 /* B^T of F(4x4,3x3) on 6 values (8 tiles per lane vector). */
@@ -375,38 +443,51 @@ static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, con
     }
 }
 
-/* Winograd F(4x4,3x3) of one batch row b: input transform of 8 tiles at a time (lanes),
- * 36 sgemms of fixed shape (oc x T x ic), output transform. */
-static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in,
-                     float *out, int accumulate, float *ws)
+/* Winograd of one chunk of n (row, tile) pairs g = g0 .. g0+n-1 (row g / T, tile g % T):
+ * F(4x4,3x3) (4x4 outputs per tile, input offset -1) or, for 5x5 kernels, F(2x2,5x5) (2x2
+ * outputs, offset -2), both on 6x6 input tiles with the same B^T. Eight pairs at a time sit in
+ * the lanes of a vector; each lane does the scalar transform's operations in the same order
+ * (along x first, then y, as KataGo), so the lanes change no bits. */
+static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
+                           float *out, int accumulate, float *ws, int g0, int n, int ld)
 {
-    int hw = nx * ny, txn = (nx + 3) / 4, T = wino_tiles(nx, ny);
-    size_t s = (size_t)batch * hw;
-    float *V = ws, *M = ws + (size_t)36 * cv->ic * T;
+    int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1;
+    int hw = nx * ny, txn = (nx + step - 1) / step;
+    int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+    float *V = ws, *M = ws + (size_t)36 * cv->ic * ld;
+    float *pad = M + (size_t)(36 + (cv->acc_fp16 ? 1 : 0)) * cv->oc * ld;
+    int wp, hp, prow;
+    wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &prow);
+    int b_first = g0 / T, b_last = (g0 + n - 1) / T;
+    size_t psz = (size_t)wp * hp;
+    memset(pad, 0, psz * (size_t)(b_last - b_first + 1) * sizeof(float));
+    size_t lane_off[WINO_NC]; /* each pair's tile (0,0) input in the padded buffer */
+    for (int j = 0; j < n; j++) {
+        int g = g0 + j, b = g / T, t = g % T;
+        lane_off[j] = (size_t)(b - b_first) * psz + (size_t)((t / txn) * step) * wp + (t % txn) * step;
+    }
     for (int i = 0; i < cv->ic; i++) {
-        const float *src = in + ((size_t)i * batch + b) * hw;
-        for (int t0 = 0; t0 < T; t0 += 8) {
-            /* gather 8 tiles' 6x6 inputs into lanes (zero outside the buffer) */
-            float db[36 * 8];
-            hc_v8f d[36];
-            memset(db, 0, sizeof db);
-            for (int l = 0; l < 8 && t0 + l < T; l++) {
-                int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
-                int x0 = tx * 4 - 1, y0 = ty * 4 - 1;
-                int c0 = x0 < 0 ? -x0 : 0, c1 = x0 + 6 > nx ? nx - x0 : 6;
-                for (int r = 0; r < 6; r++) {
-                    int y = y0 + r;
-                    if (y < 0 || y >= ny)
-                        continue;
-                    const float *srow = src + (size_t)y * nx + x0;
-                    float *dr = db + r * 6 * 8 + l;
-                    for (int c = c0; c < c1; c++)
-                        dr[c * 8] = srow[c];
+        const float *plane = in + (size_t)i * batch * hw;
+        for (int b = b_first; b <= b_last; b++) {
+            float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
+            const float *sb = plane + (size_t)b * hw;
+            for (int y = 0; y < ny; y++)
+                copy_short(pb + (size_t)y * wp, sb + (size_t)y * nx, nx);
+        }
+        for (int l0 = 0; l0 < n; l0 += 8) {
+            int lanes = n - l0 < 8 ? n - l0 : 8;
+            hc_v8f d[36], tmp[36], o[6];
+            for (int r = 0; r < 6; r++) { /* 8 tiles' input row r, transposed into lanes */
+                hc_v8f rows[8];
+                for (int l = 0; l < 8; l++) {
+                    if (l < lanes)
+                        memcpy(&rows[l], pad + lane_off[l0 + l] + (size_t)r * wp, sizeof rows[l]);
+                    else
+                        rows[l] = v8_splat(0.0f);
                 }
+                transpose8x6(rows, d + r * 6);
             }
-            memcpy(d, db, sizeof d);
-            hc_v8f tmp[36], o[6];
-            for (int r = 0; r < 6; r++) { /* along x first, as KataGo: same rounding */
+            for (int r = 0; r < 6; r++) { /* along x first */
                 const hc_v8f *z = d + r * 6;
                 WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
                 for (int c = 0; c < 6; c++)
@@ -415,112 +496,65 @@ static void wino_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const
             for (int c = 0; c < 6; c++) { /* then along y */
                 WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
                 for (int r = 0; r < 6; r++)
-                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * T + t0, o[r],
-                             T - t0 < 8 ? T - t0 : 8);
+                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * ld + l0, o[r], lanes);
             }
         }
     }
-    /* V is [ic][36][T] and M [oc][36][T] (each tile's 36 values close together for the
-     * transforms); sgemm k reads and writes them with a row stride of 36*T */
-    wino_gemms(cv, T, V, M);
-    for (int o = 0; o < cv->oc; o++) {
-        float *dst = out + ((size_t)o * batch + b) * hw;
-        for (int t0 = 0; t0 < T; t0 += 8) {
-            int lanes = T - t0 < 8 ? T - t0 : 8;
-            hc_v8f m[36], tmp[24], y4[4];
+    wino_gemms(cv, n, ld, V, M);
+    int osz = five ? 2 : 4;
+    for (int l0 = 0; l0 < n; l0 += 8) {
+        int lanes = n - l0 < 8 ? n - l0 : 8;
+        size_t dst_off[8];
+        int rmax[8], cmax[8];
+        for (int l = 0; l < lanes; l++) {
+            int g = g0 + l0 + l, b = g / T, t = g % T;
+            int ty = t / txn, tx = t % txn;
+            dst_off[l] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
+            rmax[l] = ny - ty * osz < osz ? ny - ty * osz : osz;
+            cmax[l] = nx - tx * osz < osz ? nx - tx * osz : osz;
+        }
+        for (int oc = 0; oc < cv->oc; oc++) {
+            hc_v8f m[36], res[16];
             for (int k = 0; k < 36; k++)
-                m[k] = v8_load(M + ((size_t)o * 36 + k) * T + t0, lanes);
-            for (int r = 0; r < 6; r++) { /* along x first, as KataGo: 6 columns -> 4 */
-                const hc_v8f *z = m + r * 6;
-                WINO_AT(z[0], z[1], z[2], z[3], z[4], z[5], y4);
-                for (int c = 0; c < 4; c++)
-                    tmp[r * 4 + c] = y4[c];
-            }
-            hc_v8f res[16];
-            for (int c = 0; c < 4; c++) { /* then along y: 6 rows -> 4 */
-                WINO_AT(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
-                for (int r = 0; r < 4; r++)
-                    res[r * 4 + c] = y4[r];
+                m[k] = v8_load(M + ((size_t)oc * 36 + k) * ld + l0, lanes);
+            if (!five) {
+                hc_v8f tmp[24], y4[4];
+                for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> 4 */
+                    const hc_v8f *z = m + r * 6;
+                    WINO_AT(z[0], z[1], z[2], z[3], z[4], z[5], y4);
+                    for (int c = 0; c < 4; c++)
+                        tmp[r * 4 + c] = y4[c];
+                }
+                for (int c = 0; c < 4; c++) { /* then along y: 6 rows -> 4 */
+                    WINO_AT(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
+                    for (int r = 0; r < 4; r++)
+                        res[r * 4 + c] = y4[r];
+                }
+            } else {
+                hc_v8f h[6][2];
+                for (int r = 0; r < 6; r++) {
+                    const hc_v8f *z = m + r * 6;
+                    h[r][0] = z[0] + z[1] + z[2] + z[3] + z[4];
+                    h[r][1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]) + z[5];
+                }
+                for (int c = 0; c < 2; c++) {
+                    res[0 * 2 + c] = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
+                    res[1 * 2 + c] = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
+                }
             }
             float rb[16 * 8];
-            memcpy(rb, res, sizeof rb);
+            memcpy(rb, res, sizeof(hc_v8f) * osz * osz);
+            float *plane = out + (size_t)oc * batch * hw;
             for (int l = 0; l < lanes; l++) {
-                int ty = (t0 + l) / txn, tx = (t0 + l) % txn;
-                int rmax = ny - ty * 4 < 4 ? ny - ty * 4 : 4, cmax = nx - tx * 4 < 4 ? nx - tx * 4 : 4;
-                float *drow = dst + (size_t)(ty * 4) * nx + tx * 4;
-                for (int r = 0; r < rmax; r++, drow += nx) {
-                    const float *v = rb + r * 4 * 8 + l;
+                float *drow = plane + dst_off[l];
+                for (int r = 0; r < rmax[l]; r++, drow += nx) {
+                    const float *v = rb + r * osz * 8 + l;
                     if (accumulate)
-                        for (int c = 0; c < cmax; c++)
+                        for (int c = 0; c < cmax[l]; c++)
                             drow[c] += v[c * 8];
                     else
-                        for (int c = 0; c < cmax; c++)
+                        for (int c = 0; c < cmax[l]; c++)
                             drow[c] = v[c * 8];
-                }
-            }
-        }
-    }
-    (void)s;
-}
-
-/* F(2x2,5x5) of one batch row b, scalar (5x5 convs are rare: the initial conv). Transforms
- * along x first, then y, as KataGo. */
-static void wino5_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in, float *out,
-                      int accumulate, float *ws)
-{
-    int hw = nx * ny, txn = (nx + 1) / 2, T = wino5_tiles(nx, ny);
-    float *V = ws, *M = ws + (size_t)36 * cv->ic * T;
-    for (int i = 0; i < cv->ic; i++) {
-        const float *src = in + ((size_t)i * batch + b) * hw;
-        for (int t = 0; t < T; t++) {
-            int ty = t / txn, tx = t % txn;
-            float d[6][6];
-            for (int r = 0; r < 6; r++)
-                for (int c = 0; c < 6; c++) {
-                    int y = ty * 2 + r - 2, x = tx * 2 + c - 2;
-                    d[r][c] = (x < 0 || y < 0 || x >= nx || y >= ny) ? 0.0f : src[(size_t)y * nx + x];
-                }
-            float o[6];
-            for (int r = 0; r < 6; r++) {
-                WINO_BT(d[r][0], d[r][1], d[r][2], d[r][3], d[r][4], d[r][5], o);
-                for (int c = 0; c < 6; c++)
-                    d[r][c] = o[c];
-            }
-            for (int c = 0; c < 6; c++) {
-                WINO_BT(d[0][c], d[1][c], d[2][c], d[3][c], d[4][c], d[5][c], o);
-                for (int r = 0; r < 6; r++)
-                    V[((size_t)i * 36 + r * 6 + c) * T + t] = o[r];
-            }
-        }
-    }
-    wino_gemms(cv, T, V, M);
-    for (int oc = 0; oc < cv->oc; oc++) {
-        float *dst = out + ((size_t)oc * batch + b) * hw;
-        for (int t = 0; t < T; t++) {
-            int ty = t / txn, tx = t % txn;
-            float m[6][6], h[6][2];
-            for (int k = 0; k < 36; k++)
-                m[k / 6][k % 6] = M[((size_t)oc * 36 + k) * T + t];
-            for (int r = 0; r < 6; r++) {
-                float *z = m[r];
-                h[r][0] = z[0] + z[1] + z[2] + z[3] + z[4];
-                h[r][1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]) + z[5];
-            }
-            for (int c = 0; c < 2; c++) {
-                float y0 = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
-                float y1 = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
-                int x = tx * 2 + c;
-                if (x >= nx)
-                    continue;
-                float res[2] = {y0, y1};
-                for (int r = 0; r < 2; r++) {
-                    int y = ty * 2 + r;
-                    if (y >= ny)
-                        continue;
-                    if (accumulate)
-                        dst[(size_t)y * nx + x] += res[r];
-                    else
-                        dst[(size_t)y * nx + x] = res[r];
                 }
             }
         }
@@ -595,8 +629,8 @@ static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
             sgemm_acc16(cv->oc, T, cv->ic, cv->wino2 + (size_t)k * per, cv->ic, V + (size_t)k * cv->ic * T, T,
                         M + (size_t)k * cv->oc * T, T, M + (size_t)16 * cv->oc * T);
         else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f, cv->wino2 + (size_t)k * per,
-                        cv->ic, V + (size_t)k * cv->ic * T, T, 0.0f, M + (size_t)k * cv->oc * T, T);
+            hc_gemm(cv->oc, T, cv->ic, cv->wino2 + (size_t)k * per, (size_t)cv->ic, 1, V + (size_t)k * cv->ic * T,
+                    (size_t)T, M + (size_t)k * cv->oc * T, (size_t)T, 0);
     }
     if (cv->tiles_fp16)
         hc_round_fp16_array(M, (size_t)16 * cv->oc * T);
@@ -625,9 +659,8 @@ static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
     }
 }
 
-/* One sgemm per batch row, always of the same shape (oc x hw x k): OpenBLAS's result for a
- * column depends on how many columns the call has (edge kernels), so a row's outputs would
- * otherwise depend on the batch size and the thread split. */
+/* Every GEMM here is hc_gemm, whose outputs are each one FMA chain: a row's bits do not depend
+ * on the rows it shares a call with, so the batch runs in large calls. */
 void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
                   int accumulate, float *ws)
 {
@@ -641,12 +674,15 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
         return;
     }
     if (cv->wino) {
-        for (int b = 0; b < batch; b++) {
-            if (cv->kh == 5)
-                wino5_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
-            else
-                wino_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
-        }
+        int T = cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+        int all = batch * T, nc = wino_chunk(cv, batch, nx, ny);
+        for (int g0 = 0; g0 < all; g0 += nc)
+            wino_chunk_run(cv, batch, nx, ny, in, out, accumulate, ws, g0,
+                           all - g0 < nc ? all - g0 : nc, nc);
+        return;
+    }
+    if (one && !cv->acc_fp16) {
+        hc_gemm(cv->oc, s, k, cv->w, (size_t)k, 1, in, (size_t)s, out, (size_t)s, accumulate);
         return;
     }
     for (int b = 0; b < batch; b++) {
@@ -668,8 +704,8 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
             }
             continue;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, hw, k, 1.0f, cv->w, k,
-                    bmat, ldb, accumulate ? 1.0f : 0.0f, out + (size_t)b * hw, s);
+        hc_gemm(cv->oc, hw, k, cv->w, (size_t)k, 1, bmat, (size_t)ldb, out + (size_t)b * hw,
+                (size_t)s, accumulate);
     }
 }
 
@@ -787,9 +823,7 @@ void hc_pool_value(int channels, int batch, int hw, const float *in, const float
 
 void hc_matmul_bc(int batch, int in_c, int out_c, const float *in, const float *w, float *out)
 {
-    for (int b = 0; b < batch; b++) /* per row: see hc_kconv_run */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, out_c, in_c, 1.0f,
-                    in + (size_t)b * in_c, in_c, w, out_c, 0.0f, out + (size_t)b * out_c, out_c);
+    hc_gemm(batch, out_c, in_c, in, (size_t)in_c, 1, w, (size_t)out_c, out, (size_t)out_c, 0);
 }
 
 void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int act)
@@ -808,10 +842,8 @@ void hc_bias_act_bc(int batch, int channels, float *x, const float *bias, int ac
 void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
                   float *out)
 {
-    int s = batch * hw;
-    for (int b = 0; b < batch; b++) /* per row: see hc_kconv_run */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_c, hw, in_c, 1.0f, w, out_c,
-                    in + (size_t)b * hw, s, 0.0f, out + (size_t)b * hw, s);
+    size_t s = (size_t)batch * hw;
+    hc_gemm(out_c, (int)s, in_c, w, 1, (size_t)out_c, in, s, out, s, 0);
 }
 
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
@@ -1024,13 +1056,31 @@ static void softmax_row(int n, float *row, const float *m, float scale)
     }
 }
 
+/* t[j][i] = a[i][j] for an n x n matrix: 8 columns of a at a time, written to 8 rows of t. */
+static void transpose(int n, const float *a, float *t)
+{
+    int j0 = 0;
+    for (; j0 + 8 <= n; j0 += 8) {
+        float *t0 = t + (size_t)j0 * n;
+        for (int i = 0; i < n; i++) {
+            float v[8];
+            memcpy(v, a + (size_t)i * n + j0, sizeof v);
+            for (int j = 0; j < 8; j++)
+                t0[(size_t)j * n + i] = v[j];
+        }
+    }
+    for (; j0 < n; j0++)
+        for (int i = 0; i < n; i++)
+            t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
+}
+
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
 {
     int s = batch * hw;
     int group = heads / kv_heads;
     float scale = 1.0f / sqrtf((float)qd);
-    float *sc = ws; /* [query][key] */
+    float *sc = ws, *sct = ws + (size_t)hw * hw; /* [query][key], [key][query] */
     for (int b = 0; b < batch; b++) {
         const float *m = mask + (size_t)b * hw;
         for (int h = 0; h < heads; h++) {
@@ -1039,8 +1089,7 @@ void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, co
             const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
             const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
             float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hw, hw, qd, 1.0f, qh, s, kh, s,
-                        0.0f, sc, hw);
+            hc_gemm(hw, hw, qd, qh, 1, (size_t)s, kh, (size_t)s, sc, (size_t)hw, 0);
             for (int qi = 0; qi < hw; qi++) {
                 float *row = sc + (size_t)qi * hw;
                 if (m[qi] == 0.0f)
@@ -1048,8 +1097,8 @@ void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, co
                 else
                     softmax_row(hw, row, m, scale);
             }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, vd, hw, hw, 1.0f, vh, s, sc, hw,
-                        0.0f, oh, s);
+            transpose(hw, sc, sct);
+            hc_gemm(vd, hw, hw, vh, (size_t)s, 1, sct, (size_t)hw, oh, (size_t)s, 0);
         }
     }
 }

@@ -1,20 +1,20 @@
-/* fp32 kernels of the reference forward pass (KataGo's Eigen backend arithmetic, on OpenBLAS).
+/* fp32 kernels of the reference forward pass (KataGo's Eigen backend arithmetic).
  *
  * Layout. Spatial activations are "CBP": data[(c * batch + b) * hw + p], p = y * nx + x over the
  * whole nn buffer (boards smaller than the buffer sit in its top-left corner and are marked by
  * the mask). Per-row vectors (global inputs, pooled features, value head) are "BC":
  * data[b * c_count + c].
  *
- * Every sgemm covers exactly one batch row and has the same shape whatever the batch size:
- * OpenBLAS's result for an output element depends on the call's shape (edge kernels differ in
- * their accumulation), so this is what makes a row's bits independent of its batch.
+ * Every matrix product is hc_gemm (gemm.h): each output is one FMA chain over the reduction
+ * index, whatever the call's shape, so products span all rows of a batch and a row's bits
+ * still do not depend on its batch (OpenBLAS's would: its edge kernels differ per shape).
  *
  * The mask is [batch][hw] with values exactly 0 or 1; mask_sum[b] is its float sum in buffer
  * order, as KataGo computes it.
  *
  * Kernels never allocate: callers pass workspaces sized by the *_workspace functions. All
  * pointers are borrowed for the duration of the call. Results depend only on the row's own
- * data: no cross-row reduction, and per-row sgemm calls of fixed shape. */
+ * data: no cross-row reduction, and shape-independent GEMMs. */
 #ifndef HC_KERNELS_H
 #define HC_KERNELS_H
 
@@ -45,7 +45,8 @@ void hc_mask_from_input(int batch, int hw, int c_spatial, const float *spatial, 
 /* ---- convolution ---------------------------------------------------------------------- */
 
 /* A convolution with zero padding (kh, kw odd), stride 1, dilation 1, output the size of the
- * input. The weights are borrowed (they stay the caller's). */
+ * input. The weights are borrowed (they stay the caller's). Winograd convolutions run over
+ * chunks of (row, tile) pairs so that each tile GEMM has many columns. */
 typedef struct hc_kconv {
     int oc, ic, kh, kw;
     const float *w; /* [oc][ic][kh][kw], row-major: the sgemm A matrix (oc x ic*kh*kw) */
@@ -56,7 +57,7 @@ typedef struct hc_kconv {
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
- * even or non-positive shape. Runs as im2col + sgemm. */
+ * even or non-positive shape. Runs as im2col + GEMM (1x1: one GEMM over the whole batch). */
 int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, int kw, hc_err *err);
 
 /* Switches a 3x3 convolution to Winograd F(4x4,3x3) (6x6 tiles, the transform KataGo's Eigen
@@ -170,7 +171,7 @@ void hc_vexpf(size_t n, float *x);
  * h / (heads / kv_heads)). q: [heads*qd][s], k: [kv_heads*qd][s], v: [kv_heads*vd][s],
  * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output. The softmax
  * sums in 8 interleaved partial sums and uses hc_vexpf (KataGo: sequential sum, expf).
- * ws: hw*hw floats. */
+ * ws: 2*hw*hw floats (scores and their transpose). */
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
 

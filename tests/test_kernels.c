@@ -346,7 +346,7 @@ static void test_attention(void)
             hc_rope_apply(batch, hw, heads, qd, kvh, learn, ct, st, qr);
             hc_rope_apply(batch, hw, kvh, qd, kvh, learn, ct, st, kr);
             float *out = malloc((size_t)heads * vd * s * sizeof(float));
-            float *ws = malloc((size_t)hw * hw * sizeof(float));
+            float *ws = malloc((size_t)2 * hw * hw * sizeof(float));
             hc_attention(batch, hw, heads, kvh, qd, vd, qr, kr, v, mask, out, ws);
 
             /* reference */

@@ -1,0 +1,122 @@
+#include "gemm.h"
+
+#include <math.h>
+#include <stdint.h>
+
+void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+                 size_t ldb, float *C, size_t ldc, int accumulate)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++)
+                acc = fmaf(A[(size_t)i * rsa + (size_t)k * csa], B[(size_t)k * ldb + j], acc);
+            float *c = C + (size_t)i * ldc + j;
+            *c = accumulate ? *c + acc : acc;
+        }
+}
+
+#if defined(__FMA__) && defined(__AVX2__)
+#include <immintrin.h>
+
+/* mask_tab + 8 - n: a lane mask selecting the first n (1..8) of 8 lanes. */
+static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* One block of MR rows x NV vectors of 8 columns; the last vector holds `last` (1..8) columns,
+ * read and written through a lane mask when PART. Each accumulator lane is one output's chain. */
+#define HC_KERN(MR, NV, PART)                                                                    \
+    static void kern_##MR##_##NV##_##PART(int K, const float *A, size_t rsa, size_t csa,       \
+                                          const float *B, size_t ldb, float *C, size_t ldc,    \
+                                          int accumulate, int last)                            \
+    {                                                                                          \
+        __m256 acc[MR][NV];                                                                    \
+        __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));              \
+        (void)mk;                                                                              \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                   \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
+        for (int k = 0; k < K; k++) {                                                          \
+            const float *b = B + (size_t)k * ldb;                                              \
+            __m256 bv[NV];                                                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) bv[v] =                       \
+                (PART && v == NV - 1) ? _mm256_maskload_ps(b + 8 * v, mk)                      \
+                                      : _mm256_loadu_ps(b + 8 * v);                            \
+            const float *a = A + (size_t)k * csa;                                              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
+            {                                                                                  \
+                __m256 av = _mm256_broadcast_ss(a + (size_t)i * rsa);                          \
+                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] =               \
+                    _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                     \
+            }                                                                                  \
+        }                                                                                      \
+        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                   \
+        {                                                                                      \
+            float *c = C + (size_t)i * ldc;                                                    \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                               \
+            {                                                                                  \
+                __m256 r = acc[i][v];                                                          \
+                if (PART && v == NV - 1) {                                                     \
+                    if (accumulate)                                                            \
+                        r = _mm256_add_ps(_mm256_maskload_ps(c + 8 * v, mk), r);               \
+                    _mm256_maskstore_ps(c + 8 * v, mk, r);                                     \
+                } else {                                                                       \
+                    if (accumulate)                                                            \
+                        r = _mm256_add_ps(_mm256_loadu_ps(c + 8 * v), r);                      \
+                    _mm256_storeu_ps(c + 8 * v, r);                                            \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#define HC_KERN_ALL(MR) HC_KERN(MR, 1, 0) HC_KERN(MR, 1, 1) HC_KERN(MR, 2, 0) HC_KERN(MR, 2, 1)
+HC_KERN_ALL(1)
+HC_KERN_ALL(2)
+HC_KERN_ALL(3)
+HC_KERN_ALL(4)
+HC_KERN_ALL(5)
+HC_KERN_ALL(6)
+
+typedef void (*kern_fn)(int, const float *, size_t, size_t, const float *, size_t, float *, size_t,
+                        int, int);
+#define HC_KROW(MR) {kern_##MR##_1_0, kern_##MR##_1_1, kern_##MR##_2_0, kern_##MR##_2_1}
+static const kern_fn kerns[6][4] = {HC_KROW(1), HC_KROW(2), HC_KROW(3),
+                                    HC_KROW(4), HC_KROW(5), HC_KROW(6)};
+
+void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+             size_t ldb, float *C, size_t ldc, int accumulate)
+{
+    /* Column panels of 16 outer (a K x 16 panel of B stays in L1 while every row block of A
+     * passes over it), blocks of 6 rows inner. */
+    enum { PACK_K = 512 };
+    float panel[PACK_K * 16]; /* a full column panel of B copied contiguous (no arithmetic) */
+    int pack = M > 6 && ldb != 16 && K <= PACK_K;
+    for (int j0 = 0; j0 < N; j0 += 16) {
+        int n = N - j0 < 16 ? N - j0 : 16;
+        int nv = n > 8 ? 2 : 1, last = n - 8 * (nv - 1);
+        int sel = (nv - 1) * 2 + (last < 8);
+        const float *bp = B + j0;
+        size_t ldp = ldb;
+        if (pack && n == 16) {
+            for (int k = 0; k < K; k++) {
+                _mm256_storeu_ps(panel + k * 16, _mm256_loadu_ps(B + (size_t)k * ldb + j0));
+                _mm256_storeu_ps(panel + k * 16 + 8, _mm256_loadu_ps(B + (size_t)k * ldb + j0 + 8));
+            }
+            bp = panel;
+            ldp = 16;
+        }
+        for (int i0 = 0; i0 < M; i0 += 6) {
+            int mr = M - i0 < 6 ? M - i0 : 6;
+            kerns[mr - 1][sel](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
+                               C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+        }
+    }
+}
+
+#else
+
+void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+             size_t ldb, float *C, size_t ldc, int accumulate)
+{
+    hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
+}
+
+#endif

@@ -1,0 +1,28 @@
+/* A small fp32 GEMM whose every output is ONE fused-multiply-add chain.
+ *
+ * C[i][j] (=, or += when accumulate) acc(i, j) with acc = 0, then for k = 0..K-1 in order
+ * acc = fma(A[i][k], B[k][j], acc), rounded once per step; with accumulate, C + acc is one
+ * more rounded add. The result of an element depends only on row i of A and column j of B:
+ * not on M, N, the tiling, the instruction set (AVX2+FMA, or scalar fmaf when the compiler
+ * does not target FMA) or the thread. So a batch row's bits never depend on which other rows
+ * share the call, which lets the engine batch GEMMs across rows.
+ *
+ * This is also the per-output order of a blocked sgemm kernel (Eigen's gebp, OpenBLAS's) for
+ * K within its depth block, so fidelity to KataGo's Eigen backend is unchanged or better.
+ *
+ * A is addressed with a row stride and a column stride (A[i][k] = A[i * rsa + k * csa]) so that
+ * transposed weights need no copy; B and C are row-major with leading dimensions ldb, ldc
+ * (columns contiguous). No allocation; pointers are borrowed for the call. */
+#ifndef HC_GEMM_H
+#define HC_GEMM_H
+
+#include <stddef.h>
+
+void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+             size_t ldb, float *C, size_t ldc, int accumulate);
+
+/* The plain scalar definition above (fmaf loop), for tests. */
+void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+                 size_t ldb, float *C, size_t ldc, int accumulate);
+
+#endif

@@ -1,0 +1,106 @@
+/* hc_gemm: bit-exact against the scalar fmaf chain (odd shapes, strides, transposed A,
+ * accumulate), and a column's bits independent of N, M and the column's position. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "hc_test.h"
+
+static uint64_t rng_state = 0x243F6A8885A308D3ull;
+static float frand(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(rng_state >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+}
+
+static float *rvec(size_t n)
+{
+    float *v = malloc(n * sizeof(float) + 1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = frand();
+    return v;
+}
+
+/* One element recomputed from the definition, independently of hc_gemm_ref. */
+static float chain(int K, const float *A, size_t rsa, size_t csa, const float *B, size_t ldb, int i,
+                   int j)
+{
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++)
+        acc = fmaf(A[i * rsa + k * csa], B[k * ldb + j], acc);
+    return acc;
+}
+
+static void test_exact(void)
+{
+    int bad = 0, cases = 0;
+    for (int M = 1; M <= 70; M += (M < 14 ? 1 : 7))
+        for (int N = 1; N <= 70; N += (N < 34 ? 1 : 9))
+            for (int K = 1; K <= 70; K += (K < 4 ? 1 : 11)) {
+                int trans = (M + N + K) % 2, accumulate = (M * N + K) % 3 == 0;
+                size_t lda = (size_t)K + (size_t)(M % 3), ldb = (size_t)N + (size_t)(K % 5),
+                       ldc = (size_t)N + 3;
+                size_t rsa = trans ? 1 : lda, csa = trans ? (size_t)M + 2 : 1;
+                float *A = rvec(trans ? csa * K : lda * M), *B = rvec(ldb * K);
+                float *C = rvec(ldc * M), *R = malloc(ldc * M * sizeof(float));
+                memcpy(R, C, ldc * M * sizeof(float));
+                hc_gemm(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
+                hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, R, ldc, accumulate);
+                cases++;
+                if (memcmp(C, R, ldc * M * sizeof(float)) != 0)
+                    bad++;
+                /* spot check against the definition, including the untouched padding */
+                int i = (M - 1) / 2, j = N - 1;
+                float want = chain(K, A, rsa, csa, B, ldb, i, j);
+                if (!accumulate && C[i * ldc + j] != want)
+                    bad++;
+                free(A), free(B), free(C), free(R);
+            }
+    hc_check("gemm-1.1", bad == 0 && cases > 1000, "%d of %d shapes differ from the fmaf chain", bad, cases);
+}
+
+/* Column j of C must have the same bits whether computed in a call of N columns or of one
+ * column at offset 0, and row i whether M rows or one row. */
+static void test_invariance(void)
+{
+    int K = 96, M = 13, N = 61;
+    float *A = rvec((size_t)M * K), *B = rvec((size_t)K * N);
+    float *C = malloc((size_t)M * N * sizeof(float));
+    hc_gemm(M, N, K, A, K, 1, B, N, C, N, 0);
+    int bad = 0;
+    for (int j = 0; j < N; j++)
+        for (int n = 1; n <= 20 && j + n <= N; n += 3) {
+            float one[13 * 20];
+            hc_gemm(M, n, K, A, K, 1, B + j, N, one, n, 0);
+            for (int i = 0; i < M; i++)
+                if (memcmp(&one[i * n], &C[i * N + j], sizeof(float)) != 0)
+                    bad++;
+        }
+    for (int i = 0; i < M; i++) {
+        float row[61];
+        hc_gemm(1, N, K, A + (size_t)i * K, K, 1, B, N, row, N, 0);
+        if (memcmp(row, C + (size_t)i * N, sizeof row) != 0)
+            bad++;
+    }
+    hc_check("gemm-2.1", bad == 0, "%d columns or rows change bits with the call's shape", bad);
+    /* the chain differs from a pairwise or reordered sum somewhere: the test can see order */
+    int differs = 0;
+    for (int j = 0; j < N && !differs; j++) {
+        float s = 0.0f;
+        for (int k = K - 1; k >= 0; k--)
+            s = fmaf(A[k], B[(size_t)k * N + j], s);
+        differs = s != C[j];
+    }
+    hc_check("gemm-2.2", differs, "reversed order gave the same bits on every column");
+    free(A), free(B), free(C);
+}
+
+int main(void)
+{
+    test_exact();
+    test_invariance();
+    return hc_test_exit();
+}
