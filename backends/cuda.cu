@@ -429,6 +429,12 @@ struct rope_dev {
 struct inst {
     const hc_net *net;
     int fp16, nx, ny, hw, max_batch, sync_layers;
+    /* fp16 calibration knobs (params "fp16,pool32,mid32,probs32"; "fp16,emulike" = all three):
+     * leave fp32 what emulate:fp16 leaves fp32, to find which rounding explains a difference.
+     * pool32: pooled values (and the matmuls reading them run as fp32 GEMMs on half-rounded
+     * weights); mid32: bias additions and the SwiGLU inputs; probs32: attention
+     * probabilities and the attention output (fp32 GEMMs on half-rounded values). */
+    int pool32, mid32, probs32;
     blas_api api;
     cublasHandle_t blas;
     int blas_ok;
@@ -537,7 +543,7 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
         I->cap_w = cap;
     }
     void *d = NULL;
-    size_t bytes = n * (half ? sizeof(__half) : sizeof(float));
+    size_t bytes = n * (half == 1 ? sizeof(__half) : sizeof(float));
     cudaError_t e = cudaMalloc(&d, bytes ? bytes : 4);
     if (e != cudaSuccess) {
         fail_cuda(I, e, "cudaMalloc (weights)", layer);
@@ -558,16 +564,28 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
             tmp[i] = __float2half_rn(host[i]);
         CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyHostToDevice), layer);
         free(tmp);
+    } else if (half == 2) { /* floats holding half-rounded values */
+        float *tmp = (float *)malloc(bytes ? bytes : 4);
+        if (!tmp) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_ENOMEM, "cuda: %s: rounded weights", layer);
+            return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = __half2float(__float2half_rn(host[i]));
+        CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyHostToDevice), layer);
+        free(tmp);
     } else {
         CK(I, cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), layer);
     }
     return d;
 }
 
-/* GEMM operand weights (half in fp16 mode) and fp32 parameter vectors */
-const void *wgemm(fwd *f, const float *h, size_t n, const char *layer)
+/* GEMM operand weights (half in fp16 mode; with f32, an fp32 GEMM's half-rounded floats)
+ * and fp32 parameter vectors */
+const void *wgemm(fwd *f, const float *h, size_t n, const char *layer, int f32 = 0)
 {
-    return dev_array(f, h, n, f->I->fp16, layer);
+    return dev_array(f, h, n, f->I->fp16 ? (f32 ? 2 : 1) : 0, layer);
 }
 const float *wvec(fwd *f, const float *h, size_t n, const char *layer)
 {
@@ -578,13 +596,13 @@ const float *wvec(fwd *f, const float *h, size_t n, const char *layer)
  * are half in fp16 mode, C float; strided-batched when batch > 1. */
 void gemm(fwd *f, const char *layer, int ta, int tb, int M, int N, int K, const void *A, int lda,
           long long sA, const void *Bm, int ldb, long long sB, float *C, int ldc, long long sC,
-          int batch, float beta)
+          int batch, float beta, int f32 = 0)
 {
     if (!LIVE(f))
         return;
     inst *I = f->I;
     float alpha = 1.0f;
-    cudaDataType dt = I->fp16 ? CUDA_R_16F : CUDA_R_32F;
+    cudaDataType dt = I->fp16 && !f32 ? CUDA_R_16F : CUDA_R_32F;
     cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t st;
     const char *call;
@@ -661,14 +679,15 @@ void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *
            f->mask, f->I->fp16);
 }
 
-/* out[b][o] = in[b][:] * w (BC) */
-void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out)
+/* out[b][o] = in[b][:] * w (BC); pooled: the input is pooled values (pool32 knob) */
+void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pooled = 0)
 {
     size_t top = f->top;
-    const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name);
-    const void *a = operand(f, in, (size_t)f->B * m->in_c, m->name);
+    int f32 = pooled && f->I->pool32;
+    const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
+    const void *a = f32 ? in : operand(f, in, (size_t)f->B * m->in_c, m->name);
     gemm(f, m->name, 0, 0, f->B, m->out_c, m->in_c, a, m->in_c, 0, w, m->out_c, 0, out, m->out_c,
-         0, 1, 0.0f);
+         0, 1, 0.0f, f32);
     round16(f, out, (size_t)f->B * m->out_c, m->name);
     f->top = top;
 }
@@ -683,25 +702,29 @@ void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, 
 void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
 {
     size_t n = (size_t)C * f->S;
-    LAUNCH(f, layer, k_add_bias_bc, nblocks(n), 256, C, f->B, f->hw, x, bias, f->I->fp16);
+    LAUNCH(f, layer, k_add_bias_bc, nblocks(n), 256, C, f->B, f->hw, x, bias,
+           f->I->fp16 && !f->I->mid32);
 }
 
 void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head)
 {
     size_t threads = (size_t)f->B * C * 32;
     LAUNCH(f, layer, k_gpool, nblocks(threads), 256, C, f->B, f->hw, in, f->mask, f->msum, out,
-           value_head, f->I->fp16);
+           value_head, f->I->fp16 && !f->I->pool32);
 }
 
-/* out[o][s] = sum_i w[i][o] in[i][s] over all S columns */
-void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out)
+/* out[o][s] = sum_i w[i][o] in[i][s] over all S columns; f32: an fp32 GEMM (knobs);
+ * keep32: the output is not rounded (knobs) */
+void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 = 0,
+               int keep32 = 0)
 {
     size_t top = f->top;
-    const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name);
-    const void *b = operand(f, in, (size_t)m->in_c * f->S, m->name);
+    const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
+    const void *b = f32 ? in : operand(f, in, (size_t)m->in_c * f->S, m->name);
     gemm(f, m->name, 1, 0, m->out_c, (int)f->S, m->in_c, w, m->out_c, 0, b, (int)f->S, 0, out,
-         (int)f->S, 0, 1, 0.0f);
-    round16(f, out, (size_t)m->out_c * f->S, m->name);
+         (int)f->S, 0, 1, 0.0f, f32);
+    if (!keep32)
+        round16(f, out, (size_t)m->out_c * f->S, m->name);
     f->top = top;
 }
 
@@ -752,7 +775,8 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
     const void *ko = operand(f, k, (size_t)nkv * qd * S, a->k_proj.name);
     const void *vo = operand(f, v, (size_t)nkv * vd * S, a->v_proj.name);
     size_t esz = I->fp16 ? sizeof(__half) : sizeof(float);
-    void *probs = I->fp16 ? (void *)ar_get(f, ((size_t)B * hw * hw + 1) / 2) : (void *)sc;
+    int p32 = I->fp16 && I->probs32;
+    void *probs = I->fp16 && !p32 ? (void *)ar_get(f, ((size_t)B * hw * hw + 1) / 2) : (void *)sc;
     float scale = 1.0f / sqrtf((float)qd);
     for (int h = 0; h < nh && LIVE(f); h++) {
         int kvh = h / group;
@@ -764,19 +788,22 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
         gemm(f, bl->name, 1, 0, hw, hw, qd, qh, (int)S, hw, kh, (int)S, hw, sc, hw,
              (long long)hw * hw, B, 0.0f);
         size_t rows = (size_t)B * hw;
-        if (I->fp16)
+        if (I->fp16 && !p32)
             LAUNCH(f, bl->name, k_softmax<__half>, nblocks(rows * 32), 256, B, hw, sc,
                    (__half *)probs, f->mask, scale);
         else
             LAUNCH(f, bl->name, k_softmax<float>, nblocks(rows * 32), 256, B, hw, sc,
                    (float *)probs, f->mask, scale);
         /* out[d][b,q] = sum_k v[d][b,k] p[b][q][k] */
+        if (p32)
+            vh = (const char *)(v + (size_t)kvh * vd * S);
         gemm(f, bl->name, 0, 1, vd, hw, hw, vh, (int)S, hw, probs, hw, (long long)hw * hw, oh,
-             (int)S, hw, B, 0.0f);
+             (int)S, hw, B, 0.0f, p32);
     }
     f->top = top;
-    round16(f, att, (size_t)nh * vd * S, bl->name);
-    matmul_cs(f, &a->out_proj, att, s);
+    if (!p32)
+        round16(f, att, (size_t)nh * vd * S, bl->name);
+    matmul_cs(f, &a->out_proj, att, s, p32);
     LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
            I->fp16);
 }
@@ -791,8 +818,8 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     const float *lw = wvec(f, ff->pre_ln.weight, c, ff->pre_ln.name);
     LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
            f->mask, I->fp16);
-    matmul_cs(f, &ff->linear1, s, a1);
-    matmul_cs(f, &ff->linear_gate, s, gate);
+    matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
+    matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
     size_t n = (size_t)ff->ffn_c * S;
     LAUNCH(f, ff->linear1.name, k_swiglu, nblocks(n), 256, n, a1, gate, I->fp16);
     matmul_cs(f, &ff->linear2, a1, s);
@@ -827,7 +854,7 @@ void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         conv(f, &g->gpool_conv, s, gp, 0);
         bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
         gpool(f, g->gpool_bn.name, gc, gp, pooled, 0);
-        matmul_bc(f, &g->gpool_to_bias_mul, pooled, bias);
+        matmul_bc(f, &g->gpool_to_bias_mul, pooled, bias, 1);
         add_bias_bc(f, g->gpool_to_bias_mul.name, rc, reg, bias);
         bn(f, &g->mid_bn, &g->mid_act, reg, reg);
         conv(f, &g->final_conv, reg, x, 1);
@@ -939,7 +966,7 @@ void forward(fwd *f)
         conv(f, &ph->g1_conv, trunk, g1, 0);
         bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
         gpool(f, ph->g1_bn.name, g1c, g1, pooled, 0);
-        matmul_bc(f, &ph->gpool_to_bias_mul, pooled, bias);
+        matmul_bc(f, &ph->gpool_to_bias_mul, pooled, bias, 1);
         add_bias_bc(f, ph->gpool_to_bias_mul.name, p1c, p1, bias);
         bn(f, &ph->p1_bn, &ph->p1_act, p1, p1);
         conv(f, &ph->p2_conv, p1, pol, 0);
@@ -947,12 +974,12 @@ void forward(fwd *f)
                I->d_policy);
         if (ph->has_pass_mlp) {
             int hc = ph->gpool_to_pass_mul.out_c;
-            matmul_bc(f, &ph->gpool_to_pass_mul, pooled, passh);
+            matmul_bc(f, &ph->gpool_to_pass_mul, pooled, passh, 1);
             bias_act_bc(f, ph->gpool_to_pass_mul.name, hc, passh, ph->gpool_to_pass_bias.w,
                         ph->pass_act.kind);
             matmul_bc(f, &ph->gpool_to_pass_mul2, passh, I->d_pass);
         } else {
-            matmul_bc(f, &ph->gpool_to_pass_mul, pooled, I->d_pass);
+            matmul_bc(f, &ph->gpool_to_pass_mul, pooled, I->d_pass, 1);
         }
         f->top = top;
     }
@@ -966,7 +993,7 @@ void forward(fwd *f)
         conv(f, &vh->v1_conv, trunk, v1, 0);
         bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
         gpool(f, vh->v1_bn.name, v1c, v1, pooled, 1);
-        matmul_bc(f, &vh->v2_mul, pooled, v2);
+        matmul_bc(f, &vh->v2_mul, pooled, v2, 1);
         bias_act_bc(f, vh->v2_mul.name, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);
         matmul_bc(f, &vh->v3_mul, v2, I->d_value);
         bias_act_bc(f, vh->v3_mul.name, 3, I->d_value, vh->v3_bias.w, HC_ACT_IDENTITY);
@@ -1053,15 +1080,36 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
                 int threads, hc_err *err)
 {
     (void)threads;
-    int fp16;
-    if (params && strcmp(params, "fp32") == 0)
-        fp16 = 0;
-    else if (params && strcmp(params, "fp16") == 0)
-        fp16 = 1;
-    else {
-        hc_err_set(err, HC_ECONFIG, "cuda: params must be fp32 or fp16 (got \"%s\")",
-                   params ? params : "");
-        return NULL;
+    int fp16 = -1, knobs[3] = {0, 0, 0};
+    {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", params ? params : "");
+        char *save = NULL;
+        int i = 0;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++) {
+            if (i == 0 && strcmp(tok, "fp32") == 0)
+                fp16 = 0;
+            else if (i == 0 && strcmp(tok, "fp16") == 0)
+                fp16 = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "pool32") == 0)
+                knobs[0] = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "mid32") == 0)
+                knobs[1] = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "probs32") == 0)
+                knobs[2] = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "emulike") == 0)
+                knobs[0] = knobs[1] = knobs[2] = 1;
+            else
+                fp16 = -1;
+            if (fp16 < 0)
+                break;
+        }
+        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf) {
+            hc_err_set(err, HC_ECONFIG,
+                       "cuda: params must be fp32 or fp16[,pool32][,mid32][,probs32][,emulike] (got \"%s\")",
+                       params ? params : "");
+            return NULL;
+        }
     }
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1093,6 +1141,9 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     I->err = err;
     I->net = net;
     I->fp16 = fp16;
+    I->pool32 = knobs[0];
+    I->mid32 = knobs[1];
+    I->probs32 = knobs[2];
     I->nx = nx;
     I->ny = ny;
     I->hw = nx * ny;
@@ -1229,7 +1280,8 @@ hc_backend_vtbl make_vtbl()
     v.name = "cuda";
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: fp32 (fp32 "
-             "everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation)";
+             "everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
+             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32)";
     v.open = cuda_open;
     v.eval = cuda_eval;
     v.close = cuda_close;

@@ -4,6 +4,9 @@
  * Checks: cuda:fp32 passes the fp32 tier and max winrate error <= 1e-4; cuda:fp16 passes the
  * fp16 tier. With HC_GPU_OUT=DIR it also writes DIR/calibration.md: cuda:fp16's error
  * distribution beside emulate:PROFILE's (HC_GPU_EMULATE, default fp16) per config.
+ * With HC_GPU_VARIANTS="SPEC;SPEC..." it runs instead, per config, emulate:fp16 and each
+ * listed spec (e.g. cuda:fp16,pool32) at batch 6 and appends their p99s to
+ * DIR/variants.md (the calibration experiments; checks only that they ran).
  * Arguments: config names to run (default all). Skips everything without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +97,44 @@ static void cal_write(FILE *f, const char *name, size_t n, const hc_stats *cu, c
     fflush(f);
 }
 
+static void run_variants(const cfg *c, const char *id, const hc_net *net, const hc_position *ps,
+                         size_t n, const hc_nnoutput *ref, FILE *vf)
+{
+    char list[1024];
+    snprintf(list, sizeof list, "emulate:fp16;%s", getenv("HC_GPU_VARIANTS"));
+    double emu99[HC_M_COUNT] = {0};
+    char *save = NULL;
+    int k = 0;
+    for (char *spec = strtok_r(list, ";", &save); spec; spec = strtok_r(NULL, ";", &save), k++) {
+        hc_nnoutput *o = NULL;
+        hc_stats *st = calloc(1, sizeof *st);
+        hc_err err = {0};
+        double secs;
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.variant%d", id, k);
+        if (!st || run_backend(spec, net, ps, n, c, 6, &o, &secs, &err) ||
+            hc_stats_compute(ref, o, n, st, &err)) {
+            hc_check(sub, 0, "%s %s: %s", c->name, spec, err.msg);
+        } else {
+            if (k == 0)
+                for (int m = 0; m < HC_M_COUNT; m++)
+                    emu99[m] = st->m[m].v[HC_P_99];
+            if (vf) {
+                fprintf(vf, "| %s | %s |", c->name, spec);
+                for (size_t j = 0; j < sizeof cal_metrics / sizeof *cal_metrics; j++) {
+                    double v = st->m[cal_metrics[j]].v[HC_P_99], e = emu99[cal_metrics[j]];
+                    fprintf(vf, " %.3g (%.2f) |", v, e > 0 ? v / e : 0);
+                }
+                fprintf(vf, "\n");
+                fflush(vf);
+            }
+            hc_check(sub, 1, "ran");
+        }
+        hc_nnoutputs_free(o, o ? n : 0);
+        free(st);
+    }
+}
+
 static void run_cfg(int ci, FILE *cal, int *any_device)
 {
     const cfg *c = &cfgs[ci];
@@ -127,6 +168,10 @@ static void run_cfg(int ci, FILE *cal, int *any_device)
         goto done;
     }
     printf("INFO %s: ref32 %zu positions in %.1fs\n", c->name, n, secs);
+    if (getenv("HC_GPU_VARIANTS")) {
+        run_variants(c, id, net, ps, n, ref, cal);
+        goto done;
+    }
     hc_tier t32, t16;
     hc_tier_builtin("fp32", &t32, &err);
     hc_tier_builtin("fp16", &t16, &err);
@@ -207,8 +252,10 @@ int main(int argc, char **argv)
     const char *out = getenv("HC_GPU_OUT");
     if (out && *out) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/calibration.md", out);
+        snprintf(path, sizeof path, "%s/%s", out, getenv("HC_GPU_VARIANTS") ? "variants.md" : "calibration.md");
         cal = fopen(path, "w");
+        if (cal && getenv("HC_GPU_VARIANTS"))
+            fprintf(cal, "| config | backend | p99 winrate (x emulate) | lead | topPolicy | policyKL | ownership |\n|---|---|---|---|---|---|---|\n");
     }
     int any_device = 0;
     for (int i = 0; i < N_CFG; i++) {
