@@ -553,7 +553,7 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
     I->w[I->n_w].half = half;
     I->w[I->n_w].dev = d;
     I->n_w++;
-    if (half) {
+    if (half == 1) {
         __half *tmp = (__half *)malloc(bytes ? bytes : 2);
         if (!tmp) {
             I->bad = 1;
