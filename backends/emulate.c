@@ -12,7 +12,9 @@
 
 typedef struct lay {
     const char *name; /* the clone's pointer, as tap->layer carries it */
-    int storage, accum;
+    int storage, accum, tiles;
+    int wino2; /* 3x3 convs by F(2x2,3x3) (the profile's winograd: f2x2, where the profile applies) */
+    int mode; /* refs/engine.h HC_LM_* bits for the engine's layer_mode */
 } lay;
 
 struct hc_emulate {
@@ -136,11 +138,27 @@ static void hook(void *user, const hc_tap *t)
 static int conv_mode(void *user, const hc_conv *c)
 {
     const hc_emulate *em = user;
-    int m = em->prof->winograd_tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+    int m = 0;
     for (int i = 0; i < em->n_lays; i++)
-        if (em->lays[i].name == c->name && em->lays[i].accum == HC_FMT_FP16)
-            m |= HC_CONV_ACC_FP16;
+        if (em->lays[i].name == c->name) {
+            m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
+            m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+            m |= em->lays[i].wino2 ? HC_CONV_WINO_F2 : 0;
+        }
     return m;
+}
+
+/* Pooled values, attention scores/probabilities and matmul accumulation of a layer. */
+static int layer_mode(void *user, const char *name)
+{
+    const hc_emulate *em = user;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name == name)
+            return em->lays[i].mode;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name && strcmp(em->lays[i].name, name) == 0)
+            return em->lays[i].mode;
+    return 0;
 }
 
 void hc_emulate_close(hc_emulate *em)
@@ -164,6 +182,9 @@ hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int n
     return hc_emulate_open_subset(params, net, nx, ny, max_batch, threads, NULL, 0, err);
 }
 
+static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                             const unsigned char *active, int n_active, hc_err *err);
+
 hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx, int ny, int max_batch,
                                    int threads, const unsigned char *active, int n_active, hc_err *err)
 {
@@ -175,15 +196,35 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
         hc_err_set(err, HC_ECONFIG, "emulate needs a profile: emulate:NAME or emulate:PATH.yaml");
         return NULL;
     }
-    hc_emulate *em = hc_calloc(1, sizeof *em, err, "emulate");
-    if (!em)
+    hc_profile *prof = hc_profile_load(params, err);
+    return prof ? open_with(prof, net, nx, ny, max_batch, threads, active, n_active, err) : NULL;
+}
+
+hc_emulate *hc_emulate_open_profile(const hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch,
+                                    int threads, const unsigned char *active, int n_active, hc_err *err)
+{
+    if (!net) {
+        hc_err_set(err, HC_ECONFIG, "emulate needs a net");
         return NULL;
+    }
+    hc_profile *p = hc_profile_clone(prof, err);
+    return p ? open_with(p, net, nx, ny, max_batch, threads, active, n_active, err) : NULL;
+}
+
+/* Takes prof (freed on failure too). */
+static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                             const unsigned char *active, int n_active, hc_err *err)
+{
+    hc_emulate *em = hc_calloc(1, sizeof *em, err, "emulate");
+    if (!em) {
+        hc_profile_free(prof);
+        return NULL;
+    }
+    em->prof = prof;
     em->max_batch = max_batch;
     em->nx = nx;
     em->ny = ny;
     hc_layer_ref *ls = NULL;
-    if (!(em->prof = hc_profile_load(params, err)))
-        goto fail;
     if (!(em->net = clone_net(net, err)) ||
         hc_net_layers(em->net, &ls, &em->n_lays, err))
         goto fail;
@@ -197,11 +238,11 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
     for (int i = 0; i < em->n_lays; i++) {
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
         if (active && !active[i])
-            ch.storage = ch.weights = ch.accum = HC_FMT_FP32;
-        if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & HC_LK_CONV)) {
+            ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = HC_FMT_FP32;
+        if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & (HC_LK_CONV | HC_LK_MATMUL))) {
             hc_err_set(err, HC_EBACKEND,
                        "profile %s asks %s accumulation for layer %s (%s): the engine accumulates in fp16 only in "
-                       "convolutions, and running it in fp32 would not be what the profile claims",
+                       "convolutions and matmuls, and running it in fp32 would not be what the profile claims",
                        em->prof->name, hc_fmt_str(ch.accum), ls[i].name ? ls[i].name : "?",
                        ch.rule >= 0 ? em->prof->rules[ch.rule].where : "the profile's default");
             goto fail;
@@ -209,6 +250,11 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
         em->lays[i].name = ls[i].name;
         em->lays[i].storage = ch.storage;
         em->lays[i].accum = ch.accum;
+        em->lays[i].tiles = ch.tiles;
+        em->lays[i].wino2 = em->prof->winograd == 2 && !(active && !active[i]);
+        em->lays[i].mode = ch.pool << HC_LM_POOL_SHIFT | ch.scores << HC_LM_SCORES_SHIFT |
+                           ch.probs << HC_LM_PROBS_SHIFT |
+                           (ch.accum == HC_FMT_FP16 && (ls[i].kinds & HC_LK_MATMUL) ? HC_LM_ACC_FP16 : 0);
         for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
             size_t bad = 0;
@@ -238,6 +284,8 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
     hc_engine_opts o = hc_engine_default_opts();
     o.conv_mode = conv_mode;
     o.conv_mode_user = em;
+    o.layer_mode = layer_mode;
+    o.layer_mode_user = em;
     if (!(em->eng = hc_engine_new_opts(em->net, max_batch, nx, ny, threads, &o, err)))
         goto fail;
     hc_engine_set_hook(em->eng, hook, em);
@@ -344,7 +392,7 @@ const hc_backend_vtbl hc_backend_emulate = {
     .name = "emulate",
     .shape = HC_BACKEND_TENSOR,
     .help = "reduced precision emulated on the fp32 engine; params: a built-in profile (fp16, bf16, fp16-acc16, "
-            "fp16-winograd, coreml-tiers) or a profile .yaml path",
+            "fp16-winograd, fp16-winograd2, coreml-tiers) or a profile .yaml path",
     .open = emu_open,
     .eval = emu_eval,
     .eval_positions = NULL,

@@ -19,6 +19,7 @@ static const command commands[] = {
     {"features", cmd_features, "write KataGo's input features (V3-V7) for a positions file"},
     {"selfplay", cmd_selfplay, "write positions from seeded random legal games"},
     {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
+    {"bisect-precision", cmd_bisect_precision, "the layers a precision profile must run in fp32 to pass a tier, as a profile"},
     {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
     {"cases", cmd_cases, "list a suite's net x board x backend cases as run --only filters (for ci/sweep)"},
     {"merge", cmd_merge, "fold the results.json of several runs (a sweep's jobs) into one set of reports"},

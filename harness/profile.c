@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "stream.h"
@@ -205,11 +206,13 @@ static char *xstrdup(const char *s, hc_err *err)
 
 static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
 {
-    static const char *const keys[] = {"kind", "layer", "when", "storage", "weights", "accum", NULL};
+    static const char *const keys[] = {"kind",          "layer", "when",       "storage", "weights", "accum",
+                                       "winogradTiles", "pool",  "attnScores", "softmax", NULL};
     char what[32];
     snprintf(what, sizeof what, "rules[%d]", idx);
     memset(r, 0, sizeof *r);
     r->storage = r->weights = r->accum = -1;
+    r->tiles = r->pool = r->scores = r->probs = -1;
     r->transformer = -1;
     r->min_trunk_c = 0;
     r->max_trunk_c = INT_MAX;
@@ -262,14 +265,22 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
         } else if (!strcmp(k, "weights")) {
             if (get_fmt(c, v, k, 1, &r->weights))
                 return -1;
+        } else if (!strcmp(k, "winogradTiles")) {
+            if (get_fmt(c, v, k, 0, &r->tiles))
+                return -1;
+        } else if (!strcmp(k, "pool") || !strcmp(k, "attnScores") || !strcmp(k, "softmax")) {
+            if (get_fmt(c, v, k, 1, !strcmp(k, "pool") ? &r->pool : !strcmp(k, "attnScores") ? &r->scores : &r->probs))
+                return -1;
         } else if (get_fmt(c, v, k, 0, &r->accum)) {
             return -1;
         }
     }
     if (!has_target)
         return err_at(c, m, "%s: a rule needs a kind or a layer pattern", what);
-    if (r->storage < 0 && r->weights < 0 && r->accum < 0)
-        return err_at(c, m, "%s: a rule must set storage, weights or accum", what);
+    if (r->storage < 0 && r->weights < 0 && r->accum < 0 && r->tiles < 0 && r->pool < 0 && r->scores < 0 &&
+        r->probs < 0)
+        return err_at(c, m, "%s: a rule must set storage, weights, accum, winogradTiles, pool, attnScores or softmax",
+                      what);
     return 0;
 }
 
@@ -319,8 +330,8 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
     yaml_parser_delete(&ps);
     hc_profile *p = hc_calloc(1, sizeof *p, err, "profile");
     yaml_node_t *root = yaml_document_get_root_node(&c.d);
-    static const char *const keys[] = {"name",  "description",   "storage", "weights",
-                                       "accum", "winogradTiles", "rules",   NULL};
+    static const char *const keys[] = {"name",  "description",   "storage",  "weights", "accum",
+                                       "winogradTiles", "winograd", "pool", "attnScores", "softmax", "rules",   NULL};
     if (!p)
         goto fail;
     if (!root) {
@@ -330,6 +341,7 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
     if (check_keys(&c, root, "profile", keys))
         goto fail;
     p->storage = p->weights = p->accum = HC_FMT_FP32;
+    p->winograd = 4;
     for (yaml_node_pair_t *q = root->data.mapping.pairs.start; q < root->data.mapping.pairs.top; q++) {
         const char *k = sc(nd(&c, q->key));
         yaml_node_t *v = nd(&c, q->value);
@@ -349,6 +361,19 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
         } else if (!strcmp(k, "accum") || !strcmp(k, "winogradTiles")) {
             if (get_fmt(&c, v, k, 0, !strcmp(k, "accum") ? &p->accum : &p->winograd_tiles))
                 goto fail;
+        } else if (!strcmp(k, "pool") || !strcmp(k, "attnScores") || !strcmp(k, "softmax")) {
+            if (get_fmt(&c, v, k, 1, !strcmp(k, "pool") ? &p->pool : !strcmp(k, "attnScores") ? &p->attn_scores
+                                                                                               : &p->softmax))
+                goto fail;
+        } else if (!strcmp(k, "winograd")) {
+            if (want_scalar(&c, v, k))
+                goto fail;
+            if (!strcmp(sc(v), "f4x4") || !strcmp(sc(v), "f2x2")) {
+                p->winograd = sc(v)[1] - '0';
+            } else {
+                err_at(&c, v, "winograd: expected f4x4 or f2x2, got \"%s\"", sc(v));
+                goto fail;
+            }
         } else { /* rules */
             if (v->type != YAML_SEQUENCE_NODE) {
                 err_at(&c, v, "rules: expected a sequence");
@@ -411,7 +436,7 @@ hc_profile *hc_profile_load(const char *spec, hc_err *err)
 
 hc_prof_choice hc_profile_resolve(const hc_profile *p, const hc_net *net, const char *name, unsigned kinds)
 {
-    hc_prof_choice ch = {p->storage, p->weights, p->accum, -1};
+    hc_prof_choice ch = {p->storage, p->weights, p->accum, p->winograd_tiles, p->pool, p->attn_scores, p->softmax, -1};
     int transformer = hc_net_has_transformer(net), tc = net->trunk.trunk_c;
     for (int i = 0; i < p->n_rules; i++) {
         const hc_prof_rule *r = &p->rules[i];
@@ -429,9 +454,208 @@ hc_prof_choice hc_profile_resolve(const hc_profile *p, const hc_net *net, const 
             ch.weights = r->weights;
         if (r->accum >= 0)
             ch.accum = r->accum;
+        if (r->tiles >= 0)
+            ch.tiles = r->tiles;
+        if (r->pool >= 0)
+            ch.pool = r->pool;
+        if (r->scores >= 0)
+            ch.scores = r->scores;
+        if (r->probs >= 0)
+            ch.probs = r->probs;
         ch.rule = i;
     }
     return ch;
+}
+
+/* ---- the writer ---- */
+
+/* A YAML double-quoted scalar. */
+static int put_quoted(hc_ostream *o, const char *s, hc_err *err)
+{
+    if (hc_ostream_write(o, "\"", 1, err))
+        return -1;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        int rc = ch == '"' || ch == '\\' ? hc_ostream_printf(o, err, "\\%c", ch)
+                 : ch < 0x20 || ch == 0x7f ? hc_ostream_printf(o, err, "\\x%02x", ch)
+                                           : hc_ostream_write(o, s, 1, err);
+        if (rc)
+            return -1;
+    }
+    return hc_ostream_write(o, "\"", 1, err);
+}
+
+static int put_fmt(hc_ostream *o, const char *indent, const char *key, int fmt, hc_err *err)
+{
+    return fmt < 0 ? 0 : hc_ostream_printf(o, err, "%s%s: %s\n", indent, key, hc_fmt_str(fmt));
+}
+
+static const char *kind_name(unsigned bits)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (kind_names[i].bits == bits)
+            return kind_names[i].name;
+    return NULL;
+}
+
+static int emit(const hc_profile *p, const char *header, hc_ostream *o, hc_err *err)
+{
+    if (header) {
+        for (const char *l = header; *l;) {
+            const char *e = strchr(l, '\n');
+            size_t n = e ? (size_t)(e - l) : strlen(l);
+            if (hc_ostream_printf(o, err, "# %.*s\n", (int)n, l))
+                return -1;
+            l += n + (e != NULL);
+        }
+    }
+    if (hc_ostream_printf(o, err, "name: ") || put_quoted(o, p->name, err) || hc_ostream_printf(o, err, "\n"))
+        return -1;
+    if (p->description &&
+        (hc_ostream_printf(o, err, "description: ") || put_quoted(o, p->description, err) ||
+         hc_ostream_printf(o, err, "\n")))
+        return -1;
+    if (put_fmt(o, "", "storage", p->storage, err) || put_fmt(o, "", "weights", p->weights, err) ||
+        put_fmt(o, "", "accum", p->accum, err) || put_fmt(o, "", "winogradTiles", p->winograd_tiles, err) ||
+        hc_ostream_printf(o, err, "winograd: f%dx%d\n", p->winograd, p->winograd) ||
+        put_fmt(o, "", "pool", p->pool, err) || put_fmt(o, "", "attnScores", p->attn_scores, err) ||
+        put_fmt(o, "", "softmax", p->softmax, err))
+        return -1;
+    if (p->n_rules && hc_ostream_printf(o, err, "rules:\n"))
+        return -1;
+    for (int i = 0; i < p->n_rules; i++) {
+        const hc_prof_rule *r = &p->rules[i];
+        const char *lead = "  - ";
+        if (r->kinds) {
+            const char *kn = kind_name(r->kinds);
+            if (!kn)
+                return hc_err_set(err, HC_EINTERNAL, "profile %s: rule %d holds several kinds (0x%x)", p->name, i,
+                                  r->kinds);
+            if (hc_ostream_printf(o, err, "%skind: %s\n", lead, kn))
+                return -1;
+            lead = "    ";
+        }
+        if (r->pattern) {
+            if (hc_ostream_printf(o, err, "%slayer: ", lead) || put_quoted(o, r->pattern, err) ||
+                hc_ostream_printf(o, err, "\n"))
+                return -1;
+            lead = "    ";
+        }
+        if (r->transformer >= 0 || r->min_trunk_c > 0 || r->max_trunk_c < INT_MAX) {
+            const char *sep = "";
+            if (hc_ostream_printf(o, err, "%swhen: {", lead))
+                return -1;
+            if (r->transformer >= 0 && hc_ostream_printf(o, err, "transformer: %s", r->transformer ? "true" : "false"))
+                return -1;
+            sep = r->transformer >= 0 ? ", " : "";
+            if (r->min_trunk_c > 0 && hc_ostream_printf(o, err, "%sminTrunkChannels: %d", sep, r->min_trunk_c))
+                return -1;
+            sep = r->transformer >= 0 || r->min_trunk_c > 0 ? ", " : "";
+            if (r->max_trunk_c < INT_MAX && hc_ostream_printf(o, err, "%smaxTrunkChannels: %d", sep, r->max_trunk_c))
+                return -1;
+            if (hc_ostream_printf(o, err, "}\n"))
+                return -1;
+        }
+        if (put_fmt(o, "    ", "storage", r->storage, err) || put_fmt(o, "    ", "weights", r->weights, err) ||
+            put_fmt(o, "    ", "accum", r->accum, err) || put_fmt(o, "    ", "winogradTiles", r->tiles, err) ||
+            put_fmt(o, "    ", "pool", r->pool, err) || put_fmt(o, "    ", "attnScores", r->scores, err) ||
+            put_fmt(o, "    ", "softmax", r->probs, err))
+            return -1;
+    }
+    return 0;
+}
+
+int hc_profile_write(const hc_profile *p, const char *header, const char *path, hc_err *err)
+{
+    hc_ostream *o = hc_ostream_open(path, err);
+    if (!o)
+        return -1;
+    if (emit(p, header, o, err)) {
+        hc_ostream_abort(o);
+        return -1;
+    }
+    return hc_ostream_commit(o, err);
+}
+
+int hc_profile_format(const hc_profile *p, const char *header, char **out, size_t *len, hc_err *err)
+{
+    /* through a temporary file, so that the text and the file writer are one code path */
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], path[4200];
+    snprintf(dir, sizeof dir, "%s/halfcheck-profile-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    *out = NULL;
+    if (!mkdtemp(dir))
+        return hc_err_set(err, HC_EIO, "profile: cannot create a temporary directory under %s",
+                          tmp && *tmp ? tmp : "/tmp");
+    snprintf(path, sizeof path, "%s/profile.yaml", dir);
+    int rc = hc_profile_write(p, header, path, err);
+    if (rc == 0 && !(*out = hc_read_file(path, MAX_PROFILE_BYTES, len, err)))
+        rc = -1;
+    remove(path);
+    rmdir(dir);
+    return rc;
+}
+
+static char *dup_or_null(const char *s, int *bad, hc_err *err)
+{
+    if (!s)
+        return NULL;
+    char *d = xstrdup(s, err);
+    if (!d)
+        *bad = 1;
+    return d;
+}
+
+int hc_profile_add_rule(hc_profile *p, const hc_prof_rule *r, hc_err *err)
+{
+    hc_prof_rule *nr = realloc(p->rules, (size_t)(p->n_rules + 1) * sizeof *nr);
+    if (!nr)
+        return hc_err_set(err, HC_ENOMEM, "out of memory adding a profile rule");
+    p->rules = nr;
+    int bad = 0;
+    nr[p->n_rules] = *r;
+    nr[p->n_rules].pattern = dup_or_null(r->pattern, &bad, err);
+    if (bad)
+        return -1;
+    p->n_rules++;
+    return 0;
+}
+
+hc_profile *hc_profile_clone(const hc_profile *p, hc_err *err)
+{
+    hc_profile *c = hc_calloc(1, sizeof *c, err, "profile");
+    if (!c)
+        return NULL;
+    *c = *p;
+    c->rules = NULL;
+    c->n_rules = 0;
+    int bad = 0;
+    c->name = dup_or_null(p->name, &bad, err);
+    c->description = dup_or_null(p->description, &bad, err);
+    c->source = dup_or_null(p->source, &bad, err);
+    for (int i = 0; !bad && i < p->n_rules; i++)
+        bad = hc_profile_add_rule(c, &p->rules[i], err) != 0;
+    if (bad) {
+        hc_profile_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+char *hc_profile_glob_literal(const char *name, hc_err *err)
+{
+    size_t n = strlen(name);
+    char *g = hc_malloc(2 * n + 1, err, "layer pattern");
+    if (!g)
+        return NULL;
+    char *d = g;
+    for (const char *s = name; *s; s++) {
+        if (strchr("*?[]\\", *s))
+            *d++ = '\\';
+        *d++ = *s;
+    }
+    *d = 0;
+    return g;
 }
 
 /* ---- the layers of a net ---- */

@@ -217,6 +217,8 @@ static int add_conv(hc_engine *e, const hc_conv *c, hc_err *err)
         return -1;
     if (e->opts.conv_mode) {
         int m = e->opts.conv_mode(e->opts.conv_mode_user, c);
+        if ((m & HC_CONV_WINO_F2) && hc_kconv_use_winograd2(&p->k, err))
+            return -1;
         hc_kconv_set_modes(&p->k, m & HC_CONV_ACC_FP16, m & HC_CONV_TILES_FP16);
     }
     return 0;
@@ -345,6 +347,38 @@ static void tap(fwd *f, const char *name, int layout, int channels, float *data)
     e->hook(e->hook_user, &t);
 }
 
+/* Emulation inside layers (hc_engine_opts.layer_mode); 0 for the reference. */
+static int lmode(const fwd *f, const char *layer)
+{
+    const hc_engine *e = f->e;
+    return e->opts.layer_mode && layer ? e->opts.layer_mode(e->opts.layer_mode_user, layer) : 0;
+}
+
+static void round_pooled(const fwd *f, const char *layer, float *pooled, size_t n)
+{
+    int m = lmode(f, layer);
+    if (m)
+        hc_round_fmt_array((m >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK, pooled, n);
+}
+
+static void mm_bc(const fwd *f, const char *layer, int in_c, int out_c, const float *in, const float *w,
+                  float *out)
+{
+    if (lmode(f, layer) & HC_LM_ACC_FP16)
+        hc_matmul_bc_acc16(f->B, in_c, out_c, in, w, out);
+    else
+        hc_matmul_bc(f->B, in_c, out_c, in, w, out);
+}
+
+static void mm_cs(const fwd *f, const char *layer, int in_c, int out_c, const float *in, const float *w,
+                  float *out)
+{
+    if (lmode(f, layer) & HC_LM_ACC_FP16)
+        hc_matmul_cs_acc16(f->B, f->hw, in_c, out_c, in, w, out);
+    else
+        hc_matmul_cs(f->B, f->hw, in_c, out_c, in, w, out);
+}
+
 static void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
 {
     const hc_kconv *kc = find_conv(f->e, c);
@@ -393,7 +427,8 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
         if (LIVE(f)) {
             hc_pool_gpool(gc, B, hw, gp, f->mask, f->msum, pooled);
-            hc_matmul_bc(B, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
+            round_pooled(f, g->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * gc);
+            mm_bc(f, g->gpool_to_bias_mul.name, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
             tap(f, g->gpool_to_bias_mul.name, HC_TAP_BC, rc, bias);
             hc_add_bias_bc(rc, B, hw, reg, bias);
         }
@@ -425,9 +460,9 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);
         tap(f, a->pre_ln.name, HC_TAP_CBP, c, s);
-        hc_matmul_cs(B, hw, c, nh * qd, s, a->q_proj.w, q);
-        hc_matmul_cs(B, hw, c, nkv * qd, s, a->k_proj.w, k);
-        hc_matmul_cs(B, hw, c, nkv * vd, s, a->v_proj.w, v);
+        mm_cs(f, a->q_proj.name, c, nh * qd, s, a->q_proj.w, q);
+        mm_cs(f, a->k_proj.name, c, nkv * qd, s, a->k_proj.w, k);
+        mm_cs(f, a->v_proj.name, c, nkv * vd, s, a->v_proj.w, v);
         if (a->use_rope) {
             const rope_tab *rt = find_rope(f->e, a);
             hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
@@ -436,8 +471,15 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q);
         tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k);
         tap(f, a->v_proj.name, HC_TAP_CBP, nkv * vd, v);
-        hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
-        hc_matmul_cs(B, hw, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
+        int am = lmode(f, a->out_proj.name);
+        if (am) {
+            hc_attn_emul ae = {(am >> HC_LM_SCORES_SHIFT) & HC_LM_FMT_MASK, (am >> HC_LM_PROBS_SHIFT) & HC_LM_FMT_MASK,
+                               (am & HC_LM_ACC_FP16) != 0};
+            hc_attention_emul(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores, &ae);
+        } else {
+            hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
+        }
+        mm_cs(f, a->out_proj.name, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
         tap(f, a->out_proj.name, HC_TAP_CBP, c, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
@@ -451,11 +493,11 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
             break;
         hc_rmsnorm_pos(c, B, hw, x, s, ff->pre_ln.weight, ff->pre_ln.eps, f->mask);
         tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s);
-        hc_matmul_cs(B, hw, c, fc, s, ff->linear1.w, a1);
-        hc_matmul_cs(B, hw, c, fc, s, ff->linear_gate.w, gate);
+        mm_cs(f, ff->linear1.name, c, fc, s, ff->linear1.w, a1);
+        mm_cs(f, ff->linear1.name, c, fc, s, ff->linear_gate.w, gate);
         hc_swiglu((size_t)fc * bp, a1, gate);
         tap(f, ff->linear1.name, HC_TAP_CBP, fc, a1);
-        hc_matmul_cs(B, hw, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
+        mm_cs(f, ff->linear2.name, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
         tap(f, ff->linear2.name, HC_TAP_CBP, c, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
         break;
@@ -505,7 +547,7 @@ static void forward(worker *w, int r0, int B)
     /* trunk */
     conv(f, &t->initial_conv, in, x, 0);
     if (LIVE(f)) {
-        hc_matmul_bc(B, cg, tc, e->global + (size_t)r0 * cg, t->initial_matmul.w, gbias);
+        mm_bc(f, t->initial_matmul.name, cg, tc, e->global + (size_t)r0 * cg, t->initial_matmul.w, gbias);
         tap(f, t->initial_matmul.name, HC_TAP_BC, tc, gbias);
         hc_add_bias_bc(tc, B, hw, x, gbias);
     }
@@ -515,14 +557,14 @@ static void forward(worker *w, int r0, int B)
         float *h1 = ar_get(f, (size_t)B * m->mul1.out_c);
         float *h2 = ar_get(f, (size_t)B * m->mul2.out_c);
         if (LIVE(f)) {
-            hc_matmul_bc(B, m->mul1.in_c, m->mul1.out_c,
-                         e->meta + (size_t)r0 * net->num_input_meta_c, m->mul1.w, h1);
+            mm_bc(f, m->mul1.name, m->mul1.in_c, m->mul1.out_c, e->meta + (size_t)r0 * net->num_input_meta_c,
+                  m->mul1.w, h1);
             hc_bias_act_bc(B, m->mul1.out_c, h1, m->bias1.w, m->act1.kind);
             tap(f, m->mul1.name, HC_TAP_BC, m->mul1.out_c, h1);
-            hc_matmul_bc(B, m->mul2.in_c, m->mul2.out_c, h1, m->mul2.w, h2);
+            mm_bc(f, m->mul2.name, m->mul2.in_c, m->mul2.out_c, h1, m->mul2.w, h2);
             hc_bias_act_bc(B, m->mul2.out_c, h2, m->bias2.w, m->act2.kind);
             tap(f, m->mul2.name, HC_TAP_BC, m->mul2.out_c, h2);
-            hc_matmul_bc(B, m->mul3.in_c, tc, h2, m->mul3.w, gbias);
+            mm_bc(f, m->mul3.name, m->mul3.in_c, tc, h2, m->mul3.w, gbias);
             tap(f, m->mul3.name, HC_TAP_BC, tc, gbias);
             hc_add_bias_bc(tc, B, hw, x, gbias);
         }
@@ -556,7 +598,8 @@ static void forward(worker *w, int r0, int B)
         bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
         if (LIVE(f)) {
             hc_pool_gpool(g1c, B, hw, g1, mask, msum, pooled);
-            hc_matmul_bc(B, 3 * g1c, p1c, pooled, ph->gpool_to_bias_mul.w, bias);
+            round_pooled(f, ph->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * g1c);
+            mm_bc(f, ph->gpool_to_bias_mul.name, 3 * g1c, p1c, pooled, ph->gpool_to_bias_mul.w, bias);
             tap(f, ph->gpool_to_bias_mul.name, HC_TAP_BC, p1c, bias);
             hc_add_bias_bc(p1c, B, hw, p1, bias);
         }
@@ -570,13 +613,13 @@ static void forward(worker *w, int r0, int B)
             float *pass = out->policy_pass + (size_t)r0 * pc;
             if (ph->has_pass_mlp) {
                 int hc = ph->gpool_to_pass_mul.out_c;
-                hc_matmul_bc(B, 3 * g1c, hc, pooled, ph->gpool_to_pass_mul.w, passh);
+                mm_bc(f, ph->gpool_to_pass_mul.name, 3 * g1c, hc, pooled, ph->gpool_to_pass_mul.w, passh);
                 hc_bias_act_bc(B, hc, passh, ph->gpool_to_pass_bias.w, ph->pass_act.kind);
                 tap(f, ph->gpool_to_pass_mul.name, HC_TAP_BC, hc, passh);
-                hc_matmul_bc(B, hc, pc, passh, ph->gpool_to_pass_mul2.w, pass);
+                mm_bc(f, ph->gpool_to_pass_mul2.name, hc, pc, passh, ph->gpool_to_pass_mul2.w, pass);
                 tap(f, ph->gpool_to_pass_mul2.name, HC_TAP_BC, pc, pass);
             } else {
-                hc_matmul_bc(B, 3 * g1c, pc, pooled, ph->gpool_to_pass_mul.w, pass);
+                mm_bc(f, ph->gpool_to_pass_mul.name, 3 * g1c, pc, pooled, ph->gpool_to_pass_mul.w, pass);
                 tap(f, ph->gpool_to_pass_mul.name, HC_TAP_BC, pc, pass);
             }
         }
@@ -593,15 +636,16 @@ static void forward(worker *w, int r0, int B)
         bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
         if (LIVE(f)) {
             hc_pool_value(v1c, B, hw, v1, msum, pooled);
-            hc_matmul_bc(B, 3 * v1c, v2c, pooled, vh->v2_mul.w, v2);
+            round_pooled(f, vh->v2_mul.name, pooled, (size_t)B * 3 * v1c);
+            mm_bc(f, vh->v2_mul.name, 3 * v1c, v2c, pooled, vh->v2_mul.w, v2);
             hc_bias_act_bc(B, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);
             tap(f, vh->v2_mul.name, HC_TAP_BC, v2c, v2);
             float *val = out->value + (size_t)r0 * 3;
-            hc_matmul_bc(B, v2c, 3, v2, vh->v3_mul.w, val);
+            mm_bc(f, vh->v3_mul.name, v2c, 3, v2, vh->v3_mul.w, val);
             hc_bias_act_bc(B, 3, val, vh->v3_bias.w, HC_ACT_IDENTITY);
             tap(f, vh->v3_mul.name, HC_TAP_BC, 3, val);
             float *score = out->score + (size_t)r0 * sc;
-            hc_matmul_bc(B, v2c, sc, v2, vh->sv3_mul.w, score);
+            mm_bc(f, vh->sv3_mul.name, v2c, sc, v2, vh->sv3_mul.w, score);
             hc_bias_act_bc(B, sc, score, vh->sv3_bias.w, HC_ACT_IDENTITY);
             tap(f, vh->sv3_mul.name, HC_TAP_BC, sc, score);
         }

@@ -67,7 +67,8 @@ typedef struct hc_engine hc_engine;
 /* Engine choices that change arithmetic (not results beyond rounding). */
 /* What an emulation asks of one convolution (hc_engine_opts.conv_mode; refs/kernels.h
  * hc_kconv_set_modes says what they do). */
-enum { HC_CONV_ACC_FP16 = 1, HC_CONV_TILES_FP16 = 2 };
+enum { HC_CONV_ACC_FP16 = 1, HC_CONV_TILES_FP16 = 2,
+       HC_CONV_WINO_F2 = 4 /* 3x3 by Winograd F(2x2,3x3) instead (hc_kconv_use_winograd2) */ };
 
 typedef struct hc_engine_opts {
     /* Reduced-precision emulation (NULL: none, the reference's arithmetic): called once per
@@ -76,7 +77,24 @@ typedef struct hc_engine_opts {
     void *conv_mode_user;
     int winograd; /* 3x3 convolutions by Winograd F(4x4,3x3), as KataGo's Eigen backend does
                      (faster); 0: im2col + sgemm (direct summation) */
+    /* Reduced-precision emulation inside layers (NULL: none): called during each forward pass
+     * with the name of a layer, returns HC_LM_* bits for it (thread-safe, cheap, the same
+     * answer every time). Asked for: the layer that reads pooled values (a gpool block's and
+     * the policy head's gpool_to_bias_mul, the value head's v2_mul: rounds the pooled values,
+     * the pass layers' included), an attention block's out_proj (scores, probabilities and
+     * the attention GEMMs), and every matmul layer (its accumulation). */
+    int (*layer_mode)(void *user, const char *layer);
+    void *layer_mode_user;
 } hc_engine_opts;
+
+/* hc_engine_opts.layer_mode bits: formats numbered as refs/kernels.h HC_KFMT_* */
+enum {
+    HC_LM_POOL_SHIFT = 0,   /* pooled values stored as this format */
+    HC_LM_SCORES_SHIFT = 2, /* attention scores (scaled q.k) before the softmax */
+    HC_LM_PROBS_SHIFT = 4,  /* attention probabilities after it */
+    HC_LM_FMT_MASK = 3,
+    HC_LM_ACC_FP16 = 1 << 6 /* the matmul (or the attention GEMMs) accumulates in fp16 */
+};
 
 /* The defaults hc_engine_new uses. */
 hc_engine_opts hc_engine_default_opts(void);

@@ -159,6 +159,8 @@ void hc_kconv_free(hc_kconv *cv)
     if (cv) {
         free(cv->wino);
         cv->wino = NULL;
+        free(cv->wino2);
+        cv->wino2 = NULL;
     }
 }
 
@@ -251,8 +253,10 @@ static int wino_tiles(int nx, int ny)
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16)
 {
     cv->acc_fp16 = acc_fp16 != 0;
-    cv->tiles_fp16 = tiles_fp16 != 0 && cv->wino && cv->kh == 3;
-    if (cv->tiles_fp16)
+    cv->tiles_fp16 = tiles_fp16 != 0 && (cv->wino || cv->wino2) && cv->kh == 3;
+    if (cv->tiles_fp16 && cv->wino2)
+        hc_round_fp16_array(cv->wino2, (size_t)16 * cv->oc * cv->ic);
+    else if (cv->tiles_fp16)
         hc_round_fp16_array(cv->wino, (size_t)36 * cv->oc * cv->ic);
 }
 
@@ -284,6 +288,8 @@ static int wino5_tiles(int nx, int ny)
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     (void)batch;
+    if (cv->wino2) /* V [16][ic][T] and M [16][oc][T] of one row (+ an fp16-accumulation chunk) */
+        return (size_t)(16 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) * (size_t)(((nx + 1) / 2) * ((ny + 1) / 2));
     if (cv->wino) /* V [36][ic][T] and M [36][oc][T] of one row (+ an fp16-accumulation chunk) */
         return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
                (cv->kh == 5 ? wino5_tiles(nx, ny) : wino_tiles(nx, ny));
@@ -521,6 +527,104 @@ static void wino5_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
     }
 }
 
+/* ---- Winograd F(2x2,3x3) (emulation of MLX's convolution) ---- */
+
+int hc_kconv_use_winograd2(hc_kconv *cv, hc_err *err)
+{
+    if (cv->kh != 3 || cv->kw != 3 || cv->wino2)
+        return 0;
+    size_t per = (size_t)cv->oc * cv->ic;
+    cv->wino2 = hc_malloc(16 * per * sizeof(float), err, "winograd F(2x2) weights");
+    if (!cv->wino2)
+        return -1;
+    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    for (int o = 0; o < cv->oc; o++)
+        for (int i = 0; i < cv->ic; i++) {
+            const float *g = cv->w + ((size_t)o * cv->ic + i) * 9;
+            double t[3][4]; /* g G^T: along x first */
+            for (int y = 0; y < 3; y++)
+                for (int c = 0; c < 4; c++)
+                    t[y][c] = G[c][0] * g[y * 3] + G[c][1] * g[y * 3 + 1] + G[c][2] * g[y * 3 + 2];
+            for (int r = 0; r < 4; r++)
+                for (int c = 0; c < 4; c++)
+                    cv->wino2[(size_t)(r * 4 + c) * per + (size_t)o * cv->ic + i] =
+                        (float)(G[r][0] * t[0][c] + G[r][1] * t[1][c] + G[r][2] * t[2][c]);
+        }
+    free(cv->wino);
+    cv->wino = NULL;
+    return 0;
+}
+
+/* F(2x2,3x3) of one batch row b, scalar: V = B^T d B per input tile, 16 GEMMs
+ * M[k] = U[k] V[k] (oc x T x ic), Y = A^T M A; fp16 tiles round V before and M after the
+ * GEMMs, as MLX stores them. */
+static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in, float *out,
+                      int accumulate, float *ws)
+{
+    int hw = nx * ny, txn = (nx + 1) / 2, T = ((nx + 1) / 2) * ((ny + 1) / 2);
+    float *V = ws, *M = ws + (size_t)16 * cv->ic * T;
+    for (int i = 0; i < cv->ic; i++) {
+        const float *src = in + ((size_t)i * batch + b) * hw;
+        for (int t = 0; t < T; t++) {
+            int y0 = (t / txn) * 2 - 1, x0 = (t % txn) * 2 - 1;
+            float d[4][4], u[4][4];
+            for (int r = 0; r < 4; r++)
+                for (int c = 0; c < 4; c++) {
+                    int y = y0 + r, x = x0 + c;
+                    d[r][c] = y >= 0 && y < ny && x >= 0 && x < nx ? src[(size_t)y * nx + x] : 0.0f;
+                }
+            for (int r = 0; r < 4; r++) { /* d B along x */
+                u[r][0] = d[r][0] - d[r][2];
+                u[r][1] = d[r][1] + d[r][2];
+                u[r][2] = d[r][2] - d[r][1];
+                u[r][3] = d[r][1] - d[r][3];
+            }
+            for (int c = 0; c < 4; c++) { /* B^T (d B) along y */
+                V[((size_t)0 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[0][c] - u[2][c];
+                V[((size_t)4 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[1][c] + u[2][c];
+                V[((size_t)8 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[2][c] - u[1][c];
+                V[((size_t)12 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[1][c] - u[3][c];
+            }
+        }
+    }
+    if (cv->tiles_fp16)
+        hc_round_fp16_array(V, (size_t)16 * cv->ic * T);
+    size_t per = (size_t)cv->oc * cv->ic;
+    for (int k = 0; k < 16; k++) {
+        if (cv->acc_fp16)
+            sgemm_acc16(cv->oc, T, cv->ic, cv->wino2 + (size_t)k * per, cv->ic, V + (size_t)k * cv->ic * T, T,
+                        M + (size_t)k * cv->oc * T, T, M + (size_t)16 * cv->oc * T);
+        else
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cv->oc, T, cv->ic, 1.0f, cv->wino2 + (size_t)k * per,
+                        cv->ic, V + (size_t)k * cv->ic * T, T, 0.0f, M + (size_t)k * cv->oc * T, T);
+    }
+    if (cv->tiles_fp16)
+        hc_round_fp16_array(M, (size_t)16 * cv->oc * T);
+    for (int o = 0; o < cv->oc; o++) {
+        float *dst = out + ((size_t)o * batch + b) * hw;
+        for (int t = 0; t < T; t++) {
+            int ty = t / txn, tx = t % txn;
+            float m[4][4], a[4][2];
+            for (int k = 0; k < 16; k++)
+                m[k / 4][k % 4] = M[((size_t)k * cv->oc + o) * T + t];
+            for (int r = 0; r < 4; r++) { /* m A along x */
+                a[r][0] = m[r][0] + m[r][1] + m[r][2];
+                a[r][1] = m[r][1] - m[r][2] - m[r][3];
+            }
+            for (int c = 0; c < 2; c++) { /* A^T (m A) along y */
+                float y2[2] = {a[0][c] + a[1][c] + a[2][c], a[1][c] - a[2][c] - a[3][c]};
+                for (int r = 0; r < 2; r++) {
+                    int y = ty * 2 + r, x = tx * 2 + c;
+                    if (y >= ny || x >= nx)
+                        continue;
+                    float *p = dst + (size_t)y * nx + x;
+                    *p = accumulate ? *p + y2[r] : y2[r];
+                }
+            }
+        }
+    }
+}
+
 /* One sgemm per batch row, always of the same shape (oc x hw x k): OpenBLAS's result for a
  * column depends on how many columns the call has (edge kernels), so a row's outputs would
  * otherwise depend on the batch size and the thread split. */
@@ -531,6 +635,11 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
     int s = batch * hw;
     int k = cv->ic * cv->kh * cv->kw;
     int one = cv->kh == 1 && cv->kw == 1;
+    if (cv->wino2) {
+        for (int b = 0; b < batch; b++)
+            wino2_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
+        return;
+    }
     if (cv->wino) {
         for (int b = 0; b < batch; b++) {
             if (cv->kh == 5)
@@ -941,6 +1050,109 @@ void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, co
             }
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, vd, hw, hw, 1.0f, vh, s, sc, hw,
                         0.0f, oh, s);
+        }
+    }
+}
+
+/* ---- reduced-precision emulation inside layers ------------------------------------------ */
+
+void hc_round_fmt_array(int fmt, float *x, size_t n)
+{
+    if (fmt == HC_KFMT_FP16)
+        hc_round_fp16_array(x, n);
+    else if (fmt == HC_KFMT_BF16)
+        hc_round_bf16_array(x, n);
+}
+
+/* C(m,n) = sum_k A(m,k) X(k,n) with fp16 accumulation in HC_ACC16_CHUNK runs; every operand
+ * addressed by strides (A(m,k) = A[m*sam + k*sak] ...), no workspace. Slow but plain: the
+ * fp16-acc16 emulation is measured, not bounded. */
+static void gemm_acc16(int M, int N, int K, const float *A, size_t sam, size_t sak, const float *X, size_t sxk,
+                       size_t sxn, float *C, size_t scm, size_t scn)
+{
+    enum { NB = 256 };
+    float part[NB], acc[NB];
+    for (int m = 0; m < M; m++)
+        for (int n0 = 0; n0 < N; n0 += NB) {
+            int nb = N - n0 < NB ? N - n0 : NB;
+            for (int j = 0; j < nb; j++)
+                acc[j] = 0.0f;
+            for (int k0 = 0; k0 < K; k0 += HC_ACC16_CHUNK) {
+                int kc = K - k0 < HC_ACC16_CHUNK ? K - k0 : HC_ACC16_CHUNK;
+                for (int j = 0; j < nb; j++)
+                    part[j] = 0.0f;
+                for (int k = k0; k < k0 + kc; k++) {
+                    float a = A[(size_t)m * sam + (size_t)k * sak];
+                    const float *x = X + (size_t)k * sxk + (size_t)n0 * sxn;
+                    if (sxn == 1)
+                        for (int j = 0; j < nb; j++)
+                            part[j] += a * x[j];
+                    else
+                        for (int j = 0; j < nb; j++)
+                            part[j] += a * x[(size_t)j * sxn];
+                }
+                for (int j = 0; j < nb; j++) {
+                    float p = hc_round_fp16(part[j]);
+                    acc[j] = k0 ? hc_round_fp16(acc[j] + p) : p;
+                }
+            }
+            for (int j = 0; j < nb; j++)
+                C[(size_t)m * scm + (size_t)(n0 + j) * scn] = acc[j];
+        }
+}
+
+void hc_matmul_bc_acc16(int batch, int in_c, int out_c, const float *in, const float *w, float *out)
+{
+    for (int b = 0; b < batch; b++)
+        gemm_acc16(1, out_c, in_c, in + (size_t)b * in_c, 0, 1, w, (size_t)out_c, 1, out + (size_t)b * out_c, 0, 1);
+}
+
+void hc_matmul_cs_acc16(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                        float *out)
+{
+    size_t s = (size_t)batch * hw;
+    for (int b = 0; b < batch; b++)
+        gemm_acc16(out_c, hw, in_c, w, 1, (size_t)out_c, in + (size_t)b * hw, s, 1, out + (size_t)b * hw, s, 1);
+}
+
+void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
+                       const float *k, const float *v, const float *mask, float *out, float *ws,
+                       const hc_attn_emul *em)
+{
+    int group = heads / kv_heads;
+    size_t s = (size_t)batch * hw;
+    float scale = 1.0f / sqrtf((float)qd);
+    float *sc = ws; /* [query][key] */
+    for (int b = 0; b < batch; b++) {
+        const float *m = mask + (size_t)b * hw;
+        for (int h = 0; h < heads; h++) {
+            int kvh = h / group;
+            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
+            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
+            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
+            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+            if (em->acc_fp16) /* sc(qi, ki) = sum_d q(d, qi) k(d, ki) */
+                gemm_acc16(hw, hw, qd, qh, 1, s, kh, s, 1, sc, (size_t)hw, 1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hw, hw, qd, 1.0f, qh, (int)s, kh, (int)s,
+                            0.0f, sc, hw);
+            for (int qi = 0; qi < hw; qi++) {
+                float *row = sc + (size_t)qi * hw;
+                if (m[qi] == 0.0f) {
+                    memset(row, 0, (size_t)hw * sizeof(float));
+                    continue;
+                }
+                for (int j = 0; j < hw; j++)
+                    row[j] *= scale;
+                hc_round_fmt_array(em->scores_fmt, row, (size_t)hw);
+                softmax_row(hw, row, m, 1.0f);
+                hc_round_fmt_array(em->probs_fmt, row, (size_t)hw);
+            }
+            if (em->acc_fp16) /* oh(d, qi) = sum_ki v(d, ki) p(qi, ki) */
+                gemm_acc16(vd, hw, hw, vh, s, 1, sc, 1, (size_t)hw, oh, s, 1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, vd, hw, hw, 1.0f, vh, (int)s, sc, hw,
+                            0.0f, oh, (int)s);
         }
     }
 }

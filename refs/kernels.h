@@ -52,6 +52,7 @@ typedef struct hc_kconv {
     float *wino;    /* owned: 3x3 Winograd F(4x4,3x3) weights [36][oc][ic], or NULL */
     int acc_fp16;   /* emulation, 0 by default: see hc_kconv_set_modes */
     int tiles_fp16;
+    float *wino2;   /* owned: 3x3 Winograd F(2x2,3x3) weights [16][oc][ic] (emulation), or NULL */
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
@@ -72,6 +73,13 @@ void hc_kconv_free(hc_kconv *cv);
  * transform arithmetic stays fp32 (what MLX does). Call after hc_kconv_use_winograd. */
 enum { HC_ACC16_CHUNK = 16 };
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16);
+
+/* Switches a 3x3 convolution to Winograd F(2x2,3x3) (4x4 tiles, the transform MLX uses; an
+ * emulation choice, KataGo's Eigen backend does not run it): transformed weights G g G^T
+ * computed in double and rounded once; input tiles B^T d B and outputs A^T m A in fp32, along
+ * x first. Replaces F(4x4,3x3) if set. A no-op for other kernel sizes. Call before
+ * hc_kconv_set_modes (whose tiles_fp16 then stores these tiles as fp16). */
+int hc_kconv_use_winograd2(hc_kconv *cv, hc_err *err);
 
 /* Floats of workspace hc_kconv_run needs for this batch and buffer size. */
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);
@@ -165,5 +173,31 @@ void hc_vexpf(size_t n, float *x);
  * ws: hw*hw floats. */
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
+
+/* ---- reduced-precision emulation inside layers (halfcheck's emulate backend; the reference
+ * never calls these) ------------------------------------------------------------------ */
+
+/* Formats, numbered as harness/profile.h's hc_fmt. */
+enum { HC_KFMT_FP32 = 0, HC_KFMT_FP16 = 1, HC_KFMT_BF16 = 2 };
+
+/* x[0..n) rounded to fmt in place (fp32: untouched). */
+void hc_round_fmt_array(int fmt, float *x, size_t n);
+
+/* hc_matmul_bc and hc_matmul_cs accumulating in fp16 as hc_kconv_set_modes's acc_fp16 does:
+ * each run of HC_ACC16_CHUNK products summed in fp32, rounded to fp16, added to an fp16
+ * accumulator rounded again. */
+void hc_matmul_bc_acc16(int batch, int in_c, int out_c, const float *in, const float *w, float *out);
+void hc_matmul_cs_acc16(int batch, int hw, int in_c, int out_c, const float *in, const float *w,
+                        float *out);
+
+/* hc_attention with rounding: scores_fmt rounds the scaled scores q.k/sqrt(qd) before the
+ * softmax, probs_fmt the probabilities after it, acc_fp16 makes both GEMMs (q.k and p.v)
+ * accumulate in fp16 (above). Masked-out keys stay exactly 0. */
+typedef struct hc_attn_emul {
+    int scores_fmt, probs_fmt, acc_fp16;
+} hc_attn_emul;
+void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
+                       const float *k, const float *v, const float *mask, float *out, float *ws,
+                       const hc_attn_emul *em);
 
 #endif

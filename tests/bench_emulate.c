@@ -24,7 +24,7 @@ int main(void)
                                  "nets/b7c96h3tfrs-test5-cnorm.bin.gz",
                                  "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"};
     static const char *specs[] = {"ref32", "emulate:fp16", "emulate:bf16", "emulate:coreml-tiers", "emulate:fp16-winograd",
-                                  "emulate:fp16-acc16"};
+                                  "emulate:fp16-winograd2", "emulate:fp16-acc16"};
     const int nx = 19, ny = 19, hw = nx * ny, batch = 16, threads = 1;
     printf("%-40s %-22s %10s %10s %8s\n", "net (19x19, batch 16, 1 thread)", "backend", "pos/s", "pos/cpu-s",
            "vs ref32");

@@ -1,6 +1,8 @@
 /* Precision profiles: the parser (errors located at file:line:col, table-driven), rule
  * resolution (later rules override, kinds, globs, `when` conditions), the built-ins, and the
  * layer walk of the shared nets against the engine's own taps. */
+#include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,39 @@ static void test_builtins(const hc_net *conv_net, const hc_net *tf_net)
     }
     hc_check("profile-3.2", has_fp16 && has_bf16 && has_coreml, "built-ins: %d", n);
     hc_err err = {0};
+    /* fp16-acc16 accumulates every conv and matmul (heads, transformer linears, attention) in
+     * fp16; the in-layer keys of fp16 and coreml-tiers */
+    {
+        hc_profile *a = hc_profile_load("fp16-acc16", &err), *h = hc_profile_load("fp16", &err),
+                   *c = hc_profile_load("coreml-tiers", &err), *w = hc_profile_load("fp16-winograd2", &err);
+        const unsigned mm = HC_LK_MATMUL | HC_LK_GPOOL | HC_LK_VALUE_HEAD;
+        const unsigned ao = HC_LK_MATMUL | HC_LK_ATTN_OUT | HC_LK_TRANSFORMER | HC_LK_TRUNK;
+        int ok = a && h && c && w;
+        if (ok) {
+            hc_prof_choice v3 = hc_profile_resolve(a, conv_net, "v3/w", mm);
+            hc_prof_choice op = hc_profile_resolve(a, tf_net, "model.blocks.0.out_proj", ao);
+            hc_prof_choice cv = hc_profile_resolve(a, conv_net, "rconv1/w1", HC_LK_CONV | HC_LK_TRUNK);
+            hc_prof_choice bn = hc_profile_resolve(a, conv_net, "rconv1/norm1", HC_LK_BATCHNORM | HC_LK_TRUNK);
+            hc_check("profile-3.5", v3.accum == HC_FMT_FP16 && op.accum == HC_FMT_FP16 && cv.accum == HC_FMT_FP16 &&
+                                        bn.accum == HC_FMT_FP32 && op.scores == HC_FMT_FP16,
+                     "fp16-acc16 accum: matmul %d, attention out %d, conv %d, batchnorm %d", v3.accum, op.accum,
+                     cv.accum, bn.accum);
+            hc_prof_choice hp = hc_profile_resolve(h, conv_net, "v2/w", mm);
+            hc_prof_choice co = hc_profile_resolve(c, conv_net, "v2/w", mm);
+            hc_prof_choice ct = hc_profile_resolve(c, tf_net, "model.blocks.0.out_proj", ao);
+            hc_check("profile-3.6",
+                     hp.pool == HC_FMT_FP16 && hp.scores == HC_FMT_FP16 && hp.probs == HC_FMT_FP16 &&
+                         hp.accum == HC_FMT_FP32 && co.pool == HC_FMT_FP16 && ct.pool == HC_FMT_FP32 &&
+                         ct.scores == HC_FMT_FP32 && w->winograd == 2 && w->winograd_tiles == HC_FMT_FP16 &&
+                         h->winograd == 4,
+                     "in-layer keys of fp16 / coreml-tiers / fp16-winograd2");
+        }
+        hc_check("profile-3.7", ok, "%s", err.msg);
+        hc_profile_free(a);
+        hc_profile_free(h);
+        hc_profile_free(c);
+        hc_profile_free(w);
+    }
     hc_profile *p = hc_profile_load("fp17", &err);
     hc_check("profile-3.3", !p && strstr(err.msg, "unknown precision profile \"fp17\"") && strstr(err.msg, "fp16"),
              "%s", err.msg);
@@ -208,9 +243,90 @@ static void test_layers(const char *id, hc_net *net)
     free(ls);
 }
 
+static int same_rule(const hc_prof_rule *a, const hc_prof_rule *b)
+{
+    return a->kinds == b->kinds && !a->pattern == !b->pattern && (!a->pattern || !strcmp(a->pattern, b->pattern)) &&
+           a->storage == b->storage && a->weights == b->weights && a->accum == b->accum && a->tiles == b->tiles &&
+           a->pool == b->pool && a->scores == b->scores && a->probs == b->probs && a->transformer == b->transformer &&
+           a->min_trunk_c == b->min_trunk_c && a->max_trunk_c == b->max_trunk_c;
+}
+
+static int same_profile(const hc_profile *a, const hc_profile *b)
+{
+    int same = !strcmp(a->name, b->name) && !a->description == !b->description &&
+               (!a->description || !strcmp(a->description, b->description)) && a->storage == b->storage &&
+               a->weights == b->weights && a->accum == b->accum && a->winograd_tiles == b->winograd_tiles &&
+               a->winograd == b->winograd && a->pool == b->pool && a->attn_scores == b->attn_scores &&
+               a->softmax == b->softmax && a->n_rules == b->n_rules;
+    for (int i = 0; same && i < a->n_rules; i++)
+        same = same_rule(&a->rules[i], &b->rules[i]);
+    return same;
+}
+
+/* The writer: every built-in, and a profile using every key (odd names quoted, globs escaped),
+ * formatted and parsed back to the same settings. */
+static void test_writer(void)
+{
+    hc_err err = {0};
+    const char *const *names = hc_profile_builtin_names();
+    int i = 0;
+    for (; names[i]; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "profile-5.%d", i + 1);
+        hc_profile *p = hc_profile_load(names[i], &err), *q = NULL;
+        char *text = NULL;
+        size_t len = 0;
+        if (p && hc_profile_format(p, "a header\nof two lines", &text, &len, &err) == 0)
+            q = hc_profile_parse(text, len, "back.yaml", &err);
+        hc_check(id, p && q && same_profile(p, q) && text && !strncmp(text, "# a header\n# of two lines\n", 26),
+                 "%s: %s", names[i], q ? "differs after a round trip" : err.msg);
+        free(text);
+        hc_profile_free(p);
+        hc_profile_free(q);
+    }
+    const char *y = "name: 'odd \"name\" \\ x'\ndescription: two\nstorage: bf16\nweights: fp16\naccum: fp16\n"
+                    "winogradTiles: fp16\nwinograd: f2x2\npool: bf16\nattnScores: fp16\nsoftmax: bf16\nrules:\n"
+                    "  - kind: conv\n    layer: \"a*b\"\n    when: {transformer: false, minTrunkChannels: 3}\n"
+                    "    storage: fp32\n    pool: fp16\n"
+                    "  - layer: \"x\"\n    when: {maxTrunkChannels: 9}\n    winogradTiles: fp32\n    attnScores: bf16\n"
+                    "    softmax: fp32\n    accum: fp32\n    weights: bf16\n";
+    hc_profile *p = hc_profile_parse(y, strlen(y), "all.yaml", &err), *q = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (p && hc_profile_format(p, NULL, &text, &len, &err) == 0)
+        q = hc_profile_parse(text, len, "back.yaml", &err);
+    hc_check("profile-5.90", p && q && same_profile(p, q) && p->winograd == 2 && !strcmp(q->name, "odd \"name\" \\ x"),
+             "%s", q ? "differs" : err.msg);
+    free(text);
+    hc_profile_free(q);
+    /* clone + an exact-name rule: the glob matches the literal name only */
+    q = p ? hc_profile_clone(p, &err) : NULL;
+    char *g = hc_profile_glob_literal("rconv[1]*?\\x", &err);
+    hc_prof_rule r;
+    memset(&r, 0, sizeof r);
+    r.storage = HC_FMT_FP32;
+    r.weights = r.accum = r.tiles = r.pool = r.scores = r.probs = -1;
+    r.transformer = -1;
+    r.max_trunk_c = INT_MAX;
+    r.pattern = g;
+    hc_check("profile-5.92", g && fnmatch(g, "rconv[1]*?\\x", 0) == 0 && fnmatch(g, "rconv1ab\\x", 0) != 0,
+             "literal glob %s", g ? g : err.msg);
+    int ok = q && g && hc_profile_add_rule(q, &r, &err) == 0 && q->n_rules == 3 && same_rule(&q->rules[2], &r);
+    hc_profile *back = NULL;
+    if (ok && hc_profile_format(q, NULL, &text, &len, &err) == 0)
+        back = hc_profile_parse(text, len, "back.yaml", &err);
+    hc_check("profile-5.91", ok && back && same_profile(q, back), "clone and add: %s", err.msg);
+    free(text);
+    hc_profile_free(back);
+    hc_profile_free(q);
+    hc_profile_free(p);
+    free(g);
+}
+
 int main(void)
 {
     test_errors();
+    test_writer();
     const char *pc = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     char *conv_path = pc ? strdup(pc) : NULL;
     const char *pt = hc_shared("nets/b7c96h3tfrs-test5-cnorm.bin.gz");

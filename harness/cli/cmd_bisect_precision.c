@@ -1,0 +1,162 @@
+/* halfcheck bisect-precision: the layers a profile must run in fp32 for a tier to pass. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "config.h"
+#include "evaluate.h"
+#include "model.h"
+#include "positions.h"
+#include "precbisect.h"
+#include "profile.h"
+#include "stream.h"
+#include "tiers.h"
+
+static const cli_opt opts[] = {
+    {"net", 1, 0, "KataGo model file"},
+    {"positions", 1, 0, "positions file (.jsonl[.gz])"},
+    {"nn", 1, 0, "NN buffer WxH"},
+    {"profile", 1, 0, "precision profile: a built-in name (fp16, bf16, ...) or a .yaml path"},
+    {"tier", 1, 0, "built-in tier to pass: fp32, fp16, fp32-strict"},
+    {"tier-file", 1, 0, "YAML file holding the tier to pass (instead of --tier)"},
+    {"out", 1, 0, "write the result profile (YAML) here"},
+    {"max-positions", 1, 0, "use at most this many positions (default 100)"},
+    {"threads", 1, 0, "evaluation threads (default 1)"},
+    {"batch", 1, 0, "positions per batch (default 8)"},
+    {"help", 0, 0, "this help"},
+    {NULL, 0, 0, NULL},
+};
+
+static void print_check(const char *what, const hc_tier *t, const hc_stats *st, const hc_tier_check *c)
+{
+    if (c->nonfinite && st->n_positions == 0) {
+        printf("%s: tier %s FAIL (a non-finite output stopped the evaluation)\n", what, t->name);
+        return;
+    }
+    printf("%s: tier %s %s, worst ratio %.3f", what, t->name, c->pass ? "PASS" : "FAIL", c->worst_all_ratio);
+    if (c->worst_all_metric >= 0)
+        printf(" (%s %s)", hc_metric_infos[c->worst_all_metric].key, hc_pct_names[c->worst_all_pct]);
+    printf("; winrate avg %.5f%% p99 %.5f%% max %.5f%%%s\n", 100 * st->m[HC_M_WINRATE].v[HC_P_AVG],
+           100 * st->m[HC_M_WINRATE].v[HC_P_99], 100 * st->m[HC_M_WINRATE].v[HC_P_MAX],
+           c->nonfinite ? ", NON-FINITE outputs" : "");
+}
+
+int cmd_bisect_precision(int argc, char **argv)
+{
+    const char *cmd = "bisect-precision";
+    cli_args a;
+    hc_err err = {0};
+    if (cli_parse(cmd, argc, argv, opts, &a, &err))
+        return cli_fail(cmd, &err);
+    if (cli_has(&a, "help")) {
+        printf("usage: halfcheck bisect-precision --net NET --positions POS --nn WxH --profile P --tier T "
+               "[--out FILE.yaml] [options]\n"
+               "Finds a small set of layers that must run in fp32 for profile P to pass tier T against ref32,\n"
+               "reports each layer's share of the error (its single-layer worst tier ratio over the sum), and\n"
+               "writes P plus fp32 rules for those layers, verified by re-evaluating it.\n"
+               "Exit: 0 found and verified; 1 the tier passes already (profile written unchanged), or no set\n"
+               "passes, or the written profile failed its verification; 2 usage or input error.\n");
+        cli_print_options(stdout, opts);
+        return HC_EXIT_OK;
+    }
+    const char *net_path = cli_require(&a, "net", &err);
+    const char *pos_path = net_path ? cli_require(&a, "positions", &err) : NULL;
+    const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;
+    const char *prof = nn ? cli_require(&a, "profile", &err) : NULL;
+    if (!prof)
+        return cli_fail(cmd, &err);
+    const char *tname = cli_get(&a, "tier", NULL), *tfile = cli_get(&a, "tier-file", NULL);
+    if (!tname == !tfile) {
+        hc_err_set(&err, HC_EUSAGE, "give exactly one of --tier and --tier-file");
+        return cli_fail(cmd, &err);
+    }
+    int nx, ny, maxp, threads, batch;
+    if (cli_parse_size(nn, &nx, &ny, &err) || cli_get_int(&a, "max-positions", 100, &maxp, &err) ||
+        cli_get_int(&a, "threads", 1, &threads, &err) || cli_get_int(&a, "batch", 8, &batch, &err))
+        return cli_fail(cmd, &err);
+    if (maxp < 1 || threads < 1 || threads > 256 || batch < 1 || batch > 64) {
+        hc_err_set(&err, HC_EUSAGE, "--max-positions must be >= 1, --threads 1..256, --batch 1..64");
+        return cli_fail(cmd, &err);
+    }
+    hc_tier tier;
+    if (tname ? hc_tier_builtin(tname, &tier, &err) : hc_tier_cfg_load(tfile, &tier, &err))
+        return cli_fail(cmd, &err);
+    hc_net *net = hc_net_load(net_path, &err);
+    if (!net)
+        return cli_fail(cmd, &err);
+    hc_net_reduce_activations(net);
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_pbisect *r = NULL;
+    int rc = HC_EXIT_OK;
+    if (hc_positions_load(pos_path, &ps, &n, &err)) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    size_t use = n < (size_t)maxp ? n : (size_t)maxp;
+    hc_eval_settings s = hc_eval_settings_default(nx, ny);
+    if (hc_pbisect_run(net, ps, use, &s, prof, &tier, batch, threads, &r, &err)) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    printf("bisect-precision: profile %s, tier %s, %zu positions at %dx%d, %d evaluations\n", prof, tier.name, use, nx,
+           ny, r->n_evals);
+    print_check("whole profile", &tier, &r->full_stats, &r->full_check);
+    if (r->outcome == HC_PB_IMPOSSIBLE) {
+        printf("no set passes: even every layer in fp32 fails tier %s (the reference or the tier is broken)\n",
+               tier.name);
+        rc = HC_EXIT_FAIL;
+        goto done;
+    }
+    if (r->outcome != HC_PB_PASSES) {
+        printf("%-4s %-48s %10s %7s %s\n", "#", "layer", "ratio", "share", "");
+        for (int i = 0; i < r->n_layers; i++) {
+            const hc_pbisect_layer *l = &r->layers[i];
+            if (!l->reduced)
+                continue;
+            printf("%-4d %-48s %10.4g %6.2f%%%s\n", i, l->name, l->score, 100 * l->share,
+                   l->escalated ? "  -> fp32" : "");
+        }
+        printf("ratio: the tier's worst ratio with only that layer reduced; share: of the sum over layers\n");
+        printf("escalated to fp32 (%d of %d layers):", r->n_escalated, r->n_layers);
+        for (int i = 0; i < r->n_layers; i++)
+            if (r->layers[i].escalated)
+                printf(" %s", r->layers[i].name);
+        printf("\n");
+    } else {
+        printf("the profile passes tier %s already: nothing to escalate (empty set); profile unchanged\n", tier.name);
+        rc = HC_EXIT_FAIL;
+    }
+    print_check("result profile (re-evaluated from its YAML)", &tier, &r->result_stats, &r->result_check);
+    if (r->outcome == HC_PB_UNVERIFIED) {
+        printf("NOT VERIFIED: the written profile fails the tier although the search's set passed\n");
+        rc = HC_EXIT_FAIL;
+    } else if (r->outcome == HC_PB_FOUND) {
+        printf("verified: the result profile passes tier %s\n", tier.name);
+    }
+    const char *out = cli_get(&a, "out", NULL);
+    if (out) {
+        hc_ostream *o = hc_ostream_open(out, &err);
+        int bad = !o;
+        if (o && hc_ostream_write(o, r->yaml, r->yaml_len, &err)) {
+            hc_ostream_abort(o);
+            bad = 1;
+        } else if (o) {
+            bad = hc_ostream_commit(o, &err) != 0;
+        }
+        if (bad) {
+            rc = cli_fail(cmd, &err);
+            goto done;
+        }
+        printf("wrote %s\n", out);
+    } else if (r->outcome == HC_PB_FOUND) {
+        printf("(no --out: the result profile follows)\n%s", r->yaml);
+    }
+done:
+    hc_pbisect_free(r);
+    hc_positions_free(ps, n);
+    hc_net_free(net);
+    return rc;
+}

@@ -1,0 +1,353 @@
+/* Precision bisect: see precbisect.h. */
+#include "precbisect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "emulate.h"
+#include "nnoutput.h"
+#include "profile.h"
+
+typedef struct ctx {
+    const hc_net *net;
+    const hc_position *ps;
+    size_t n;
+    const hc_eval_settings *s;
+    const hc_tier *tier;
+    int batch, threads;
+    int nl; /* layers + input */
+    hc_nnoutput *ref;
+    int n_evals;
+} ctx;
+
+/* The tier's worst ratio: > 1 fails; infinite for a non-finite output. */
+static double ratio_of(const hc_tier_check *c)
+{
+    if (c->nonfinite)
+        return INFINITY;
+    return c->worst_all_ratio > 0 ? c->worst_all_ratio : 0.0;
+}
+
+/* Evaluates prof applied where active says (NULL: everywhere) over the positions; a run that
+ * stops on a non-finite output (emulate reports overflow as HC_EBACKEND) is a failing verdict,
+ * not an error. */
+static int eval_set(ctx *c, const hc_profile *prof, const unsigned char *active, hc_stats *st, hc_tier_check *chk,
+                    double *ratio, hc_err *err)
+{
+    hc_emulate *em = hc_emulate_open_profile(prof, c->net, c->s->nn_x, c->s->nn_y, c->batch, c->threads, active,
+                                             active ? c->nl : 0, err);
+    if (!em)
+        return -1;
+    hc_nnoutput *outs = hc_calloc(c->n, sizeof *outs, err, "outputs");
+    int rc = -1;
+    c->n_evals++;
+    if (outs) {
+        hc_backend b = {&hc_backend_emulate, em};
+        hc_eval_failure fail;
+        hc_err e2 = {0};
+        if (hc_eval_positions(&b, c->net, c->ps, c->n, NULL, c->batch, c->s, outs, NULL, &fail, NULL, NULL, &e2)) {
+            if (e2.code != HC_EBACKEND) {
+                *err = e2;
+            } else {
+                memset(st, 0, sizeof *st);
+                memset(chk, 0, sizeof *chk);
+                chk->nonfinite = 1;
+                chk->first_fail_metric = chk->first_fail_pct = -1;
+                *ratio = INFINITY;
+                rc = 0;
+            }
+        } else if (hc_stats_compute(c->ref, outs, c->n, st, err) == 0) {
+            hc_tier_check_stats(c->tier, st, chk);
+            *ratio = ratio_of(chk);
+            rc = 0;
+        }
+        hc_nnoutputs_free(outs, c->n);
+    }
+    hc_emulate_close(em);
+    return rc;
+}
+
+static int pass_of(const hc_tier_check *c) { return c->pass && !c->nonfinite; }
+
+/* active for "every reduced layer except those in esc" */
+static void fill_active(unsigned char *active, const hc_pbisect_layer *ls, int nl, const unsigned char *esc)
+{
+    for (int i = 0; i < nl; i++)
+        active[i] = ls[i].reduced && !esc[i];
+}
+
+static int eval_esc(ctx *c, const hc_profile *prof, const hc_pbisect_layer *ls, const unsigned char *esc,
+                    unsigned char *active, int *pass, hc_err *err)
+{
+    hc_stats st;
+    hc_tier_check chk;
+    double r;
+    fill_active(active, ls, c->nl, esc);
+    if (eval_set(c, prof, active, &st, &chk, &r, err))
+        return -1;
+    *pass = pass_of(&chk);
+    return 0;
+}
+
+static int is_reduced(const hc_prof_choice *ch)
+{
+    return ch->storage != HC_FMT_FP32 || ch->weights != HC_FMT_FP32 || ch->accum != HC_FMT_FP32 ||
+           ch->tiles != HC_FMT_FP32 || ch->pool != HC_FMT_FP32 || ch->scores != HC_FMT_FP32 ||
+           ch->probs != HC_FMT_FP32;
+}
+
+/* The result profile: prof plus an fp32 rule per escalated layer. */
+static hc_profile *result_profile(const hc_profile *prof, const hc_net *net, const hc_pbisect *r,
+                                  const hc_tier *tier, hc_err *err)
+{
+    hc_profile *p = hc_profile_clone(prof, err);
+    if (!p)
+        return NULL;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s%s", prof->name, r->n_escalated ? "-fp32-" : "", r->n_escalated ? tier->name : "");
+    char *name = malloc(strlen(buf) + 1), *desc = NULL;
+    if (name)
+        strcpy(name, buf);
+    snprintf(buf, sizeof buf, "%s%sbisect-precision for tier %s: %d layer(s) escalated to fp32.",
+             prof->description ? prof->description : "", prof->description ? " " : "", tier->name, r->n_escalated);
+    desc = malloc(strlen(buf) + 1);
+    if (desc)
+        strcpy(desc, buf);
+    free(p->name);
+    free(p->description);
+    p->name = name;
+    p->description = desc;
+    if (!name || !desc) {
+        hc_err_set(err, HC_ENOMEM, "out of memory building the result profile");
+        hc_profile_free(p);
+        return NULL;
+    }
+    for (int i = 0; i < r->n_layers; i++) {
+        const hc_pbisect_layer *l = &r->layers[i];
+        if (!l->escalated)
+            continue;
+        hc_prof_rule rule;
+        memset(&rule, 0, sizeof rule);
+        /* fp32 for what the profile reduces in this layer, the rest left alone */
+        hc_prof_choice ch = hc_profile_resolve(prof, net, l->name, l->kinds);
+        int *set[7] = {&rule.storage, &rule.weights, &rule.accum, &rule.tiles, &rule.pool, &rule.scores, &rule.probs};
+        const int had[7] = {ch.storage, ch.weights, ch.accum, ch.tiles, ch.pool, ch.scores, ch.probs};
+        for (int k = 0; k < 7; k++)
+            *set[k] = had[k] != HC_FMT_FP32 ? HC_FMT_FP32 : -1;
+        rule.transformer = -1;
+        rule.min_trunk_c = 0;
+        rule.max_trunk_c = 0x7fffffff;
+        snprintf(rule.where, sizeof rule.where, "bisect-precision");
+        if (l->kinds == HC_LK_INPUT) {
+            rule.kinds = HC_LK_INPUT;
+        } else if (!(rule.pattern = hc_profile_glob_literal(l->name, err))) {
+            hc_profile_free(p);
+            return NULL;
+        }
+        int rc = hc_profile_add_rule(p, &rule, err);
+        free(rule.pattern);
+        if (rc) {
+            hc_profile_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+static int finish(ctx *c, const hc_profile *prof, hc_pbisect *r, hc_err *err)
+{
+    hc_profile *p = result_profile(prof, c->net, r, c->tier, err);
+    if (!p)
+        return -1;
+    char head[512];
+    snprintf(head, sizeof head,
+             "written by halfcheck bisect-precision: profile %s, tier %s, %zu positions at %dx%d;\n"
+             "%d layer(s) escalated to fp32 (the rules at the end)",
+             prof->name, c->tier->name, c->n, c->s->nn_x, c->s->nn_y, r->n_escalated);
+    int rc = hc_profile_format(p, head, &r->yaml, &r->yaml_len, err);
+    hc_profile_free(p);
+    if (rc)
+        return -1;
+    hc_profile *back = hc_profile_parse(r->yaml, r->yaml_len, "bisect-precision result", err);
+    if (!back) {
+        hc_err_prefix(err, "the written profile does not read back: ");
+        return -1;
+    }
+    double ratio;
+    rc = eval_set(c, back, NULL, &r->result_stats, &r->result_check, &ratio, err);
+    hc_profile_free(back);
+    if (rc)
+        return -1;
+    if (r->outcome == HC_PB_FOUND && !pass_of(&r->result_check))
+        r->outcome = HC_PB_UNVERIFIED;
+    return 0;
+}
+
+typedef struct ord {
+    int i;
+    double score;
+} ord;
+
+static int by_score_desc(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->i - y->i;
+}
+
+int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                   const char *profile, const hc_tier *tier, int batch, int threads, hc_pbisect **out,
+                   hc_err *err)
+{
+    *out = NULL;
+    if (n == 0)
+        return hc_err_set(err, HC_EUSAGE, "bisect-precision: no positions");
+    ctx c = {.net = net, .ps = ps, .n = n, .s = s, .tier = tier, .batch = batch, .threads = threads};
+    hc_profile *prof = hc_profile_load(profile, err);
+    hc_layer_ref *ls = NULL;
+    int nl = 0, rc = -1;
+    hc_pbisect *r = NULL;
+    unsigned char *esc = NULL, *active = NULL;
+    ord *order = NULL;
+    hc_backend rb = {0};
+    /* hc_net_layers hands out mutable pointers; only names and kinds are read here */
+    if (!prof || hc_net_layers((hc_net *)net, &ls, &nl, err))
+        goto done;
+    c.nl = nl + 1;
+    r = hc_calloc(1, sizeof *r, err, "bisect result");
+    if (!r || !(r->layers = hc_calloc((size_t)c.nl, sizeof *r->layers, err, "bisect layers")) ||
+        !(esc = hc_calloc((size_t)c.nl, 1, err, "bisect flags")) ||
+        !(active = hc_calloc((size_t)c.nl, 1, err, "bisect flags")) ||
+        !(order = hc_calloc((size_t)c.nl, sizeof *order, err, "bisect order")) ||
+        !(c.ref = hc_calloc(n, sizeof *c.ref, err, "outputs")))
+        goto done;
+    r->n_layers = c.nl;
+    for (int i = 0; i < c.nl; i++) {
+        hc_pbisect_layer *l = &r->layers[i];
+        const char *name = i < nl ? ls[i].name : "input";
+        l->kinds = i < nl ? ls[i].kinds : HC_LK_INPUT;
+        snprintf(l->name, sizeof l->name, "%s", name ? name : "?");
+        hc_prof_choice ch = hc_profile_resolve(prof, net, name, l->kinds);
+        l->reduced = is_reduced(&ch);
+    }
+    if (hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, batch, threads, err))
+        goto done;
+    hc_eval_failure fail;
+    if (hc_eval_positions(&rb, net, ps, n, NULL, batch, s, c.ref, NULL, &fail, NULL, NULL, err))
+        goto done;
+
+    double ratio;
+    if (eval_set(&c, prof, NULL, &r->full_stats, &r->full_check, &ratio, err))
+        goto done;
+    if (pass_of(&r->full_check)) {
+        r->outcome = HC_PB_PASSES;
+        rc = finish(&c, prof, r, err);
+        goto done;
+    }
+    /* every layer escalated: ref32's arithmetic, which must pass */
+    int pass;
+    memset(esc, 1, (size_t)c.nl);
+    if (eval_esc(&c, prof, r->layers, esc, active, &pass, err))
+        goto done;
+    if (!pass) {
+        r->outcome = HC_PB_IMPOSSIBLE;
+        rc = 0;
+        goto done;
+    }
+    /* sensitivity: one layer at a time */
+    int m = 0, n_inf = 0;
+    double sum = 0;
+    for (int i = 0; i < c.nl; i++) {
+        hc_pbisect_layer *l = &r->layers[i];
+        if (!l->reduced)
+            continue;
+        hc_stats st;
+        hc_tier_check chk;
+        memset(active, 0, (size_t)c.nl);
+        active[i] = 1;
+        if (eval_set(&c, prof, active, &st, &chk, &l->score, err)) {
+            hc_err_prefix(err, "layer %s: ", l->name);
+            goto done;
+        }
+        if (isinf(l->score))
+            n_inf++;
+        else
+            sum += l->score;
+        order[m].i = i;
+        order[m++].score = l->score;
+    }
+    for (int i = 0; i < c.nl; i++) {
+        hc_pbisect_layer *l = &r->layers[i];
+        l->share = n_inf ? (isinf(l->score) ? 1.0 / n_inf : 0.0) : sum > 0 ? l->score / sum : 0.0;
+    }
+    qsort(order, (size_t)m, sizeof *order, by_score_desc);
+    /* the shortest passing prefix: lo fails (0: the whole profile), hi passes (m: all fp32) */
+    int lo = 0, hi = m;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        memset(esc, 0, (size_t)c.nl);
+        for (int k = 0; k < mid; k++)
+            esc[order[k].i] = 1;
+        if (eval_esc(&c, prof, r->layers, esc, active, &pass, err))
+            goto done;
+        if (pass)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    memset(esc, 0, (size_t)c.nl);
+    for (int k = 0; k < hi; k++)
+        esc[order[k].i] = 1;
+    /* pruning, smallest share first, repeated until a sweep drops nothing: errors can cancel,
+     * so a layer kept in one sweep may become unneeded after a later drop */
+    for (int dropped = 1; dropped && hi > 0;) {
+        dropped = 0;
+        for (int k = hi - 1; k >= 0; k--) {
+            if (!esc[order[k].i])
+                continue;
+            esc[order[k].i] = 0;
+            if (eval_esc(&c, prof, r->layers, esc, active, &pass, err))
+                goto done;
+            if (!pass)
+                esc[order[k].i] = 1;
+            else
+                dropped++;
+        }
+    }
+    for (int i = 0; i < c.nl; i++) {
+        r->layers[i].escalated = esc[i];
+        r->n_escalated += esc[i];
+    }
+    r->outcome = HC_PB_FOUND;
+    rc = finish(&c, prof, r, err);
+done:
+    hc_backend_close(&rb);
+    if (c.ref)
+        hc_nnoutputs_free(c.ref, n);
+    if (r)
+        r->n_evals = c.n_evals;
+    free(order);
+    free(esc);
+    free(active);
+    free(ls);
+    hc_profile_free(prof);
+    if (rc) {
+        hc_pbisect_free(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+void hc_pbisect_free(hc_pbisect *r)
+{
+    if (!r)
+        return;
+    free(r->layers);
+    free(r->yaml);
+    free(r);
+}
