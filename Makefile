@@ -20,14 +20,38 @@ CFLAGS += $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm -pthread
 LDFLAGS += $(SANFLAGS)
 
+# CUDA: backends/*.cu go into the library when nvcc is found (PATH or /usr/local/cuda) and
+# CUDA is not 0 (defines HC_HAVE_CUDA, which registers the `cuda` backend); the sanitizer build leaves them out (ASan and the CUDA driver's address
+# space reservations do not mix). Without nvcc everything else builds as before.
+ifeq ($(SAN),1)
+  CUDA ?= 0
+endif
+ifneq ($(CUDA),0)
+  NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+endif
+ifneq ($(CUDA),0)
+ifneq ($(NVCC),)
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+  CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80
+  NVCCFLAGS ?= -O3 -std=c++17 -g $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-Werror -DHC_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
+  CU_SRC := $(wildcard backends/*.cu)
+  CFLAGS += -DHC_HAVE_CUDA
+  # the CUDA runtime linked statically (it finds the driver at run time); cuBLAS is dlopen'd
+  # by backends/cuda.cu at open, so programs that never open it do not pay for loading it
+  LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+endif
+endif
+
 LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c refs/*.c backends/*.c reports/*.c))
 CLI_SRC := $(wildcard harness/cli/*.c) harness/main.c
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(wildcard tests/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:tests/%.c=$(BUILD)/tests/%)
+GPU_SRC := $(wildcard tests/gpu_*.c)
+GPU_BIN := $(GPU_SRC:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRC := $(wildcard tests/helper_*.c)
 HELPER_BIN := $(HELPER_SRC:tests/%.c=$(BUILD)/tests/%)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
@@ -39,7 +63,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all test bench demo clean fuzz fuzz-smoke
+.PHONY: all test test-gpu bench demo clean fuzz fuzz-smoke
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 all: build/halfcheck
@@ -47,6 +71,10 @@ all: build/halfcheck
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Iharness -Irefs -Ibackends -Ireports -I. -MMD -MP -c $< -o $@
 
 # The precision profiles (backends/profiles/*.yaml, the single source) embedded as C strings.
 PROFILE_YAML := $(sort $(wildcard backends/profiles/*.yaml))
@@ -125,6 +153,12 @@ fuzz-smoke: $(FUZZ_BIN)
 	done; echo "fuzz-smoke: all targets clean"
 
 # One table (tests/bench_table.c); the other bench_* programs are built for closer looks.
+# GPU tests (tests/gpu_test_*.c) and benchmarks (tests/gpu_bench_*.c): need a CUDA build and
+# an NVIDIA GPU; they skip without a device. Not part of `make test`.
+test-gpu: build/halfcheck $(GPU_BIN)
+	@HALFCHECK=build/halfcheck sh tests/run.sh $(filter $(BUILD)/tests/gpu_test_%,$(GPU_BIN))
+	@for b in $(filter $(BUILD)/tests/gpu_bench_%,$(GPU_BIN)); do $$b || exit 1; done
+
 bench: build/halfcheck $(BENCH_BIN)
 	@$(BUILD)/tests/bench_table
 

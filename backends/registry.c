@@ -10,6 +10,9 @@ extern const hc_backend_vtbl hc_backend_fault;
 extern const hc_backend_vtbl hc_backend_emulate;
 extern const hc_backend_vtbl hc_backend_gtp;
 extern const hc_backend_vtbl hc_backend_pipe;
+#ifdef HC_HAVE_CUDA
+extern const hc_backend_vtbl hc_backend_cuda;
+#endif
 
 /* One line per backend kind; guard optional ones with their HC_HAVE_* macro. */
 const hc_backend_vtbl *const hc_backends[] = {
@@ -20,6 +23,9 @@ const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_emulate,
     &hc_backend_gtp,
     &hc_backend_pipe,
+#ifdef HC_HAVE_CUDA
+    &hc_backend_cuda,
+#endif
     NULL,
 };
 

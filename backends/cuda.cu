@@ -1,0 +1,1293 @@
+/* cuda:fp32 / cuda:fp16: the reference graph (refs/engine.c) on an NVIDIA GPU. GEMMs through
+ * cuBLAS (convolutions as im2col + one GEMM over the whole batch, per-position matmuls,
+ * attention as strided-batched GEMMs per head), own kernels for the rest.
+ *
+ * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
+ * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
+ * half buffers: the im2col columns and converted activations), accumulation fp32
+ * (CUBLAS_COMPUTE_32F, tensor cores). Activations between layers live in float buffers but are
+ * rounded to half (round to nearest even) wherever a layer stores them, which is numerically
+ * the same as half storage with fp32 arithmetic inside each kernel. Batch-norm scales, biases,
+ * norms' weights and RoPE tables stay fp32; the attention scores and softmax are fp32, the
+ * probabilities are rounded to half for the second GEMM.
+ *
+ * Layouts are the engine's: spatial activations CBP [c][b][hw], vectors BC [b][c].
+ * Device memory: weights uploaded once at open (plain cudaMalloc), one arena for all
+ * activations sized by a dry run of the forward pass at max_batch (as the engine does).
+ * Errors: every CUDA and cuBLAS call is checked; the first failure is kept with the call and
+ * the layer named, the rest of the pass is skipped, eval returns HC_EBACKEND. Kernel faults
+ * are asynchronous: they surface at the next synchronizing call, named "(asynchronous)";
+ * HC_CUDA_SYNC=1 synchronizes after every layer to name the layer exactly. */
+extern "C" {
+#include "backend.h"
+#include "kernels.h"
+}
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace {
+
+/* ---- device kernels ------------------------------------------------------------------- */
+
+__device__ __forceinline__ float rnd(float x, int r16)
+{
+    return r16 ? __half2float(__float2half_rn(x)) : x;
+}
+
+__device__ __forceinline__ float softplus20(float x)
+{
+    float lo = x < 20.0f ? x : 20.0f;
+    float hi = x > 20.0f ? x : 20.0f;
+    return log1pf(expf(lo)) + (hi - 20.0f);
+}
+
+__device__ __forceinline__ float act_f(int act, float x)
+{
+    switch (act) {
+    case HC_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case HC_ACT_MISH: return x * tanhf(softplus20(x));
+    case HC_ACT_SILU: return x / (expf(-x) + 1.0f);
+    case HC_ACT_MISH_SCALE8: return x * tanhf(softplus20(8.0f * x));
+    default: return x;
+    }
+}
+
+__device__ __forceinline__ float act_rmstip(int act, float x)
+{
+    switch (act) {
+    case HC_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case HC_ACT_MISH: return x * tanhf(x < 20.0f ? log1pf(expf(x)) : x);
+    case HC_ACT_SILU: return x / (1.0f + expf(-x));
+    case HC_ACT_MISH_SCALE8: return x * tanhf(softplus20(8.0f * x));
+    default: return x;
+    }
+}
+
+#define GRID_LOOP(i, n) for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+                             i += (size_t)gridDim.x * blockDim.x)
+
+/* spatial [B][cin][hw] -> CBP, mask [B][hw] from channel 0 */
+__global__ void k_input(int B, int cin, int hw, const float *sp, float *in, float *mask, int r16)
+{
+    size_t n = (size_t)B * cin * hw;
+    GRID_LOOP(i, n) {
+        int p = (int)(i % hw);
+        int c = (int)((i / hw) % cin);
+        int b = (int)(i / ((size_t)hw * cin));
+        float v = sp[i];
+        in[((size_t)c * B + b) * hw + p] = rnd(v, r16);
+        if (c == 0)
+            mask[(size_t)b * hw + p] = v;
+    }
+}
+
+/* the float sum in buffer order, as the engine computes it */
+__global__ void k_msum(int B, int hw, const float *mask, float *msum)
+{
+    GRID_LOOP(b, (size_t)B) {
+        float s = 0.0f;
+        for (int p = 0; p < hw; p++)
+            s += mask[b * hw + p];
+        msum[b] = s;
+    }
+}
+
+__global__ void k_round(size_t n, float *x)
+{
+    GRID_LOOP(i, n) x[i] = __half2float(__float2half_rn(x[i]));
+}
+
+__global__ void k_tohalf(size_t n, const float *x, __half *y)
+{
+    GRID_LOOP(i, n) y[i] = __float2half_rn(x[i]);
+}
+
+__device__ __forceinline__ void store(float *p, float v) { *p = v; }
+__device__ __forceinline__ void store(__half *p, float v) { *p = __float2half_rn(v); }
+
+/* col[(i*kh + dy)*kw + dx][b*hw + p] = in[i][b][shifted p] or 0 outside the buffer */
+template <typename T>
+__global__ void k_im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, T *col)
+{
+    int hw = nx * ny;
+    size_t S = (size_t)B * hw;
+    size_t n = (size_t)ic * kh * kw * S;
+    GRID_LOOP(i, n) {
+        size_t j = i % S;
+        size_t r = i / S;
+        int dx = (int)(r % kw), dy = (int)((r / kw) % kh), c = (int)(r / ((size_t)kw * kh));
+        int b = (int)(j / hw), p = (int)(j % hw);
+        int y = p / nx + dy - kh / 2, x = p % nx + dx - kw / 2;
+        float v = 0.0f;
+        if (x >= 0 && x < nx && y >= 0 && y < ny)
+            v = in[((size_t)c * B + b) * hw + (size_t)y * nx + x];
+        store(col + i, v);
+    }
+}
+
+__global__ void k_bn_act(int C, size_t S, const float *in, float *out, const float *sc,
+                         const float *bi, int act, const float *mask, int r16)
+{
+    GRID_LOOP(i, (size_t)C * S) {
+        int c = (int)(i / S);
+        size_t j = i % S;
+        float v = 0.0f;
+        if (mask[j] == 1.0f)
+            v = act_f(act, in[i] * sc[c] + bi[c]);
+        out[i] = rnd(v, r16);
+    }
+}
+
+/* x[c][b][p] += bias[b][c] */
+__global__ void k_add_bias_bc(int C, int B, int hw, float *x, const float *bias, int r16)
+{
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(i, (size_t)C * S) {
+        int c = (int)(i / S);
+        int b = (int)((i % S) / hw);
+        x[i] = rnd(x[i] + bias[(size_t)b * C + c], r16);
+    }
+}
+
+/* One warp per (b, c): sum and masked max over hw. */
+__global__ void k_gpool(int C, int B, int hw, const float *in, const float *mask,
+                        const float *msum, float *out, int value_head, int r16)
+{
+    int warp = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;
+    if (warp >= B * C)
+        return;
+    int b = warp / C, c = warp % C;
+    const float *src = in + ((size_t)c * B + b) * hw;
+    const float *m = mask + (size_t)b * hw;
+    float s = 0.0f, mx = -1.0f;
+    for (int p = lane; p < hw; p += 32) {
+        float x = src[p];
+        s += x;
+        float v = x + (m[p] - 1.0f);
+        mx = mx > v ? mx : v;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        s += __shfl_down_sync(0xffffffffu, s, o);
+        float t = __shfl_down_sync(0xffffffffu, mx, o);
+        mx = mx > t ? mx : t;
+    }
+    if (lane != 0)
+        return;
+    float div = msum[b], sq = sqrtf(div);
+    float mean = s / div;
+    float *o = out + (size_t)b * 3 * C;
+    o[c] = rnd(mean, r16);
+    o[c + C] = rnd(mean * (sq - 14.0f) * 0.1f, r16);
+    if (value_head)
+        o[c + 2 * C] = rnd(mean * ((sq - 14.0f) * (sq - 14.0f) * 0.01f - 0.1f), r16);
+    else
+        o[c + 2 * C] = rnd(mx, r16);
+}
+
+__global__ void k_bias_act_bc(int B, int C, float *x, const float *bias, int act, int r16)
+{
+    GRID_LOOP(i, (size_t)B * C) {
+        float v = x[i];
+        if (bias)
+            v += bias[i % C];
+        x[i] = rnd(act_f(act, v), r16);
+    }
+}
+
+/* transformer RMSNorm, one thread per column */
+__global__ void k_rmsnorm_pos(int C, size_t S, const float *in, float *out, const float *w,
+                              float eps, const float *mask, int r16)
+{
+    GRID_LOOP(j, S) {
+        float ss = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float v = in[(size_t)c * S + j];
+            ss += v * v;
+        }
+        float r = mask[j] == 0.0f ? 0.0f : 1.0f / sqrtf(ss / (float)C + eps);
+        for (int c = 0; c < C; c++) {
+            float v = mask[j] == 0.0f ? 0.0f : in[(size_t)c * S + j] * r * w[c];
+            out[(size_t)c * S + j] = rnd(v, r16);
+        }
+    }
+}
+
+/* trunk-tip RMSNorm: one block per row */
+__global__ void k_rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float *g,
+                              const float *be, float eps, int spatial, int act, const float *mask,
+                              int r16)
+{
+    __shared__ float red[256];
+    __shared__ float cnt[256];
+    int b = blockIdx.x;
+    size_t S = (size_t)B * hw;
+    float row_r = 0.0f;
+    if (spatial) {
+        float ss = 0.0f, n = 0.0f;
+        for (int p = threadIdx.x; p < hw; p += blockDim.x) {
+            size_t col = (size_t)b * hw + p;
+            if (mask[col] == 0.0f)
+                continue;
+            for (int c = 0; c < C; c++) {
+                float v = in[c * S + col];
+                ss += v * v;
+            }
+            n += 1.0f;
+        }
+        red[threadIdx.x] = ss;
+        cnt[threadIdx.x] = n;
+        __syncthreads();
+        for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+            if ((int)threadIdx.x < o) {
+                red[threadIdx.x] += red[threadIdx.x + o];
+                cnt[threadIdx.x] += cnt[threadIdx.x + o];
+            }
+            __syncthreads();
+        }
+        row_r = 1.0f / sqrtf(red[0] / (cnt[0] * (float)C) + eps);
+    }
+    for (int p = threadIdx.x; p < hw; p += blockDim.x) {
+        size_t col = (size_t)b * hw + p;
+        if (mask[col] == 0.0f) {
+            for (int c = 0; c < C; c++)
+                out[c * S + col] = 0.0f;
+            continue;
+        }
+        float r = row_r;
+        if (!spatial) {
+            float ss = 0.0f;
+            for (int c = 0; c < C; c++) {
+                float v = in[c * S + col];
+                ss += v * v;
+            }
+            r = 1.0f / sqrtf(ss / (float)C + eps);
+        }
+        for (int c = 0; c < C; c++)
+            out[c * S + col] = rnd(act_rmstip(act, in[c * S + col] * r * g[c] + be[c]), r16);
+    }
+}
+
+__global__ void k_residual_masked(int C, size_t S, float *x, const float *d, const float *mask,
+                                  int r16)
+{
+    GRID_LOOP(i, (size_t)C * S) x[i] = rnd(x[i] + d[i] * mask[i % S], r16);
+}
+
+__global__ void k_swiglu(size_t n, float *a, const float *g, int r16)
+{
+    GRID_LOOP(i, n) {
+        float x = a[i];
+        a[i] = rnd(x / (1.0f + expf(-x)) * g[i], r16);
+    }
+}
+
+/* rotates pairs (2p, 2p+1) of every head of x [heads*hd][S] */
+__global__ void k_rope(int B, int hw, int heads, int hd, int kvh, int learnable,
+                       const float *cos_t, const float *sin_t, float *x, int r16)
+{
+    int pairs = hd / 2;
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(i, (size_t)heads * pairs * S) {
+        size_t j = i % S;
+        int p = (int)((i / S) % pairs), h = (int)(i / (S * pairs));
+        size_t t = (size_t)p * hw + j % hw;
+        if (learnable)
+            t += (size_t)(h * kvh / heads) * pairs * hw;
+        float *r0 = x + ((size_t)h * hd + 2 * p) * S + j, *r1 = r0 + S;
+        float x0 = *r0, x1 = *r1, c = cos_t[t], s = sin_t[t];
+        *r0 = rnd(x0 * c - x1 * s, r16);
+        *r1 = rnd(x0 * s + x1 * c, r16);
+    }
+}
+
+/* masked softmax of rows sc[b][q][:] (one warp a row); masked-out queries give 0 rows */
+template <typename T>
+__global__ void k_softmax(int B, int hw, float *sc, T *probs, const float *mask, float scale)
+{
+    size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (warp >= (size_t)B * hw)
+        return;
+    int b = (int)(warp / hw), q = (int)(warp % hw);
+    const float *m = mask + (size_t)b * hw;
+    float *row = sc + warp * hw;
+    T *prow = probs + warp * hw;
+    if (m[q] == 0.0f) {
+        for (int k = lane; k < hw; k += 32)
+            store(prow + k, 0.0f);
+        return;
+    }
+    float mx = -1e30f;
+    for (int k = lane; k < hw; k += 32)
+        if (m[k] != 0.0f)
+            mx = fmaxf(mx, row[k] * scale);
+    for (int o = 16; o > 0; o >>= 1)
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    float s = 0.0f;
+    for (int k = lane; k < hw; k += 32) {
+        float e = m[k] != 0.0f ? expf(row[k] * scale - mx) : 0.0f;
+        row[k] = e;
+        s += e;
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_xor_sync(0xffffffffu, s, o);
+    float inv = 1.0f / s;
+    for (int k = lane; k < hw; k += 32)
+        store(prow + k, row[k] * inv);
+}
+
+/* CBP [C][B][hw] -> [B][C][hw] */
+__global__ void k_cbp_to_bcp(int C, int B, int hw, const float *in, float *out)
+{
+    GRID_LOOP(i, (size_t)C * B * hw) {
+        int p = (int)(i % hw);
+        int c = (int)((i / hw) % C);
+        int b = (int)(i / ((size_t)hw * C));
+        out[i] = in[((size_t)c * B + b) * hw + p];
+    }
+}
+
+inline unsigned nblocks(size_t n, int threads = 256)
+{
+    size_t b = (n + threads - 1) / threads;
+    if (b > (1u << 30))
+        b = 1u << 30;
+    return (unsigned)(b ? b : 1);
+}
+
+/* ---- the instance --------------------------------------------------------------------- */
+
+/* cuBLAS is opened at run time (dlopen) rather than linked: loading it costs every process
+ * ~0.2 s of relocations, which every test program and CLI call would pay. */
+#ifndef HC_CUDA_LIBDIR
+#define HC_CUDA_LIBDIR "/usr/local/cuda/lib64"
+#endif
+struct blas_api {
+    void *lib;
+    decltype(&cublasCreate_v2) create;
+    decltype(&cublasDestroy_v2) destroy;
+    decltype(&cublasSetMathMode) set_math_mode;
+    cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                              const void *, const void *, cudaDataType, int, const void *,
+                              cudaDataType, int, const void *, void *, cudaDataType, int,
+                              cublasComputeType_t, cublasGemmAlgo_t);
+    cublasStatus_t (*gemm_sb_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                 int, const void *, const void *, cudaDataType, int, long long,
+                                 const void *, cudaDataType, int, long long, const void *, void *,
+                                 cudaDataType, int, long long, int, cublasComputeType_t,
+                                 cublasGemmAlgo_t);
+    decltype(&cublasGetStatusString) status_string;
+};
+
+int blas_load(blas_api *a, hc_err *err)
+{
+    const char *names[] = {"libcublas.so.13", "libcublas.so", HC_CUDA_LIBDIR "/libcublas.so.13",
+                           HC_CUDA_LIBDIR "/libcublas.so"};
+    const char *why = "";
+    for (size_t i = 0; i < sizeof names / sizeof *names && !a->lib; i++) {
+        a->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!a->lib && i == 0) {
+            const char *d = dlerror();
+            why = d ? d : "";
+        }
+    }
+    if (!a->lib)
+        return hc_err_set(err, HC_EBACKEND, "cuda: cannot load cuBLAS (libcublas.so.13): %s", why);
+#define BLAS_SYM(field, sym)                                                                    \
+    do {                                                                                        \
+        *(void **)&a->field = dlsym(a->lib, sym);                                               \
+        if (!a->field)                                                                          \
+            return hc_err_set(err, HC_EBACKEND, "cuda: cuBLAS lacks %s", sym);                  \
+    } while (0)
+    BLAS_SYM(create, "cublasCreate_v2");
+    BLAS_SYM(destroy, "cublasDestroy_v2");
+    BLAS_SYM(set_math_mode, "cublasSetMathMode");
+    BLAS_SYM(gemm_ex, "cublasGemmEx");
+    BLAS_SYM(gemm_sb_ex, "cublasGemmStridedBatchedEx");
+    BLAS_SYM(status_string, "cublasGetStatusString");
+#undef BLAS_SYM
+    return 0;
+}
+
+struct wentry {
+    const void *host;
+    int half;
+    void *dev;
+};
+
+struct rope_dev {
+    const hc_attn_block *blk;
+    float *cos_t, *sin_t;
+};
+
+struct inst {
+    const hc_net *net;
+    int fp16, nx, ny, hw, max_batch, sync_layers;
+    /* fp16 calibration knobs (params "fp16,pool32,mid32,probs32"; "fp16,emulike" = all three):
+     * leave fp32 what emulate:fp16 leaves fp32, to find which rounding explains a difference.
+     * pool32: pooled values (and the matmuls reading them run as fp32 GEMMs on half-rounded
+     * weights); mid32: bias additions and the SwiGLU inputs; probs32: attention
+     * probabilities and the attention output (fp32 GEMMs on half-rounded values). */
+    int pool32, mid32, probs32;
+    blas_api api;
+    cublasHandle_t blas;
+    int blas_ok;
+    wentry *w;
+    int n_w, cap_w;
+    rope_dev *ropes;
+    int n_ropes;
+    float *arena;
+    size_t arena_floats;
+    float *d_spatial, *d_global, *d_meta;
+    float *d_policy, *d_pass, *d_value, *d_score, *d_own;
+    /* the first error of the current open or eval */
+    int bad;
+    hc_err *err;
+};
+
+/* One forward pass (or its dry run at open). */
+struct fwd {
+    inst *I;
+    int dry;
+    size_t top, peak;
+    int B, nx, ny, hw;
+    size_t S;
+    float *mask, *msum;
+};
+
+int fail_cuda(inst *I, cudaError_t e, const char *call, const char *layer)
+{
+    if (!I->bad) {
+        I->bad = 1;
+        hc_err_set(I->err, HC_EBACKEND, "cuda: %s: %s failed: %s (%s)", layer ? layer : "?", call,
+                   cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    return -1;
+}
+
+#define CK(I, call, layer)                                                                       \
+    do {                                                                                         \
+        cudaError_t ck_e_ = (call);                                                              \
+        if (ck_e_ != cudaSuccess)                                                                \
+            fail_cuda((I), ck_e_, #call, (layer));                                               \
+    } while (0)
+
+/* after a kernel launch */
+void launched(fwd *f, const char *kernel, const char *layer)
+{
+    inst *I = f->I;
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        fail_cuda(I, e, kernel, layer);
+        return;
+    }
+    if (I->sync_layers) {
+        e = cudaDeviceSynchronize();
+        if (e != cudaSuccess)
+            fail_cuda(I, e, kernel, layer);
+    }
+}
+
+#define LIVE(f) (!(f)->dry && !(f)->I->bad)
+#define LAUNCH(f, layer, kern, grid, block, ...)                                                 \
+    do {                                                                                         \
+        if (LIVE(f)) {                                                                           \
+            kern<<<(grid), (block)>>>(__VA_ARGS__);                                              \
+            launched((f), #kern, (layer));                                                       \
+        }                                                                                        \
+    } while (0)
+
+float *ar_get(fwd *f, size_t n)
+{
+    n = (n + 63) & ~(size_t)63;
+    float *p = f->dry ? NULL : f->I->arena + f->top;
+    f->top += n;
+    if (f->top > f->peak)
+        f->peak = f->top;
+    return p;
+}
+
+/* Device copy of a host array: uploaded in the dry run at open, looked up afterwards. */
+void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer)
+{
+    inst *I = f->I;
+    if (!host)
+        return NULL;
+    for (int i = 0; i < I->n_w; i++)
+        if (I->w[i].host == host && I->w[i].half == half)
+            return I->w[i].dev;
+    if (!f->dry) {
+        if (!I->bad) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_EINTERNAL, "cuda: %s: weights not uploaded", layer);
+        }
+        return NULL;
+    }
+    if (I->bad)
+        return NULL;
+    if (I->n_w == I->cap_w) {
+        int cap = I->cap_w ? 2 * I->cap_w : 64;
+        wentry *g = (wentry *)realloc(I->w, (size_t)cap * sizeof *g);
+        if (!g) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_ENOMEM, "cuda: weight table");
+            return NULL;
+        }
+        I->w = g;
+        I->cap_w = cap;
+    }
+    void *d = NULL;
+    size_t bytes = n * (half == 1 ? sizeof(__half) : sizeof(float));
+    cudaError_t e = cudaMalloc(&d, bytes ? bytes : 4);
+    if (e != cudaSuccess) {
+        fail_cuda(I, e, "cudaMalloc (weights)", layer);
+        return NULL;
+    }
+    I->w[I->n_w].host = host;
+    I->w[I->n_w].half = half;
+    I->w[I->n_w].dev = d;
+    I->n_w++;
+    if (half == 1) {
+        __half *tmp = (__half *)malloc(bytes ? bytes : 2);
+        if (!tmp) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_ENOMEM, "cuda: %s: half weights", layer);
+            return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = __float2half_rn(host[i]);
+        CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyHostToDevice), layer);
+        free(tmp);
+    } else if (half == 2) { /* floats holding half-rounded values */
+        float *tmp = (float *)malloc(bytes ? bytes : 4);
+        if (!tmp) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_ENOMEM, "cuda: %s: rounded weights", layer);
+            return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = __half2float(__float2half_rn(host[i]));
+        CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyHostToDevice), layer);
+        free(tmp);
+    } else {
+        CK(I, cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), layer);
+    }
+    return d;
+}
+
+/* GEMM operand weights (half in fp16 mode; with f32, an fp32 GEMM's half-rounded floats)
+ * and fp32 parameter vectors */
+const void *wgemm(fwd *f, const float *h, size_t n, const char *layer, int f32 = 0)
+{
+    return dev_array(f, h, n, f->I->fp16 ? (f32 ? 2 : 1) : 0, layer);
+}
+const float *wvec(fwd *f, const float *h, size_t n, const char *layer)
+{
+    return (const float *)dev_array(f, h, n, 0, layer);
+}
+
+/* Row-major C[M][N] (ldc) = op(A) op(B) (+ C when beta 1), op(A) M x K, op(B) K x N; A and B
+ * are half in fp16 mode, C float; strided-batched when batch > 1. */
+void gemm(fwd *f, const char *layer, int ta, int tb, int M, int N, int K, const void *A, int lda,
+          long long sA, const void *Bm, int ldb, long long sB, float *C, int ldc, long long sC,
+          int batch, float beta, int f32 = 0)
+{
+    if (!LIVE(f))
+        return;
+    inst *I = f->I;
+    float alpha = 1.0f;
+    cudaDataType dt = I->fp16 && !f32 ? CUDA_R_16F : CUDA_R_32F;
+    cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasStatus_t st;
+    const char *call;
+    if (batch == 1) {
+        call = "cublasGemmEx";
+        st = I->api.gemm_ex(I->blas, ob, oa, N, M, K, &alpha, Bm, dt, ldb, A, dt, lda, &beta, C,
+                          CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    } else {
+        call = "cublasGemmStridedBatchedEx";
+        st = I->api.gemm_sb_ex(I->blas, ob, oa, N, M, K, &alpha, Bm, dt, ldb, sB, A, dt,
+                                        lda, sA, &beta, C, CUDA_R_32F, ldc, sC, batch,
+                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS && !I->bad) {
+        I->bad = 1;
+        hc_err_set(I->err, HC_EBACKEND, "cuda: %s: %s (%dx%dx%d, batch %d) failed: %s", layer,
+                   call, M, N, K, batch, I->api.status_string(st));
+    }
+    if (I->sync_layers && LIVE(f))
+        CK(I, cudaDeviceSynchronize(), layer);
+}
+
+void round16(fwd *f, float *x, size_t n, const char *layer)
+{
+    if (f->I->fp16)
+        LAUNCH(f, layer, k_round, nblocks(n), 256, n, x);
+}
+
+/* A GEMM operand from a float activation: itself in fp32 mode, a half copy in fp16 mode
+ * (from the arena; the caller resets the arena top). */
+const void *operand(fwd *f, const float *x, size_t n, const char *layer)
+{
+    if (!f->I->fp16)
+        return x;
+    __half *h = (__half *)ar_get(f, (n + 1) / 2);
+    LAUNCH(f, layer, k_tohalf, nblocks(n), 256, n, x, h);
+    return h;
+}
+
+void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
+{
+    size_t top = f->top;
+    int K = c->in_c * c->ky * c->kx;
+    const void *w = wgemm(f, c->w, (size_t)c->out_c * K, c->name);
+    const void *col;
+    if (c->ky == 1 && c->kx == 1) {
+        col = operand(f, in, (size_t)K * f->S, c->name);
+    } else {
+        size_t n = (size_t)K * f->S;
+        if (f->I->fp16) {
+            __half *h = (__half *)ar_get(f, (n + 1) / 2);
+            LAUNCH(f, c->name, k_im2col<__half>, nblocks(n), 256, c->in_c, f->B, f->nx, f->ny,
+                   c->ky, c->kx, in, h);
+            col = h;
+        } else {
+            float *h = ar_get(f, n);
+            LAUNCH(f, c->name, k_im2col<float>, nblocks(n), 256, c->in_c, f->B, f->nx, f->ny,
+                   c->ky, c->kx, in, h);
+            col = h;
+        }
+    }
+    gemm(f, c->name, 0, 0, c->out_c, (int)f->S, K, w, K, 0, col, (int)f->S, 0, out, (int)f->S, 0,
+         1, accumulate ? 1.0f : 0.0f);
+    round16(f, out, (size_t)c->out_c * f->S, c->name);
+    f->top = top;
+}
+
+void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *out)
+{
+    const float *sc = wvec(f, b->merged_scale, b->c, b->name);
+    const float *bi = wvec(f, b->merged_bias, b->c, b->name);
+    size_t n = (size_t)b->c * f->S;
+    LAUNCH(f, b->name, k_bn_act, nblocks(n), 256, b->c, f->S, in, out, sc, bi, (int)a->kind,
+           f->mask, f->I->fp16);
+}
+
+/* out[b][o] = in[b][:] * w (BC); pooled: the input is pooled values (pool32 knob) */
+void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pooled = 0)
+{
+    size_t top = f->top;
+    int f32 = pooled && f->I->pool32;
+    const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
+    const void *a = f32 ? in : operand(f, in, (size_t)f->B * m->in_c, m->name);
+    gemm(f, m->name, 0, 0, f->B, m->out_c, m->in_c, a, m->in_c, 0, w, m->out_c, 0, out, m->out_c,
+         0, 1, 0.0f, f32);
+    round16(f, out, (size_t)f->B * m->out_c, m->name);
+    f->top = top;
+}
+
+void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, int act)
+{
+    const float *b = bias ? wvec(f, bias, C, layer) : NULL;
+    size_t n = (size_t)f->B * C;
+    LAUNCH(f, layer, k_bias_act_bc, nblocks(n), 256, f->B, C, x, b, act, f->I->fp16);
+}
+
+void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
+{
+    size_t n = (size_t)C * f->S;
+    LAUNCH(f, layer, k_add_bias_bc, nblocks(n), 256, C, f->B, f->hw, x, bias,
+           f->I->fp16 && !f->I->mid32);
+}
+
+void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head)
+{
+    size_t threads = (size_t)f->B * C * 32;
+    LAUNCH(f, layer, k_gpool, nblocks(threads), 256, C, f->B, f->hw, in, f->mask, f->msum, out,
+           value_head, f->I->fp16 && !f->I->pool32);
+}
+
+/* out[o][s] = sum_i w[i][o] in[i][s] over all S columns; f32: an fp32 GEMM (knobs);
+ * keep32: the output is not rounded (knobs) */
+void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 = 0,
+               int keep32 = 0)
+{
+    size_t top = f->top;
+    const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
+    const void *b = f32 ? in : operand(f, in, (size_t)m->in_c * f->S, m->name);
+    gemm(f, m->name, 1, 0, m->out_c, (int)f->S, m->in_c, w, m->out_c, 0, b, (int)f->S, 0, out,
+         (int)f->S, 0, 1, 0.0f, f32);
+    if (!keep32)
+        round16(f, out, (size_t)m->out_c * f->S, m->name);
+    f->top = top;
+}
+
+const rope_dev *find_rope(inst *I, const hc_attn_block *a)
+{
+    for (int i = 0; i < I->n_ropes; i++)
+        if (I->ropes[i].blk == a)
+            return &I->ropes[i];
+    return NULL;
+}
+
+void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
+
+void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
+{
+    const hc_attn_block *a = &bl->attn;
+    inst *I = f->I;
+    int nh = a->num_heads, nkv = a->num_kv_heads, qd = a->q_head_dim, vd = a->v_head_dim;
+    int B = f->B, hw = f->hw, group = nh / nkv;
+    size_t S = f->S;
+    float *q = ar_get(f, (size_t)nh * qd * S);
+    float *k = ar_get(f, (size_t)nkv * qd * S);
+    float *v = ar_get(f, (size_t)nkv * vd * S);
+    float *att = ar_get(f, (size_t)nh * vd * S);
+    float *sc = ar_get(f, (size_t)B * hw * hw);
+    const float *lw = wvec(f, a->pre_ln.weight, c, a->pre_ln.name);
+    LAUNCH(f, a->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, a->pre_ln.eps,
+           f->mask, I->fp16);
+    matmul_cs(f, &a->q_proj, s, q);
+    matmul_cs(f, &a->k_proj, s, k);
+    matmul_cs(f, &a->v_proj, s, v);
+    if (a->use_rope) {
+        const rope_dev *rt = find_rope(I, a);
+        if (LIVE(f) && !rt) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_EINTERNAL, "cuda: %s: no RoPE table", bl->name);
+        }
+        if (LIVE(f)) {
+            size_t nq = (size_t)nh * (qd / 2) * S, nk = (size_t)nkv * (qd / 2) * S;
+            LAUNCH(f, a->q_proj.name, k_rope, nblocks(nq), 256, B, hw, nh, qd, nkv,
+                   a->learnable_rope, rt->cos_t, rt->sin_t, q, I->fp16);
+            LAUNCH(f, a->k_proj.name, k_rope, nblocks(nk), 256, B, hw, nkv, qd, nkv,
+                   a->learnable_rope, rt->cos_t, rt->sin_t, k, I->fp16);
+        }
+    }
+    size_t top = f->top;
+    const void *qo = operand(f, q, (size_t)nh * qd * S, a->q_proj.name);
+    const void *ko = operand(f, k, (size_t)nkv * qd * S, a->k_proj.name);
+    const void *vo = operand(f, v, (size_t)nkv * vd * S, a->v_proj.name);
+    size_t esz = I->fp16 ? sizeof(__half) : sizeof(float);
+    int p32 = I->fp16 && I->probs32;
+    void *probs = I->fp16 && !p32 ? (void *)ar_get(f, ((size_t)B * hw * hw + 1) / 2) : (void *)sc;
+    float scale = 1.0f / sqrtf((float)qd);
+    for (int h = 0; h < nh && LIVE(f); h++) {
+        int kvh = h / group;
+        const char *qh = (const char *)qo + (size_t)h * qd * S * esz;
+        const char *kh = (const char *)ko + (size_t)kvh * qd * S * esz;
+        const char *vh = (const char *)vo + (size_t)kvh * vd * S * esz;
+        float *oh = att + (size_t)h * vd * S;
+        /* sc[b][q][k] = sum_d q[d][b,q] k[d][b,k] */
+        gemm(f, bl->name, 1, 0, hw, hw, qd, qh, (int)S, hw, kh, (int)S, hw, sc, hw,
+             (long long)hw * hw, B, 0.0f);
+        size_t rows = (size_t)B * hw;
+        if (I->fp16 && !p32)
+            LAUNCH(f, bl->name, k_softmax<__half>, nblocks(rows * 32), 256, B, hw, sc,
+                   (__half *)probs, f->mask, scale);
+        else
+            LAUNCH(f, bl->name, k_softmax<float>, nblocks(rows * 32), 256, B, hw, sc,
+                   (float *)probs, f->mask, scale);
+        /* out[d][b,q] = sum_k v[d][b,k] p[b][q][k] */
+        if (p32)
+            vh = (const char *)(v + (size_t)kvh * vd * S);
+        gemm(f, bl->name, 0, 1, vd, hw, hw, vh, (int)S, hw, probs, hw, (long long)hw * hw, oh,
+             (int)S, hw, B, 0.0f, p32);
+    }
+    f->top = top;
+    if (!p32)
+        round16(f, att, (size_t)nh * vd * S, bl->name);
+    matmul_cs(f, &a->out_proj, att, s, p32);
+    LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
+           I->fp16);
+}
+
+void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
+{
+    const hc_ffn_block *ff = &bl->ffn;
+    inst *I = f->I;
+    size_t S = f->S;
+    float *a1 = ar_get(f, (size_t)ff->ffn_c * S);
+    float *gate = ar_get(f, (size_t)ff->ffn_c * S);
+    const float *lw = wvec(f, ff->pre_ln.weight, c, ff->pre_ln.name);
+    LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
+           f->mask, I->fp16);
+    matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
+    matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
+    size_t n = (size_t)ff->ffn_c * S;
+    LAUNCH(f, ff->linear1.name, k_swiglu, nblocks(n), 256, n, a1, gate, I->fp16);
+    matmul_cs(f, &ff->linear2, a1, s);
+    LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
+           I->fp16);
+}
+
+void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
+{
+    size_t top = f->top;
+    size_t S = f->S;
+    int B = f->B;
+    switch (bl->kind) {
+    case HC_BLOCK_ORDINARY: {
+        const hc_res_block *r = &bl->ordinary;
+        float *mid = ar_get(f, (size_t)r->regular_conv.out_c * S);
+        bn(f, &r->pre_bn, &r->pre_act, x, s);
+        conv(f, &r->regular_conv, s, mid, 0);
+        bn(f, &r->mid_bn, &r->mid_act, mid, mid);
+        conv(f, &r->final_conv, mid, x, 1);
+        break;
+    }
+    case HC_BLOCK_GPOOL: {
+        const hc_gpool_block *g = &bl->gpool;
+        int rc = g->regular_conv.out_c, gc = g->gpool_conv.out_c;
+        float *reg = ar_get(f, (size_t)rc * S);
+        float *gp = ar_get(f, (size_t)gc * S);
+        float *pooled = ar_get(f, (size_t)B * 3 * gc);
+        float *bias = ar_get(f, (size_t)B * rc);
+        bn(f, &g->pre_bn, &g->pre_act, x, s);
+        conv(f, &g->regular_conv, s, reg, 0);
+        conv(f, &g->gpool_conv, s, gp, 0);
+        bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
+        gpool(f, g->gpool_bn.name, gc, gp, pooled, 0);
+        matmul_bc(f, &g->gpool_to_bias_mul, pooled, bias, 1);
+        add_bias_bc(f, g->gpool_to_bias_mul.name, rc, reg, bias);
+        bn(f, &g->mid_bn, &g->mid_act, reg, reg);
+        conv(f, &g->final_conv, reg, x, 1);
+        break;
+    }
+    case HC_BLOCK_NESTED_BOTTLENECK: {
+        const hc_nbt_block *nb = &bl->nbt;
+        int mc = nb->pre_conv.out_c;
+        float *mid = ar_get(f, (size_t)mc * S);
+        float *mids = ar_get(f, (size_t)mc * S);
+        bn(f, &nb->pre_bn, &nb->pre_act, x, s);
+        conv(f, &nb->pre_conv, s, mid, 0);
+        run_stack(f, nb->blocks, nb->num_blocks, mc, mid, mids);
+        bn(f, &nb->post_bn, &nb->post_act, mid, mid);
+        conv(f, &nb->post_conv, mid, x, 1);
+        break;
+    }
+    case HC_BLOCK_ATTENTION:
+        attention(f, bl, c, x, s);
+        break;
+    case HC_BLOCK_FFN:
+        ffn(f, bl, c, x, s);
+        break;
+    }
+    f->top = top;
+}
+
+void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s)
+{
+    for (int i = 0; i < n; i++)
+        run_block(f, &blocks[i], c, x, s);
+}
+
+/* The forward pass over B rows already on the device (I->d_spatial ...), outputs into the
+ * device head buffers. dry: sizes the arena and uploads the weights. */
+void forward(fwd *f)
+{
+    inst *I = f->I;
+    const hc_net *net = I->net;
+    const hc_trunk *t = &net->trunk;
+    const hc_policy_head *ph = &net->policy;
+    const hc_value_head *vh = &net->value;
+    int B = f->B, hw = f->hw, tc = t->trunk_c, cin = net->num_input_c;
+    size_t S = f->S;
+    int r16 = I->fp16;
+    f->top = 0;
+    f->mask = ar_get(f, (size_t)B * hw);
+    f->msum = ar_get(f, (size_t)B);
+    float *in = ar_get(f, (size_t)cin * S);
+    float *x = ar_get(f, (size_t)tc * S);
+    float *s = ar_get(f, (size_t)tc * S);
+    float *gbias = ar_get(f, (size_t)B * tc);
+    float *gin = ar_get(f, (size_t)B * net->num_input_global_c);
+    size_t nin = (size_t)B * cin * hw;
+    LAUNCH(f, "input", k_input, nblocks(nin), 256, B, cin, hw, I->d_spatial, in, f->mask, r16);
+    LAUNCH(f, "input", k_msum, nblocks(B), 256, B, hw, f->mask, f->msum);
+    if (LIVE(f)) {
+        CK(I, cudaMemcpy(gin, I->d_global, (size_t)B * net->num_input_global_c * sizeof(float),
+                         cudaMemcpyDeviceToDevice),
+           "input");
+        round16(f, gin, (size_t)B * net->num_input_global_c, "input");
+    }
+
+    conv(f, &t->initial_conv, in, x, 0);
+    matmul_bc(f, &t->initial_matmul, gin, gbias);
+    add_bias_bc(f, t->initial_matmul.name, tc, x, gbias);
+    if (t->has_meta_encoder) {
+        const hc_meta_encoder *m = &t->meta;
+        size_t top = f->top;
+        float *min = ar_get(f, (size_t)B * net->num_input_meta_c);
+        float *h1 = ar_get(f, (size_t)B * m->mul1.out_c);
+        float *h2 = ar_get(f, (size_t)B * m->mul2.out_c);
+        if (LIVE(f)) {
+            CK(I, cudaMemcpy(min, I->d_meta, (size_t)B * net->num_input_meta_c * sizeof(float),
+                             cudaMemcpyDeviceToDevice),
+               m->name);
+            round16(f, min, (size_t)B * net->num_input_meta_c, m->name);
+        }
+        matmul_bc(f, &m->mul1, min, h1);
+        bias_act_bc(f, m->mul1.name, m->mul1.out_c, h1, m->bias1.w, m->act1.kind);
+        matmul_bc(f, &m->mul2, h1, h2);
+        bias_act_bc(f, m->mul2.name, m->mul2.out_c, h2, m->bias2.w, m->act2.kind);
+        matmul_bc(f, &m->mul3, h2, gbias);
+        add_bias_bc(f, m->mul3.name, tc, x, gbias);
+        f->top = top;
+    }
+    run_stack(f, t->blocks, t->num_blocks, tc, x, s);
+    if (t->norm_kind == HC_TRUNK_NORM_RMSNORM) {
+        const hc_rmsnorm *r = &t->tip_rmsnorm;
+        const float *g = wvec(f, r->gamma, tc, r->name), *be = wvec(f, r->beta, tc, r->name);
+        LAUNCH(f, r->name, k_rmsnorm_tip, B, 256, tc, B, hw, x, s, g, be, r->eps, r->spatial,
+               (int)t->tip_act.kind, f->mask, r16);
+    } else {
+        bn(f, &t->tip_bn, &t->tip_act, x, s);
+    }
+    const float *trunk = s;
+
+    /* policy head */
+    {
+        size_t top = f->top;
+        int p1c = ph->p1_conv.out_c, g1c = ph->g1_conv.out_c, pc = ph->p2_conv.out_c;
+        float *p1 = ar_get(f, (size_t)p1c * S);
+        float *g1 = ar_get(f, (size_t)g1c * S);
+        float *pooled = ar_get(f, (size_t)B * 3 * g1c);
+        float *bias = ar_get(f, (size_t)B * p1c);
+        float *pol = ar_get(f, (size_t)pc * S);
+        float *passh = ar_get(f, (size_t)B * ph->gpool_to_pass_mul.out_c);
+        conv(f, &ph->p1_conv, trunk, p1, 0);
+        conv(f, &ph->g1_conv, trunk, g1, 0);
+        bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
+        gpool(f, ph->g1_bn.name, g1c, g1, pooled, 0);
+        matmul_bc(f, &ph->gpool_to_bias_mul, pooled, bias, 1);
+        add_bias_bc(f, ph->gpool_to_bias_mul.name, p1c, p1, bias);
+        bn(f, &ph->p1_bn, &ph->p1_act, p1, p1);
+        conv(f, &ph->p2_conv, p1, pol, 0);
+        LAUNCH(f, ph->p2_conv.name, k_cbp_to_bcp, nblocks((size_t)pc * S), 256, pc, B, hw, pol,
+               I->d_policy);
+        if (ph->has_pass_mlp) {
+            int hc = ph->gpool_to_pass_mul.out_c;
+            matmul_bc(f, &ph->gpool_to_pass_mul, pooled, passh, 1);
+            bias_act_bc(f, ph->gpool_to_pass_mul.name, hc, passh, ph->gpool_to_pass_bias.w,
+                        ph->pass_act.kind);
+            matmul_bc(f, &ph->gpool_to_pass_mul2, passh, I->d_pass);
+        } else {
+            matmul_bc(f, &ph->gpool_to_pass_mul, pooled, I->d_pass, 1);
+        }
+        f->top = top;
+    }
+
+    /* value head */
+    {
+        int v1c = vh->v1_conv.out_c, v2c = vh->v2_mul.out_c, sc = vh->sv3_mul.out_c;
+        float *v1 = ar_get(f, (size_t)v1c * S);
+        float *pooled = ar_get(f, (size_t)B * 3 * v1c);
+        float *v2 = ar_get(f, (size_t)B * v2c);
+        conv(f, &vh->v1_conv, trunk, v1, 0);
+        bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
+        gpool(f, vh->v1_bn.name, v1c, v1, pooled, 1);
+        matmul_bc(f, &vh->v2_mul, pooled, v2, 1);
+        bias_act_bc(f, vh->v2_mul.name, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);
+        matmul_bc(f, &vh->v3_mul, v2, I->d_value);
+        bias_act_bc(f, vh->v3_mul.name, 3, I->d_value, vh->v3_bias.w, HC_ACT_IDENTITY);
+        matmul_bc(f, &vh->sv3_mul, v2, I->d_score);
+        bias_act_bc(f, vh->sv3_mul.name, sc, I->d_score, vh->sv3_bias.w, HC_ACT_IDENTITY);
+        conv(f, &vh->ownership_conv, v1, I->d_own, 0);
+    }
+}
+
+int collect_ropes(inst *I, const hc_block *blocks, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const hc_block *b = &blocks[i];
+        if (b->kind == HC_BLOCK_NESTED_BOTTLENECK) {
+            if (collect_ropes(I, b->nbt.blocks, b->nbt.num_blocks))
+                return -1;
+            continue;
+        }
+        if (b->kind != HC_BLOCK_ATTENTION || !b->attn.use_rope)
+            continue;
+        const hc_attn_block *a = &b->attn;
+        rope_dev *g = (rope_dev *)realloc(I->ropes, (size_t)(I->n_ropes + 1) * sizeof *g);
+        if (!g)
+            return hc_err_set(I->err, HC_ENOMEM, "cuda: rope tables");
+        I->ropes = g;
+        rope_dev *r = &I->ropes[I->n_ropes++];
+        memset(r, 0, sizeof *r);
+        r->blk = a;
+        int pairs = a->q_head_dim / 2;
+        size_t nt = (size_t)(a->learnable_rope ? a->num_kv_heads : 1) * pairs * I->hw;
+        float *ct = (float *)malloc(nt * sizeof(float) + 4), *st = (float *)malloc(nt * sizeof(float) + 4);
+        if (!ct || !st) {
+            free(ct);
+            free(st);
+            return hc_err_set(I->err, HC_ENOMEM, "cuda: rope tables");
+        }
+        hc_rope_tables(I->nx, I->ny, pairs, a->num_kv_heads,
+                       a->learnable_rope ? a->rope_freqs : NULL, a->rope_theta, ct, st);
+        CK(I, cudaMalloc(&r->cos_t, nt * sizeof(float) + 4), b->name);
+        CK(I, cudaMalloc(&r->sin_t, nt * sizeof(float) + 4), b->name);
+        if (!I->bad) {
+            CK(I, cudaMemcpy(r->cos_t, ct, nt * sizeof(float), cudaMemcpyHostToDevice), b->name);
+            CK(I, cudaMemcpy(r->sin_t, st, nt * sizeof(float), cudaMemcpyHostToDevice), b->name);
+        }
+        free(ct);
+        free(st);
+        if (I->bad)
+            return -1;
+    }
+    return 0;
+}
+
+void inst_free(inst *I)
+{
+    if (!I)
+        return;
+    for (int i = 0; i < I->n_w; i++)
+        cudaFree(I->w[i].dev);
+    free(I->w);
+    for (int i = 0; i < I->n_ropes; i++) {
+        cudaFree(I->ropes[i].cos_t);
+        cudaFree(I->ropes[i].sin_t);
+    }
+    free(I->ropes);
+    cudaFree(I->arena);
+    cudaFree(I->d_spatial);
+    cudaFree(I->d_global);
+    cudaFree(I->d_meta);
+    cudaFree(I->d_policy);
+    cudaFree(I->d_pass);
+    cudaFree(I->d_value);
+    cudaFree(I->d_score);
+    cudaFree(I->d_own);
+    if (I->blas_ok)
+        I->api.destroy(I->blas);
+    if (I->api.lib)
+        dlclose(I->api.lib);
+    free(I);
+}
+
+/* ---- the vtable ----------------------------------------------------------------------- */
+
+void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                int threads, hc_err *err)
+{
+    (void)threads;
+    int fp16 = -1, knobs[3] = {0, 0, 0};
+    {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", params ? params : "");
+        char *save = NULL;
+        int i = 0;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++) {
+            if (i == 0 && strcmp(tok, "fp32") == 0)
+                fp16 = 0;
+            else if (i == 0 && strcmp(tok, "fp16") == 0)
+                fp16 = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "pool32") == 0)
+                knobs[0] = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "mid32") == 0)
+                knobs[1] = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "probs32") == 0)
+                knobs[2] = 1;
+            else if (i > 0 && fp16 == 1 && strcmp(tok, "emulike") == 0)
+                knobs[0] = knobs[1] = knobs[2] = 1;
+            else
+                fp16 = -1;
+            if (fp16 < 0)
+                break;
+        }
+        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf) {
+            hc_err_set(err, HC_ECONFIG,
+                       "cuda: params must be fp32 or fp16[,pool32][,mid32][,probs32][,emulike] (got \"%s\")",
+                       params ? params : "");
+            return NULL;
+        }
+    }
+    if (!net) {
+        hc_err_set(err, HC_ECONFIG, "cuda needs a net");
+        return NULL;
+    }
+    if (max_batch < 1 || nx < 1 || ny < 1 || (size_t)nx * ny > 100000) {
+        hc_err_set(err, HC_EBACKEND, "cuda: bad arguments (batch %d, %dx%d)", max_batch, nx, ny);
+        return NULL;
+    }
+    /* The engine's checks of what the graph may hold (odd kernels, no dilation, SwiGLU ...):
+     * a tiny CPU engine validates the net exactly as ref32 would. */
+    hc_engine *probe = hc_engine_new(net, 1, nx, ny, 1, err);
+    if (!probe)
+        return NULL;
+    hc_engine_free(probe);
+
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev < 1) {
+        hc_err_set(err, HC_EBACKEND, "cuda: no CUDA device (cudaGetDeviceCount: %s)",
+                   e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return NULL;
+    }
+    inst *I = (inst *)calloc(1, sizeof *I);
+    if (!I) {
+        hc_err_set(err, HC_ENOMEM, "cuda: instance");
+        return NULL;
+    }
+    I->err = err;
+    I->net = net;
+    I->fp16 = fp16;
+    I->pool32 = knobs[0];
+    I->mid32 = knobs[1];
+    I->probs32 = knobs[2];
+    I->nx = nx;
+    I->ny = ny;
+    I->hw = nx * ny;
+    I->max_batch = max_batch;
+    const char *sy = getenv("HC_CUDA_SYNC");
+    I->sync_layers = sy && *sy && strcmp(sy, "0") != 0;
+    CK(I, cudaSetDevice(0), "open");
+    if (!I->bad && blas_load(&I->api, err))
+        I->bad = 1;
+    if (!I->bad) {
+        cublasStatus_t st = I->api.create(&I->blas);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            I->bad = 1;
+            hc_err_set(err, HC_EBACKEND, "cuda: open: cublasCreate failed: %s",
+                       I->api.status_string(st));
+        } else {
+            I->blas_ok = 1;
+            /* fp32 stays fp32: no TF32 tensor-core shortcut */
+            st = I->api.set_math_mode(I->blas, CUBLAS_DEFAULT_MATH);
+            if (st != CUBLAS_STATUS_SUCCESS) {
+                I->bad = 1;
+                hc_err_set(err, HC_EBACKEND, "cuda: open: cublasSetMathMode failed: %s",
+                           I->api.status_string(st));
+            }
+        }
+    }
+    if (!I->bad)
+        collect_ropes(I, net->trunk.blocks, net->trunk.num_blocks);
+    size_t hw = (size_t)I->hw, B = (size_t)max_batch;
+    int pc = net->num_policy_c, sc = net->num_score_value_c;
+    CK(I, cudaMalloc(&I->d_spatial, B * net->num_input_c * hw * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_global, B * (net->num_input_global_c + 1) * sizeof(float)), "open");
+    if (net->trunk.has_meta_encoder)
+        CK(I, cudaMalloc(&I->d_meta, B * net->num_input_meta_c * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_policy, B * pc * hw * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_pass, B * pc * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
+    if (!I->bad) {
+        fwd F = {};
+        F.I = I;
+        F.dry = 1;
+        F.B = max_batch;
+        F.nx = nx;
+        F.ny = ny;
+        F.hw = I->hw;
+        F.S = B * hw;
+        forward(&F);
+        I->arena_floats = F.peak;
+        if (!I->bad)
+            CK(I, cudaMalloc(&I->arena, (F.peak + 64) * sizeof(float)), "open (activation arena)");
+    }
+    if (I->bad) {
+        inst_free(I);
+        return NULL;
+    }
+    I->err = NULL;
+    return I;
+}
+
+int cuda_eval(void *vi, int batch, const float *spatial, const float *global, const float *meta,
+              hc_raw_heads *out, hc_err *err)
+{
+    inst *I = (inst *)vi;
+    const hc_net *net = I->net;
+    if (batch < 1 || batch > I->max_batch)
+        return hc_err_set(err, HC_EBACKEND, "cuda: batch %d outside 1..%d", batch, I->max_batch);
+    if (!spatial || !global || !out)
+        return hc_err_set(err, HC_EBACKEND, "cuda: missing input or output");
+    if (net->trunk.has_meta_encoder != (meta != NULL))
+        return hc_err_set(err, HC_EBACKEND, "cuda: %s %s metadata input rows",
+                          net->name ? net->name : "net",
+                          net->trunk.has_meta_encoder ? "needs" : "takes no");
+    if (out->nx != I->nx || out->ny != I->ny || out->policy_channels != net->num_policy_c ||
+        out->score_channels != net->num_score_value_c || out->max_batch < batch)
+        return hc_err_set(err, HC_EBACKEND, "cuda: output buffer does not match the net / board");
+    I->bad = 0;
+    I->err = err;
+    size_t hw = (size_t)I->hw, B = (size_t)batch;
+    int pc = net->num_policy_c, sc = net->num_score_value_c;
+    CK(I, cudaMemcpy(I->d_spatial, spatial, B * net->num_input_c * hw * sizeof(float),
+                     cudaMemcpyHostToDevice),
+       "input");
+    if (net->num_input_global_c > 0)
+        CK(I, cudaMemcpy(I->d_global, global, B * net->num_input_global_c * sizeof(float),
+                         cudaMemcpyHostToDevice),
+           "input");
+    if (meta)
+        CK(I, cudaMemcpy(I->d_meta, meta, B * net->num_input_meta_c * sizeof(float),
+                         cudaMemcpyHostToDevice),
+           "input");
+    if (!I->bad) {
+        fwd F = {};
+        F.I = I;
+        F.B = batch;
+        F.nx = I->nx;
+        F.ny = I->ny;
+        F.hw = I->hw;
+        F.S = B * hw;
+        forward(&F);
+    }
+    if (!I->bad) {
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess)
+            fail_cuda(I, e, "cudaDeviceSynchronize", "forward pass (asynchronous)");
+    }
+    CK(I, cudaMemcpy(out->policy, I->d_policy, B * pc * hw * sizeof(float), cudaMemcpyDeviceToHost),
+       "output");
+    CK(I, cudaMemcpy(out->policy_pass, I->d_pass, B * pc * sizeof(float), cudaMemcpyDeviceToHost),
+       "output");
+    CK(I, cudaMemcpy(out->value, I->d_value, B * 3 * sizeof(float), cudaMemcpyDeviceToHost),
+       "output");
+    CK(I, cudaMemcpy(out->score, I->d_score, B * sc * sizeof(float), cudaMemcpyDeviceToHost),
+       "output");
+    CK(I, cudaMemcpy(out->ownership, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost),
+       "output");
+    I->err = NULL;
+    if (I->bad)
+        return -1;
+    out->batch = batch;
+    return 0;
+}
+
+void cuda_close(void *vi)
+{
+    inst_free((inst *)vi);
+}
+
+hc_backend_vtbl make_vtbl()
+{
+    hc_backend_vtbl v;
+    memset(&v, 0, sizeof v);
+    v.name = "cuda";
+    v.shape = HC_BACKEND_TENSOR;
+    v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: fp32 (fp32 "
+             "everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
+             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32)";
+    v.open = cuda_open;
+    v.eval = cuda_eval;
+    v.close = cuda_close;
+    return v;
+}
+
+} // namespace
+
+extern "C" const hc_backend_vtbl hc_backend_cuda = make_vtbl();
