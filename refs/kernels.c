@@ -1183,8 +1183,7 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
             if (em->acc_fp16) /* sc(qi, ki) = sum_d q(d, qi) k(d, ki) */
                 gemm_acc16(hw, hw, qd, qh, 1, s, kh, s, 1, sc, (size_t)hw, 1);
             else
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hw, hw, qd, 1.0f, qh, (int)s, kh, (int)s,
-                            0.0f, sc, hw);
+                hc_gemm(hw, hw, qd, qh, 1, s, kh, s, sc, (size_t)hw, 0);
             for (int qi = 0; qi < hw; qi++) {
                 float *row = sc + (size_t)qi * hw;
                 if (m[qi] == 0.0f) {
@@ -1199,9 +1198,10 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
             }
             if (em->acc_fp16) /* oh(d, qi) = sum_ki v(d, ki) p(qi, ki) */
                 gemm_acc16(vd, hw, hw, vh, s, 1, sc, 1, (size_t)hw, oh, s, 1);
-            else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, vd, hw, hw, 1.0f, vh, (int)s, sc, hw,
-                            0.0f, oh, (int)s);
+            else { /* hc_gemm reads B by rows: the probabilities as [key][query] */
+                transpose(hw, sc, sc + (size_t)hw * hw);
+                hc_gemm(vd, hw, hw, vh, s, 1, sc + (size_t)hw * hw, (size_t)hw, oh, s, 0);
+            }
         }
     }
 }
