@@ -1,5 +1,5 @@
 /* The fp32 reference forward pass: KataGo's Eigen backend arithmetic over an hc_net, on
- * OpenBLAS sgemm, batched across positions, threaded over batch rows.
+ * refs/gemm.h's products, batched across positions, threaded over batch rows.
  *
  * Lifetimes: the net outlives the engine (the engine borrows its weights, it copies nothing
  * big); an hc_raw_heads is owned by the caller. All scratch memory is allocated by
@@ -14,8 +14,8 @@
  * Determinism: the result of a row depends only on that row (no cross-row reductions) and
  * the thread count only decides which rows a thread computes, so outputs are the same bits
  * for every run and every thread count; tests/test_engine.c also checks that a row gives the
- * same bits at every batch size (this relies on OpenBLAS's sgemm computing a column
- * independently of the number of columns, which it does for the kernels we run on).
+ * same bits at every batch size (every product is refs/gemm.h's, whose outputs are each one
+ * FMA chain whatever the call's shape).
  *
  * What the outputs are, and what the caller's post-processing must do with them (KataGo's
  * nneval.cpp semantics; getOutput in eigenbackend.cpp copies these raw values out, in the
@@ -101,7 +101,7 @@ hc_engine_opts hc_engine_default_opts(void);
 
 /* Prepares the net for an nx x ny buffer and batches up to max_batch rows, split over
  * `threads` threads (>= 1; persistent workers, the calling thread runs the first share).
- * Sets OpenBLAS to one thread (process-wide): the engine threads over rows itself.
+ * Sets OpenBLAS (linked, no longer called by the engine) to one thread, process-wide.
  * Fails (HC_EBACKEND) on layers KataGo's Eigen backend does not run either: dilated
  * convolutions, even kernels, FFN blocks without SwiGLU, unknown activations. */
 hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int threads,
