@@ -1077,30 +1077,8 @@ static void transpose(int n, const float *a, float *t)
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
 {
-    int s = batch * hw;
-    int group = heads / kv_heads;
-    float scale = 1.0f / sqrtf((float)qd);
-    float *sc = ws, *sct = ws + (size_t)hw * hw; /* [query][key], [key][query] */
-    for (int b = 0; b < batch; b++) {
-        const float *m = mask + (size_t)b * hw;
-        for (int h = 0; h < heads; h++) {
-            int kvh = h / group;
-            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
-            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
-            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
-            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
-            hc_gemm(hw, hw, qd, qh, 1, (size_t)s, kh, (size_t)s, sc, (size_t)hw, 0);
-            for (int qi = 0; qi < hw; qi++) {
-                float *row = sc + (size_t)qi * hw;
-                if (m[qi] == 0.0f)
-                    memset(row, 0, (size_t)hw * sizeof(float));
-                else
-                    softmax_row(hw, row, m, scale);
-            }
-            transpose(hw, sc, sct);
-            hc_gemm(vd, hw, hw, vh, (size_t)s, 1, sct, (size_t)hw, oh, (size_t)s, 0);
-        }
-    }
+    static const hc_attn_emul exact = {HC_KFMT_FP32, HC_KFMT_FP32, 0};
+    hc_attention_emul(batch, hw, heads, kv_heads, qd, vd, q, k, v, mask, out, ws, &exact);
 }
 
 /* ---- reduced-precision emulation inside layers ------------------------------------------ */
@@ -1190,10 +1168,14 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
                     memset(row, 0, (size_t)hw * sizeof(float));
                     continue;
                 }
-                for (int j = 0; j < hw; j++)
-                    row[j] *= scale;
-                hc_round_fmt_array(em->scores_fmt, row, (size_t)hw);
-                softmax_row(hw, row, m, 1.0f);
+                if (em->scores_fmt == HC_KFMT_FP32) { /* softmax_row scales: the same products */
+                    softmax_row(hw, row, m, scale);
+                } else {
+                    for (int j = 0; j < hw; j++)
+                        row[j] *= scale;
+                    hc_round_fmt_array(em->scores_fmt, row, (size_t)hw);
+                    softmax_row(hw, row, m, 1.0f);
+                }
                 hc_round_fmt_array(em->probs_fmt, row, (size_t)hw);
             }
             if (em->acc_fp16) /* oh(d, qi) = sum_ki v(d, ki) p(qi, ki) */
