@@ -326,26 +326,31 @@ static inline void copy_short(float *d, const float *s, int n)
         d[x] = s[x];
 }
 
+/* Two-vector lane shuffle with constant indices: GCC and clang (the fuzz build) spell it
+ * differently. */
+#if defined(__clang__)
+#define SHUF8(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
+#define SHUF8(a, b, ...) __builtin_shuffle(a, b, (hc_v8i){__VA_ARGS__})
+#endif
+
 /* d[c][l] = r[l][c] for c < 6 of an 8x8 block given as 8 row vectors (pure data movement). */
 static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
 {
-    const hc_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const hc_v8i s44 = {0, 1, 8, 9, 4, 5, 12, 13}, see = {2, 3, 10, 11, 6, 7, 14, 15};
-    const hc_v8i plo = {0, 1, 2, 3, 8, 9, 10, 11}, phi = {4, 5, 6, 7, 12, 13, 14, 15};
-    hc_v8f t0 = __builtin_shuffle(r[0], r[1], lo), t1 = __builtin_shuffle(r[0], r[1], hi);
-    hc_v8f t2 = __builtin_shuffle(r[2], r[3], lo), t3 = __builtin_shuffle(r[2], r[3], hi);
-    hc_v8f t4 = __builtin_shuffle(r[4], r[5], lo), t5 = __builtin_shuffle(r[4], r[5], hi);
-    hc_v8f t6 = __builtin_shuffle(r[6], r[7], lo), t7 = __builtin_shuffle(r[6], r[7], hi);
-    hc_v8f u0 = __builtin_shuffle(t0, t2, s44), u1 = __builtin_shuffle(t0, t2, see);
-    hc_v8f u2 = __builtin_shuffle(t1, t3, s44), u3 = __builtin_shuffle(t1, t3, see);
-    hc_v8f u4 = __builtin_shuffle(t4, t6, s44), u5 = __builtin_shuffle(t4, t6, see);
-    hc_v8f u6 = __builtin_shuffle(t5, t7, s44), u7 = __builtin_shuffle(t5, t7, see);
-    d[0] = __builtin_shuffle(u0, u4, plo);
-    d[1] = __builtin_shuffle(u1, u5, plo);
-    d[2] = __builtin_shuffle(u2, u6, plo);
-    d[3] = __builtin_shuffle(u3, u7, plo);
-    d[4] = __builtin_shuffle(u0, u4, phi);
-    d[5] = __builtin_shuffle(u1, u5, phi);
+    hc_v8f t0 = SHUF8(r[0], r[1], 0,8,1,9,4,12,5,13), t1 = SHUF8(r[0], r[1], 2,10,3,11,6,14,7,15);
+    hc_v8f t2 = SHUF8(r[2], r[3], 0,8,1,9,4,12,5,13), t3 = SHUF8(r[2], r[3], 2,10,3,11,6,14,7,15);
+    hc_v8f t4 = SHUF8(r[4], r[5], 0,8,1,9,4,12,5,13), t5 = SHUF8(r[4], r[5], 2,10,3,11,6,14,7,15);
+    hc_v8f t6 = SHUF8(r[6], r[7], 0,8,1,9,4,12,5,13), t7 = SHUF8(r[6], r[7], 2,10,3,11,6,14,7,15);
+    hc_v8f u0 = SHUF8(t0, t2, 0,1,8,9,4,5,12,13), u1 = SHUF8(t0, t2, 2,3,10,11,6,7,14,15);
+    hc_v8f u2 = SHUF8(t1, t3, 0,1,8,9,4,5,12,13), u3 = SHUF8(t1, t3, 2,3,10,11,6,7,14,15);
+    hc_v8f u4 = SHUF8(t4, t6, 0,1,8,9,4,5,12,13), u5 = SHUF8(t4, t6, 2,3,10,11,6,7,14,15);
+    hc_v8f u6 = SHUF8(t5, t7, 0,1,8,9,4,5,12,13), u7 = SHUF8(t5, t7, 2,3,10,11,6,7,14,15);
+    d[0] = SHUF8(u0, u4, 0,1,2,3,8,9,10,11);
+    d[1] = SHUF8(u1, u5, 0,1,2,3,8,9,10,11);
+    d[2] = SHUF8(u2, u6, 0,1,2,3,8,9,10,11);
+    d[3] = SHUF8(u3, u7, 0,1,2,3,8,9,10,11);
+    d[4] = SHUF8(u0, u4, 4,5,6,7,12,13,14,15);
+    d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
 }
 
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
