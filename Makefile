@@ -10,7 +10,7 @@ CC ?= cc
 OPT ?= -O2 -march=native
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wno-format-truncation -g -pthread -Iharness -Irefs -Ibackends -Ireports -I.
 ifeq ($(SAN),1)
-  OPT := -O1 -fno-omit-frame-pointer
+  OPT := -O1 -march=native -fno-omit-frame-pointer
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
   BUILD := build/san
 else
