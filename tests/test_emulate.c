@@ -311,7 +311,7 @@ static unsigned lcg(unsigned *s)
 static void test_inner_kernels(void)
 {
     enum { B = 2, HW = 12, H = 2, KV = 1, QD = 20, VD = 4, S = B * HW, IN = 37, OUT = 5 };
-    float q[H * QD * S], k[KV * QD * S], v[KV * VD * S], mask[B * HW], ws[HW * HW];
+    float q[H * QD * S], k[KV * QD * S], v[KV * VD * S], mask[B * HW], ws[2 * HW * HW];
     float o0[H * VD * S], o1[H * VD * S];
     unsigned st = 11;
     for (int i = 0; i < H * QD * S; i++)
