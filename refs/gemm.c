@@ -16,7 +16,107 @@ void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, co
         }
 }
 
-#if defined(__FMA__) && defined(__AVX2__)
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+/* The AVX-512 form of the kernels below: blocks of MR rows x NV vectors of 16 columns, the
+ * last vector holding `last` (1..16) columns through a lane mask when PART. 12 rows x 2 vectors
+ * keep 24 of the 32 registers accumulating. Every lane is still one output's FMA chain over k
+ * in order from 0, so the bits equal the AVX2 and scalar forms'. */
+#define HC_KERN(MR, NV, PART)                                                                    \
+    static void kern_##MR##_##NV##_##PART(int K, const float *A, size_t rsa, size_t csa,       \
+                                          const float *B, size_t ldb, float *C, size_t ldc,    \
+                                          int accumulate, int last)                            \
+    {                                                                                          \
+        __m512 acc[MR][NV];                                                                    \
+        __mmask16 mk = (__mmask16)((1u << last) - 1u);                                         \
+        (void)mk;                                                                              \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                  \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps(); \
+        for (int k = 0; k < K; k++) {                                                          \
+            const float *b = B + (size_t)k * ldb;                                              \
+            __m512 bv[NV];                                                                     \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) bv[v] =                       \
+                (PART && v == NV - 1) ? _mm512_maskz_loadu_ps(mk, b + 16 * v)                  \
+                                      : _mm512_loadu_ps(b + 16 * v);                           \
+            const float *a = A + (size_t)k * csa;                                              \
+            _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                              \
+            {                                                                                  \
+                __m512 av = _mm512_set1_ps(a[(size_t)i * rsa]);                                \
+                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] =               \
+                    _mm512_fmadd_ps(av, bv[v], acc[i][v]);                                     \
+            }                                                                                  \
+        }                                                                                      \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                  \
+        {                                                                                      \
+            float *c = C + (size_t)i * ldc;                                                    \
+            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                               \
+            {                                                                                  \
+                __m512 r = acc[i][v];                                                          \
+                if (PART && v == NV - 1) {                                                     \
+                    if (accumulate)                                                            \
+                        r = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, c + 16 * v), r);           \
+                    _mm512_mask_storeu_ps(c + 16 * v, mk, r);                                  \
+                } else {                                                                       \
+                    if (accumulate)                                                            \
+                        r = _mm512_add_ps(_mm512_loadu_ps(c + 16 * v), r);                     \
+                    _mm512_storeu_ps(c + 16 * v, r);                                           \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#define HC_KERN_ALL(MR) HC_KERN(MR, 1, 0) HC_KERN(MR, 1, 1) HC_KERN(MR, 2, 0) HC_KERN(MR, 2, 1)
+HC_KERN_ALL(1)
+HC_KERN_ALL(2)
+HC_KERN_ALL(3)
+HC_KERN_ALL(4)
+HC_KERN_ALL(5)
+HC_KERN_ALL(6)
+HC_KERN_ALL(7)
+HC_KERN_ALL(8)
+HC_KERN_ALL(9)
+HC_KERN_ALL(10)
+HC_KERN_ALL(11)
+HC_KERN_ALL(12)
+
+typedef void (*kern_fn)(int, const float *, size_t, size_t, const float *, size_t, float *, size_t,
+                        int, int);
+#define HC_KROW(MR) {kern_##MR##_1_0, kern_##MR##_1_1, kern_##MR##_2_0, kern_##MR##_2_1}
+static const kern_fn kerns[12][4] = {HC_KROW(1), HC_KROW(2), HC_KROW(3),  HC_KROW(4),
+                                     HC_KROW(5), HC_KROW(6), HC_KROW(7),  HC_KROW(8),
+                                     HC_KROW(9), HC_KROW(10), HC_KROW(11), HC_KROW(12)};
+
+void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+             size_t ldb, float *C, size_t ldc, int accumulate)
+{
+    /* As the AVX2 form below: column panels of 32 outer, blocks of 12 rows inner. */
+    enum { PACK_K = 512, MR = 12, NR = 32 };
+    float panel[PACK_K * NR];
+    int pack = M > MR && ldb != NR && K <= PACK_K;
+    for (int j0 = 0; j0 < N; j0 += NR) {
+        int n = N - j0 < NR ? N - j0 : NR;
+        int nv = n > 16 ? 2 : 1, last = n - 16 * (nv - 1);
+        int sel = (nv - 1) * 2 + (last < 16);
+        const float *bp = B + j0;
+        size_t ldp = ldb;
+        if (pack && n == NR) {
+            for (int k = 0; k < K; k++) {
+                _mm512_storeu_ps(panel + k * NR, _mm512_loadu_ps(B + (size_t)k * ldb + j0));
+                _mm512_storeu_ps(panel + k * NR + 16, _mm512_loadu_ps(B + (size_t)k * ldb + j0 + 16));
+            }
+            bp = panel;
+            ldp = NR;
+        }
+        for (int i0 = 0; i0 < M; i0 += MR) {
+            int mr = M - i0 < MR ? M - i0 : MR;
+            kerns[mr - 1][sel](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
+                               C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+        }
+    }
+}
+
+#elif defined(__FMA__) && defined(__AVX2__)
 #include <immintrin.h>
 
 /* mask_tab + 8 - n: a lane mask selecting the first n (1..8) of 8 lanes. */

@@ -3,8 +3,8 @@
  * C[i][j] (=, or += when accumulate) acc(i, j) with acc = 0, then for k = 0..K-1 in order
  * acc = fma(A[i][k], B[k][j], acc), rounded once per step; with accumulate, C + acc is one
  * more rounded add. The result of an element depends only on row i of A and column j of B:
- * not on M, N, the tiling, the instruction set (AVX2+FMA, or scalar fmaf when the compiler
- * does not target FMA) or the thread. So a batch row's bits never depend on which other rows
+ * not on M, N, the tiling, the instruction set (AVX-512, AVX2+FMA, or scalar fmaf when the
+ * compiler does not target FMA) or the thread. So a batch row's bits never depend on which other rows
  * share the call, which lets the engine batch GEMMs across rows.
  *
  * This is also the per-output order of a blocked sgemm kernel (Eigen's gebp, OpenBLAS's) for
