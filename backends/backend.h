@@ -76,6 +76,12 @@ typedef struct hc_backend_vtbl {
      * backend that never gets them assumes hc_eval_settings_default's. Fails (e.g. with
      * HC_BACKEND_SKIP) when its engine cannot take a setting. */
     int (*configure)(void *inst, const struct hc_eval_settings *s, hc_err *err);
+
+    /* 1: instances are independent CPU computations (ref32, emulate): an unbatched (batch 1)
+     * evaluation given T threads runs T single-threaded instances side by side, one position
+     * per call each (hc_eval_positions_lanes), since one row cannot use more than one of the
+     * engine's threads. 0: one instance (a GPU context, an external engine). */
+    int lanes;
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */
@@ -95,6 +101,15 @@ typedef struct hc_backend {
 int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, int ny,
                     int max_batch, int threads, hc_err *err);
 void hc_backend_close(hc_backend *b);
+
+/* Unbatched evaluation over several instances (hc_backend_vtbl.lanes): the number of lanes to
+ * open for a batch-1 evaluation given `threads` (threads itself when the spec's kind has lanes,
+ * batch is 1 and threads > 1), else 0: evaluate on one instance. */
+int hc_backend_lanes_for(const char *spec, int batch, int threads);
+/* Opens n_lanes instances (max_batch 1, one thread each; malloc'd array, close with
+ * hc_backend_close_lanes). NULL with err when one fails (the others are closed). */
+hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, hc_err *err);
+void hc_backend_close_lanes(hc_backend *lanes, int n_lanes);
 
 /* Taps through the vtable; HC_EBACKEND "... taps not supported" when the backend has none. */
 long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity, hc_err *err);

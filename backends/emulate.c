@@ -399,4 +399,5 @@ const hc_backend_vtbl hc_backend_emulate = {
     .close = emu_close,
     .taps = NULL,
     .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
+    .lanes = 1,
 };

@@ -36,11 +36,12 @@ static void ref32_close(void *inst)
 const hc_backend_vtbl hc_backend_ref32 = {
     .name = "ref32",
     .shape = HC_BACKEND_TENSOR,
-    .help = "fp32 reference forward pass (KataGo Eigen arithmetic on OpenBLAS); no params",
+    .help = "fp32 reference forward pass (KataGo's Eigen arithmetic, one FMA chain per GEMM output); no params",
     .open = ref32_open,
     .eval = ref32_eval,
     .eval_positions = NULL,
     .close = ref32_close,
     .taps = NULL,
     .set_taps = ref32_set_taps,
+    .lanes = 1,
 };

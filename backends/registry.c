@@ -1,3 +1,4 @@
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +65,36 @@ int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, 
         return hc_err_prefix(err, "backend %s: ", spec);
     }
     return 0;
+}
+
+int hc_backend_lanes_for(const char *spec, int batch, int threads)
+{
+    hc_err err = {0};
+    const char *params;
+    const hc_backend_vtbl *vt = hc_backend_find(spec, &params, &err);
+    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch == 1 && threads > 1 ? threads : 0;
+}
+
+hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, hc_err *err)
+{
+    hc_backend *lanes = calloc((size_t)(n_lanes > 0 ? n_lanes : 1), sizeof *lanes);
+    if (!lanes) {
+        hc_err_set(err, HC_ENOMEM, "out of memory for %d backend lanes", n_lanes);
+        return NULL;
+    }
+    for (int l = 0; l < n_lanes; l++)
+        if (hc_backend_open(&lanes[l], spec, net, nx, ny, 1, 1, err)) {
+            hc_backend_close_lanes(lanes, l);
+            return NULL;
+        }
+    return lanes;
+}
+
+void hc_backend_close_lanes(hc_backend *lanes, int n_lanes)
+{
+    for (int l = 0; lanes && l < n_lanes; l++)
+        hc_backend_close(&lanes[l]);
+    free(lanes);
 }
 
 void hc_backend_close(hc_backend *b)

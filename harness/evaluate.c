@@ -1,6 +1,7 @@
 #include "evaluate.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,174 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
     }
     free(idx);
     batch_free(&bb);
+    return rc;
+}
+
+/* ---- unbatched lanes ---------------------------------------------------------------- */
+
+typedef struct lanes_ctx {
+    const hc_net *net;
+    const hc_position *ps;
+    size_t n;
+    const size_t *order;
+    const hc_eval_settings *s;
+    hc_nnoutput *outs;
+    unsigned char *done_mask;
+    hc_pp_model m;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t next;           /* the next place in the order to hand out */
+    unsigned char *done;   /* [n] by place in the order */
+    size_t fail_seq;       /* the first failed place in the order, n when none */
+    hc_err fail_err;
+    hc_eval_failure fail;
+    int stop;
+    int running;           /* lanes still working */
+} lanes_ctx;
+
+typedef struct lane_arg {
+    lanes_ctx *c;
+    hc_backend *b;
+} lane_arg;
+
+/* One position alone on one lane: the rows of hc_eval_positions with a batch of one. */
+static int lane_one(lanes_ctx *c, hc_backend *b, batch_buf *bb, size_t i, hc_eval_failure *fail, hc_err *err)
+{
+    if (prepare_row(bb, 0, c->net, &c->ps[i], c->s, err)) {
+        describe(&c->ps[i], (long)i, fail, err);
+        return -1;
+    }
+    if (b->vt->eval(b->inst, 1, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
+        hc_err_prefix(err, "batch of 1: ");
+        describe(&c->ps[i], (long)i, fail, err);
+        return -1;
+    }
+    if (finish_row(bb, 0, &c->m, c->s, &c->outs[i], err)) {
+        describe(&c->ps[i], (long)i, fail, err);
+        return -1;
+    }
+    return 0;
+}
+
+static void *lane_main(void *arg)
+{
+    lane_arg *la = arg;
+    lanes_ctx *c = la->c;
+    hc_err err = {0};
+    batch_buf bb;
+    int ok = batch_init(&bb, c->net, 1, c->s, &err) == 0;
+    pthread_mutex_lock(&c->mu);
+    if (!ok && c->next < c->fail_seq) {
+        /* No scratch for this lane: fail at the place it would have taken next. */
+        c->fail_seq = c->next;
+        c->fail_err = err;
+        c->stop = 1;
+    }
+    while (ok && !c->stop && c->next < c->n) {
+        size_t seq = c->next++;
+        pthread_mutex_unlock(&c->mu);
+        size_t i = c->order ? c->order[seq] : seq;
+        hc_eval_failure f = {.position = -1};
+        hc_err e = {0};
+        int rc = lane_one(c, la->b, &bb, i, &f, &e);
+        pthread_mutex_lock(&c->mu);
+        if (rc == 0) {
+            c->done[seq] = 1;
+            if (c->done_mask)
+                c->done_mask[i] = 1;
+        } else if (seq < c->fail_seq) {
+            c->fail_seq = seq;
+            c->fail_err = e;
+            c->fail = f;
+            c->stop = 1;
+        }
+        pthread_cond_signal(&c->cv);
+    }
+    c->running--;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (ok)
+        batch_free(&bb);
+    return NULL;
+}
+
+int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, const hc_net *net, const hc_position *ps, size_t n,
+                            const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
+                            unsigned char *done_mask, hc_eval_failure *fail, hc_eval_progress progress, void *user,
+                            hc_err *err)
+{
+    if (fail)
+        memset(fail, 0, sizeof *fail), fail->position = -1;
+    if (n_lanes < 1)
+        return hc_err_set(err, HC_EUSAGE, "no evaluation lanes");
+    for (int l = 0; l < n_lanes; l++)
+        if (lanes[l].vt->shape != HC_BACKEND_TENSOR || !lanes[l].vt->lanes)
+            return hc_err_set(err, HC_EUSAGE, "backend %s cannot run as parallel lanes", lanes[l].vt->name);
+    if (check_settings(s, 1, err))
+        return -1;
+    lanes_ctx c = {.net = net, .ps = ps, .n = n, .order = order, .s = s, .outs = outs, .done_mask = done_mask,
+                   .m = pp_model_of(net), .fail_seq = n};
+    c.done = hc_calloc(n ? n : 1, 1, err, "lane flags");
+    lane_arg *args = hc_calloc((size_t)n_lanes, sizeof *args, err, "lanes");
+    pthread_t *tids = hc_calloc((size_t)n_lanes, sizeof *tids, err, "lane threads");
+    if (!c.done || !args || !tids) {
+        free(c.done);
+        free(args);
+        free(tids);
+        return -1;
+    }
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+    int started = 0;
+    pthread_mutex_lock(&c.mu);
+    for (int l = 0; l < n_lanes; l++) {
+        args[l] = (lane_arg){&c, &lanes[l]};
+        if (pthread_create(&tids[l], NULL, lane_main, &args[l]) != 0)
+            break;
+        started++;
+        c.running++;
+    }
+    int interrupted = 0, rc = 0;
+    if (started == 0) {
+        c.stop = 1;
+        rc = hc_err_set(err, HC_ENOMEM, "cannot start an evaluation lane");
+    }
+    /* Report the finished prefix as it grows; stop handing out on failure or interruption. */
+    size_t reported = 0, prefix = 0;
+    while (started > 0) {
+        while (prefix < n && c.done[prefix])
+            prefix++;
+        if (prefix > reported && progress) {
+            reported = prefix;
+            pthread_mutex_unlock(&c.mu);
+            int stop = progress(user, prefix, n);
+            pthread_mutex_lock(&c.mu);
+            if (stop && !interrupted) {
+                interrupted = 1;
+                c.stop = 1;
+            }
+            continue;
+        }
+        if (c.running == 0)
+            break;
+        pthread_cond_wait(&c.cv, &c.mu);
+    }
+    pthread_mutex_unlock(&c.mu);
+    for (int l = 0; l < started; l++)
+        pthread_join(tids[l], NULL);
+    if (rc == 0 && c.fail_seq < n) {
+        *err = c.fail_err;
+        if (fail)
+            *fail = c.fail;
+        rc = -1;
+    } else if (rc == 0 && interrupted) {
+        rc = hc_err_set(err, HC_EUSAGE, "interrupted");
+    }
+    pthread_cond_destroy(&c.cv);
+    pthread_mutex_destroy(&c.mu);
+    free(c.done);
+    free(args);
+    free(tids);
     return rc;
 }
 

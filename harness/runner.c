@@ -382,7 +382,15 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
 {
     hc_err err = {0};
     hc_backend b = {0};
-    if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
+    /* An unbatched CPU backend uses its threads as lanes: one position per call on each. */
+    int n_lanes = hc_backend_lanes_for(spec, batch, threads);
+    hc_backend *lanes = NULL;
+    if (n_lanes > 0) {
+        lanes = hc_backend_open_lanes(spec, net, s->nn_x, s->nn_y, n_lanes, &err);
+        if (!lanes)
+            child_fail(err_path, &err, NULL);
+        b = lanes[0];
+    } else if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
         child_fail(err_path, &err, NULL);
     const hc_resolution *res = b.vt->resolution ? b.vt->resolution(b.inst) : NULL;
     if (res) {
@@ -405,8 +413,11 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
                     .side_fd = side_fd, .order = order, .outs = outs, .skipped = skipped};
     hc_eval_failure fail;
     /* Only a position backend refuses single positions; a tensor backend never calls child_skip. */
-    if (hc_eval_positions_skip(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress, child_skip, &cc,
-                               &err)) {
+    int rc = lanes ? hc_eval_positions_lanes(lanes, n_lanes, net, ps, n, order, s, outs, NULL, &fail, child_progress,
+                                             &cc, &err)
+                   : hc_eval_positions_skip(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress,
+                                            child_skip, &cc, &err);
+    if (rc) {
         if (cc.write_errno) {
             /* Not the backend's fault: say which file could not be written, and why. */
             hc_err_set(&err, HC_EIO, "%s: cannot write the backend's outputs: %s", records_path,

@@ -110,6 +110,8 @@ int cmd_eval(int argc, char **argv)
     size_t n = 0, n_out = 0;
     hc_nnoutput *outs = NULL;
     hc_backend b = {0};
+    hc_backend *lanes = NULL;
+    int n_lanes = 0;
     hc_net *net = hc_net_load(net_path, &err);
     if (!net)
         return cli_fail("eval", &err);
@@ -119,7 +121,16 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
         goto done;
     }
-    if (hc_backend_open(&b, cli_get(&a, "backend", "ref32"), net, nx, ny, batch, threads, &err)) {
+    /* Unbatched on a CPU backend: the threads run as lanes, one position per call each. */
+    const char *spec = cli_get(&a, "backend", "ref32");
+    n_lanes = feat_path ? 0 : hc_backend_lanes_for(spec, batch, threads);
+    if (n_lanes > 0) {
+        lanes = hc_backend_open_lanes(spec, net, nx, ny, n_lanes, &err);
+        if (!lanes) {
+            rc = cli_fail("eval", &err);
+            goto done;
+        }
+    } else if (hc_backend_open(&b, spec, net, nx, ny, batch, threads, &err)) {
         rc = cli_fail("eval", &err);
         goto done;
     }
@@ -133,7 +144,10 @@ int cmd_eval(int argc, char **argv)
     } else {
         outs = hc_calloc(n ? n : 1, sizeof *outs, &err, "outputs");
         hc_eval_failure fail;
-        if (!outs || hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress, &prog, &err)) {
+        if (!outs || (lanes ? hc_eval_positions_lanes(lanes, n_lanes, net, ps, n, NULL, &s, outs, NULL, &fail,
+                                                      show_progress, &prog, &err)
+                            : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress,
+                                                &prog, &err))) {
             rc = cli_fail("eval", &err);
             n_out = n; /* every entry is initialised or zeroed */
             goto done;
@@ -156,6 +170,7 @@ int cmd_eval(int argc, char **argv)
 done:
     hc_nnoutputs_free(outs, n_out);
     hc_backend_close(&b);
+    hc_backend_close_lanes(lanes, n_lanes);
     hc_positions_free(ps, n);
     hc_net_free(net);
     return rc;

@@ -1,0 +1,191 @@
+/* Unbatched evaluation on parallel lanes (hc_eval_positions_lanes, hc_backend_lanes_for):
+ *  - which specs get lanes (CPU tensor backends at batch 1 with several threads, nothing else);
+ *  - 2 and 3 lanes of ref32 and emulate:fp16 give the bits of one instance at batch 1, in the
+ *    natural and in a shuffled order, with every position marked done and the progress prefix
+ *    growing to n;
+ *  - a position that fails stops the lanes: the error names it, every position before it in the
+ *    order is done and reported through progress, none after it is reported;
+ *  - a progress callback that asks to stop interrupts the evaluation. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "evaluate.h"
+#include "hc_test.h"
+#include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
+
+static const char *const net_rel = "nets/g170-b6c96-s175395328-d26788732.bin.gz";
+static const char *const positions_rel = "positions/size10x14.jsonl.gz";
+
+enum { NX = 14, NY = 14 };
+
+static int same_bits(const hc_nnoutput *a, const hc_nnoutput *b)
+{
+    size_t la, lb;
+    void *ea = hc_nnoutput_encode(a, 0, &la, NULL), *eb = hc_nnoutput_encode(b, 0, &lb, NULL);
+    int same = ea && eb && la == lb && memcmp(ea, eb, la) == 0;
+    free(ea);
+    free(eb);
+    return same;
+}
+
+typedef struct prog {
+    size_t calls, last, stop_after;
+    int monotonic;
+} prog;
+
+static int on_progress(void *user, size_t done, size_t total)
+{
+    (void)total;
+    prog *p = user;
+    if (done <= p->last)
+        p->monotonic = 0;
+    p->last = done;
+    p->calls++;
+    return p->stop_after && p->calls >= p->stop_after;
+}
+
+static void free_outs(hc_nnoutput *o, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        hc_nnoutput_free(&o[i]);
+    free(o);
+}
+
+static void test_lanes_for(void)
+{
+    hc_check("lanes-1.1", hc_backend_lanes_for("ref32", 1, 3) == 3, "ref32 at batch 1 with 3 threads");
+    hc_check("lanes-1.2", hc_backend_lanes_for("emulate:fp16", 1, 2) == 2, "emulate at batch 1 with 2 threads");
+    hc_check("lanes-1.3",
+             hc_backend_lanes_for("ref32", 6, 3) == 0 && hc_backend_lanes_for("ref32", 1, 1) == 0 &&
+                 hc_backend_lanes_for("gtp:katago gtp", 1, 4) == 0 && hc_backend_lanes_for("file:x.jsonl", 1, 4) == 0 &&
+                 hc_backend_lanes_for("nosuch", 1, 4) == 0,
+             "batched, single-threaded, position backends and unknown kinds get no lanes");
+}
+
+/* One instance at batch 1: the outputs lanes must reproduce. */
+static int eval_single(const char *spec, const hc_net *net, const hc_position *ps, size_t n, hc_nnoutput *outs)
+{
+    hc_err err = {0};
+    hc_backend b = {0};
+    if (hc_backend_open(&b, spec, net, NX, NY, 1, 1, &err))
+        return -1;
+    hc_eval_settings s = hc_eval_settings_default(NX, NY);
+    int rc = hc_eval_positions(&b, net, ps, n, NULL, 1, &s, outs, NULL, NULL, NULL, NULL, &err);
+    hc_backend_close(&b);
+    return rc;
+}
+
+static void test_same_bits(const char *id, const char *spec, const hc_net *net, const hc_position *ps, size_t n)
+{
+    hc_nnoutput *ref = calloc(n, sizeof *ref);
+    if (!hc_check(id, ref && eval_single(spec, net, ps, n, ref) == 0, "%s single instance", spec)) {
+        free(ref);
+        return;
+    }
+    size_t *order = malloc(sizeof(size_t) * n);
+    for (size_t i = 0; i < n; i++)
+        order[i] = (i * 7 + 3) % n; /* n is not a multiple of 7 (checked by the caller) */
+    for (int lanes_n = 2; lanes_n <= 3; lanes_n++)
+        for (int shuffled = 0; shuffled <= 1; shuffled++) {
+            hc_err err = {0};
+            hc_backend *lanes = hc_backend_open_lanes(spec, net, NX, NY, lanes_n, &err);
+            hc_nnoutput *outs = calloc(n, sizeof *outs);
+            unsigned char *done = calloc(n, 1);
+            prog p = {.monotonic = 1};
+            hc_eval_settings s = hc_eval_settings_default(NX, NY);
+            int rc = lanes ? hc_eval_positions_lanes(lanes, lanes_n, net, ps, n, shuffled ? order : NULL, &s, outs,
+                                                     done, NULL, on_progress, &p, &err)
+                           : -1;
+            size_t same = 0, marked = 0;
+            for (size_t i = 0; rc == 0 && i < n; i++) {
+                same += same_bits(&ref[i], &outs[i]);
+                marked += done[i];
+            }
+            char name[64];
+            snprintf(name, sizeof name, "%s.%d%s", id, lanes_n, shuffled ? "s" : "");
+            hc_check(name, rc == 0 && same == n && marked == n && p.last == n && p.monotonic,
+                     "%s, %d lanes%s: rc %d (%s), %zu of %zu identical, %zu marked done, last progress %zu%s", spec,
+                     lanes_n, shuffled ? ", shuffled order" : "", rc, err.msg, same, n, marked, p.last,
+                     p.monotonic ? "" : ", progress went backwards");
+            hc_backend_close_lanes(lanes, lanes_n);
+            free_outs(outs, n);
+            free(done);
+        }
+    free(order);
+    free_outs(ref, n);
+}
+
+static void test_failure(const hc_net *net, hc_position *ps, size_t n)
+{
+    /* Position 5 cannot fit the buffer: it fails in featurization, on whichever lane takes it. */
+    const size_t bad = 5;
+    int saved = ps[bad].x_size;
+    ps[bad].x_size = NX + 1;
+    hc_err err = {0};
+    hc_backend *lanes = hc_backend_open_lanes("ref32", net, NX, NY, 3, &err);
+    hc_nnoutput *outs = calloc(n, sizeof *outs);
+    unsigned char *done = calloc(n, 1);
+    prog p = {.monotonic = 1};
+    hc_eval_failure fail;
+    hc_eval_settings s = hc_eval_settings_default(NX, NY);
+    int rc = lanes ? hc_eval_positions_lanes(lanes, 3, net, ps, n, NULL, &s, outs, done, &fail, on_progress, &p, &err)
+                   : 0;
+    size_t before = 0;
+    for (size_t i = 0; i < bad; i++)
+        before += done[i];
+    hc_check("lanes-3.1", rc == -1 && fail.position == (long)bad && strstr(err.msg, "position 5 ") &&
+                              strstr(err.msg, "does not fit"),
+             "rc %d, failed position %ld: %s", rc, fail.position, err.msg);
+    hc_check("lanes-3.2", before == bad && !done[bad] && p.last == bad,
+             "%zu of the %zu positions before the failure done, last progress %zu", before, bad, p.last);
+    hc_backend_close_lanes(lanes, 3);
+    free_outs(outs, n);
+    free(done);
+    ps[bad].x_size = saved;
+
+    lanes = hc_backend_open_lanes("ref32", net, NX, NY, 2, &err);
+    outs = calloc(n, sizeof *outs);
+    prog q = {.monotonic = 1, .stop_after = 1};
+    rc = lanes ? hc_eval_positions_lanes(lanes, 2, net, ps, n, NULL, &s, outs, NULL, NULL, on_progress, &q, &err) : 0;
+    hc_check("lanes-3.3", rc == -1 && strstr(err.msg, "interrupted") && q.last < n, "rc %d: %s (stopped at %zu of %zu)",
+             rc, err.msg, q.last, n);
+    hc_backend_close_lanes(lanes, 2);
+    free_outs(outs, n);
+}
+
+int main(void)
+{
+    test_lanes_for();
+    char np[1024], pp[1024];
+    const char *found = hc_shared(net_rel);
+    snprintf(np, sizeof np, "%s", found ? found : "");
+    found = hc_shared(positions_rel); /* hc_shared's buffer is reused: copied out */
+    snprintf(pp, sizeof pp, "%s", found ? found : "");
+    if (!np[0] || !pp[0]) {
+        hc_skip("lanes-2", "../shared/%s or ../shared/%s absent: no net to evaluate", net_rel, positions_rel);
+        return hc_test_exit();
+    }
+    hc_err err = {0};
+    hc_net *net = hc_net_load(np, &err);
+    hc_position *ps = NULL;
+    size_t n = 0;
+    if (!hc_check("lanes-2.0", net && hc_positions_load(pp, &ps, &n, &err) == 0 && n > 20, "%s", err.msg)) {
+        hc_net_free(net);
+        return hc_test_exit();
+    }
+    hc_net_reduce_activations(net);
+    size_t n_all = n;
+    n = n > 24 ? 24 : n;
+    if (n % 7 == 0)
+        n--;
+    test_same_bits("lanes-2.1", "ref32", net, ps, n);
+    test_same_bits("lanes-2.2", "emulate:fp16", net, ps, n);
+    test_failure(net, ps, n);
+    hc_positions_free(ps, n_all);
+    hc_net_free(net);
+    return hc_test_exit();
+}
