@@ -82,6 +82,12 @@ typedef struct hc_backend_vtbl {
      * per call each (hc_eval_positions_lanes), since one row cannot use more than one of the
      * engine's threads. 0: one instance (a GPU context, an external engine). */
     int lanes;
+
+    /* Optional, with lanes: opens another instance like `base` (an open instance of this
+     * backend) for max_batch rows and `threads` threads that borrows base's read-only state
+     * (weights, prepared convolutions), so that lanes do not each hold a copy. base must
+     * outlive it. NULL: lanes are opened independently. */
+    void *(*open_sharing)(void *base, int max_batch, int threads, hc_err *err);
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */
@@ -107,7 +113,8 @@ void hc_backend_close(hc_backend *b);
  * batch is 1 and threads > 1), else 0: evaluate on one instance. */
 int hc_backend_lanes_for(const char *spec, int batch, int threads);
 /* Opens n_lanes instances (max_batch 1, one thread each; malloc'd array, close with
- * hc_backend_close_lanes). NULL with err when one fails (the others are closed). */
+ * hc_backend_close_lanes): lanes after the first share its read-only state where the kind
+ * has open_sharing. NULL with err when one fails (the others are closed). */
 hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, hc_err *err);
 void hc_backend_close_lanes(hc_backend *lanes, int n_lanes);
 

@@ -30,6 +30,7 @@ struct hc_emulate {
     int *overflow; /* [max_batch]: index of the first layer that overflowed in the row, or -1 */
     hc_engine_hook_fn next;
     void *next_user;
+    int borrowed; /* prof, net and lays belong to the instance this one shares (a lane) */
 };
 
 static void round_array(int fmt, float *x, size_t n)
@@ -166,9 +167,11 @@ void hc_emulate_close(hc_emulate *em)
     if (!em)
         return;
     hc_engine_free(em->eng);
-    hc_net_free(em->net);
-    hc_profile_free(em->prof);
-    free(em->lays);
+    if (!em->borrowed) {
+        hc_net_free(em->net);
+        hc_profile_free(em->prof);
+        free(em->lays);
+    }
     free(em->spatial);
     free(em->global);
     free(em->meta);
@@ -297,6 +300,36 @@ fail:
     return NULL;
 }
 
+hc_emulate *hc_emulate_open_sharing(const hc_emulate *base, int max_batch, int threads, hc_err *err)
+{
+    hc_emulate *em = hc_calloc(1, sizeof *em, err, "emulate");
+    if (!em)
+        return NULL;
+    /* The profile, the rounded net and the layer table are read-only once opened. */
+    em->prof = base->prof;
+    em->net = base->net;
+    em->lays = base->lays;
+    em->n_lays = base->n_lays;
+    em->borrowed = 1;
+    em->in_fmt = base->in_fmt;
+    em->max_batch = max_batch;
+    em->nx = base->nx;
+    em->ny = base->ny;
+    memcpy(em->weight_note, base->weight_note, sizeof em->weight_note);
+    size_t hw = (size_t)em->nx * em->ny, B = max_batch > 0 ? (size_t)max_batch : 1;
+    em->spatial = hc_malloc(B * (size_t)em->net->num_input_c * hw * sizeof(float), err, "emulate input");
+    em->global = hc_malloc(B * (size_t)(em->net->num_input_global_c + 1) * sizeof(float), err, "emulate input");
+    em->meta = hc_malloc(B * (size_t)(em->net->num_input_meta_c + 1) * sizeof(float), err, "emulate input");
+    em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
+    if (!em->spatial || !em->global || !em->meta || !em->overflow ||
+        !(em->eng = hc_engine_new_sharing(base->eng, max_batch, threads, err))) {
+        hc_emulate_close(em);
+        return NULL;
+    }
+    hc_engine_set_hook(em->eng, hook, em);
+    return em;
+}
+
 int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float *global, const float *meta,
                     hc_raw_heads *out, hc_err *err)
 {
@@ -379,6 +412,11 @@ static int emu_eval(void *inst, int batch, const float *spatial, const float *gl
     return hc_emulate_eval(inst, batch, spatial, global, meta, out, err);
 }
 
+static void *emu_open_sharing(void *base, int max_batch, int threads, hc_err *err)
+{
+    return hc_emulate_open_sharing(base, max_batch, threads, err);
+}
+
 static void emu_close(void *inst) { hc_emulate_close(inst); }
 
 static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
@@ -400,4 +438,5 @@ const hc_backend_vtbl hc_backend_emulate = {
     .taps = NULL,
     .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
     .lanes = 1,
+    .open_sharing = emu_open_sharing,
 };

@@ -45,6 +45,9 @@ hc_emulate *hc_emulate_open_subset(const char *params, const hc_net *net, int nx
 /* The same from a parsed profile (copied; prof stays the caller's); active may be NULL. */
 hc_emulate *hc_emulate_open_profile(const hc_profile *prof, const hc_net *net, int nx, int ny, int max_batch,
                                     int threads, const unsigned char *active, int n_active, hc_err *err);
+/* Another instance like base (max_batch rows, threads) that borrows its profile, rounded net,
+ * layer table and prepared engine weights; base must outlive it. Taps hooks are not shared. */
+hc_emulate *hc_emulate_open_sharing(const hc_emulate *base, int max_batch, int threads, hc_err *err);
 int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float *global, const float *meta,
                     hc_raw_heads *out, hc_err *err);
 /* A hook called after the rounding of each layer (fn NULL removes it); not during an eval. */

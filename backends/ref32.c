@@ -28,6 +28,11 @@ static int ref32_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *
     return 0;
 }
 
+static void *ref32_open_sharing(void *base, int max_batch, int threads, hc_err *err)
+{
+    return hc_engine_new_sharing(base, max_batch, threads, err);
+}
+
 static void ref32_close(void *inst)
 {
     hc_engine_free(inst);
@@ -44,4 +49,5 @@ const hc_backend_vtbl hc_backend_ref32 = {
     .taps = NULL,
     .set_taps = ref32_set_taps,
     .lanes = 1,
+    .open_sharing = ref32_open_sharing,
 };

@@ -82,17 +82,28 @@ hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, i
         hc_err_set(err, HC_ENOMEM, "out of memory for %d backend lanes", n_lanes);
         return NULL;
     }
-    for (int l = 0; l < n_lanes; l++)
-        if (hc_backend_open(&lanes[l], spec, net, nx, ny, 1, 1, err)) {
+    for (int l = 0; l < n_lanes; l++) {
+        int rc;
+        if (l > 0 && lanes[0].vt->open_sharing) {
+            lanes[l].vt = lanes[0].vt;
+            lanes[l].inst = lanes[0].vt->open_sharing(lanes[0].inst, 1, 1, err);
+            rc = lanes[l].inst ? 0 : hc_err_prefix(err, "backend %s, lane %d: ", spec, l);
+            if (rc)
+                lanes[l].vt = NULL;
+        } else
+            rc = hc_backend_open(&lanes[l], spec, net, nx, ny, 1, 1, err);
+        if (rc) {
             hc_backend_close_lanes(lanes, l);
             return NULL;
         }
+    }
     return lanes;
 }
 
 void hc_backend_close_lanes(hc_backend *lanes, int n_lanes)
 {
-    for (int l = 0; lanes && l < n_lanes; l++)
+    /* The first lane last: the others may borrow from it. */
+    for (int l = n_lanes - 1; lanes && l >= 0; l--)
         hc_backend_close(&lanes[l]);
     free(lanes);
 }

@@ -45,6 +45,7 @@ struct hc_engine {
     int max_batch, nx, ny, hw, threads, chunk;
     rope_tab *ropes;
     int n_ropes;
+    int borrowed_prep; /* convs and ropes belong to the engine this one shares (hc_engine_new_sharing) */
     worker *w;
     int started; /* worker threads running (threads - 1 when all started) */
     /* the current job */
@@ -691,8 +692,26 @@ hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int t
     return hc_engine_new_opts(net, max_batch, nx, ny, threads, NULL, err);
 }
 
+static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny, int threads,
+                                const hc_engine_opts *opts, const hc_engine *base, hc_err *err);
+
 hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, int threads,
                               const hc_engine_opts *opts, hc_err *err)
+{
+    return engine_create(net, max_batch, nx, ny, threads, opts, NULL, err);
+}
+
+hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, hc_err *err)
+{
+    if (!base) {
+        hc_err_set(err, HC_EBACKEND, "engine: nothing to share");
+        return NULL;
+    }
+    return engine_create(base->net, max_batch, base->nx, base->ny, threads, &base->opts, base, err);
+}
+
+static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny, int threads,
+                                const hc_engine_opts *opts, const hc_engine *base, hc_err *err)
 {
     if (!net || max_batch < 1 || nx < 1 || ny < 1 || threads < 1 || threads > 256 ||
         (size_t)nx * ny > 100000) {
@@ -719,7 +738,14 @@ hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, 
     pthread_cond_init(&e->go, NULL);
     pthread_cond_init(&e->done, NULL);
     openblas_set_num_threads(1);
-    if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err) || prepare_convs(e, err))
+    if (base) {
+        /* Read-only after preparation: the weights in their prepared forms and the RoPE tables. */
+        e->convs = base->convs;
+        e->n_convs = base->n_convs;
+        e->ropes = base->ropes;
+        e->n_ropes = base->n_ropes;
+        e->borrowed_prep = 1;
+    } else if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err) || prepare_convs(e, err))
         goto fail;
     e->w = hc_calloc((size_t)threads, sizeof *e->w, err, "engine workers");
     if (!e->w)
@@ -814,14 +840,16 @@ void hc_engine_free(hc_engine *e)
         for (int i = 0; i < e->threads; i++)
             free(e->w[i].arena);
     free(e->w);
-    for (int i = 0; i < e->n_ropes; i++) {
-        free(e->ropes[i].cos_t);
-        free(e->ropes[i].sin_t);
+    if (!e->borrowed_prep) {
+        for (int i = 0; i < e->n_ropes; i++) {
+            free(e->ropes[i].cos_t);
+            free(e->ropes[i].sin_t);
+        }
+        free(e->ropes);
+        for (int i = 0; i < e->n_convs; i++)
+            hc_kconv_free(&e->convs[i].k);
+        free(e->convs);
     }
-    free(e->ropes);
-    for (int i = 0; i < e->n_convs; i++)
-        hc_kconv_free(&e->convs[i].k);
-    free(e->convs);
     pthread_cond_destroy(&e->go);
     pthread_cond_destroy(&e->done);
     pthread_mutex_destroy(&e->mu);

@@ -116,6 +116,12 @@ hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, 
  *   must be NULL).
  * out must have been allocated for the same nx, ny, channel counts and at least batch rows;
  * out->batch is set to batch. Returns 0, or -1 and err on bad arguments. */
+/* Another engine for the same net, buffer and options as base, with its own batch size,
+ * threads and scratch, that borrows base's prepared weights (Winograd-transformed
+ * convolutions, RoPE tables: read-only once prepared), so that engines evaluating side by side
+ * (unbatched lanes) cost their scratch only. base must outlive it; hooks are not shared. */
+hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, hc_err *err);
+
 int hc_engine_eval(hc_engine *e, int batch, const float *spatial, const float *global,
                    const float *meta, hc_raw_heads *out, hc_err *err);
 
