@@ -132,7 +132,7 @@ static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
         __m256 acc[MR][NV];                                                                    \
         __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));              \
         (void)mk;                                                                              \
-        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                   \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
             _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
         for (int k = 0; k < K; k++) {                                                          \
             const float *b = B + (size_t)k * ldb;                                              \
@@ -141,14 +141,14 @@ static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
                 (PART && v == NV - 1) ? _mm256_maskload_ps(b + 8 * v, mk)                      \
                                       : _mm256_loadu_ps(b + 8 * v);                            \
             const float *a = A + (size_t)k * csa;                                              \
-            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
+            _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                               \
             {                                                                                  \
                 __m256 av = _mm256_broadcast_ss(a + (size_t)i * rsa);                          \
                 _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] =               \
                     _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                     \
             }                                                                                  \
         }                                                                                      \
-        _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                   \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
         {                                                                                      \
             float *c = C + (size_t)i * ldc;                                                    \
             _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                               \
@@ -174,12 +174,24 @@ HC_KERN_ALL(3)
 HC_KERN_ALL(4)
 HC_KERN_ALL(5)
 HC_KERN_ALL(6)
+/* A panel of one vector (8 columns or fewer: the tail of a 24-column Winograd chunk) with 6
+ * rows keeps only 6 FMA chains in flight, fewer than the FMA units' latency x throughput, so
+ * such panels take 12 rows at a time. */
+#define HC_KERN_ONE(MR) HC_KERN(MR, 1, 0) HC_KERN(MR, 1, 1)
+HC_KERN_ONE(7)
+HC_KERN_ONE(8)
+HC_KERN_ONE(9)
+HC_KERN_ONE(10)
+HC_KERN_ONE(11)
+HC_KERN_ONE(12)
 
 typedef void (*kern_fn)(int, const float *, size_t, size_t, const float *, size_t, float *, size_t,
                         int, int);
 #define HC_KROW(MR) {kern_##MR##_1_0, kern_##MR##_1_1, kern_##MR##_2_0, kern_##MR##_2_1}
-static const kern_fn kerns[6][4] = {HC_KROW(1), HC_KROW(2), HC_KROW(3),
-                                    HC_KROW(4), HC_KROW(5), HC_KROW(6)};
+#define HC_KROW1(MR) {kern_##MR##_1_0, kern_##MR##_1_1, NULL, NULL}
+static const kern_fn kerns[12][4] = {HC_KROW(1),   HC_KROW(2),   HC_KROW(3),   HC_KROW(4),
+                                     HC_KROW(5),   HC_KROW(6),   HC_KROW1(7),  HC_KROW1(8),
+                                     HC_KROW1(9),  HC_KROW1(10), HC_KROW1(11), HC_KROW1(12)};
 
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
              size_t ldb, float *C, size_t ldc, int accumulate)
@@ -203,8 +215,9 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
             bp = panel;
             ldp = 16;
         }
-        for (int i0 = 0; i0 < M; i0 += 6) {
-            int mr = M - i0 < 6 ? M - i0 : 6;
+        int mr_max = nv == 1 ? 12 : 6;
+        for (int i0 = 0; i0 < M; i0 += mr_max) {
+            int mr = M - i0 < mr_max ? M - i0 : mr_max;
             kerns[mr - 1][sel](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
                                C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
         }
