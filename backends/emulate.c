@@ -148,7 +148,8 @@ static int conv_mode(void *user, const hc_conv *c)
     return m;
 }
 
-/* Pooled values, attention scores/probabilities and matmul accumulation of a layer. */
+/* Pooled values and pooling sums, attention scores/probabilities, matmul accumulation and
+ * RMSNorm reductions of a layer. */
 static int layer_mode(void *user, const char *name)
 {
     const hc_emulate *em = user;
@@ -238,7 +239,8 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
     for (int i = 0; i < em->n_lays; i++) {
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
         if (active && !active[i])
-            ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = HC_FMT_FP32;
+            ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = ch.pool_sum =
+                ch.norm_sum = HC_FMT_FP32;
         if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & (HC_LK_CONV | HC_LK_MATMUL))) {
             hc_err_set(err, HC_EBACKEND,
                        "profile %s asks %s accumulation for layer %s (%s): the engine accumulates in fp16 only in "
@@ -253,7 +255,8 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
         em->lays[i].tiles = ch.tiles;
         em->lays[i].wino2 = em->prof->winograd == 2 && !(active && !active[i]);
         em->lays[i].mode = ch.pool << HC_LM_POOL_SHIFT | ch.scores << HC_LM_SCORES_SHIFT |
-                           ch.probs << HC_LM_PROBS_SHIFT |
+                           ch.probs << HC_LM_PROBS_SHIFT | ch.pool_sum << HC_LM_POOLSUM_SHIFT |
+                           ch.norm_sum << HC_LM_NORMSUM_SHIFT |
                            (ch.accum == HC_FMT_FP16 && (ls[i].kinds & HC_LK_MATMUL) ? HC_LM_ACC_FP16 : 0);
         for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
@@ -392,7 +395,7 @@ const hc_backend_vtbl hc_backend_emulate = {
     .name = "emulate",
     .shape = HC_BACKEND_TENSOR,
     .help = "reduced precision emulated on the fp32 engine; params: a built-in profile (fp16, bf16, fp16-acc16, "
-            "fp16-winograd, fp16-winograd2, coreml-tiers) or a profile .yaml path",
+            "fp16-winograd, fp16-winograd2, coreml-tiers, ane-fp16, cuda-fp16) or a profile .yaml path",
     .open = emu_open,
     .eval = emu_eval,
     .eval_positions = NULL,

@@ -81,8 +81,11 @@ typedef struct hc_engine_opts {
      * with the name of a layer, returns HC_LM_* bits for it (thread-safe, cheap, the same
      * answer every time). Asked for: the layer that reads pooled values (a gpool block's and
      * the policy head's gpool_to_bias_mul, the value head's v2_mul: rounds the pooled values,
-     * the pass layers' included), an attention block's out_proj (scores, probabilities and
-     * the attention GEMMs), and every matmul layer (its accumulation). */
+     * the pass layers' included; also the format of the pooling sums and scalings behind
+     * them, HC_LM_POOLSUM), an attention block's out_proj (scores, probabilities and the
+     * attention GEMMs), every matmul layer (its accumulation), and every RMSNorm by its own
+     * name (a transformer block's pre_ln, the trunk tip's RMSNorm: HC_LM_NORMSUM, the format
+     * of its reductions). */
     int (*layer_mode)(void *user, const char *layer);
     void *layer_mode_user;
 } hc_engine_opts;
@@ -93,7 +96,10 @@ enum {
     HC_LM_SCORES_SHIFT = 2, /* attention scores (scaled q.k) before the softmax */
     HC_LM_PROBS_SHIFT = 4,  /* attention probabilities after it */
     HC_LM_FMT_MASK = 3,
-    HC_LM_ACC_FP16 = 1 << 6 /* the matmul (or the attention GEMMs) accumulates in fp16 */
+    HC_LM_ACC_FP16 = 1 << 6, /* the matmul (or the attention GEMMs) accumulates in fp16 */
+    HC_LM_POOLSUM_SHIFT = 7, /* pooling sums, means and scalings computed in this format
+                                (refs/kernels.h hc_pool_gpool_fmt, hc_pool_value_fmt) */
+    HC_LM_NORMSUM_SHIFT = 9  /* RMSNorm reductions in this format (hc_rmsnorm_*_fmt) */
 };
 
 /* The defaults hc_engine_new uses. */
