@@ -28,6 +28,7 @@ struct hc_emulate {
     float *spatial, *global, *meta; /* rounded copies of the input rows */
     char weight_note[256]; /* weights that overflowed when rounded, for error messages */
     int *overflow; /* [max_batch]: index of the first layer that overflowed in the row, or -1 */
+    const char **overflow_sum; /* [max_batch]: the reduction that overflowed there, or NULL (a stored value) */
     hc_engine_hook_fn next;
     void *next_user;
 };
@@ -125,8 +126,10 @@ static void hook(void *user, const hc_tap *t)
                         over = 1;
                 }
             }
-            if (over && (em->overflow[row] < 0 || em->overflow[row] > li))
+            if (over && li >= 0 && (em->overflow[row] < 0 || em->overflow[row] > li)) {
                 em->overflow[row] = li;
+                em->overflow_sum[row] = NULL;
+            }
         }
     }
     if (em->next)
@@ -162,6 +165,21 @@ static int layer_mode(void *user, const char *name)
     return 0;
 }
 
+/* A reduction emulated in a reduced format overflowed in row `row` (the engine tells; the row's
+ * thread is the only writer of its entries). */
+static void sum_overflow(void *user, const char *name, const char *what, int row)
+{
+    hc_emulate *em = user;
+    int li = -1;
+    for (int i = 0; i < em->n_lays && li < 0; i++)
+        if (em->lays[i].name == name || (em->lays[i].name && strcmp(em->lays[i].name, name) == 0))
+            li = i;
+    if (li >= 0 && (em->overflow[row] < 0 || em->overflow[row] > li)) {
+        em->overflow[row] = li;
+        em->overflow_sum[row] = what;
+    }
+}
+
 void hc_emulate_close(hc_emulate *em)
 {
     if (!em)
@@ -174,6 +192,7 @@ void hc_emulate_close(hc_emulate *em)
     free(em->global);
     free(em->meta);
     free(em->overflow);
+    free(em->overflow_sum);
     free(em);
 }
 
@@ -282,13 +301,15 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
     em->global = hc_malloc(B * (size_t)(em->net->num_input_global_c + 1) * sizeof(float), err, "emulate input");
     em->meta = hc_malloc(B * (size_t)(em->net->num_input_meta_c + 1) * sizeof(float), err, "emulate input");
     em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
-    if (!em->spatial || !em->global || !em->meta || !em->overflow)
+    em->overflow_sum = hc_malloc(B * sizeof *em->overflow_sum, err, "emulate overflow flags");
+    if (!em->spatial || !em->global || !em->meta || !em->overflow || !em->overflow_sum)
         goto fail;
     hc_engine_opts o = hc_engine_default_opts();
     o.conv_mode = conv_mode;
     o.conv_mode_user = em;
     o.layer_mode = layer_mode;
     o.layer_mode_user = em;
+    o.sum_overflow = sum_overflow;
     if (!(em->eng = hc_engine_new_opts(em->net, max_batch, nx, ny, threads, &o, err)))
         goto fail;
     hc_engine_set_hook(em->eng, hook, em);
@@ -318,8 +339,10 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
         memcpy(em->meta, meta, nm * sizeof(float));
         round_array(em->in_fmt, em->meta, nm);
     }
-    for (int r = 0; r < batch; r++)
+    for (int r = 0; r < batch; r++) {
         em->overflow[r] = -1;
+        em->overflow_sum[r] = NULL;
+    }
     if (hc_engine_eval(em->eng, batch, em->spatial, em->global, meta ? em->meta : NULL, out, err))
         return -1;
     /* Overflow is inf in the stored tensor. Later layers may hide it (a ReLU computed as
@@ -341,6 +364,15 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
             out->score[(size_t)r * sc + i] = NAN;
         for (size_t i = 0; i < hw; i++)
             out->ownership[(size_t)r * hw + i] = NAN;
+    }
+    if (first >= 0 && em->overflow_sum[first]) {
+        const lay *l = &em->lays[em->overflow[first]];
+        int fmt = (l->mode >> (strstr(em->overflow_sum[first], "RMSNorm") ? HC_LM_NORMSUM_SHIFT : HC_LM_POOLSUM_SHIFT)) &
+                  HC_LM_FMT_MASK;
+        return hc_err_set(err, HC_EBACKEND,
+                          "non-finite output: first non-finite value in layer %s: its %s overflowed in %s (row %d of "
+                          "the batch): a sum past the format's range becomes inf%s",
+                          l->name, em->overflow_sum[first], hc_fmt_str(fmt), first, em->weight_note);
     }
     if (first >= 0)
         return hc_err_set(err, HC_EBACKEND,

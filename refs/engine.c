@@ -321,6 +321,7 @@ typedef struct fwd {
     int r0, B, nx, ny, hw;
     size_t bp; /* B * hw: one channel's floats */
     const float *mask, *msum;
+    unsigned char *sum_bad; /* [B]: rows whose emulated reduction overflowed (sum_overflow) */
 } fwd;
 
 /* A 16-float aligned piece of the arena (NULL in a dry run). */
@@ -361,33 +362,51 @@ static void round_pooled(const fwd *f, const char *layer, float *pooled, size_t 
         hc_round_fmt_array((m >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK, pooled, n);
 }
 
+/* The rows flagged in f->sum_bad, told to the emulation (and the flags cleared). */
+static void report_sums(const fwd *f, const char *layer, const char *what)
+{
+    const hc_engine *e = f->e;
+    for (int b = 0; b < f->B; b++)
+        if (f->sum_bad[b]) {
+            f->sum_bad[b] = 0;
+            if (e->opts.sum_overflow)
+                e->opts.sum_overflow(e->opts.layer_mode_user, layer, what, f->r0 + b);
+        }
+}
+
 /* Global pooling of `in` for the layer reading the pooled values (its HC_LM_POOLSUM format). */
 static void pool_gpool(const fwd *f, const char *layer, int c, const float *in, float *pooled)
 {
     int fmt = (lmode(f, layer) >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK;
-    if (fmt)
-        hc_pool_gpool_fmt(fmt, c, f->B, f->hw, in, f->mask, f->msum, pooled);
-    else
+    if (fmt) {
+        hc_pool_gpool_fmt(fmt, c, f->B, f->hw, in, f->mask, f->msum, pooled, f->sum_bad);
+        report_sums(f, layer, "pooling sum");
+    } else {
         hc_pool_gpool(c, f->B, f->hw, in, f->mask, f->msum, pooled);
+    }
 }
 
 static void pool_value(const fwd *f, const char *layer, int c, const float *in, float *pooled)
 {
     int fmt = (lmode(f, layer) >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK;
-    if (fmt)
-        hc_pool_value_fmt(fmt, c, f->B, f->hw, in, f->msum, pooled);
-    else
+    if (fmt) {
+        hc_pool_value_fmt(fmt, c, f->B, f->hw, in, f->msum, pooled, f->sum_bad);
+        report_sums(f, layer, "pooling sum");
+    } else {
         hc_pool_value(c, f->B, f->hw, in, f->msum, pooled);
+    }
 }
 
 /* A transformer pre-norm, its reductions in the norm layer's HC_LM_NORMSUM format. */
 static void rmsnorm_pos(const fwd *f, const hc_tf_rmsnorm *n, int c, const float *in, float *out)
 {
     int fmt = (lmode(f, n->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK;
-    if (fmt)
-        hc_rmsnorm_pos_fmt(fmt, c, f->B, f->hw, in, out, n->weight, n->eps, f->mask);
-    else
+    if (fmt) {
+        hc_rmsnorm_pos_fmt(fmt, c, f->B, f->hw, in, out, n->weight, n->eps, f->mask, f->sum_bad);
+        report_sums(f, n->name, "RMSNorm sum of squares");
+    } else {
         hc_rmsnorm_pos(c, f->B, f->hw, in, out, n->weight, n->eps, f->mask);
+    }
 }
 
 static void mm_bc(const fwd *f, const char *layer, int in_c, int out_c, const float *in, const float *w,
@@ -552,7 +571,7 @@ static void forward(worker *w, int r0, int B)
     const hc_value_head *vh = &net->value;
     hc_raw_heads *out = e->out;
     int hw = e->hw, tc = t->trunk_c, cin = net->num_input_c, cg = net->num_input_global_c;
-    fwd F = {w, e, r0, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL};
+    fwd F = {w, e, r0, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL, NULL};
     fwd *f = &F;
     w->top = 0;
 
@@ -562,8 +581,11 @@ static void forward(worker *w, int r0, int B)
     float *x = ar_get(f, (size_t)tc * f->bp);
     float *s = ar_get(f, (size_t)tc * f->bp);
     float *gbias = ar_get(f, (size_t)B * tc);
+    F.sum_bad = (unsigned char *)ar_get(f, (size_t)B);
     F.mask = mask;
     F.msum = msum;
+    if (LIVE(f))
+        memset(F.sum_bad, 0, (size_t)B);
     if (LIVE(f)) {
         const float *sp = e->spatial + (size_t)r0 * cin * hw;
         hc_mask_from_input(B, hw, cin, sp, mask, msum);
@@ -603,9 +625,11 @@ static void forward(worker *w, int r0, int B)
     if (LIVE(f)) {
         const hc_rmsnorm *tn = &t->tip_rmsnorm;
         int nfmt = t->norm_kind == HC_TRUNK_NORM_RMSNORM ? (lmode(f, tn->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
-        if (t->norm_kind == HC_TRUNK_NORM_RMSNORM && nfmt)
-            hc_rmsnorm_tip_fmt(nfmt, tc, B, hw, x, s, tn->gamma, tn->beta, tn->eps, tn->spatial, t->tip_act.kind, mask);
-        else if (t->norm_kind == HC_TRUNK_NORM_RMSNORM)
+        if (t->norm_kind == HC_TRUNK_NORM_RMSNORM && nfmt) {
+            hc_rmsnorm_tip_fmt(nfmt, tc, B, hw, x, s, tn->gamma, tn->beta, tn->eps, tn->spatial, t->tip_act.kind, mask,
+                               f->sum_bad);
+            report_sums(f, tn->name, "RMSNorm sum of squares");
+        } else if (t->norm_kind == HC_TRUNK_NORM_RMSNORM)
             hc_rmsnorm_tip(tc, B, hw, x, s, t->tip_rmsnorm.gamma, t->tip_rmsnorm.beta,
                            t->tip_rmsnorm.eps, t->tip_rmsnorm.spatial, t->tip_act.kind, mask);
         else

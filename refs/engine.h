@@ -88,6 +88,11 @@ typedef struct hc_engine_opts {
      * of its reductions). */
     int (*layer_mode)(void *user, const char *layer);
     void *layer_mode_user;
+    /* With layer_mode (NULL: not told): called on the row's worker thread when a reduction
+     * emulated in a reduced format overflowed in batch row `row` (what: "pooling sum" or
+     * "RMSNorm sum of squares"; layer as asked of layer_mode), which later layers may hide
+     * (an RMSNorm's 1 / sqrt(inf) is 0, a ReLU's max(NaN, 0) is 0). */
+    void (*sum_overflow)(void *user, const char *layer, const char *what, int row);
 } hc_engine_opts;
 
 /* hc_engine_opts.layer_mode bits: formats numbered as refs/kernels.h HC_KFMT_* */

@@ -848,7 +848,7 @@ static float sum_fmt(int fmt, const float *src, int hw)
 }
 
 void hc_pool_gpool_fmt(int fmt, int channels, int batch, int hw, const float *in, const float *mask,
-                       const float *mask_sum, float *out)
+                       const float *mask_sum, float *out, unsigned char *row_bad)
 {
     for (int b = 0; b < batch; b++) {
         const float *m = mask + (size_t)b * hw;
@@ -861,7 +861,9 @@ void hc_pool_gpool_fmt(int fmt, int channels, int batch, int hw, const float *in
                 float v = src[p] + (m[p] - 1.0f);
                 mx = mx > v ? mx : v;
             }
-            float mean = rfmt(fmt, sum_fmt(fmt, src, hw) / div);
+            float sum = sum_fmt(fmt, src, hw), mean = rfmt(fmt, sum / div);
+            if (row_bad && !isfinite(sum))
+                row_bad[b] = 1;
             float *o = out + (size_t)b * 3 * channels;
             o[c] = mean;
             o[c + channels] = rfmt(fmt, rfmt(fmt, mean * t) * tenth);
@@ -871,7 +873,7 @@ void hc_pool_gpool_fmt(int fmt, int channels, int batch, int hw, const float *in
 }
 
 void hc_pool_value_fmt(int fmt, int channels, int batch, int hw, const float *in, const float *mask_sum,
-                       float *out)
+                       float *out, unsigned char *row_bad)
 {
     for (int b = 0; b < batch; b++) {
         float div, t, tenth;
@@ -880,7 +882,9 @@ void hc_pool_value_fmt(int fmt, int channels, int batch, int hw, const float *in
         float q = rfmt(fmt, rfmt(fmt, rfmt(fmt, t * t) * rfmt(fmt, 0.01f)) - tenth);
         for (int c = 0; c < channels; c++) {
             const float *src = in + ((size_t)c * batch + b) * hw;
-            float mean = rfmt(fmt, sum_fmt(fmt, src, hw) / div);
+            float sum = sum_fmt(fmt, src, hw), mean = rfmt(fmt, sum / div);
+            if (row_bad && !isfinite(sum))
+                row_bad[b] = 1;
             float *o = out + (size_t)b * 3 * channels;
             o[c] = mean;
             o[c + channels] = rfmt(fmt, rfmt(fmt, mean * t) * tenth);
@@ -1011,7 +1015,7 @@ static float sumsq_fmt(int fmt, int channels, const float *in, size_t cs, size_t
 }
 
 void hc_rmsnorm_pos_fmt(int fmt, int channels, int batch, int hw, const float *in, float *out,
-                        const float *weight, float eps, const float *mask)
+                        const float *weight, float eps, const float *mask, unsigned char *row_bad)
 {
     size_t cs = (size_t)batch * hw;
     for (size_t j = 0; j < cs; j++) {
@@ -1020,7 +1024,10 @@ void hc_rmsnorm_pos_fmt(int fmt, int channels, int batch, int hw, const float *i
                 out[c * cs + j] = 0.0f;
             continue;
         }
-        float rms = rms_scale_fmt(fmt, sumsq_fmt(fmt, channels, in, cs, j, 0.0f), (float)channels, eps);
+        float ss = sumsq_fmt(fmt, channels, in, cs, j, 0.0f);
+        if (row_bad && !isfinite(ss))
+            row_bad[j / (size_t)hw] = 1;
+        float rms = rms_scale_fmt(fmt, ss, (float)channels, eps);
         for (int c = 0; c < channels; c++)
             out[c * cs + j] = rfmt(fmt, rfmt(fmt, in[c * cs + j] * rms) * weight[c]);
     }
@@ -1028,7 +1035,7 @@ void hc_rmsnorm_pos_fmt(int fmt, int channels, int batch, int hw, const float *i
 
 void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *in, float *out,
                         const float *gamma, const float *beta, float eps, int spatial, int act,
-                        const float *mask)
+                        const float *mask, unsigned char *row_bad)
 {
     size_t cs = (size_t)batch * hw;
     for (int b = 0; b < batch; b++) {
@@ -1043,6 +1050,8 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
                 ss = sumsq_fmt(fmt, channels, in, cs, col, ss);
                 count++;
             }
+            if (row_bad && !isfinite(ss))
+                row_bad[b] = 1;
             rms_row = rms_scale_fmt(fmt, ss, (float)count * (float)channels, eps);
         }
         for (int p = 0; p < hw; p++) {
@@ -1052,8 +1061,13 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
                     out[c * cs + col] = 0.0f;
                 continue;
             }
-            float rms = spatial ? rms_row
-                                : rms_scale_fmt(fmt, sumsq_fmt(fmt, channels, in, cs, col, 0.0f), (float)channels, eps);
+            float rms = rms_row;
+            if (!spatial) {
+                float ss = sumsq_fmt(fmt, channels, in, cs, col, 0.0f);
+                if (row_bad && !isfinite(ss))
+                    row_bad[b] = 1;
+                rms = rms_scale_fmt(fmt, ss, (float)channels, eps);
+            }
             for (int c = 0; c < channels; c++) {
                 float y = rfmt(fmt, rfmt(fmt, rfmt(fmt, in[c * cs + col] * rms) * gamma[c]) + beta[c]);
                 out[c * cs + col] = hc_act_apply_rmstip(act, y);

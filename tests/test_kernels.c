@@ -529,10 +529,10 @@ static void test_pool_sums(void)
         size_t no = (size_t)batch * 3 * c;
         float *a = malloc(no * sizeof(float)), *b = malloc(no * sizeof(float));
         hc_pool_gpool(c, batch, hw, in, mask, msum, a);
-        hc_pool_gpool_fmt(HC_KFMT_FP32, c, batch, hw, in, mask, msum, b);
+        hc_pool_gpool_fmt(HC_KFMT_FP32, c, batch, hw, in, mask, msum, b, NULL);
         ok32 &= same_bits(no, a, b);
         hc_pool_value(c, batch, hw, in, msum, a);
-        hc_pool_value_fmt(HC_KFMT_FP32, c, batch, hw, in, msum, b);
+        hc_pool_value_fmt(HC_KFMT_FP32, c, batch, hw, in, msum, b, NULL);
         ok32 &= same_bits(no, a, b);
         free(mask), free(in), free(a), free(b);
     }
@@ -550,8 +550,8 @@ static void test_pool_sums(void)
         size_t no = (size_t)batch * 3 * c;
         float *g16 = malloc(no * sizeof(float)), *v16 = malloc(no * sizeof(float));
         float *g32 = malloc(no * sizeof(float));
-        hc_pool_gpool_fmt(HC_KFMT_FP16, c, batch, hw, in, mask, msum, g16);
-        hc_pool_value_fmt(HC_KFMT_FP16, c, batch, hw, in, msum, v16);
+        hc_pool_gpool_fmt(HC_KFMT_FP16, c, batch, hw, in, mask, msum, g16, NULL);
+        hc_pool_value_fmt(HC_KFMT_FP16, c, batch, hw, in, msum, v16, NULL);
         hc_pool_gpool(c, batch, hw, in, mask, msum, g32);
         int bad = 0;
         for (int b = 0; b < batch; b++) {
@@ -590,10 +590,11 @@ static void test_pool_sums(void)
             in[hw + p] = p % 2 ? -1.0f : 1.0f; /* small: stays finite */
         }
         float g[6], v[6], g32[6], b16[6], h[3];
-        hc_pool_gpool_fmt(HC_KFMT_FP16, c, batch, hw, in, mask, msum, g);
-        hc_pool_value_fmt(HC_KFMT_FP16, c, batch, hw, in, msum, v);
+        unsigned char bad_g[1] = {0}, bad_v[1] = {0}, bad_b[1] = {0};
+        hc_pool_gpool_fmt(HC_KFMT_FP16, c, batch, hw, in, mask, msum, g, bad_g);
+        hc_pool_value_fmt(HC_KFMT_FP16, c, batch, hw, in, msum, v, bad_v);
         hc_pool_gpool(c, batch, hw, in, mask, msum, g32);
-        hc_pool_gpool_fmt(HC_KFMT_BF16, c, batch, hw, in, mask, msum, b16);
+        hc_pool_gpool_fmt(HC_KFMT_BF16, c, batch, hw, in, mask, msum, b16, bad_b);
         float w[6 * 3];
         for (int i = 0; i < 18; i++)
             w[i] = 0.01f * (float)(i + 1);
@@ -601,7 +602,7 @@ static void test_pool_sums(void)
         hc_check("kernels-12.4",
                  isinf(g[0]) && g[0] > 0 && isinf(g[2]) && isinf(v[0]) && isinf(v[2]) && isinf(v[4]) &&
                      isfinite(g[1]) && g[4] == 200.0f && g32[0] == 200.0f && isfinite(b16[0]) &&
-                     !isfinite(h[0]) && !isfinite(h[1]) && !isfinite(h[2]),
+                     !isfinite(h[0]) && !isfinite(h[1]) && !isfinite(h[2]) && bad_g[0] && bad_v[0] && !bad_b[0],
                  "fp16 sum of 361 x 200: mean %g scaled %g value-head %g %g %g, max %g; fp32 %g bf16 %g; "
                  "matmul %g %g %g",
                  g[0], g[2], v[0], v[2], v[4], g[4], g32[0], b16[0], h[0], h[1], h[2]);
@@ -623,10 +624,10 @@ static void test_norm_sums(void)
             float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
             if (mode == 0) {
                 hc_rmsnorm_pos(c, batch, hw, in, a, gam, 1e-5f, mask);
-                hc_rmsnorm_pos_fmt(HC_KFMT_FP32, c, batch, hw, in, b, gam, 1e-5f, mask);
+                hc_rmsnorm_pos_fmt(HC_KFMT_FP32, c, batch, hw, in, b, gam, 1e-5f, mask, NULL);
             } else {
                 hc_rmsnorm_tip(c, batch, hw, in, a, gam, bet, 1e-5f, mode == 2, HC_ACT_MISH, mask);
-                hc_rmsnorm_tip_fmt(HC_KFMT_FP32, c, batch, hw, in, b, gam, bet, 1e-5f, mode == 2, HC_ACT_MISH, mask);
+                hc_rmsnorm_tip_fmt(HC_KFMT_FP32, c, batch, hw, in, b, gam, bet, 1e-5f, mode == 2, HC_ACT_MISH, mask, NULL);
             }
             ok32 &= same_bits(n, a, b);
             free(mask), free(in), free(gam), free(bet), free(a), free(b);
@@ -643,7 +644,7 @@ static void test_norm_sums(void)
         for (size_t i = 0; i < n; i++)
             in[i] = r16(in[i]);
         float *o16 = malloc(n * sizeof(float)), *o32 = malloc(n * sizeof(float));
-        hc_rmsnorm_pos_fmt(HC_KFMT_FP16, c, batch, hw, in, o16, gam, 1e-5f, mask);
+        hc_rmsnorm_pos_fmt(HC_KFMT_FP16, c, batch, hw, in, o16, gam, 1e-5f, mask, NULL);
         hc_rmsnorm_pos(c, batch, hw, in, o32, gam, 1e-5f, mask);
         int bad = 0, differ = 0;
         for (size_t j = 0; j < cs; j++) {
@@ -672,8 +673,8 @@ static void test_norm_sums(void)
             in[i] = i % 2 ? 0.5f : 1.0f / 16384.0f; /* position 0: 2^-14, position 1: 0.5 */
         for (int i = 0; i < 8; i++)
             w[i] = 1.0f, beta[i] = 0.0f;
-        hc_rmsnorm_pos_fmt(HC_KFMT_FP16, c, batch, hw, in, out, w, 1e-5f, mask);
-        hc_rmsnorm_tip_fmt(HC_KFMT_FP16, c, batch, hw, in, tip, w, beta, 1e-5f, 0, HC_ACT_IDENTITY, mask);
+        hc_rmsnorm_pos_fmt(HC_KFMT_FP16, c, batch, hw, in, out, w, 1e-5f, mask, NULL);
+        hc_rmsnorm_tip_fmt(HC_KFMT_FP16, c, batch, hw, in, tip, w, beta, 1e-5f, 0, HC_ACT_IDENTITY, mask, NULL);
         hc_rmsnorm_pos(c, batch, hw, in, o32, w, 1e-5f, mask);
         float eps16 = r16(1e-5f);
         float scale = r16(1.0f / r16(sqrtf(eps16)));
@@ -688,6 +689,25 @@ static void test_norm_sums(void)
     }
 }
 
+/* An RMSNorm sum of squares past 65504 is inf in fp16: 1 / sqrt(inf) = 0 would hide it as
+ * zero outputs, so the row is flagged (and only that row). */
+static void test_norm_overflow(void)
+{
+    int c = 4, batch = 2, hw = 3;
+    size_t cs = (size_t)batch * hw, n = (size_t)c * cs;
+    float mask[6] = {1, 1, 1, 1, 1, 1}, in[24], w[4] = {1, 1, 1, 1}, beta[4] = {0, 0, 0, 0}, out[24], tip[24];
+    for (size_t i = 0; i < n; i++)
+        in[i] = (i % cs) == 1 ? 200.0f : 0.5f; /* row 0, position 1: 4 * 200^2 = 160000 */
+    unsigned char bad[2] = {0, 0}, badt[2] = {0, 0}, bads[2] = {0, 0};
+    hc_rmsnorm_pos_fmt(HC_KFMT_FP16, c, batch, hw, in, out, w, 1e-5f, mask, bad);
+    hc_rmsnorm_tip_fmt(HC_KFMT_FP16, c, batch, hw, in, tip, w, beta, 1e-5f, 0, HC_ACT_IDENTITY, mask, badt);
+    hc_rmsnorm_tip_fmt(HC_KFMT_BF16, c, batch, hw, in, tip, w, beta, 1e-5f, 1, HC_ACT_IDENTITY, mask, bads);
+    hc_check("kernels-13.4", bad[0] && !bad[1] && badt[0] && !badt[1] && !bads[0] && !bads[1] && out[1] == 0.0f &&
+                                 out[0] != 0.0f,
+             "flags pos %d %d tip %d %d bf16 spatial %d %d; overflowed position's output %g (1/sqrt(inf) = 0)", bad[0],
+             bad[1], badt[0], badt[1], bads[0], bads[1], out[1]);
+}
+
 int main(void)
 {
     test_vexpf();
@@ -700,5 +720,6 @@ int main(void)
     test_swiglu_residual();
     test_pool_sums();
     test_norm_sums();
+    test_norm_overflow();
     return hc_test_exit();
 }
