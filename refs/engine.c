@@ -581,12 +581,11 @@ static void forward(worker *w, int r0, int B)
     float *x = ar_get(f, (size_t)tc * f->bp);
     float *s = ar_get(f, (size_t)tc * f->bp);
     float *gbias = ar_get(f, (size_t)B * tc);
-    F.sum_bad = (unsigned char *)ar_get(f, (size_t)B);
+    F.sum_bad = (unsigned char *)ar_get(f, (size_t)B); /* B bytes in B floats: room to spare */
     F.mask = mask;
     F.msum = msum;
-    if (LIVE(f))
-        memset(F.sum_bad, 0, (size_t)B);
     if (LIVE(f)) {
+        memset(F.sum_bad, 0, (size_t)B);
         const float *sp = e->spatial + (size_t)r0 * cin * hw;
         hc_mask_from_input(B, hw, cin, sp, mask, msum);
         for (int c = 0; c < cin; c++)
@@ -623,9 +622,10 @@ static void forward(worker *w, int r0, int B)
     }
     run_stack(f, t->blocks, t->num_blocks, tc, x, s);
     if (LIVE(f)) {
+        /* the tip RMSNorm's reductions in its own HC_LM_NORMSUM format (0 for a batch norm) */
         const hc_rmsnorm *tn = &t->tip_rmsnorm;
         int nfmt = t->norm_kind == HC_TRUNK_NORM_RMSNORM ? (lmode(f, tn->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
-        if (t->norm_kind == HC_TRUNK_NORM_RMSNORM && nfmt) {
+        if (nfmt) {
             hc_rmsnorm_tip_fmt(nfmt, tc, B, hw, x, s, tn->gamma, tn->beta, tn->eps, tn->spatial, t->tip_act.kind, mask,
                                f->sum_bad);
             report_sums(f, tn->name, "RMSNorm sum of squares");
