@@ -28,6 +28,7 @@ struct hc_emulate {
     float *spatial, *global, *meta; /* rounded copies of the input rows */
     char weight_note[256]; /* weights that overflowed when rounded, for error messages */
     int *overflow; /* [max_batch]: index of the first layer that overflowed in the row, or -1 */
+    const char **overflow_sum; /* [max_batch]: the reduction that overflowed there, or NULL (a stored value) */
     hc_engine_hook_fn next;
     void *next_user;
     int borrowed; /* prof, net and lays belong to the instance this one shares (a lane) */
@@ -126,8 +127,10 @@ static void hook(void *user, const hc_tap *t)
                         over = 1;
                 }
             }
-            if (over && (em->overflow[row] < 0 || em->overflow[row] > li))
+            if (over && li >= 0 && (em->overflow[row] < 0 || em->overflow[row] > li)) {
                 em->overflow[row] = li;
+                em->overflow_sum[row] = NULL;
+            }
         }
     }
     if (em->next)
@@ -149,7 +152,8 @@ static int conv_mode(void *user, const hc_conv *c)
     return m;
 }
 
-/* Pooled values, attention scores/probabilities and matmul accumulation of a layer. */
+/* Pooled values and pooling sums, attention scores/probabilities, matmul accumulation and
+ * RMSNorm reductions of a layer. */
 static int layer_mode(void *user, const char *name)
 {
     const hc_emulate *em = user;
@@ -160,6 +164,21 @@ static int layer_mode(void *user, const char *name)
         if (em->lays[i].name && strcmp(em->lays[i].name, name) == 0)
             return em->lays[i].mode;
     return 0;
+}
+
+/* A reduction emulated in a reduced format overflowed in row `row` (the engine tells; the row's
+ * thread is the only writer of its entries). */
+static void sum_overflow(void *user, const char *name, const char *what, int row)
+{
+    hc_emulate *em = user;
+    int li = -1;
+    for (int i = 0; i < em->n_lays && li < 0; i++)
+        if (em->lays[i].name == name || (em->lays[i].name && strcmp(em->lays[i].name, name) == 0))
+            li = i;
+    if (li >= 0 && (em->overflow[row] < 0 || em->overflow[row] > li)) {
+        em->overflow[row] = li;
+        em->overflow_sum[row] = what;
+    }
 }
 
 void hc_emulate_close(hc_emulate *em)
@@ -176,6 +195,7 @@ void hc_emulate_close(hc_emulate *em)
     free(em->global);
     free(em->meta);
     free(em->overflow);
+    free(em->overflow_sum);
     free(em);
 }
 
@@ -241,7 +261,8 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
     for (int i = 0; i < em->n_lays; i++) {
         hc_prof_choice ch = hc_profile_resolve(em->prof, em->net, ls[i].name, ls[i].kinds);
         if (active && !active[i])
-            ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = HC_FMT_FP32;
+            ch.storage = ch.weights = ch.accum = ch.tiles = ch.pool = ch.scores = ch.probs = ch.pool_sum =
+                ch.norm_sum = HC_FMT_FP32;
         if (ch.accum != HC_FMT_FP32 && !(ls[i].kinds & (HC_LK_CONV | HC_LK_MATMUL))) {
             hc_err_set(err, HC_EBACKEND,
                        "profile %s asks %s accumulation for layer %s (%s): the engine accumulates in fp16 only in "
@@ -256,7 +277,8 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
         em->lays[i].tiles = ch.tiles;
         em->lays[i].wino2 = em->prof->winograd == 2 && !(active && !active[i]);
         em->lays[i].mode = ch.pool << HC_LM_POOL_SHIFT | ch.scores << HC_LM_SCORES_SHIFT |
-                           ch.probs << HC_LM_PROBS_SHIFT |
+                           ch.probs << HC_LM_PROBS_SHIFT | ch.pool_sum << HC_LM_POOLSUM_SHIFT |
+                           ch.norm_sum << HC_LM_NORMSUM_SHIFT |
                            (ch.accum == HC_FMT_FP16 && (ls[i].kinds & HC_LK_MATMUL) ? HC_LM_ACC_FP16 : 0);
         for (int j = 0; j < ls[i].n_arrays; j++) {
             round_array(ch.weights, ls[i].arrays[j], ls[i].lens[j]);
@@ -282,13 +304,15 @@ static hc_emulate *open_with(hc_profile *prof, const hc_net *net, int nx, int ny
     em->global = hc_malloc(B * (size_t)(em->net->num_input_global_c + 1) * sizeof(float), err, "emulate input");
     em->meta = hc_malloc(B * (size_t)(em->net->num_input_meta_c + 1) * sizeof(float), err, "emulate input");
     em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
-    if (!em->spatial || !em->global || !em->meta || !em->overflow)
+    em->overflow_sum = hc_malloc(B * sizeof *em->overflow_sum, err, "emulate overflow flags");
+    if (!em->spatial || !em->global || !em->meta || !em->overflow || !em->overflow_sum)
         goto fail;
     hc_engine_opts o = hc_engine_default_opts();
     o.conv_mode = conv_mode;
     o.conv_mode_user = em;
     o.layer_mode = layer_mode;
     o.layer_mode_user = em;
+    o.sum_overflow = sum_overflow;
     if (!(em->eng = hc_engine_new_opts(em->net, max_batch, nx, ny, threads, &o, err)))
         goto fail;
     hc_engine_set_hook(em->eng, hook, em);
@@ -348,8 +372,10 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
         memcpy(em->meta, meta, nm * sizeof(float));
         round_array(em->in_fmt, em->meta, nm);
     }
-    for (int r = 0; r < batch; r++)
+    for (int r = 0; r < batch; r++) {
         em->overflow[r] = -1;
+        em->overflow_sum[r] = NULL;
+    }
     if (hc_engine_eval(em->eng, batch, em->spatial, em->global, meta ? em->meta : NULL, out, err))
         return -1;
     /* Overflow is inf in the stored tensor. Later layers may hide it (a ReLU computed as
@@ -371,6 +397,15 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
             out->score[(size_t)r * sc + i] = NAN;
         for (size_t i = 0; i < hw; i++)
             out->ownership[(size_t)r * hw + i] = NAN;
+    }
+    if (first >= 0 && em->overflow_sum[first]) {
+        const lay *l = &em->lays[em->overflow[first]];
+        int fmt = (l->mode >> (strstr(em->overflow_sum[first], "RMSNorm") ? HC_LM_NORMSUM_SHIFT : HC_LM_POOLSUM_SHIFT)) &
+                  HC_LM_FMT_MASK;
+        return hc_err_set(err, HC_EBACKEND,
+                          "non-finite output: first non-finite value in layer %s: its %s overflowed in %s (row %d of "
+                          "the batch): a sum past the format's range becomes inf%s",
+                          l->name, em->overflow_sum[first], hc_fmt_str(fmt), first, em->weight_note);
     }
     if (first >= 0)
         return hc_err_set(err, HC_EBACKEND,
@@ -430,7 +465,7 @@ const hc_backend_vtbl hc_backend_emulate = {
     .name = "emulate",
     .shape = HC_BACKEND_TENSOR,
     .help = "reduced precision emulated on the fp32 engine; params: a built-in profile (fp16, bf16, fp16-acc16, "
-            "fp16-winograd, fp16-winograd2, coreml-tiers) or a profile .yaml path",
+            "fp16-winograd, fp16-winograd2, coreml-tiers, ane-fp16, cuda-fp16) or a profile .yaml path",
     .open = emu_open,
     .eval = emu_eval,
     .eval_positions = NULL,

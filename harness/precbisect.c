@@ -96,7 +96,7 @@ static int is_reduced(const hc_prof_choice *ch)
 {
     return ch->storage != HC_FMT_FP32 || ch->weights != HC_FMT_FP32 || ch->accum != HC_FMT_FP32 ||
            ch->tiles != HC_FMT_FP32 || ch->pool != HC_FMT_FP32 || ch->scores != HC_FMT_FP32 ||
-           ch->probs != HC_FMT_FP32;
+           ch->probs != HC_FMT_FP32 || ch->pool_sum != HC_FMT_FP32 || ch->norm_sum != HC_FMT_FP32;
 }
 
 /* The result profile: prof plus an fp32 rule per escalated layer. */
@@ -133,9 +133,11 @@ static hc_profile *result_profile(const hc_profile *prof, const hc_net *net, con
         memset(&rule, 0, sizeof rule);
         /* fp32 for what the profile reduces in this layer, the rest left alone */
         hc_prof_choice ch = hc_profile_resolve(prof, net, l->name, l->kinds);
-        int *set[7] = {&rule.storage, &rule.weights, &rule.accum, &rule.tiles, &rule.pool, &rule.scores, &rule.probs};
-        const int had[7] = {ch.storage, ch.weights, ch.accum, ch.tiles, ch.pool, ch.scores, ch.probs};
-        for (int k = 0; k < 7; k++)
+        int *set[9] = {&rule.storage, &rule.weights, &rule.accum,    &rule.tiles,   &rule.pool,
+                       &rule.scores,  &rule.probs,   &rule.pool_sum, &rule.norm_sum};
+        const int had[9] = {ch.storage, ch.weights, ch.accum, ch.tiles, ch.pool, ch.scores, ch.probs, ch.pool_sum,
+                            ch.norm_sum};
+        for (int k = 0; k < 9; k++)
             *set[k] = had[k] != HC_FMT_FP32 ? HC_FMT_FP32 : -1;
         rule.transformer = -1;
         rule.min_trunk_c = 0;

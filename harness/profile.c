@@ -206,13 +206,14 @@ static char *xstrdup(const char *s, hc_err *err)
 
 static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
 {
-    static const char *const keys[] = {"kind",          "layer", "when",       "storage", "weights", "accum",
-                                       "winogradTiles", "pool",  "attnScores", "softmax", NULL};
+    static const char *const keys[] = {"kind",    "layer",   "when",    "storage", "weights", "accum", "winogradTiles",
+                                       "pool",    "attnScores", "softmax", "poolSum", "normSum", NULL};
     char what[32];
     snprintf(what, sizeof what, "rules[%d]", idx);
     memset(r, 0, sizeof *r);
     r->storage = r->weights = r->accum = -1;
     r->tiles = r->pool = r->scores = r->probs = -1;
+    r->pool_sum = r->norm_sum = -1;
     r->transformer = -1;
     r->min_trunk_c = 0;
     r->max_trunk_c = INT_MAX;
@@ -271,6 +272,9 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
         } else if (!strcmp(k, "pool") || !strcmp(k, "attnScores") || !strcmp(k, "softmax")) {
             if (get_fmt(c, v, k, 1, !strcmp(k, "pool") ? &r->pool : !strcmp(k, "attnScores") ? &r->scores : &r->probs))
                 return -1;
+        } else if (!strcmp(k, "poolSum") || !strcmp(k, "normSum")) {
+            if (get_fmt(c, v, k, 1, !strcmp(k, "poolSum") ? &r->pool_sum : &r->norm_sum))
+                return -1;
         } else if (get_fmt(c, v, k, 0, &r->accum)) {
             return -1;
         }
@@ -278,8 +282,10 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
     if (!has_target)
         return err_at(c, m, "%s: a rule needs a kind or a layer pattern", what);
     if (r->storage < 0 && r->weights < 0 && r->accum < 0 && r->tiles < 0 && r->pool < 0 && r->scores < 0 &&
-        r->probs < 0)
-        return err_at(c, m, "%s: a rule must set storage, weights, accum, winogradTiles, pool, attnScores or softmax",
+        r->probs < 0 && r->pool_sum < 0 && r->norm_sum < 0)
+        return err_at(c, m,
+                      "%s: a rule must set storage, weights, accum, winogradTiles, pool, attnScores, softmax, poolSum "
+                      "or normSum",
                       what);
     return 0;
 }
@@ -330,8 +336,9 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
     yaml_parser_delete(&ps);
     hc_profile *p = hc_calloc(1, sizeof *p, err, "profile");
     yaml_node_t *root = yaml_document_get_root_node(&c.d);
-    static const char *const keys[] = {"name",  "description",   "storage",  "weights", "accum",
-                                       "winogradTiles", "winograd", "pool", "attnScores", "softmax", "rules",   NULL};
+    static const char *const keys[] = {"name", "description", "storage", "weights", "accum", "winogradTiles",
+                                       "winograd", "pool", "attnScores", "softmax", "poolSum", "normSum", "rules",
+                                       NULL};
     if (!p)
         goto fail;
     if (!root) {
@@ -364,6 +371,9 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
         } else if (!strcmp(k, "pool") || !strcmp(k, "attnScores") || !strcmp(k, "softmax")) {
             if (get_fmt(&c, v, k, 1, !strcmp(k, "pool") ? &p->pool : !strcmp(k, "attnScores") ? &p->attn_scores
                                                                                                : &p->softmax))
+                goto fail;
+        } else if (!strcmp(k, "poolSum") || !strcmp(k, "normSum")) {
+            if (get_fmt(&c, v, k, 1, !strcmp(k, "poolSum") ? &p->pool_sum : &p->norm_sum))
                 goto fail;
         } else if (!strcmp(k, "winograd")) {
             if (want_scalar(&c, v, k))
@@ -436,7 +446,9 @@ hc_profile *hc_profile_load(const char *spec, hc_err *err)
 
 hc_prof_choice hc_profile_resolve(const hc_profile *p, const hc_net *net, const char *name, unsigned kinds)
 {
-    hc_prof_choice ch = {p->storage, p->weights, p->accum, p->winograd_tiles, p->pool, p->attn_scores, p->softmax, -1};
+    hc_prof_choice ch = {.storage = p->storage, .weights = p->weights, .accum = p->accum, .tiles = p->winograd_tiles,
+                         .pool = p->pool, .scores = p->attn_scores, .probs = p->softmax, .pool_sum = p->pool_sum,
+                         .norm_sum = p->norm_sum, .rule = -1};
     int transformer = hc_net_has_transformer(net), tc = net->trunk.trunk_c;
     for (int i = 0; i < p->n_rules; i++) {
         const hc_prof_rule *r = &p->rules[i];
@@ -462,6 +474,10 @@ hc_prof_choice hc_profile_resolve(const hc_profile *p, const hc_net *net, const 
             ch.scores = r->scores;
         if (r->probs >= 0)
             ch.probs = r->probs;
+        if (r->pool_sum >= 0)
+            ch.pool_sum = r->pool_sum;
+        if (r->norm_sum >= 0)
+            ch.norm_sum = r->norm_sum;
         ch.rule = i;
     }
     return ch;
@@ -519,7 +535,8 @@ static int emit(const hc_profile *p, const char *header, hc_ostream *o, hc_err *
         put_fmt(o, "", "accum", p->accum, err) || put_fmt(o, "", "winogradTiles", p->winograd_tiles, err) ||
         hc_ostream_printf(o, err, "winograd: f%dx%d\n", p->winograd, p->winograd) ||
         put_fmt(o, "", "pool", p->pool, err) || put_fmt(o, "", "attnScores", p->attn_scores, err) ||
-        put_fmt(o, "", "softmax", p->softmax, err))
+        put_fmt(o, "", "softmax", p->softmax, err) || put_fmt(o, "", "poolSum", p->pool_sum, err) ||
+        put_fmt(o, "", "normSum", p->norm_sum, err))
         return -1;
     if (p->n_rules && hc_ostream_printf(o, err, "rules:\n"))
         return -1;
@@ -559,7 +576,8 @@ static int emit(const hc_profile *p, const char *header, hc_ostream *o, hc_err *
         if (put_fmt(o, "    ", "storage", r->storage, err) || put_fmt(o, "    ", "weights", r->weights, err) ||
             put_fmt(o, "    ", "accum", r->accum, err) || put_fmt(o, "    ", "winogradTiles", r->tiles, err) ||
             put_fmt(o, "    ", "pool", r->pool, err) || put_fmt(o, "    ", "attnScores", r->scores, err) ||
-            put_fmt(o, "    ", "softmax", r->probs, err))
+            put_fmt(o, "    ", "softmax", r->probs, err) || put_fmt(o, "    ", "poolSum", r->pool_sum, err) ||
+            put_fmt(o, "    ", "normSum", r->norm_sum, err))
             return -1;
     }
     return 0;

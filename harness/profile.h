@@ -19,12 +19,21 @@
  *   attnScores: fp32                 attention scores (q.k / sqrt(d)) stored before the softmax;
  *                                    the attention block's out_proj layer decides
  *   softmax: fp32                    attention probabilities stored after the softmax (out_proj)
+ *   poolSum: fp32                    the pooling sums themselves: each add of a global-pooling or
+ *                                    value-head pooling sum rounded, then the mean and the
+ *                                    (sqrt(area) - 14) scalings (refs/kernels.h
+ *                                    hc_pool_gpool_fmt); the layer reading the pooled values
+ *                                    decides, as for pool
+ *   normSum: fp32                    RMSNorm reductions: the sum of squares, the mean, eps, the
+ *                                    sqrt and reciprocal in this format (hc_rmsnorm_pos_fmt);
+ *                                    the RMSNorm layer itself decides (a transformer block's
+ *                                    pre_ln, the trunk tip's RMSNorm)
  *   rules:                           applied in order; a later rule overrides what it sets
  *     - kind: matmul                 a layer kind (below), and/or
  *       layer: "rconv*.conv1"        an fnmatch(3) glob on the layer's name (both must match)
  *       when: {transformer: true, minTrunkChannels: 256, maxTrunkChannels: 319}
  *       storage: fp32                any of storage / weights / accum / winogradTiles / pool /
- *                                    attnScores / softmax
+ *                                    attnScores / softmax / poolSum / normSum
  * Formats: fp32, fp16 (IEEE binary16), bf16 (bfloat16); accum: fp32 or fp16. Every value is
  * rounded to nearest even with overflow to inf (refs/round.h), never clamped.
  * Errors (unknown key, unknown format or kind, bad pattern, a rule that sets nothing or
@@ -92,6 +101,7 @@ typedef struct hc_prof_rule {
     char *pattern;        /* NULL: any name */
     int storage, weights, accum; /* enum hc_fmt, -1 when the rule leaves it */
     int tiles, pool, scores, probs; /* winogradTiles, pool, attnScores, softmax; -1 likewise */
+    int pool_sum, norm_sum; /* poolSum, normSum; -1 likewise */
     int transformer;      /* -1 any, 0 convnets only, 1 nets with a transformer block */
     int min_trunk_c, max_trunk_c;
     char where[160];      /* "file:line:col" of the rule */
@@ -103,6 +113,7 @@ typedef struct hc_profile {
     int winograd_tiles; /* enum hc_fmt: HC_FMT_FP32 or HC_FMT_FP16 */
     int winograd;       /* output tile of 3x3 Winograd: 4 (F(4x4,3x3), default) or 2 */
     int pool, attn_scores, softmax; /* enum hc_fmt defaults (fp32 unless set) */
+    int pool_sum, norm_sum;         /* poolSum, normSum (fp32 unless set) */
     int n_rules;
     hc_prof_rule *rules;
 } hc_profile;
@@ -130,6 +141,7 @@ const char *const *hc_profile_builtin_names(void);
 typedef struct hc_prof_choice {
     int storage, weights, accum;
     int tiles, pool, scores, probs; /* winogradTiles, pool, attnScores, softmax */
+    int pool_sum, norm_sum;         /* poolSum, normSum */
     int rule; /* index of the last rule that set anything, -1 for the defaults */
 } hc_prof_choice;
 

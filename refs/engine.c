@@ -322,6 +322,7 @@ typedef struct fwd {
     int r0, B, nx, ny, hw;
     size_t bp; /* B * hw: one channel's floats */
     const float *mask, *msum;
+    unsigned char *sum_bad; /* [B]: rows whose emulated reduction overflowed (sum_overflow) */
 } fwd;
 
 /* A 16-float aligned piece of the arena (NULL in a dry run). */
@@ -360,6 +361,53 @@ static void round_pooled(const fwd *f, const char *layer, float *pooled, size_t 
     int m = lmode(f, layer);
     if (m)
         hc_round_fmt_array((m >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK, pooled, n);
+}
+
+/* The rows flagged in f->sum_bad, told to the emulation (and the flags cleared). */
+static void report_sums(const fwd *f, const char *layer, const char *what)
+{
+    const hc_engine *e = f->e;
+    for (int b = 0; b < f->B; b++)
+        if (f->sum_bad[b]) {
+            f->sum_bad[b] = 0;
+            if (e->opts.sum_overflow)
+                e->opts.sum_overflow(e->opts.layer_mode_user, layer, what, f->r0 + b);
+        }
+}
+
+/* Global pooling of `in` for the layer reading the pooled values (its HC_LM_POOLSUM format). */
+static void pool_gpool(const fwd *f, const char *layer, int c, const float *in, float *pooled)
+{
+    int fmt = (lmode(f, layer) >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK;
+    if (fmt) {
+        hc_pool_gpool_fmt(fmt, c, f->B, f->hw, in, f->mask, f->msum, pooled, f->sum_bad);
+        report_sums(f, layer, "pooling sum");
+    } else {
+        hc_pool_gpool(c, f->B, f->hw, in, f->mask, f->msum, pooled);
+    }
+}
+
+static void pool_value(const fwd *f, const char *layer, int c, const float *in, float *pooled)
+{
+    int fmt = (lmode(f, layer) >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK;
+    if (fmt) {
+        hc_pool_value_fmt(fmt, c, f->B, f->hw, in, f->msum, pooled, f->sum_bad);
+        report_sums(f, layer, "pooling sum");
+    } else {
+        hc_pool_value(c, f->B, f->hw, in, f->msum, pooled);
+    }
+}
+
+/* A transformer pre-norm, its reductions in the norm layer's HC_LM_NORMSUM format. */
+static void rmsnorm_pos(const fwd *f, const hc_tf_rmsnorm *n, int c, const float *in, float *out)
+{
+    int fmt = (lmode(f, n->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK;
+    if (fmt) {
+        hc_rmsnorm_pos_fmt(fmt, c, f->B, f->hw, in, out, n->weight, n->eps, f->mask, f->sum_bad);
+        report_sums(f, n->name, "RMSNorm sum of squares");
+    } else {
+        hc_rmsnorm_pos(c, f->B, f->hw, in, out, n->weight, n->eps, f->mask);
+    }
 }
 
 static void mm_bc(const fwd *f, const char *layer, int in_c, int out_c, const float *in, const float *w,
@@ -427,7 +475,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         conv(f, &g->gpool_conv, s, gp, 0);
         bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
         if (LIVE(f)) {
-            hc_pool_gpool(gc, B, hw, gp, f->mask, f->msum, pooled);
+            pool_gpool(f, g->gpool_to_bias_mul.name, gc, gp, pooled);
             round_pooled(f, g->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * gc);
             mm_bc(f, g->gpool_to_bias_mul.name, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
             tap(f, g->gpool_to_bias_mul.name, HC_TAP_BC, rc, bias);
@@ -459,7 +507,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         float *scores = ar_get(f, (size_t)2 * hw * hw);
         if (!LIVE(f))
             break;
-        hc_rmsnorm_pos(c, B, hw, x, s, a->pre_ln.weight, a->pre_ln.eps, f->mask);
+        rmsnorm_pos(f, &a->pre_ln, c, x, s);
         tap(f, a->pre_ln.name, HC_TAP_CBP, c, s);
         mm_cs(f, a->q_proj.name, c, nh * qd, s, a->q_proj.w, q);
         mm_cs(f, a->k_proj.name, c, nkv * qd, s, a->k_proj.w, k);
@@ -492,7 +540,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         float *gate = ar_get(f, (size_t)fc * bp);
         if (!LIVE(f))
             break;
-        hc_rmsnorm_pos(c, B, hw, x, s, ff->pre_ln.weight, ff->pre_ln.eps, f->mask);
+        rmsnorm_pos(f, &ff->pre_ln, c, x, s);
         tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s);
         mm_cs(f, ff->linear1.name, c, fc, s, ff->linear1.w, a1);
         mm_cs(f, ff->linear1.name, c, fc, s, ff->linear_gate.w, gate);
@@ -524,7 +572,7 @@ static void forward(worker *w, int r0, int B)
     const hc_value_head *vh = &net->value;
     hc_raw_heads *out = e->out;
     int hw = e->hw, tc = t->trunk_c, cin = net->num_input_c, cg = net->num_input_global_c;
-    fwd F = {w, e, r0, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL};
+    fwd F = {w, e, r0, B, e->nx, e->ny, hw, (size_t)B * hw, NULL, NULL, NULL};
     fwd *f = &F;
     w->top = 0;
 
@@ -534,9 +582,11 @@ static void forward(worker *w, int r0, int B)
     float *x = ar_get(f, (size_t)tc * f->bp);
     float *s = ar_get(f, (size_t)tc * f->bp);
     float *gbias = ar_get(f, (size_t)B * tc);
+    F.sum_bad = (unsigned char *)ar_get(f, (size_t)B); /* B bytes in B floats: room to spare */
     F.mask = mask;
     F.msum = msum;
     if (LIVE(f)) {
+        memset(F.sum_bad, 0, (size_t)B);
         const float *sp = e->spatial + (size_t)r0 * cin * hw;
         hc_mask_from_input(B, hw, cin, sp, mask, msum);
         for (int c = 0; c < cin; c++)
@@ -573,7 +623,14 @@ static void forward(worker *w, int r0, int B)
     }
     run_stack(f, t->blocks, t->num_blocks, tc, x, s);
     if (LIVE(f)) {
-        if (t->norm_kind == HC_TRUNK_NORM_RMSNORM)
+        /* the tip RMSNorm's reductions in its own HC_LM_NORMSUM format (0 for a batch norm) */
+        const hc_rmsnorm *tn = &t->tip_rmsnorm;
+        int nfmt = t->norm_kind == HC_TRUNK_NORM_RMSNORM ? (lmode(f, tn->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+        if (nfmt) {
+            hc_rmsnorm_tip_fmt(nfmt, tc, B, hw, x, s, tn->gamma, tn->beta, tn->eps, tn->spatial, t->tip_act.kind, mask,
+                               f->sum_bad);
+            report_sums(f, tn->name, "RMSNorm sum of squares");
+        } else if (t->norm_kind == HC_TRUNK_NORM_RMSNORM)
             hc_rmsnorm_tip(tc, B, hw, x, s, t->tip_rmsnorm.gamma, t->tip_rmsnorm.beta,
                            t->tip_rmsnorm.eps, t->tip_rmsnorm.spatial, t->tip_act.kind, mask);
         else
@@ -598,7 +655,7 @@ static void forward(worker *w, int r0, int B)
         conv(f, &ph->g1_conv, trunk, g1, 0);
         bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
         if (LIVE(f)) {
-            hc_pool_gpool(g1c, B, hw, g1, mask, msum, pooled);
+            pool_gpool(f, ph->gpool_to_bias_mul.name, g1c, g1, pooled);
             round_pooled(f, ph->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * g1c);
             mm_bc(f, ph->gpool_to_bias_mul.name, 3 * g1c, p1c, pooled, ph->gpool_to_bias_mul.w, bias);
             tap(f, ph->gpool_to_bias_mul.name, HC_TAP_BC, p1c, bias);
@@ -636,7 +693,7 @@ static void forward(worker *w, int r0, int B)
         conv(f, &vh->v1_conv, trunk, v1, 0);
         bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
         if (LIVE(f)) {
-            hc_pool_value(v1c, B, hw, v1, msum, pooled);
+            pool_value(f, vh->v2_mul.name, v1c, v1, pooled);
             round_pooled(f, vh->v2_mul.name, pooled, (size_t)B * 3 * v1c);
             mm_bc(f, vh->v2_mul.name, 3 * v1c, v2c, pooled, vh->v2_mul.w, v2);
             hc_bias_act_bc(B, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);

@@ -81,10 +81,18 @@ typedef struct hc_engine_opts {
      * with the name of a layer, returns HC_LM_* bits for it (thread-safe, cheap, the same
      * answer every time). Asked for: the layer that reads pooled values (a gpool block's and
      * the policy head's gpool_to_bias_mul, the value head's v2_mul: rounds the pooled values,
-     * the pass layers' included), an attention block's out_proj (scores, probabilities and
-     * the attention GEMMs), and every matmul layer (its accumulation). */
+     * the pass layers' included; also the format of the pooling sums and scalings behind
+     * them, HC_LM_POOLSUM), an attention block's out_proj (scores, probabilities and the
+     * attention GEMMs), every matmul layer (its accumulation), and every RMSNorm by its own
+     * name (a transformer block's pre_ln, the trunk tip's RMSNorm: HC_LM_NORMSUM, the format
+     * of its reductions). */
     int (*layer_mode)(void *user, const char *layer);
     void *layer_mode_user;
+    /* With layer_mode (NULL: not told): called on the row's worker thread when a reduction
+     * emulated in a reduced format overflowed in batch row `row` (what: "pooling sum" or
+     * "RMSNorm sum of squares"; layer as asked of layer_mode), which later layers may hide
+     * (an RMSNorm's 1 / sqrt(inf) is 0, a ReLU's max(NaN, 0) is 0). */
+    void (*sum_overflow)(void *user, const char *layer, const char *what, int row);
 } hc_engine_opts;
 
 /* hc_engine_opts.layer_mode bits: formats numbered as refs/kernels.h HC_KFMT_* */
@@ -93,7 +101,10 @@ enum {
     HC_LM_SCORES_SHIFT = 2, /* attention scores (scaled q.k) before the softmax */
     HC_LM_PROBS_SHIFT = 4,  /* attention probabilities after it */
     HC_LM_FMT_MASK = 3,
-    HC_LM_ACC_FP16 = 1 << 6 /* the matmul (or the attention GEMMs) accumulates in fp16 */
+    HC_LM_ACC_FP16 = 1 << 6, /* the matmul (or the attention GEMMs) accumulates in fp16 */
+    HC_LM_POOLSUM_SHIFT = 7, /* pooling sums, means and scalings computed in this format
+                                (refs/kernels.h hc_pool_gpool_fmt, hc_pool_value_fmt) */
+    HC_LM_NORMSUM_SHIFT = 9  /* RMSNorm reductions in this format (hc_rmsnorm_*_fmt) */
 };
 
 /* The defaults hc_engine_new uses. */

@@ -184,6 +184,30 @@ enum { HC_KFMT_FP32 = 0, HC_KFMT_FP16 = 1, HC_KFMT_BF16 = 2 };
 /* x[0..n) rounded to fmt in place (fp32: untouched). */
 void hc_round_fmt_array(int fmt, float *x, size_t n);
 
+/* Pooling and RMSNorm with their reductions computed in fmt (HC_KFMT_*), as a backend that
+ * keeps the sums in its compute dtype does; fmt fp32 gives the reference kernels' bits.
+ * Pooling: the sum over the buffer rounded after every add (buffer order, as the reference
+ * sums), then the mean's divide, sqrt(area), sqrt(area) - 14, the constants 0.1 and 0.01 and
+ * every product and difference of the scaled means, each rounded; an overflowing sum is inf
+ * (never clamped) and so is its mean. The masked max is the reference's (x + mask - 1 over
+ * stored values, initialised to -1: exact in any format). RMSNorm: each square and each add
+ * of the sum of squares rounded (channel order; spatial: positions in buffer order, channels
+ * within), then the divide by the count, eps itself (1e-5 becomes a binary16 subnormal), the
+ * add, the sqrt and the reciprocal, and the products x * rms * weight (tip: * gamma + beta,
+ * before the activation) each rounded. row_bad (NULL: not wanted, else [batch], the caller
+ * zeroes it): set to 1 for a row where a sum overflowed to inf (or met a NaN), which an RMSNorm
+ * would otherwise hide (1 / sqrt(inf) is 0). Separate from the reference kernels so that
+ * those stay as fast. */
+void hc_pool_gpool_fmt(int fmt, int channels, int batch, int hw, const float *in, const float *mask,
+                       const float *mask_sum, float *out, unsigned char *row_bad);
+void hc_pool_value_fmt(int fmt, int channels, int batch, int hw, const float *in, const float *mask_sum,
+                       float *out, unsigned char *row_bad);
+void hc_rmsnorm_pos_fmt(int fmt, int channels, int batch, int hw, const float *in, float *out,
+                        const float *weight, float eps, const float *mask, unsigned char *row_bad);
+void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *in, float *out,
+                        const float *gamma, const float *beta, float eps, int spatial, int act,
+                        const float *mask, unsigned char *row_bad);
+
 /* hc_matmul_bc and hc_matmul_cs accumulating in fp16 as hc_kconv_set_modes's acc_fp16 does:
  * each run of HC_ACC16_CHUNK products summed in fp32, rounded to fp16, added to an fp16
  * accumulator rounded again. */

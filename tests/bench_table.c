@@ -62,7 +62,7 @@ int main(void)
                                  "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"};
     static const char *specs[] = {"ref32",          "emulate:fp16",          "emulate:bf16",
                                   "emulate:fp16-acc16", "emulate:fp16-winograd", "emulate:fp16-winograd2",
-                                  "emulate:coreml-tiers"};
+                                  "emulate:coreml-tiers", "emulate:ane-fp16"};
     static const int sizes[] = {9, 13, 19};
     const int batch = 16, threads = 2;
     printf("bench (batch %d, %d threads; wall pos/s depends on the machine's load, pos/cpu-s less)\n",

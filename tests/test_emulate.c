@@ -398,6 +398,10 @@ static void test_inner_keys(const hc_net *net, const hc_net *tf, const hc_positi
         {"emulate-7.6", "rules:\n  - kind: attn_out\n    accum: fp16\n", 1},
         {"emulate-7.7", "rules:\n  - kind: ffn\n    accum: fp16\n", 1},
         {"emulate-7.8", "pool: fp16\n", 1},
+        {"emulate-7.11", "poolSum: fp16\n", 0},
+        {"emulate-7.12", "poolSum: bf16\n", 1},
+        {"emulate-7.13", "normSum: fp16\n", 1},
+        {"emulate-7.14", "rules:\n  - kind: trunk_tip\n    normSum: bf16\n", 1},
     };
     run_out r0 = run("ref32", net, ps, 12, 10, 14, 1);
     run_out t0 = tf ? run("ref32", tf, ps, 8, 10, 14, 1) : (run_out){0};
@@ -431,7 +435,7 @@ static void test_inner_keys(const hc_net *net, const hc_net *tf, const hc_positi
     char path[700], spec[800];
     snprintf(path, sizeof path, "%s/inner32.yaml", dir);
     write_file(path, "storage: fp32\nweights: fp32\naccum: fp32\npool: fp32\nattnScores: fp32\nsoftmax: fp32\n"
-                     "winogradTiles: fp32\n");
+                     "winogradTiles: fp32\npoolSum: fp32\nnormSum: fp32\n");
     snprintf(spec, sizeof spec, "emulate:%s", path);
     run_out e = run(spec, net, ps, 12, 10, 14, 1);
     hc_check("emulate-7.9", same_outputs(&r0, &e), "every key fp32 must be ref32: %s", e.err.msg);
@@ -444,6 +448,95 @@ static void test_inner_keys(const hc_net *net, const hc_net *tf, const hc_positi
         run_free(&t0);
     }
     run_free(&r0);
+}
+
+/* Writes the built-in profile `name` with its sum keys set to fp32 (-1 on failure). */
+static int write_without_sums(const char *name, const char *path)
+{
+    hc_err err = {0};
+    hc_profile *p = hc_profile_load(name, &err);
+    if (!p)
+        return -1;
+    p->pool_sum = p->norm_sum = HC_FMT_FP32;
+    for (int i = 0; i < p->n_rules; i++) { /* a rule that sets them: fp32 there too */
+        if (p->rules[i].pool_sum >= 0)
+            p->rules[i].pool_sum = HC_FMT_FP32;
+        if (p->rules[i].norm_sum >= 0)
+            p->rules[i].norm_sum = HC_FMT_FP32;
+    }
+    int rc = hc_profile_write(p, NULL, path, &err);
+    hc_profile_free(p);
+    return rc;
+}
+
+/* poolSum / normSum end to end: the MLX and Neural Engine profiles stay finite and differ from
+ * themselves without the sum rounding; a value-head pooling sum past 65504 fails the eval. */
+static void test_sums(hc_net *net, const hc_net *tf, const hc_position *ps, const char *dir)
+{
+    static const char *const profs[] = {"fp16-winograd2", "ane-fp16"};
+    int id = 0;
+    for (int t = 0; t < 2; t++) {
+        const hc_net *n = t ? tf : net;
+        for (int k = 0; k < 2; k++) {
+            char cid[32], path[700], spec[800], with[80];
+            snprintf(cid, sizeof cid, "emulate-9.%d", ++id);
+            if (!n) {
+                hc_skip(cid, "transformer net absent");
+                continue;
+            }
+            snprintf(path, sizeof path, "%s/nosums-%s.yaml", dir, profs[k]);
+            snprintf(spec, sizeof spec, "emulate:%s", path);
+            snprintf(with, sizeof with, "emulate:%s", profs[k]);
+            if (write_without_sums(profs[k], path)) {
+                hc_check(cid, 0, "cannot write %s", path);
+                continue;
+            }
+            run_out a = run(with, n, ps, 12, 10, 14, 2), b = run(spec, n, ps, 12, 10, 14, 2);
+            int finite = a.rc == 0 && b.rc == 0;
+            for (size_t i = 0; finite && i < a.n; i++)
+                finite = isfinite(a.o[i].white_win_prob) && isfinite(a.o[i].white_lead) && isfinite(a.o[i].policy_probs[0]);
+            hc_stats st;
+            hc_err err = {0};
+            double wr = -1;
+            if (finite && hc_stats_compute(a.o, b.o, a.n, &st, &err) == 0)
+                wr = st.m[HC_M_WINRATE].v[HC_P_MAX];
+            hc_check(cid, finite && !same_outputs(&a, &b) && wr >= 0 && wr < 0.05,
+                     "%s on %s: finite %d, differs from itself without sum rounding %d (winrate max %g): %s | %s",
+                     profs[k], t ? "the transformer" : "g170", finite, !same_outputs(&a, &b), wr, a.err.msg,
+                     b.err.msg);
+            run_free(&a);
+            run_free(&b);
+        }
+    }
+    /* value head v1 = 500 on the board: 140 positions sum to 70000, inf in fp16 */
+    hc_bn *bn = &net->value.v1_bn;
+    float *saved = malloc((size_t)bn->c * 2 * sizeof(float));
+    memcpy(saved, bn->merged_scale, (size_t)bn->c * sizeof(float));
+    memcpy(saved + bn->c, bn->merged_bias, (size_t)bn->c * sizeof(float));
+    for (int c = 0; c < bn->c; c++) {
+        bn->merged_scale[c] = 0.0f;
+        bn->merged_bias[c] = 500.0f;
+    }
+    char path[700], spec[800];
+    snprintf(path, sizeof path, "%s/poolsum16.yaml", dir);
+    write_file(path, "storage: fp32\nweights: fp32\npoolSum: fp16\n");
+    snprintf(spec, sizeof spec, "emulate:%s", path);
+    run_out s16 = run(spec, net, ps, 2, 10, 14, 1);
+    snprintf(path, sizeof path, "%s/poolsumbf.yaml", dir);
+    write_file(path, "storage: fp16\nweights: fp32\npoolSum: bf16\n");
+    snprintf(spec, sizeof spec, "emulate:%s", path);
+    run_out sbf = run(spec, net, ps, 2, 10, 14, 1);
+    hc_check("emulate-9.5",
+             s16.rc != 0 && strstr(s16.err.msg, "non-finite value in layer") && strstr(s16.err.msg, net->value.v2_mul.name) &&
+                 strstr(s16.err.msg, "pooling sum overflowed in fp16"),
+             "a value-head pooling sum past 65504 must fail the eval at %s: %s", net->value.v2_mul.name,
+             s16.rc ? s16.err.msg : "succeeded");
+    hc_check("emulate-9.6", sbf.rc == 0, "bf16 sums have fp32's range: %s", sbf.err.msg);
+    run_free(&s16);
+    run_free(&sbf);
+    memcpy(bn->merged_scale, saved, (size_t)bn->c * sizeof(float));
+    memcpy(bn->merged_bias, saved + bn->c, (size_t)bn->c * sizeof(float));
+    free(saved);
 }
 
 int main(void)
@@ -580,6 +673,7 @@ int main(void)
     {
         hc_net *tf2 = load_reduced("nets/b7c96h3tfrs-test5-cnorm.bin.gz");
         test_inner_keys(net, tf2, ps, dir ? dir : ".");
+        test_sums(net, tf2, ps, dir ? dir : ".");
         hc_net_free(tf2);
     }
 

@@ -192,6 +192,34 @@ int main(void)
                  "outcome %d, result winrate max %g", r->outcome, r->result_stats.m[HC_M_WINRATE].v[HC_P_MAX]);
     hc_pbisect_free(r);
     r = NULL;
+    /* a profile reducing only the pooling sums: escalating a layer must escalate its sums
+     * (poolSum: fp32 in the layer's rule, nothing else), or no set could reach zero error */
+    {
+        char sp[700];
+        snprintf(sp, sizeof sp, "%s/sums.yaml", dir);
+        FILE *pf = fopen(sp, "w");
+        if (pf) {
+            fputs("name: sums\npoolSum: bf16\nnormSum: bf16\n", pf);
+            fclose(pf);
+        }
+        if (hc_check("pbisect-3.3", hc_pbisect_run(net, ps, n, &s, sp, &zero, 4, 1, &r, &err) == 0, "%s", err.msg)) {
+            hc_profile *back = hc_profile_parse(r->yaml, r->yaml_len, "back.yaml", &err);
+            int sum_rules = 0, other = 0;
+            for (int i = 0; back && i < back->n_rules; i++) {
+                const hc_prof_rule *q = &back->rules[i];
+                sum_rules += q->pool_sum == HC_FMT_FP32 && q->norm_sum == HC_FMT_FP32;
+                other += q->storage >= 0 || q->weights >= 0 || q->pool >= 0 || q->accum >= 0;
+            }
+            hc_check("pbisect-3.4",
+                     r->outcome == HC_PB_FOUND && r->n_escalated >= 1 && r->result_stats.m[HC_M_WINRATE].v[HC_P_MAX] == 0.0 &&
+                         back && sum_rules == r->n_escalated && other == 0 && strstr(r->yaml, "    poolSum: fp32\n"),
+                     "outcome %d, %d escalated, %d rules with both sums fp32, %d setting other keys, result winrate max %g",
+                     r->outcome, r->n_escalated, sum_rules, other, r->result_stats.m[HC_M_WINRATE].v[HC_P_MAX]);
+            hc_profile_free(back);
+        }
+        hc_pbisect_free(r);
+        r = NULL;
+    }
 
     /* the command line */
     const char *bin = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";

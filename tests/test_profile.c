@@ -37,6 +37,12 @@ static const bad_case bad[] = {
      "p.yaml:4:11:", "minTrunkChannels 300 > maxTrunkChannels 200"},
     {"16", "storage: fp16\n  weights: : :\n", "p.yaml:", "p.yaml"},
     {"17", "rules:\n  - layer: \"x]\"\n    storage: fp32\n", "p.yaml:2:12:", "unmatched ]"},
+    {"18", "poolSum: fp8\n", "p.yaml:1:10:", "poolSum: unknown format \"fp8\" (expected fp32, fp16 or bf16)"},
+    {"19", "storage: fp16\nnormSum: [fp16]\n", "p.yaml:2:10:", "normSum: expected a scalar"},
+    {"20", "rules:\n  - kind: rmsnorm\n    normSum: half\n", "p.yaml:3:14:", "normSum: unknown format \"half\""},
+    {"21", "rules:\n  - kind: gpool\n    poolSum: fp16\n    poolSum: fp32\n", "p.yaml:4:5:",
+     "duplicate key \"poolSum\""},
+    {"22", "poolsum: fp16\n", "p.yaml:1:1:", "unknown key \"poolsum\""},
 };
 
 static void test_errors(void)
@@ -134,6 +140,35 @@ static void test_builtins(const hc_net *conv_net, const hc_net *tf_net)
                      "in-layer keys of fp16 / coreml-tiers / fp16-winograd2");
         }
         hc_check("profile-3.7", ok, "%s", err.msg);
+        /* the sums: fp16-winograd2 (MLX) pools in fp16, ane-fp16 also normalizes in fp16 (not
+         * the trunk tip), coreml-tiers and fp16 keep both fp32 */
+        hc_profile *ane = hc_profile_load("ane-fp16", &err);
+        if (ok && ane) {
+            const unsigned pre = HC_LK_RMSNORM | HC_LK_TRANSFORMER | HC_LK_TRUNK;
+            const unsigned tip = HC_LK_RMSNORM | HC_LK_TRUNK_TIP | HC_LK_TRUNK;
+            hc_prof_choice wv = hc_profile_resolve(w, conv_net, "v2/w", mm);
+            hc_prof_choice wn = hc_profile_resolve(w, tf_net, "model.blocks.0.norm1", pre);
+            hc_prof_choice an = hc_profile_resolve(ane, tf_net, "model.blocks.0.norm1", pre);
+            hc_prof_choice at = hc_profile_resolve(ane, tf_net, "model.norm_trunkfinal", tip);
+            hc_prof_choice av = hc_profile_resolve(ane, conv_net, "v2/w", mm);
+            hc_prof_choice aq = hc_profile_resolve(ane, tf_net, "model.blocks.0.q_proj",
+                                                   HC_LK_MATMUL | HC_LK_ATTN_Q | HC_LK_TRANSFORMER | HC_LK_TRUNK);
+            hc_prof_choice cn = hc_profile_resolve(c, tf_net, "model.blocks.0.norm1", pre);
+            hc_prof_choice cv2 = hc_profile_resolve(c, conv_net, "v2/w", mm);
+            hc_prof_choice hv = hc_profile_resolve(h, conv_net, "v2/w", mm);
+            hc_check("profile-3.8",
+                     wv.pool_sum == HC_FMT_FP16 && wn.norm_sum == HC_FMT_FP32 && an.norm_sum == HC_FMT_FP16 &&
+                         at.norm_sum == HC_FMT_FP32 && av.pool_sum == HC_FMT_FP16 && av.accum == HC_FMT_FP32 &&
+                         aq.accum == HC_FMT_FP16 && cn.norm_sum == HC_FMT_FP32 && cv2.pool_sum == HC_FMT_FP32 &&
+                         hv.pool_sum == HC_FMT_FP32 && hv.norm_sum == HC_FMT_FP32,
+                     "sums: winograd2 pool %d norm %d; ane norm %d tip %d pool %d accum %d/%d; coreml norm %d pool %d; "
+                     "fp16 pool %d norm %d",
+                     wv.pool_sum, wn.norm_sum, an.norm_sum, at.norm_sum, av.pool_sum, av.accum, aq.accum, cn.norm_sum,
+                     cv2.pool_sum, hv.pool_sum, hv.norm_sum);
+        } else {
+            hc_check("profile-3.8", 0, "ane-fp16: %s", err.msg);
+        }
+        hc_profile_free(ane);
         hc_profile_free(a);
         hc_profile_free(h);
         hc_profile_free(c);
@@ -248,7 +283,8 @@ static int same_rule(const hc_prof_rule *a, const hc_prof_rule *b)
     return a->kinds == b->kinds && !a->pattern == !b->pattern && (!a->pattern || !strcmp(a->pattern, b->pattern)) &&
            a->storage == b->storage && a->weights == b->weights && a->accum == b->accum && a->tiles == b->tiles &&
            a->pool == b->pool && a->scores == b->scores && a->probs == b->probs && a->transformer == b->transformer &&
-           a->min_trunk_c == b->min_trunk_c && a->max_trunk_c == b->max_trunk_c;
+           a->min_trunk_c == b->min_trunk_c && a->max_trunk_c == b->max_trunk_c && a->pool_sum == b->pool_sum &&
+           a->norm_sum == b->norm_sum;
 }
 
 static int same_profile(const hc_profile *a, const hc_profile *b)
@@ -257,7 +293,8 @@ static int same_profile(const hc_profile *a, const hc_profile *b)
                (!a->description || !strcmp(a->description, b->description)) && a->storage == b->storage &&
                a->weights == b->weights && a->accum == b->accum && a->winograd_tiles == b->winograd_tiles &&
                a->winograd == b->winograd && a->pool == b->pool && a->attn_scores == b->attn_scores &&
-               a->softmax == b->softmax && a->n_rules == b->n_rules;
+               a->softmax == b->softmax && a->pool_sum == b->pool_sum && a->norm_sum == b->norm_sum &&
+               a->n_rules == b->n_rules;
     for (int i = 0; same && i < a->n_rules; i++)
         same = same_rule(&a->rules[i], &b->rules[i]);
     return same;
@@ -285,19 +322,26 @@ static void test_writer(void)
         hc_profile_free(q);
     }
     const char *y = "name: 'odd \"name\" \\ x'\ndescription: two\nstorage: bf16\nweights: fp16\naccum: fp16\n"
-                    "winogradTiles: fp16\nwinograd: f2x2\npool: bf16\nattnScores: fp16\nsoftmax: bf16\nrules:\n"
+                    "winogradTiles: fp16\nwinograd: f2x2\npool: bf16\nattnScores: fp16\nsoftmax: bf16\npoolSum: fp16\n"
+                    "normSum: bf16\nrules:\n"
                     "  - kind: conv\n    layer: \"a*b\"\n    when: {transformer: false, minTrunkChannels: 3}\n"
                     "    storage: fp32\n    pool: fp16\n"
                     "  - layer: \"x\"\n    when: {maxTrunkChannels: 9}\n    winogradTiles: fp32\n    attnScores: bf16\n"
-                    "    softmax: fp32\n    accum: fp32\n    weights: bf16\n";
+                    "    softmax: fp32\n    accum: fp32\n    weights: bf16\n    normSum: fp32\n"
+                    "  - kind: gpool\n    poolSum: bf16\n";
     hc_profile *p = hc_profile_parse(y, strlen(y), "all.yaml", &err), *q = NULL;
     char *text = NULL;
     size_t len = 0;
     if (p && hc_profile_format(p, NULL, &text, &len, &err) == 0)
         q = hc_profile_parse(text, len, "back.yaml", &err);
-    hc_check("profile-5.90", p && q && same_profile(p, q) && p->winograd == 2 && !strcmp(q->name, "odd \"name\" \\ x"),
+    hc_check("profile-5.90", p && q && same_profile(p, q) && p->winograd == 2 && !strcmp(q->name, "odd \"name\" \\ x") &&
+                                 p->pool_sum == HC_FMT_FP16 && p->norm_sum == HC_FMT_BF16 && p->n_rules == 3 &&
+                                 p->rules[1].norm_sum == HC_FMT_FP32 && p->rules[1].pool_sum == -1 &&
+                                 p->rules[2].pool_sum == HC_FMT_BF16 && p->rules[2].norm_sum == -1 &&
+                                 text && strstr(text, "\npoolSum: fp16\n") && strstr(text, "\n    poolSum: bf16\n"),
              "%s", q ? "differs" : err.msg);
     free(text);
+    text = NULL;
     hc_profile_free(q);
     /* clone + an exact-name rule: the glob matches the literal name only */
     q = p ? hc_profile_clone(p, &err) : NULL;
@@ -305,13 +349,13 @@ static void test_writer(void)
     hc_prof_rule r;
     memset(&r, 0, sizeof r);
     r.storage = HC_FMT_FP32;
-    r.weights = r.accum = r.tiles = r.pool = r.scores = r.probs = -1;
+    r.weights = r.accum = r.tiles = r.pool = r.scores = r.probs = r.pool_sum = r.norm_sum = -1;
     r.transformer = -1;
     r.max_trunk_c = INT_MAX;
     r.pattern = g;
     hc_check("profile-5.92", g && fnmatch(g, "rconv[1]*?\\x", 0) == 0 && fnmatch(g, "rconv1ab\\x", 0) != 0,
              "literal glob %s", g ? g : err.msg);
-    int ok = q && g && hc_profile_add_rule(q, &r, &err) == 0 && q->n_rules == 3 && same_rule(&q->rules[2], &r);
+    int ok = q && g && hc_profile_add_rule(q, &r, &err) == 0 && q->n_rules == 4 && same_rule(&q->rules[3], &r);
     hc_profile *back = NULL;
     if (ok && hc_profile_format(q, NULL, &text, &len, &err) == 0)
         back = hc_profile_parse(text, len, "back.yaml", &err);

@@ -84,16 +84,17 @@ static int show_profile(const char *net_path, const char *spec, hc_err *err)
         printf("profile %s (%s) on %s: %s\n", p->name, p->source, net->name ? net->name : net_path,
                p->description ? p->description : "");
         printf("3x3 convolutions by Winograd F(%dx%d,3x3) where the engine uses Winograd\n", p->winograd, p->winograd);
-        printf("%-44s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-34s %s\n", "layer", "store", "wts", "accum", "tiles", "pool",
-               "score", "smax", "decided by", "kinds");
+        printf("%-44s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-34s %s\n", "layer", "store", "wts", "accum", "tiles",
+               "pool", "score", "smax", "psum", "nsum", "decided by", "kinds");
         for (int i = 0; i <= n; i++) {
             const char *name = i < n ? ls[i].name : "input";
             unsigned kinds = i < n ? ls[i].kinds : HC_LK_INPUT;
             hc_prof_choice ch = hc_profile_resolve(p, net, name, kinds);
             char kb[256];
-            printf("%-44s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-34s %s\n", name ? name : "?", hc_fmt_str(ch.storage),
-                   hc_fmt_str(ch.weights), hc_fmt_str(ch.accum), hc_fmt_str(ch.tiles), hc_fmt_str(ch.pool),
-                   hc_fmt_str(ch.scores), hc_fmt_str(ch.probs), ch.rule >= 0 ? p->rules[ch.rule].where : "defaults",
+            printf("%-44s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-5s %-34s %s\n", name ? name : "?",
+                   hc_fmt_str(ch.storage), hc_fmt_str(ch.weights), hc_fmt_str(ch.accum), hc_fmt_str(ch.tiles),
+                   hc_fmt_str(ch.pool), hc_fmt_str(ch.scores), hc_fmt_str(ch.probs), hc_fmt_str(ch.pool_sum),
+                   hc_fmt_str(ch.norm_sum), ch.rule >= 0 ? p->rules[ch.rule].where : "defaults",
                    hc_layer_kinds_str(kinds, kb, sizeof kb));
         }
         rc = 0;
