@@ -345,8 +345,13 @@ hc_emulate *hc_emulate_open_sharing(const hc_emulate *base, int max_batch, int t
     em->global = hc_malloc(B * (size_t)(em->net->num_input_global_c + 1) * sizeof(float), err, "emulate input");
     em->meta = hc_malloc(B * (size_t)(em->net->num_input_meta_c + 1) * sizeof(float), err, "emulate input");
     em->overflow = hc_malloc(B * sizeof(int), err, "emulate overflow flags");
-    if (!em->spatial || !em->global || !em->meta || !em->overflow ||
-        !(em->eng = hc_engine_new_sharing(base->eng, max_batch, threads, err))) {
+    em->overflow_sum = hc_malloc(B * sizeof *em->overflow_sum, err, "emulate overflow flags");
+    /* The engine's callbacks must reach this lane's overflow flags, not base's. */
+    hc_engine_opts o = hc_engine_default_opts();
+    o.conv_mode_user = em;
+    o.layer_mode_user = em;
+    if (!em->spatial || !em->global || !em->meta || !em->overflow || !em->overflow_sum ||
+        !(em->eng = hc_engine_new_sharing(base->eng, max_batch, threads, &o, err))) {
         hc_emulate_close(em);
         return NULL;
     }

@@ -30,7 +30,7 @@ static int ref32_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *
 
 static void *ref32_open_sharing(void *base, int max_batch, int threads, hc_err *err)
 {
-    return hc_engine_new_sharing(base, max_batch, threads, err);
+    return hc_engine_new_sharing(base, max_batch, threads, NULL, err);
 }
 
 static void ref32_close(void *inst)

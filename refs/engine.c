@@ -758,13 +758,21 @@ hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, 
     return engine_create(net, max_batch, nx, ny, threads, opts, NULL, err);
 }
 
-hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, hc_err *err)
+hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, const hc_engine_opts *opts,
+                                 hc_err *err)
 {
     if (!base) {
         hc_err_set(err, HC_EBACKEND, "engine: nothing to share");
         return NULL;
     }
-    return engine_create(base->net, max_batch, base->nx, base->ny, threads, &base->opts, base, err);
+    /* The arithmetic choices must be base's (its weights were prepared for them); only the
+     * callbacks' user pointers may differ. */
+    hc_engine_opts o = base->opts;
+    if (opts) {
+        o.conv_mode_user = opts->conv_mode_user;
+        o.layer_mode_user = opts->layer_mode_user;
+    }
+    return engine_create(base->net, max_batch, base->nx, base->ny, threads, &o, base, err);
 }
 
 static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny, int threads,

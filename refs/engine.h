@@ -130,8 +130,11 @@ hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, 
 /* Another engine for the same net, buffer and options as base, with its own batch size,
  * threads and scratch, that borrows base's prepared weights (Winograd-transformed
  * convolutions, RoPE tables: read-only once prepared), so that engines evaluating side by side
- * (unbatched lanes) cost their scratch only. base must outlive it; hooks are not shared. */
-hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, hc_err *err);
+ * (unbatched lanes) cost their scratch only. opts (NULL: base's) gives only the callbacks'
+ * user pointers (conv_mode_user, layer_mode_user: per-instance state such as overflow flags);
+ * every arithmetic choice stays base's. base must outlive it; hooks are not shared. */
+hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, const hc_engine_opts *opts,
+                                 hc_err *err);
 
 int hc_engine_eval(hc_engine *e, int batch, const float *spatial, const float *global,
                    const float *meta, hc_raw_heads *out, hc_err *err);
