@@ -2,6 +2,7 @@
 #include "emulate.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,9 +92,19 @@ static hc_net *clone_net(const hc_net *src, hc_err *err)
     return net;
 }
 
-static float round1(int fmt, float v)
+/* Whether x[0..n) holds an inf or NaN where mask (NULL: everywhere) is nonzero; one pass of
+ * integer tests that the compiler vectorizes, since this runs over every layer's output. */
+static int nonfinite_on_board(const float *x, const float *mask, size_t n)
 {
-    return fmt == HC_FMT_FP16 ? hc_round_fp16(v) : fmt == HC_FMT_BF16 ? hc_round_bf16(v) : v;
+    uint32_t any = 0;
+    for (size_t p = 0; p < n; p++) {
+        uint32_t u, m = 1;
+        memcpy(&u, &x[p], sizeof u);
+        if (mask)
+            m = mask[p] != 0.0f;
+        any |= ((u & 0x7f800000u) == 0x7f800000u) & m;
+    }
+    return any != 0;
 }
 
 /* Rounds a tap in place and notes, per row, the first layer holding a non-finite on-board
@@ -114,18 +125,17 @@ static void hook(void *user, const hc_tap *t)
         size_t hw = (size_t)t->hw, cin = (size_t)em->net->num_input_c;
         for (int r = 0; r < t->rows; r++) {
             int row = t->row0 + r, over = 0;
-            const float *mask = t->layout == HC_TAP_CBP ? em->spatial + (size_t)row * cin * hw : NULL;
-            for (int c = 0; c < t->channels; c++) {
-                float *x = t->layout == HC_TAP_CBP ? t->data + ((size_t)c * t->rows + r) * hw
-                                                   : t->data + (size_t)r * t->channels + c;
-                size_t np = t->layout == HC_TAP_CBP ? hw : 1;
-                for (size_t p = 0; p < np; p++) {
-                    float v = x[p], q = round1(fmt, v);
-                    x[p] = q;
-                    (void)v;
-                    if (!isfinite(q) && (!mask || mask[p] != 0.0f))
-                        over = 1;
+            if (t->layout == HC_TAP_CBP) {
+                const float *mask = em->spatial + (size_t)row * cin * hw; /* input channel 0: on board */
+                for (int c = 0; c < t->channels; c++) {
+                    float *x = t->data + ((size_t)c * t->rows + r) * hw;
+                    round_array(fmt, x, hw);
+                    over |= nonfinite_on_board(x, mask, hw);
                 }
+            } else {
+                float *x = t->data + (size_t)r * t->channels;
+                round_array(fmt, x, (size_t)t->channels);
+                over |= nonfinite_on_board(x, NULL, (size_t)t->channels);
             }
             if (over && li >= 0 && (em->overflow[row] < 0 || em->overflow[row] > li)) {
                 em->overflow[row] = li;
