@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "profile.h"
 #include "hc_test.h"
 
 static hc_suite *parse(const char *text, hc_err *err)
@@ -116,6 +117,28 @@ static void test_backends(void)
     s = parse("nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
               "backends: [{backend: 'ref32', tiers: [fp32-strict]}]\n", &err);
     hc_check("config-5.2", s && hc_suite_check_backends(s, &err) == 0, "ref32 refused: %s", err.msg);
+    hc_suite_free(s);
+}
+
+/* suites/profiles.yaml: every shipped profile on the three nets at 19x19 (docs/EMULATION.md's table). */
+static void test_profiles_suite(void)
+{
+    hc_err err = {0};
+    hc_suite *s = hc_suite_load("suites/profiles.yaml", &err);
+    if (!hc_check("config-2.8", s != NULL, "load: %s", err.msg))
+        return;
+    size_t listed = 0, missing = 0;
+    const char *absent = "";
+    for (const char *const *p = hc_profile_builtin_names(); *p; p++, listed++) {
+        int found = 0;
+        for (size_t b = 0; b < s->n_backends; b++)
+            found |= strncmp(s->backends[b].spec, "emulate:", 8) == 0 && strcmp(s->backends[b].spec + 8, *p) == 0;
+        if (!found && !missing++)
+            absent = *p;
+    }
+    hc_check("config-2.9", s->n_nets == 3 && missing == 0 && s->n_cases == 3 * s->n_backends,
+             "%zu nets, %zu cases for %zu backends; %zu of %zu shipped profiles missing (first %s)", s->n_nets,
+             s->n_cases, s->n_backends, missing, listed, absent);
     hc_suite_free(s);
 }
 
@@ -318,6 +341,7 @@ int main(void)
     test_standalone();
     test_good();
     test_shipped();
+    test_profiles_suite();
     test_bad();
     test_include();
     test_backends();
