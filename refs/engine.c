@@ -398,6 +398,26 @@ static void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, 
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
+/* conv then bn: fused into the convolution's output stage when no hook needs to see the
+ * convolution's own output (the same bits either way). */
+static void conv_bn(fwd *f, const hc_conv *c, const float *in, float *out, const hc_bn *b,
+                    const hc_activation *a)
+{
+    if (f->e->hook) {
+        conv(f, c, in, out, 0);
+        bn(f, b, a, out, out);
+        return;
+    }
+    const hc_kconv *kc = find_conv(f->e, c);
+    size_t top = f->w->top;
+    float *ws = ar_get(f, hc_kconv_workspace(kc, f->B, f->nx, f->ny));
+    if (LIVE(f)) {
+        hc_kepi epi = {b->merged_scale, b->merged_bias, a->kind, f->mask};
+        hc_kconv_run_bn(kc, f->B, f->nx, f->ny, in, out, ws, &epi);
+    }
+    f->w->top = top;
+}
+
 
 static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
 {
@@ -409,8 +429,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         const hc_res_block *r = &bl->ordinary;
         float *mid = ar_get(f, (size_t)r->regular_conv.out_c * bp);
         bn(f, &r->pre_bn, &r->pre_act, x, s);
-        conv(f, &r->regular_conv, s, mid, 0);
-        bn(f, &r->mid_bn, &r->mid_act, mid, mid);
+        conv_bn(f, &r->regular_conv, s, mid, &r->mid_bn, &r->mid_act);
         conv(f, &r->final_conv, mid, x, 1);
         break;
     }
@@ -423,8 +442,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         float *bias = ar_get(f, (size_t)B * rc);
         bn(f, &g->pre_bn, &g->pre_act, x, s);
         conv(f, &g->regular_conv, s, reg, 0);
-        conv(f, &g->gpool_conv, s, gp, 0);
-        bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
+        conv_bn(f, &g->gpool_conv, s, gp, &g->gpool_bn, &g->gpool_act);
         if (LIVE(f)) {
             hc_pool_gpool(gc, B, hw, gp, f->mask, f->msum, pooled);
             round_pooled(f, g->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * gc);
@@ -594,8 +612,7 @@ static void forward(worker *w, int r0, int B)
         float *pol = ar_get(f, (size_t)pc * f->bp);
         float *passh = ar_get(f, (size_t)B * ph->gpool_to_pass_mul.out_c);
         conv(f, &ph->p1_conv, trunk, p1, 0);
-        conv(f, &ph->g1_conv, trunk, g1, 0);
-        bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
+        conv_bn(f, &ph->g1_conv, trunk, g1, &ph->g1_bn, &ph->g1_act);
         if (LIVE(f)) {
             hc_pool_gpool(g1c, B, hw, g1, mask, msum, pooled);
             round_pooled(f, ph->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * g1c);
@@ -632,8 +649,7 @@ static void forward(worker *w, int r0, int B)
         float *v1 = ar_get(f, (size_t)v1c * f->bp);
         float *pooled = ar_get(f, (size_t)B * 3 * v1c);
         float *v2 = ar_get(f, (size_t)B * v2c);
-        conv(f, &vh->v1_conv, trunk, v1, 0);
-        bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
+        conv_bn(f, &vh->v1_conv, trunk, v1, &vh->v1_bn, &vh->v1_act);
         if (LIVE(f)) {
             hc_pool_value(v1c, B, hw, v1, msum, pooled);
             round_pooled(f, vh->v2_mul.name, pooled, (size_t)B * 3 * v1c);

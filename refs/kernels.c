@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 typedef float hc_v8f __attribute__((vector_size(32)));
 typedef int32_t hc_v8i __attribute__((vector_size(32)));
+typedef float hc_v4f __attribute__((vector_size(16)));
 
 static inline hc_v8f v8_splat(float x)
 {
@@ -353,6 +354,46 @@ static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
     d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
 }
 
+/* d[l] = (r[0][l], ..., r[7][l]): an 8x8 transpose (pure data movement). */
+static inline void transpose8x8(const hc_v8f r[8], hc_v8f d[8])
+{
+    hc_v8f t0 = SHUF8(r[0], r[1], 0,8,1,9,4,12,5,13), t1 = SHUF8(r[0], r[1], 2,10,3,11,6,14,7,15);
+    hc_v8f t2 = SHUF8(r[2], r[3], 0,8,1,9,4,12,5,13), t3 = SHUF8(r[2], r[3], 2,10,3,11,6,14,7,15);
+    hc_v8f t4 = SHUF8(r[4], r[5], 0,8,1,9,4,12,5,13), t5 = SHUF8(r[4], r[5], 2,10,3,11,6,14,7,15);
+    hc_v8f t6 = SHUF8(r[6], r[7], 0,8,1,9,4,12,5,13), t7 = SHUF8(r[6], r[7], 2,10,3,11,6,14,7,15);
+    hc_v8f u0 = SHUF8(t0, t2, 0,1,8,9,4,5,12,13), u1 = SHUF8(t0, t2, 2,3,10,11,6,7,14,15);
+    hc_v8f u2 = SHUF8(t1, t3, 0,1,8,9,4,5,12,13), u3 = SHUF8(t1, t3, 2,3,10,11,6,7,14,15);
+    hc_v8f u4 = SHUF8(t4, t6, 0,1,8,9,4,5,12,13), u5 = SHUF8(t4, t6, 2,3,10,11,6,7,14,15);
+    hc_v8f u6 = SHUF8(t5, t7, 0,1,8,9,4,5,12,13), u7 = SHUF8(t5, t7, 2,3,10,11,6,7,14,15);
+    d[0] = SHUF8(u0, u4, 0,1,2,3,8,9,10,11);
+    d[1] = SHUF8(u1, u5, 0,1,2,3,8,9,10,11);
+    d[2] = SHUF8(u2, u6, 0,1,2,3,8,9,10,11);
+    d[3] = SHUF8(u3, u7, 0,1,2,3,8,9,10,11);
+    d[4] = SHUF8(u0, u4, 4,5,6,7,12,13,14,15);
+    d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
+    d[6] = SHUF8(u2, u6, 4,5,6,7,12,13,14,15);
+    d[7] = SHUF8(u3, u7, 4,5,6,7,12,13,14,15);
+}
+
+/* hc_bn_act's arithmetic on 8 values whose mask values are mk: each lane does exactly what
+ * hc_bn_act does to one element (the same expression, the same vector mish / silu). */
+static inline hc_v8f bn_act8(hc_v8f v, float sc, float bi, int act, hc_v8f mk)
+{
+    const hc_v8f zero = v8_splat(0.0f);
+    hc_v8f x = v * sc + bi, y;
+    switch (act) {
+    case HC_ACT_IDENTITY: y = x; break;
+    case HC_ACT_RELU: y = v8_select(x > zero, x, zero); break;
+    case HC_ACT_MISH: y = vmish8(x); break;
+    case HC_ACT_SILU: y = vsilu8(x); break;
+    default:
+        for (int l = 0; l < 8; l++)
+            y[l] = hc_act_apply(act, x[l]);
+        break;
+    }
+    return v8_select(mk == 1.0f, y, zero);
+}
+
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     if (cv->wino2) /* V [16][ic][T] and M [16][oc][T] of one row (+ an fp16-accumulation chunk) */
@@ -454,7 +495,8 @@ static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, con
  * the lanes of a vector; each lane does the scalar transform's operations in the same order
  * (along x first, then y, as KataGo), so the lanes change no bits. */
 static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
-                           float *out, int accumulate, float *ws, int g0, int n, int ld)
+                           float *out, int accumulate, float *ws, int g0, int n, int ld,
+                           const hc_kepi *epi)
 {
     int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1;
     int hw = nx * ny, txn = (nx + step - 1) / step;
@@ -506,22 +548,36 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         }
     }
     wino_gemms(cv, n, ld, V, M);
-    int osz = five ? 2 : 4;
+    int osz = five ? 2 : 4, ov = osz * osz;
     for (int l0 = 0; l0 < n; l0 += 8) {
         int lanes = n - l0 < 8 ? n - l0 : 8;
         size_t dst_off[8];
-        int rmax[8], cmax[8];
-        for (int l = 0; l < lanes; l++) {
-            int g = g0 + l0 + l, b = g / T, t = g % T;
+        int rmax[8], cmax[8], full[8];
+        hc_v8f mk[16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
+        for (int l = 0; l < 8; l++) {
+            int g = g0 + l0 + (l < lanes ? l : 0), b = g / T, t = g % T;
             int ty = t / txn, tx = t % txn;
             dst_off[l] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
             rmax[l] = ny - ty * osz < osz ? ny - ty * osz : osz;
             cmax[l] = nx - tx * osz < osz ? nx - tx * osz : osz;
+            full[l] = rmax[l] == osz && cmax[l] == osz;
+            if (epi)
+                for (int k = 0; k < ov; k++) {
+                    int r = k / osz, c = k % osz;
+                    mk[k][l] = l < lanes && r < rmax[l] && c < cmax[l]
+                                   ? epi->mask[dst_off[l] + (size_t)r * nx + c]
+                                   : 0.0f;
+                }
         }
         for (int oc = 0; oc < cv->oc; oc++) {
             hc_v8f m[36], res[16];
-            for (int k = 0; k < 36; k++)
-                m[k] = v8_load(M + ((size_t)oc * 36 + k) * ld + l0, lanes);
+            const float *mo = M + (size_t)oc * 36 * ld + l0;
+            if (lanes == 8)
+                for (int k = 0; k < 36; k++)
+                    memcpy(&m[k], mo + (size_t)k * ld, sizeof m[k]);
+            else
+                for (int k = 0; k < 36; k++)
+                    m[k] = v8_load(mo + (size_t)k * ld, lanes);
             if (!five) {
                 hc_v8f tmp[24], y4[4];
                 for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> 4 */
@@ -546,20 +602,45 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
                     res[0 * 2 + c] = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
                     res[1 * 2 + c] = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
                 }
+                for (int k = 4; k < 16; k++)
+                    res[k] = v8_splat(0.0f);
             }
-            float rb[16 * 8];
-            memcpy(rb, res, sizeof(hc_v8f) * osz * osz);
+            if (epi)
+                for (int k = 0; k < ov; k++)
+                    res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, mk[k]);
+            /* lanes -> tiles: tv[l] holds outputs k = 0..7 of tile l, tv[8 + l] k = 8..15 */
+            hc_v8f tv[16];
+            transpose8x8(res, tv);
+            if (!five)
+                transpose8x8(res + 8, tv + 8);
             float *plane = out + (size_t)oc * batch * hw;
             for (int l = 0; l < lanes; l++) {
+                float tb[16];
+                memcpy(tb, &tv[l], sizeof tv[l]);
+                if (!five)
+                    memcpy(tb + 8, &tv[8 + l], sizeof tv[8 + l]);
                 float *drow = plane + dst_off[l];
+                if (full[l] && !five) {
+                    for (int r = 0; r < 4; r++, drow += nx) {
+                        hc_v4f v;
+                        memcpy(&v, tb + r * 4, sizeof v);
+                        if (accumulate) {
+                            hc_v4f d;
+                            memcpy(&d, drow, sizeof d);
+                            v = d + v;
+                        }
+                        memcpy(drow, &v, sizeof v);
+                    }
+                    continue;
+                }
                 for (int r = 0; r < rmax[l]; r++, drow += nx) {
-                    const float *v = rb + r * osz * 8 + l;
+                    const float *v = tb + r * osz;
                     if (accumulate)
                         for (int c = 0; c < cmax[l]; c++)
-                            drow[c] += v[c * 8];
+                            drow[c] += v[c];
                     else
                         for (int c = 0; c < cmax[l]; c++)
-                            drow[c] = v[c * 8];
+                            drow[c] = v[c];
                 }
             }
         }
@@ -666,8 +747,8 @@ static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
 
 /* Every GEMM here is hc_gemm, whose outputs are each one FMA chain: a row's bits do not depend
  * on the rows it shares a call with, so the batch runs in large calls. */
-void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
-                  int accumulate, float *ws)
+static void kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                      int accumulate, float *ws, const hc_kepi *epi)
 {
     int hw = nx * ny;
     int s = batch * hw;
@@ -683,7 +764,7 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
         int all = batch * T, nc = wino_chunk(cv, batch, nx, ny);
         for (int g0 = 0; g0 < all; g0 += nc)
             wino_chunk_run(cv, batch, nx, ny, in, out, accumulate, ws, g0,
-                           all - g0 < nc ? all - g0 : nc, nc);
+                           all - g0 < nc ? all - g0 : nc, nc, epi);
         return;
     }
     if (one && !cv->acc_fp16) {
@@ -712,6 +793,23 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
         hc_gemm(cv->oc, hw, k, cv->w, (size_t)k, 1, bmat, (size_t)ldb, out + (size_t)b * hw,
                 (size_t)s, accumulate);
     }
+}
+
+void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                  int accumulate, float *ws)
+{
+    kconv_run(cv, batch, nx, ny, in, out, accumulate, ws, NULL);
+}
+
+void hc_kconv_run_bn(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                     float *ws, const hc_kepi *epi)
+{
+    if (cv->wino && !cv->wino2) {
+        kconv_run(cv, batch, nx, ny, in, out, 0, ws, epi);
+        return;
+    }
+    kconv_run(cv, batch, nx, ny, in, out, 0, ws, NULL);
+    hc_bn_act(cv->oc, batch, nx * ny, out, out, epi->scale, epi->bias, epi->act, epi->mask);
 }
 
 /* ---- batch norm, bias, activation ----------------------------------------------------- */
