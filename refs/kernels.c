@@ -1177,6 +1177,63 @@ static void transpose(int n, const float *a, float *t)
             t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
 }
 
+/* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
+ * ld) holds query j's score for key ki on entry and its probability on return, so the value
+ * GEMM reads them as its B matrix without a transpose. Each query's arithmetic is exactly
+ * softmax_row's on its row (the same products, the same max, the key i's exp summed into
+ * partial sum i % 8 in key order, the partial sums added in order 0..7, the same
+ * normalisation), with hc_attention_emul's roundings; 8 queries per vector instead of 8 keys.
+ * mq: the queries' mask values, mk: the keys'. */
+static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, const float *mk,
+                         float scale, int scores_fmt, int probs_fmt)
+{
+    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    for (int j = 0; j < nq; j += 8) {
+        int k = nq - j < 8 ? nq - j : 8;
+        hc_v8f vmx = neg;
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld + j;
+            hc_v8f v = v8_load(p, k) * scale;
+            if (scores_fmt != HC_KFMT_FP32) {
+                float t[8];
+                memcpy(t, &v, sizeof t);
+                hc_round_fmt_array(scores_fmt, t, 8);
+                memcpy(&v, t, sizeof v);
+            }
+            v8_store(p, v, k);
+            if (mk[ki] != 0.0f)
+                vmx = v8_select(v > vmx, v, vmx);
+        }
+        hc_v8f ps[8] = {zero, zero, zero, zero, zero, zero, zero, zero};
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld + j;
+            /* the mask is exactly 0 or 1: a masked key's exp times 0 is +0 */
+            hc_v8f e = mk[ki] != 0.0f ? vexp8(v8_load(p, k) - vmx) * mk[ki] : zero;
+            v8_store(p, e, k);
+            ps[ki & 7] += e;
+        }
+        hc_v8f sum = zero;
+        for (int l = 0; l < 8; l++)
+            sum += ps[l];
+        hc_v8f inv = 1.0f / sum;
+        hc_v8f on = v8_load(mq + j, k);
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld + j;
+            hc_v8f v = v8_load(p, k) * inv;
+            if (probs_fmt != HC_KFMT_FP32) {
+                float t[8];
+                memcpy(t, &v, sizeof t);
+                hc_round_fmt_array(probs_fmt, t, 8);
+                memcpy(&v, t, sizeof v);
+            }
+            v8_store(p, v8_select(on == zero, zero, v), k);
+        }
+    }
+}
+
+/* Queries per block of the transposed attention: the block's scores stay in L2. */
+enum { ATT_NQ = 64 };
+
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
 {
@@ -1253,6 +1310,28 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
     size_t s = (size_t)batch * hw;
     float scale = 1.0f / sqrtf((float)qd);
     float *sc = ws; /* [query][key] */
+    if (!em->acc_fp16) { /* transposed scores [key][query], in blocks of queries */
+        int nqb = hw < ATT_NQ ? hw : ATT_NQ;
+        for (int b = 0; b < batch; b++) {
+            const float *m = mask + (size_t)b * hw;
+            for (int h = 0; h < heads; h++) {
+                int kvh = h / group;
+                const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
+                const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
+                const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
+                float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+                for (int q0 = 0; q0 < hw; q0 += nqb) {
+                    int nq = hw - q0 < nqb ? hw - q0 : nqb;
+                    /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
+                    hc_gemm(hw, nq, qd, kh, 1, s, qh + q0, s, sc, (size_t)nqb, 0);
+                    softmax_cols(hw, nq, sc, (size_t)nqb, m + q0, m, scale, em->scores_fmt,
+                                 em->probs_fmt);
+                    hc_gemm(vd, nq, hw, vh, s, 1, sc, (size_t)nqb, oh + q0, s, 0);
+                }
+            }
+        }
+        return;
+    }
     for (int b = 0; b < batch; b++) {
         const float *m = mask + (size_t)b * hw;
         for (int h = 0; h < heads; h++) {
