@@ -1177,6 +1177,87 @@ static void transpose(int n, const float *a, float *t)
             t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
 }
 
+/* softmax_cols on one strip of 8 queries without roundings: the same per-lane arithmetic,
+ * with the vectors in registers. The max runs in two chains (a maximum does not depend on
+ * the order: the only order-dependent case, +0 against -0, gives the same exp(v - max)). */
+static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const float *mk,
+                           float scale)
+{
+    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    hc_v8f mx0 = neg, mx1 = neg;
+    int ki = 0;
+    for (; ki + 2 <= hw; ki += 2) {
+        float *p0 = st + (size_t)ki * ld, *p1 = p0 + ld;
+        hc_v8f v0, v1;
+        memcpy(&v0, p0, sizeof v0);
+        memcpy(&v1, p1, sizeof v1);
+        v0 = v0 * scale;
+        v1 = v1 * scale;
+        memcpy(p0, &v0, sizeof v0);
+        memcpy(p1, &v1, sizeof v1);
+        if (mk[ki] != 0.0f)
+            mx0 = v8_select(v0 > mx0, v0, mx0);
+        if (mk[ki + 1] != 0.0f)
+            mx1 = v8_select(v1 > mx1, v1, mx1);
+    }
+    for (; ki < hw; ki++) {
+        float *p0 = st + (size_t)ki * ld;
+        hc_v8f v0;
+        memcpy(&v0, p0, sizeof v0);
+        v0 = v0 * scale;
+        memcpy(p0, &v0, sizeof v0);
+        if (mk[ki] != 0.0f)
+            mx0 = v8_select(v0 > mx0, v0, mx0);
+    }
+    hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0);
+    hc_v8f ps0 = zero, ps1 = zero, ps2 = zero, ps3 = zero, ps4 = zero, ps5 = zero, ps6 = zero,
+           ps7 = zero;
+#define HC_SM_EXP(u, acc)                                                                       \
+    do {                                                                                       \
+        float *p = st + (size_t)(ki + u) * ld;                                                 \
+        hc_v8f e = zero;                                                                       \
+        if (mk[ki + u] != 0.0f) {                                                              \
+            memcpy(&e, p, sizeof e);                                                           \
+            e = vexp8(e - vmx) * mk[ki + u];                                                   \
+        }                                                                                      \
+        memcpy(p, &e, sizeof e);                                                               \
+        acc += e;                                                                              \
+    } while (0)
+    for (ki = 0; ki + 8 <= hw; ki += 8) {
+        HC_SM_EXP(0, ps0);
+        HC_SM_EXP(1, ps1);
+        HC_SM_EXP(2, ps2);
+        HC_SM_EXP(3, ps3);
+        HC_SM_EXP(4, ps4);
+        HC_SM_EXP(5, ps5);
+        HC_SM_EXP(6, ps6);
+        HC_SM_EXP(7, ps7);
+    }
+    hc_v8f *pss[8] = {&ps0, &ps1, &ps2, &ps3, &ps4, &ps5, &ps6, &ps7};
+    for (int u = 0; ki + u < hw; u++)
+        HC_SM_EXP(u, *pss[u]);
+#undef HC_SM_EXP
+    hc_v8f sum = zero;
+    sum += ps0;
+    sum += ps1;
+    sum += ps2;
+    sum += ps3;
+    sum += ps4;
+    sum += ps5;
+    sum += ps6;
+    sum += ps7;
+    hc_v8f inv = 1.0f / sum, on;
+    memcpy(&on, mq, sizeof on);
+    hc_v8i off = on == zero;
+    for (ki = 0; ki < hw; ki++) {
+        float *p = st + (size_t)ki * ld;
+        hc_v8f v;
+        memcpy(&v, p, sizeof v);
+        v = v8_select(off, zero, v * inv);
+        memcpy(p, &v, sizeof v);
+    }
+}
+
 /* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
  * ld) holds query j's score for key ki on entry and its probability on return, so the value
  * GEMM reads them as its B matrix without a transpose. Each query's arithmetic is exactly
@@ -1190,6 +1271,10 @@ static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, 
     const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
     for (int j = 0; j < nq; j += 8) {
         int k = nq - j < 8 ? nq - j : 8;
+        if (k == 8 && scores_fmt == HC_KFMT_FP32 && probs_fmt == HC_KFMT_FP32) {
+            softmax_strip8(hw, st + j, ld, mq + j, mk, scale);
+            continue;
+        }
         hc_v8f vmx = neg;
         for (int ki = 0; ki < hw; ki++) {
             float *p = st + (size_t)ki * ld + j;
@@ -1312,6 +1397,10 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
     float *sc = ws; /* [query][key] */
     if (!em->acc_fp16) { /* transposed scores [key][query], in blocks of queries */
         int nqb = hw < ATT_NQ ? hw : ATT_NQ;
+        /* whole strips of 8 queries when the workspace (2*hw*hw) has room (hw >= 4) */
+        int pad8 = ((nqb + 7) & ~7) <= 2 * hw;
+        size_t ld = pad8 ? (size_t)(nqb + 7) & ~(size_t)7 : (size_t)nqb;
+        float mqp[ATT_NQ + 8];
         for (int b = 0; b < batch; b++) {
             const float *m = mask + (size_t)b * hw;
             for (int h = 0; h < heads; h++) {
@@ -1323,10 +1412,18 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
                 for (int q0 = 0; q0 < hw; q0 += nqb) {
                     int nq = hw - q0 < nqb ? hw - q0 : nqb;
                     /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
-                    hc_gemm(hw, nq, qd, kh, 1, s, qh + q0, s, sc, (size_t)nqb, 0);
-                    softmax_cols(hw, nq, sc, (size_t)nqb, m + q0, m, scale, em->scores_fmt,
-                                 em->probs_fmt);
-                    hc_gemm(vd, nq, hw, vh, s, 1, sc, (size_t)nqb, oh + q0, s, 0);
+                    hc_gemm(hw, nq, qd, kh, 1, s, qh + q0, s, sc, ld, 0);
+                    int nq8 = pad8 ? (nq + 7) & ~7 : nq;
+                    const float *mq = m + q0;
+                    if (nq8 > nq) { /* a last partial strip: padding queries are zeros, masked */
+                        for (int ki = 0; ki < hw; ki++)
+                            memset(sc + (size_t)ki * ld + nq, 0, (size_t)(nq8 - nq) * sizeof(float));
+                        memcpy(mqp, mq, (size_t)nq * sizeof(float));
+                        memset(mqp + nq, 0, (size_t)(nq8 - nq) * sizeof(float));
+                        mq = mqp;
+                    }
+                    softmax_cols(hw, nq8, sc, ld, mq, m, scale, em->scores_fmt, em->probs_fmt);
+                    hc_gemm(vd, nq, hw, vh, s, 1, sc, ld, oh + q0, s, 0);
                 }
             }
         }
