@@ -513,12 +513,22 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         int g = g0 + j, b = g / T, t = g % T;
         lane_off[j] = (size_t)(b - b_first) * psz + (size_t)((t / txn) * step) * wp + (t % txn) * step;
     }
+    /* only the input rows that the chunk's tiles read: its first and last batch rows may have
+     * only some tile rows in the chunk */
+    int ylo[WINO_NC + 2], yhi[WINO_NC + 2], tyn = (T + txn - 1) / txn;
+    for (int b = b_first; b <= b_last; b++) {
+        int tlo = b == b_first ? (g0 % T) / txn : 0;
+        int thi = b == b_last ? ((g0 + n - 1) % T) / txn : tyn - 1;
+        int lo = tlo * step - off, hi = thi * step + 6 - off;
+        ylo[b - b_first] = lo < 0 ? 0 : lo;
+        yhi[b - b_first] = hi > ny ? ny : hi;
+    }
     for (int i = 0; i < cv->ic; i++) {
         const float *plane = in + (size_t)i * batch * hw;
         for (int b = b_first; b <= b_last; b++) {
             float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
             const float *sb = plane + (size_t)b * hw;
-            for (int y = 0; y < ny; y++)
+            for (int y = ylo[b - b_first]; y < yhi[b - b_first]; y++)
                 copy_short(pb + (size_t)y * wp, sb + (size_t)y * nx, nx);
         }
         for (int l0 = 0; l0 < n; l0 += 8) {
