@@ -447,6 +447,26 @@ static void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, 
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
+/* conv then bn: fused into the convolution's output stage when no hook needs to see the
+ * convolution's own output (the same bits either way). */
+static void conv_bn(fwd *f, const hc_conv *c, const float *in, float *out, const hc_bn *b,
+                    const hc_activation *a)
+{
+    if (f->e->hook) {
+        conv(f, c, in, out, 0);
+        bn(f, b, a, out, out);
+        return;
+    }
+    const hc_kconv *kc = find_conv(f->e, c);
+    size_t top = f->w->top;
+    float *ws = ar_get(f, hc_kconv_workspace(kc, f->B, f->nx, f->ny));
+    if (LIVE(f)) {
+        hc_kepi epi = {b->merged_scale, b->merged_bias, a->kind, f->mask};
+        hc_kconv_run_bn(kc, f->B, f->nx, f->ny, in, out, ws, &epi);
+    }
+    f->w->top = top;
+}
+
 
 static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
 {
@@ -458,8 +478,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         const hc_res_block *r = &bl->ordinary;
         float *mid = ar_get(f, (size_t)r->regular_conv.out_c * bp);
         bn(f, &r->pre_bn, &r->pre_act, x, s);
-        conv(f, &r->regular_conv, s, mid, 0);
-        bn(f, &r->mid_bn, &r->mid_act, mid, mid);
+        conv_bn(f, &r->regular_conv, s, mid, &r->mid_bn, &r->mid_act);
         conv(f, &r->final_conv, mid, x, 1);
         break;
     }
@@ -472,8 +491,7 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         float *bias = ar_get(f, (size_t)B * rc);
         bn(f, &g->pre_bn, &g->pre_act, x, s);
         conv(f, &g->regular_conv, s, reg, 0);
-        conv(f, &g->gpool_conv, s, gp, 0);
-        bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
+        conv_bn(f, &g->gpool_conv, s, gp, &g->gpool_bn, &g->gpool_act);
         if (LIVE(f)) {
             pool_gpool(f, g->gpool_to_bias_mul.name, gc, gp, pooled);
             round_pooled(f, g->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * gc);
@@ -652,8 +670,7 @@ static void forward(worker *w, int r0, int B)
         float *pol = ar_get(f, (size_t)pc * f->bp);
         float *passh = ar_get(f, (size_t)B * ph->gpool_to_pass_mul.out_c);
         conv(f, &ph->p1_conv, trunk, p1, 0);
-        conv(f, &ph->g1_conv, trunk, g1, 0);
-        bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
+        conv_bn(f, &ph->g1_conv, trunk, g1, &ph->g1_bn, &ph->g1_act);
         if (LIVE(f)) {
             pool_gpool(f, ph->gpool_to_bias_mul.name, g1c, g1, pooled);
             round_pooled(f, ph->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * g1c);
@@ -690,8 +707,7 @@ static void forward(worker *w, int r0, int B)
         float *v1 = ar_get(f, (size_t)v1c * f->bp);
         float *pooled = ar_get(f, (size_t)B * 3 * v1c);
         float *v2 = ar_get(f, (size_t)B * v2c);
-        conv(f, &vh->v1_conv, trunk, v1, 0);
-        bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
+        conv_bn(f, &vh->v1_conv, trunk, v1, &vh->v1_bn, &vh->v1_act);
         if (LIVE(f)) {
             pool_value(f, vh->v2_mul.name, v1c, v1, pooled);
             round_pooled(f, vh->v2_mul.name, pooled, (size_t)B * 3 * v1c);

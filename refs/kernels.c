@@ -12,6 +12,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 typedef float hc_v8f __attribute__((vector_size(32)));
 typedef int32_t hc_v8i __attribute__((vector_size(32)));
+typedef float hc_v4f __attribute__((vector_size(16)));
 
 static inline hc_v8f v8_splat(float x)
 {
@@ -353,6 +354,46 @@ static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
     d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
 }
 
+/* d[l] = (r[0][l], ..., r[7][l]): an 8x8 transpose (pure data movement). */
+static inline void transpose8x8(const hc_v8f r[8], hc_v8f d[8])
+{
+    hc_v8f t0 = SHUF8(r[0], r[1], 0,8,1,9,4,12,5,13), t1 = SHUF8(r[0], r[1], 2,10,3,11,6,14,7,15);
+    hc_v8f t2 = SHUF8(r[2], r[3], 0,8,1,9,4,12,5,13), t3 = SHUF8(r[2], r[3], 2,10,3,11,6,14,7,15);
+    hc_v8f t4 = SHUF8(r[4], r[5], 0,8,1,9,4,12,5,13), t5 = SHUF8(r[4], r[5], 2,10,3,11,6,14,7,15);
+    hc_v8f t6 = SHUF8(r[6], r[7], 0,8,1,9,4,12,5,13), t7 = SHUF8(r[6], r[7], 2,10,3,11,6,14,7,15);
+    hc_v8f u0 = SHUF8(t0, t2, 0,1,8,9,4,5,12,13), u1 = SHUF8(t0, t2, 2,3,10,11,6,7,14,15);
+    hc_v8f u2 = SHUF8(t1, t3, 0,1,8,9,4,5,12,13), u3 = SHUF8(t1, t3, 2,3,10,11,6,7,14,15);
+    hc_v8f u4 = SHUF8(t4, t6, 0,1,8,9,4,5,12,13), u5 = SHUF8(t4, t6, 2,3,10,11,6,7,14,15);
+    hc_v8f u6 = SHUF8(t5, t7, 0,1,8,9,4,5,12,13), u7 = SHUF8(t5, t7, 2,3,10,11,6,7,14,15);
+    d[0] = SHUF8(u0, u4, 0,1,2,3,8,9,10,11);
+    d[1] = SHUF8(u1, u5, 0,1,2,3,8,9,10,11);
+    d[2] = SHUF8(u2, u6, 0,1,2,3,8,9,10,11);
+    d[3] = SHUF8(u3, u7, 0,1,2,3,8,9,10,11);
+    d[4] = SHUF8(u0, u4, 4,5,6,7,12,13,14,15);
+    d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
+    d[6] = SHUF8(u2, u6, 4,5,6,7,12,13,14,15);
+    d[7] = SHUF8(u3, u7, 4,5,6,7,12,13,14,15);
+}
+
+/* hc_bn_act's arithmetic on 8 values whose mask values are mk: each lane does exactly what
+ * hc_bn_act does to one element (the same expression, the same vector mish / silu). */
+static inline hc_v8f bn_act8(hc_v8f v, float sc, float bi, int act, hc_v8f mk)
+{
+    const hc_v8f zero = v8_splat(0.0f);
+    hc_v8f x = v * sc + bi, y;
+    switch (act) {
+    case HC_ACT_IDENTITY: y = x; break;
+    case HC_ACT_RELU: y = v8_select(x > zero, x, zero); break;
+    case HC_ACT_MISH: y = vmish8(x); break;
+    case HC_ACT_SILU: y = vsilu8(x); break;
+    default:
+        for (int l = 0; l < 8; l++)
+            y[l] = hc_act_apply(act, x[l]);
+        break;
+    }
+    return v8_select(mk == 1.0f, y, zero);
+}
+
 size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     if (cv->wino2) /* V [16][ic][T] and M [16][oc][T] of one row (+ an fp16-accumulation chunk) */
@@ -454,7 +495,8 @@ static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, con
  * the lanes of a vector; each lane does the scalar transform's operations in the same order
  * (along x first, then y, as KataGo), so the lanes change no bits. */
 static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
-                           float *out, int accumulate, float *ws, int g0, int n, int ld)
+                           float *out, int accumulate, float *ws, int g0, int n, int ld,
+                           const hc_kepi *epi)
 {
     int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1;
     int hw = nx * ny, txn = (nx + step - 1) / step;
@@ -471,12 +513,22 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         int g = g0 + j, b = g / T, t = g % T;
         lane_off[j] = (size_t)(b - b_first) * psz + (size_t)((t / txn) * step) * wp + (t % txn) * step;
     }
+    /* only the input rows that the chunk's tiles read: its first and last batch rows may have
+     * only some tile rows in the chunk */
+    int ylo[WINO_NC + 2], yhi[WINO_NC + 2], tyn = (T + txn - 1) / txn;
+    for (int b = b_first; b <= b_last; b++) {
+        int tlo = b == b_first ? (g0 % T) / txn : 0;
+        int thi = b == b_last ? ((g0 + n - 1) % T) / txn : tyn - 1;
+        int lo = tlo * step - off, hi = thi * step + 6 - off;
+        ylo[b - b_first] = lo < 0 ? 0 : lo;
+        yhi[b - b_first] = hi > ny ? ny : hi;
+    }
     for (int i = 0; i < cv->ic; i++) {
         const float *plane = in + (size_t)i * batch * hw;
         for (int b = b_first; b <= b_last; b++) {
             float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
             const float *sb = plane + (size_t)b * hw;
-            for (int y = 0; y < ny; y++)
+            for (int y = ylo[b - b_first]; y < yhi[b - b_first]; y++)
                 copy_short(pb + (size_t)y * wp, sb + (size_t)y * nx, nx);
         }
         for (int l0 = 0; l0 < n; l0 += 8) {
@@ -506,22 +558,36 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         }
     }
     wino_gemms(cv, n, ld, V, M);
-    int osz = five ? 2 : 4;
+    int osz = five ? 2 : 4, ov = osz * osz;
     for (int l0 = 0; l0 < n; l0 += 8) {
         int lanes = n - l0 < 8 ? n - l0 : 8;
         size_t dst_off[8];
-        int rmax[8], cmax[8];
-        for (int l = 0; l < lanes; l++) {
-            int g = g0 + l0 + l, b = g / T, t = g % T;
+        int rmax[8], cmax[8], full[8];
+        hc_v8f mk[16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
+        for (int l = 0; l < 8; l++) {
+            int g = g0 + l0 + (l < lanes ? l : 0), b = g / T, t = g % T;
             int ty = t / txn, tx = t % txn;
             dst_off[l] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
             rmax[l] = ny - ty * osz < osz ? ny - ty * osz : osz;
             cmax[l] = nx - tx * osz < osz ? nx - tx * osz : osz;
+            full[l] = rmax[l] == osz && cmax[l] == osz;
+            if (epi)
+                for (int k = 0; k < ov; k++) {
+                    int r = k / osz, c = k % osz;
+                    mk[k][l] = l < lanes && r < rmax[l] && c < cmax[l]
+                                   ? epi->mask[dst_off[l] + (size_t)r * nx + c]
+                                   : 0.0f;
+                }
         }
         for (int oc = 0; oc < cv->oc; oc++) {
             hc_v8f m[36], res[16];
-            for (int k = 0; k < 36; k++)
-                m[k] = v8_load(M + ((size_t)oc * 36 + k) * ld + l0, lanes);
+            const float *mo = M + (size_t)oc * 36 * ld + l0;
+            if (lanes == 8)
+                for (int k = 0; k < 36; k++)
+                    memcpy(&m[k], mo + (size_t)k * ld, sizeof m[k]);
+            else
+                for (int k = 0; k < 36; k++)
+                    m[k] = v8_load(mo + (size_t)k * ld, lanes);
             if (!five) {
                 hc_v8f tmp[24], y4[4];
                 for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> 4 */
@@ -546,20 +612,45 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
                     res[0 * 2 + c] = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
                     res[1 * 2 + c] = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
                 }
+                for (int k = 4; k < 16; k++)
+                    res[k] = v8_splat(0.0f);
             }
-            float rb[16 * 8];
-            memcpy(rb, res, sizeof(hc_v8f) * osz * osz);
+            if (epi)
+                for (int k = 0; k < ov; k++)
+                    res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, mk[k]);
+            /* lanes -> tiles: tv[l] holds outputs k = 0..7 of tile l, tv[8 + l] k = 8..15 */
+            hc_v8f tv[16];
+            transpose8x8(res, tv);
+            if (!five)
+                transpose8x8(res + 8, tv + 8);
             float *plane = out + (size_t)oc * batch * hw;
             for (int l = 0; l < lanes; l++) {
+                float tb[16];
+                memcpy(tb, &tv[l], sizeof tv[l]);
+                if (!five)
+                    memcpy(tb + 8, &tv[8 + l], sizeof tv[8 + l]);
                 float *drow = plane + dst_off[l];
+                if (full[l] && !five) {
+                    for (int r = 0; r < 4; r++, drow += nx) {
+                        hc_v4f v;
+                        memcpy(&v, tb + r * 4, sizeof v);
+                        if (accumulate) {
+                            hc_v4f d;
+                            memcpy(&d, drow, sizeof d);
+                            v = d + v;
+                        }
+                        memcpy(drow, &v, sizeof v);
+                    }
+                    continue;
+                }
                 for (int r = 0; r < rmax[l]; r++, drow += nx) {
-                    const float *v = rb + r * osz * 8 + l;
+                    const float *v = tb + r * osz;
                     if (accumulate)
                         for (int c = 0; c < cmax[l]; c++)
-                            drow[c] += v[c * 8];
+                            drow[c] += v[c];
                     else
                         for (int c = 0; c < cmax[l]; c++)
-                            drow[c] = v[c * 8];
+                            drow[c] = v[c];
                 }
             }
         }
@@ -666,8 +757,8 @@ static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
 
 /* Every GEMM here is hc_gemm, whose outputs are each one FMA chain: a row's bits do not depend
  * on the rows it shares a call with, so the batch runs in large calls. */
-void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
-                  int accumulate, float *ws)
+static void kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                      int accumulate, float *ws, const hc_kepi *epi)
 {
     int hw = nx * ny;
     int s = batch * hw;
@@ -683,7 +774,7 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
         int all = batch * T, nc = wino_chunk(cv, batch, nx, ny);
         for (int g0 = 0; g0 < all; g0 += nc)
             wino_chunk_run(cv, batch, nx, ny, in, out, accumulate, ws, g0,
-                           all - g0 < nc ? all - g0 : nc, nc);
+                           all - g0 < nc ? all - g0 : nc, nc, epi);
         return;
     }
     if (one && !cv->acc_fp16) {
@@ -712,6 +803,23 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
         hc_gemm(cv->oc, hw, k, cv->w, (size_t)k, 1, bmat, (size_t)ldb, out + (size_t)b * hw,
                 (size_t)s, accumulate);
     }
+}
+
+void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                  int accumulate, float *ws)
+{
+    kconv_run(cv, batch, nx, ny, in, out, accumulate, ws, NULL);
+}
+
+void hc_kconv_run_bn(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                     float *ws, const hc_kepi *epi)
+{
+    if (cv->wino && !cv->wino2) {
+        kconv_run(cv, batch, nx, ny, in, out, 0, ws, epi);
+        return;
+    }
+    kconv_run(cv, batch, nx, ny, in, out, 0, ws, NULL);
+    hc_bn_act(cv->oc, batch, nx * ny, out, out, epi->scale, epi->bias, epi->act, epi->mask);
 }
 
 /* ---- batch norm, bias, activation ----------------------------------------------------- */
@@ -1229,6 +1337,148 @@ static void transpose(int n, const float *a, float *t)
             t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
 }
 
+/* softmax_cols on one strip of 8 queries without roundings: the same per-lane arithmetic,
+ * with the vectors in registers. The max runs in two chains (a maximum does not depend on
+ * the order: the only order-dependent case, +0 against -0, gives the same exp(v - max)). */
+static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const float *mk,
+                           float scale)
+{
+    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    hc_v8f mx0 = neg, mx1 = neg;
+    int ki = 0;
+    for (; ki + 2 <= hw; ki += 2) {
+        float *p0 = st + (size_t)ki * ld, *p1 = p0 + ld;
+        hc_v8f v0, v1;
+        memcpy(&v0, p0, sizeof v0);
+        memcpy(&v1, p1, sizeof v1);
+        v0 = v0 * scale;
+        v1 = v1 * scale;
+        memcpy(p0, &v0, sizeof v0);
+        memcpy(p1, &v1, sizeof v1);
+        if (mk[ki] != 0.0f)
+            mx0 = v8_select(v0 > mx0, v0, mx0);
+        if (mk[ki + 1] != 0.0f)
+            mx1 = v8_select(v1 > mx1, v1, mx1);
+    }
+    for (; ki < hw; ki++) {
+        float *p0 = st + (size_t)ki * ld;
+        hc_v8f v0;
+        memcpy(&v0, p0, sizeof v0);
+        v0 = v0 * scale;
+        memcpy(p0, &v0, sizeof v0);
+        if (mk[ki] != 0.0f)
+            mx0 = v8_select(v0 > mx0, v0, mx0);
+    }
+    hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0);
+    hc_v8f ps0 = zero, ps1 = zero, ps2 = zero, ps3 = zero, ps4 = zero, ps5 = zero, ps6 = zero,
+           ps7 = zero;
+#define HC_SM_EXP(u, acc)                                                                       \
+    do {                                                                                       \
+        float *p = st + (size_t)(ki + u) * ld;                                                 \
+        hc_v8f e = zero;                                                                       \
+        if (mk[ki + u] != 0.0f) {                                                              \
+            memcpy(&e, p, sizeof e);                                                           \
+            e = vexp8(e - vmx) * mk[ki + u];                                                   \
+        }                                                                                      \
+        memcpy(p, &e, sizeof e);                                                               \
+        acc += e;                                                                              \
+    } while (0)
+    for (ki = 0; ki + 8 <= hw; ki += 8) {
+        HC_SM_EXP(0, ps0);
+        HC_SM_EXP(1, ps1);
+        HC_SM_EXP(2, ps2);
+        HC_SM_EXP(3, ps3);
+        HC_SM_EXP(4, ps4);
+        HC_SM_EXP(5, ps5);
+        HC_SM_EXP(6, ps6);
+        HC_SM_EXP(7, ps7);
+    }
+    hc_v8f *pss[8] = {&ps0, &ps1, &ps2, &ps3, &ps4, &ps5, &ps6, &ps7};
+    for (int u = 0; ki + u < hw; u++)
+        HC_SM_EXP(u, *pss[u]);
+#undef HC_SM_EXP
+    hc_v8f sum = zero;
+    sum += ps0;
+    sum += ps1;
+    sum += ps2;
+    sum += ps3;
+    sum += ps4;
+    sum += ps5;
+    sum += ps6;
+    sum += ps7;
+    hc_v8f inv = 1.0f / sum, on;
+    memcpy(&on, mq, sizeof on);
+    hc_v8i off = on == zero;
+    for (ki = 0; ki < hw; ki++) {
+        float *p = st + (size_t)ki * ld;
+        hc_v8f v;
+        memcpy(&v, p, sizeof v);
+        v = v8_select(off, zero, v * inv);
+        memcpy(p, &v, sizeof v);
+    }
+}
+
+/* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
+ * ld) holds query j's score for key ki on entry and its probability on return, so the value
+ * GEMM reads them as its B matrix without a transpose. Each query's arithmetic is exactly
+ * softmax_row's on its row (the same products, the same max, the key i's exp summed into
+ * partial sum i % 8 in key order, the partial sums added in order 0..7, the same
+ * normalisation), with hc_attention_emul's roundings; 8 queries per vector instead of 8 keys.
+ * mq: the queries' mask values, mk: the keys'. */
+static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, const float *mk,
+                         float scale, int scores_fmt, int probs_fmt)
+{
+    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    for (int j = 0; j < nq; j += 8) {
+        int k = nq - j < 8 ? nq - j : 8;
+        if (k == 8 && scores_fmt == HC_KFMT_FP32 && probs_fmt == HC_KFMT_FP32) {
+            softmax_strip8(hw, st + j, ld, mq + j, mk, scale);
+            continue;
+        }
+        hc_v8f vmx = neg;
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld + j;
+            hc_v8f v = v8_load(p, k) * scale;
+            if (scores_fmt != HC_KFMT_FP32) {
+                float t[8];
+                memcpy(t, &v, sizeof t);
+                hc_round_fmt_array(scores_fmt, t, 8);
+                memcpy(&v, t, sizeof v);
+            }
+            v8_store(p, v, k);
+            if (mk[ki] != 0.0f)
+                vmx = v8_select(v > vmx, v, vmx);
+        }
+        hc_v8f ps[8] = {zero, zero, zero, zero, zero, zero, zero, zero};
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld + j;
+            /* the mask is exactly 0 or 1: a masked key's exp times 0 is +0 */
+            hc_v8f e = mk[ki] != 0.0f ? vexp8(v8_load(p, k) - vmx) * mk[ki] : zero;
+            v8_store(p, e, k);
+            ps[ki & 7] += e;
+        }
+        hc_v8f sum = zero;
+        for (int l = 0; l < 8; l++)
+            sum += ps[l];
+        hc_v8f inv = 1.0f / sum;
+        hc_v8f on = v8_load(mq + j, k);
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld + j;
+            hc_v8f v = v8_load(p, k) * inv;
+            if (probs_fmt != HC_KFMT_FP32) {
+                float t[8];
+                memcpy(t, &v, sizeof t);
+                hc_round_fmt_array(probs_fmt, t, 8);
+                memcpy(&v, t, sizeof v);
+            }
+            v8_store(p, v8_select(on == zero, zero, v), k);
+        }
+    }
+}
+
+/* Queries per block of the transposed attention: the block's scores stay in L2. */
+enum { ATT_NQ = 64 };
+
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
 {
@@ -1305,6 +1555,40 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
     size_t s = (size_t)batch * hw;
     float scale = 1.0f / sqrtf((float)qd);
     float *sc = ws; /* [query][key] */
+    if (!em->acc_fp16) { /* transposed scores [key][query], in blocks of queries */
+        int nqb = hw < ATT_NQ ? hw : ATT_NQ;
+        /* whole strips of 8 queries when the workspace (2*hw*hw) has room (hw >= 4) */
+        int pad8 = ((nqb + 7) & ~7) <= 2 * hw;
+        size_t ld = pad8 ? (size_t)(nqb + 7) & ~(size_t)7 : (size_t)nqb;
+        float mqp[ATT_NQ + 8];
+        for (int b = 0; b < batch; b++) {
+            const float *m = mask + (size_t)b * hw;
+            for (int h = 0; h < heads; h++) {
+                int kvh = h / group;
+                const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
+                const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
+                const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
+                float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+                for (int q0 = 0; q0 < hw; q0 += nqb) {
+                    int nq = hw - q0 < nqb ? hw - q0 : nqb;
+                    /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
+                    hc_gemm(hw, nq, qd, kh, 1, s, qh + q0, s, sc, ld, 0);
+                    int nq8 = pad8 ? (nq + 7) & ~7 : nq;
+                    const float *mq = m + q0;
+                    if (nq8 > nq) { /* a last partial strip: padding queries are zeros, masked */
+                        for (int ki = 0; ki < hw; ki++)
+                            memset(sc + (size_t)ki * ld + nq, 0, (size_t)(nq8 - nq) * sizeof(float));
+                        memcpy(mqp, mq, (size_t)nq * sizeof(float));
+                        memset(mqp + nq, 0, (size_t)(nq8 - nq) * sizeof(float));
+                        mq = mqp;
+                    }
+                    softmax_cols(hw, nq8, sc, ld, mq, m, scale, em->scores_fmt, em->probs_fmt);
+                    hc_gemm(vd, nq, hw, vh, s, 1, sc, ld, oh + q0, s, 0);
+                }
+            }
+        }
+        return;
+    }
     for (int b = 0; b < batch; b++) {
         const float *m = mask + (size_t)b * hw;
         for (int h = 0; h < heads; h++) {

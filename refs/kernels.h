@@ -90,6 +90,20 @@ size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny);
 void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
                  int accumulate, float *ws);
 
+/* A batch norm + activation applied to a convolution's output as it is produced: exactly
+ * hc_bn_act(oc, batch, nx*ny, out, out, scale, bias, act, mask) after hc_kconv_run, the same
+ * bits, without another pass over the output (Winograd convolutions apply it in the output
+ * transform). Pointers borrowed for the call. */
+typedef struct hc_kepi {
+    const float *scale, *bias; /* [oc] merged batch norm */
+    int act;                   /* hc_act */
+    const float *mask;         /* [batch][hw], 0 or 1 */
+} hc_kepi;
+
+/* out = bn_act(conv(in)) as described for hc_kepi (no accumulate form). */
+void hc_kconv_run_bn(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out,
+                     float *ws, const hc_kepi *epi);
+
 /* ---- batch norm, bias, activation ----------------------------------------------------- */
 
 /* out[c][b][p] = mask[b][p] == 1 ? act(in * scale[c] + bias[c]) : 0 (in == out allowed).

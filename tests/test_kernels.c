@@ -494,10 +494,55 @@ static void test_vexpf(void)
     free(x), free(y);
 }
 
+/* hc_kconv_run_bn (batch norm + activation fused into the convolution's output stage) gives
+ * the same bits as hc_kconv_run followed by hc_bn_act, on Winograd 3x3 and 5x5, im2col and
+ * 1x1 convolutions, boards with padding, several batch sizes and every activation. */
+static void test_conv_bn(void)
+{
+    static const int shapes[][7] = {{9, 10, 3, 3, 19, 13, 1}, {8, 5, 3, 3, 9, 9, 1},
+                                    {6, 4, 5, 5, 11, 7, 1},   {7, 3, 3, 3, 7, 6, 0},
+                                    {5, 6, 1, 1, 8, 5, 0},    {16, 8, 3, 3, 19, 19, 1}};
+    static const int acts[] = {HC_ACT_IDENTITY, HC_ACT_RELU, HC_ACT_MISH, HC_ACT_SILU, HC_ACT_MISH_SCALE8};
+    int id = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int batch = 1; batch <= 5; batch += 2)
+            for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+                int oc = shapes[si][0], ic = shapes[si][1], kh = shapes[si][2], kw = shapes[si][3];
+                int nx = shapes[si][4], ny = shapes[si][5], hw = nx * ny;
+                float msum[8];
+                float *mask = make_mask(batch, nx, ny, msum);
+                float *w = rvec((size_t)oc * ic * kh * kw, 1.0);
+                float *in = rvec((size_t)ic * batch * hw, 1.0);
+                float *sc = rvec(oc, 1.5), *bi = rvec(oc, 1.0);
+                float *a = malloc((size_t)oc * batch * hw * sizeof(float));
+                float *b = malloc((size_t)oc * batch * hw * sizeof(float));
+                hc_kconv cv;
+                hc_err err = {0};
+                char name[64];
+                snprintf(name, sizeof name, "kernels-11.%d", ++id);
+                if (hc_kconv_init(&cv, w, oc, ic, kh, kw, &err) != 0 ||
+                    (shapes[si][6] && hc_kconv_use_winograd(&cv, &err) != 0)) {
+                    hc_check(name, 0, "%s", err.msg);
+                    continue;
+                }
+                float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
+                hc_kconv_run(&cv, batch, nx, ny, in, a, 0, ws);
+                hc_bn_act(oc, batch, hw, a, a, sc, bi, acts[ai], mask);
+                hc_kepi epi = {sc, bi, acts[ai], mask};
+                hc_kconv_run_bn(&cv, batch, nx, ny, in, b, ws, &epi);
+                hc_check(name, memcmp(a, b, (size_t)oc * batch * hw * sizeof(float)) == 0,
+                         "conv %dx%d %d->%d %dx%d batch %d act %d: fused bn differs from conv + bn",
+                         kh, kw, ic, oc, nx, ny, batch, acts[ai]);
+                hc_kconv_free(&cv);
+                free(mask), free(w), free(in), free(sc), free(bi), free(a), free(b), free(ws);
+            }
+}
+
 int main(void)
 {
     test_vexpf();
     test_conv();
+    test_conv_bn();
     test_bn_pool();
     test_gpool_max_padding();
     test_matmul();
