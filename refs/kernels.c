@@ -835,13 +835,11 @@ void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, con
             const float *m = mask + (size_t)b * hw;
             switch (act) {
             case HC_ACT_IDENTITY:
-                for (int p = 0; p < hw; p++)
-                    dst[p] = m[p] == 1.0f ? src[p] * sc + bi : 0.0f;
-                break;
-            case HC_ACT_RELU:
-                for (int p = 0; p < hw; p++) {
-                    float x = src[p] * sc + bi;
-                    dst[p] = m[p] == 1.0f ? (x > 0.0f ? x : 0.0f) : 0.0f;
+            case HC_ACT_RELU: /* 8 lanes, each the scalar expression */
+                for (int p = 0; p < hw; p += 8) {
+                    int k = hw - p < 8 ? hw - p : 8;
+                    hc_v8f on = v8_load(m + p, k);
+                    v8_store(dst + p, bn_act8(v8_load(src + p, k), sc, bi, act, on), k);
                 }
                 break;
             case HC_ACT_MISH:
