@@ -287,7 +287,11 @@ static int wino5_tiles(int nx, int ny)
 
 /* Winograd runs over chunks of WINO_NC (row, tile) pairs of the thread's rows: every tile GEMM
  * then has up to WINO_NC columns whatever the board size, and a chunk's V and M stay in L2. */
+#if defined(__AVX512F__)
+enum { WINO_NC = 32 }; /* two full 16-lane vectors in refs/gemm.c's AVX-512 kernel; L2 is larger there too */
+#else
 enum { WINO_NC = 24 };
+#endif
 
 static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
 {
