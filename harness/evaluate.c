@@ -210,6 +210,34 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
     return hc_eval_positions_skip(b, net, ps, n, order, batch, s, outs, done_mask, fail, progress, NULL, user, err);
 }
 
+/* One batch of a tensor backend: rows ps[idx[0..k)] featurized, evaluated in one call,
+ * post-processed into outs (done_mask set per finished row); on failure err and *fail name the
+ * position. */
+static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_position *ps, const size_t *idx,
+                     int k, const hc_eval_settings *s, const hc_pp_model *m, hc_nnoutput *outs,
+                     unsigned char *done_mask, hc_eval_failure *fail, hc_err *err)
+{
+    for (int r = 0; r < k; r++)
+        if (prepare_row(bb, r, net, &ps[idx[r]], s, err)) {
+            describe(&ps[idx[r]], (long)idx[r], fail, err);
+            return -1;
+        }
+    if (b->vt->eval(b->inst, k, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
+        hc_err_prefix(err, "batch of %d: ", k);
+        describe(&ps[idx[0]], (long)idx[0], fail, err);
+        return -1;
+    }
+    for (int r = 0; r < k; r++) {
+        if (finish_row(bb, r, m, s, &outs[idx[r]], err)) {
+            describe(&ps[idx[r]], (long)idx[r], fail, err);
+            return -1;
+        }
+        if (done_mask)
+            done_mask[idx[r]] = 1;
+    }
+    return 0;
+}
+
 int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
                            int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
                            hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user,
@@ -278,30 +306,11 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
     int rc = idx ? 0 : -1;
     for (size_t done = 0; rc == 0 && done < n;) {
         int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
-        for (int r = 0; r < k && rc == 0; r++) {
+        for (int r = 0; r < k; r++)
             idx[r] = order ? order[done + (size_t)r] : done + (size_t)r;
-            if (prepare_row(&bb, r, net, &ps[idx[r]], s, err)) {
-                describe(&ps[idx[r]], (long)idx[r], fail, err);
-                rc = -1;
-            }
-        }
+        rc = eval_rows(&bb, b, net, ps, idx, k, s, &m, outs, done_mask, fail, err);
         if (rc)
             break;
-        if (b->vt->eval(b->inst, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
-            hc_err_prefix(err, "batch of %d: ", k);
-            describe(&ps[idx[0]], (long)idx[0], fail, err);
-            rc = -1;
-            break;
-        }
-        for (int r = 0; r < k; r++) {
-            if (finish_row(&bb, r, &m, s, &outs[idx[r]], err)) {
-                describe(&ps[idx[r]], (long)idx[r], fail, err);
-                rc = -1;
-                break;
-            }
-            if (done_mask)
-                done_mask[idx[r]] = 1;
-        }
         done += (size_t)k;
         if (rc == 0 && progress && progress(user, done, n))
             rc = hc_err_set(err, HC_EUSAGE, "interrupted");
@@ -338,25 +347,6 @@ typedef struct lane_arg {
     hc_backend *b;
 } lane_arg;
 
-/* One position alone on one lane: the rows of hc_eval_positions with a batch of one. */
-static int lane_one(lanes_ctx *c, hc_backend *b, batch_buf *bb, size_t i, hc_eval_failure *fail, hc_err *err)
-{
-    if (prepare_row(bb, 0, c->net, &c->ps[i], c->s, err)) {
-        describe(&c->ps[i], (long)i, fail, err);
-        return -1;
-    }
-    if (b->vt->eval(b->inst, 1, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
-        hc_err_prefix(err, "batch of 1: ");
-        describe(&c->ps[i], (long)i, fail, err);
-        return -1;
-    }
-    if (finish_row(bb, 0, &c->m, c->s, &c->outs[i], err)) {
-        describe(&c->ps[i], (long)i, fail, err);
-        return -1;
-    }
-    return 0;
-}
-
 static void *lane_main(void *arg)
 {
     lane_arg *la = arg;
@@ -377,12 +367,10 @@ static void *lane_main(void *arg)
         size_t i = c->order ? c->order[seq] : seq;
         hc_eval_failure f = {.position = -1};
         hc_err e = {0};
-        int rc = lane_one(c, la->b, &bb, i, &f, &e);
+        int rc = eval_rows(&bb, la->b, c->net, c->ps, &i, 1, c->s, &c->m, c->outs, c->done_mask, &f, &e);
         pthread_mutex_lock(&c->mu);
         if (rc == 0) {
             c->done[seq] = 1;
-            if (c->done_mask)
-                c->done_mask[i] = 1;
         } else if (seq < c->fail_seq) {
             c->fail_seq = seq;
             c->fail_err = e;

@@ -15,37 +15,22 @@ typedef float hc_v8f __attribute__((vector_size(32)));
 /* Eight lanes rounded to an emulated format with hc_round_fmt_array's bits, in registers: a
  * round trip through memory per 8 scores stalled on store forwarding (a quarter of a
  * transformer's emulation time). */
-#if defined(__AVX2__) && defined(__F16C__)
-#include <immintrin.h>
 static inline hc_v8f v8_round(int fmt, hc_v8f v)
 {
-    __m256 x = (__m256)v;
-    __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-    __m256 quiet = _mm256_or_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
-    __m256 r;
-    if (fmt == HC_KFMT_FP16) {
-        r = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    } else if (fmt == HC_KFMT_BF16) {
-        __m256i u = _mm256_castps_si256(x);
-        __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-        r = _mm256_castsi256_ps(_mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd),
-                                                 _mm256_set1_epi32((int)0xffff0000u)));
-    } else {
-        return v;
-    }
-    return (hc_v8f)_mm256_blendv_ps(r, quiet, nan);
-}
+#ifdef HC_ROUND_M256
+    if (fmt == HC_KFMT_FP16)
+        return (hc_v8f)hc_round_fp16_m256((__m256)v);
+    if (fmt == HC_KFMT_BF16)
+        return (hc_v8f)hc_round_bf16_m256((__m256)v);
+    return v;
 #else
-void hc_round_fmt_array(int fmt, float *x, size_t n);
-static inline hc_v8f v8_round(int fmt, hc_v8f v)
-{
     float t[8];
     memcpy(t, &v, sizeof t);
     hc_round_fmt_array(fmt, t, 8);
     memcpy(&v, t, sizeof v);
     return v;
-}
 #endif
+}
 typedef int32_t hc_v8i __attribute__((vector_size(32)));
 typedef float hc_v4f __attribute__((vector_size(16)));
 

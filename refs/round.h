@@ -52,6 +52,36 @@ static inline float hc_round_bf16(float f)
     return hc_f32_of_bits(u & 0xffff0000u);
 }
 
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#define HC_ROUND_M256 1
+
+/* Eight lanes at once, with the scalar forms' bits: binary16 by the hardware's own conversion
+ * (nearest-even, overflow to inf, subnormals), bfloat16 by the integer rule; NaN lanes take the
+ * scalar rule (the conversion would drop payload bits). */
+static inline __m256 hc_round_nan_m256(__m256 rounded, __m256 x)
+{
+    __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    __m256 quiet = _mm256_or_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x00400000)));
+    return _mm256_blendv_ps(rounded, quiet, nan);
+}
+
+static inline __m256 hc_round_fp16_m256(__m256 x)
+{
+    __m256 r = _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return hc_round_nan_m256(r, x);
+}
+
+static inline __m256 hc_round_bf16_m256(__m256 x)
+{
+    __m256i u = _mm256_castps_si256(x);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), odd),
+                                 _mm256_set1_epi32((int)0xffff0000u));
+    return hc_round_nan_m256(_mm256_castsi256_ps(r), x);
+}
+#endif
+
 void hc_round_fp16_array(float *x, size_t n);
 void hc_round_bf16_array(float *x, size_t n);
 
