@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonnum.h"
 #include "stream.h"
 
 /* KataGo pads policyProbs to its compiled maximum board area + 1 (19x19 + pass by default). */
@@ -39,14 +40,28 @@ void hc_nnoutput_free(hc_nnoutput *o)
     memset(o, 0, sizeof *o);
 }
 
-static json_t *float_array(const float *v, size_t n, size_t pad_to)
+/* Appends "key":number. */
+static char *put_real(char *o, const char *key, float v)
 {
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, json_real((double)v[i]));
-    for (size_t i = n; i < pad_to; i++)
-        json_array_append_new(arr, json_real(-1.0));
-    return arr;
+    size_t kl = strlen(key);
+    *o++ = '"';
+    memcpy(o, key, kl);
+    o += kl;
+    *o++ = '"';
+    *o++ = ':';
+    return o + hc_json_real(o, (double)v);
+}
+
+static char *put_array(char *o, const char *key, const float *v, size_t n, size_t pad_to)
+{
+    o += sprintf(o, "\"%s\":[", key);
+    for (size_t i = 0; i < n || i < pad_to; i++) {
+        if (i > 0)
+            *o++ = ',';
+        o += hc_json_real(o, i < n ? (double)v[i] : -1.0);
+    }
+    *o++ = ']';
+    return o;
 }
 
 char *hc_nnoutput_format(const hc_nnoutput *o, int format, const char *nn_hash, hc_err *err)
@@ -56,7 +71,7 @@ char *hc_nnoutput_format(const hc_nnoutput *o, int format, const char *nn_hash, 
         return hc_err_set(err, HC_EUSAGE, "a %dx%d buffer does not fit KataGo's reference-file policy of %d entries",
                           o->nn_x_len, o->nn_y_len, HC_KATAGO_POLICY_SIZE),
                NULL;
-    /* JSON has no NaN or inf: jansson would silently drop them, so refuse with the field. */
+    /* JSON has no NaN or inf: refuse them with the field rather than write invalid JSON. */
     const float sc[] = {o->white_win_prob, o->white_loss_prob, o->white_no_result_prob, o->white_score_mean,
                         o->white_score_mean_sq, o->white_lead, o->var_time_left, o->shortterm_winloss_error,
                         o->shortterm_score_error, o->policy_optimism_used};
@@ -73,30 +88,57 @@ char *hc_nnoutput_format(const hc_nnoutput *o, int format, const char *nn_hash, 
     for (size_t i = 0; o->white_owner_map && i < area; i++)
         if (!isfinite(o->white_owner_map[i]))
             return hc_err_set(err, HC_EBACKEND, "non-finite whiteOwnerMap[%zu] cannot be written as JSON", i), NULL;
-    json_t *j = json_object();
-    if (format == HC_NNOUT_KATAGO)
-        json_object_set_new(j, "nnHash", json_string(nn_hash ? nn_hash : "00000000000000000000000000000000"));
-    json_object_set_new(j, "whiteWinProb", json_real(o->white_win_prob));
-    json_object_set_new(j, "whiteLossProb", json_real(o->white_loss_prob));
-    json_object_set_new(j, "whiteNoResultProb", json_real(o->white_no_result_prob));
-    json_object_set_new(j, "whiteScoreMean", json_real(o->white_score_mean));
-    json_object_set_new(j, "whiteScoreMeanSq", json_real(o->white_score_mean_sq));
-    json_object_set_new(j, "whiteLead", json_real(o->white_lead));
-    json_object_set_new(j, "varTimeLeft", json_real(o->var_time_left));
-    json_object_set_new(j, "shorttermWinlossError", json_real(o->shortterm_winloss_error));
-    json_object_set_new(j, "shorttermScoreError", json_real(o->shortterm_score_error));
-    json_object_set_new(j, "policyProbs",
-                        float_array(o->policy_probs, area + 1, format == HC_NNOUT_KATAGO ? HC_KATAGO_POLICY_SIZE : 0));
-    json_object_set_new(j, "policyOptimismUsed", json_real(o->policy_optimism_used));
-    json_object_set_new(j, "nnXLen", json_integer(o->nn_x_len));
-    json_object_set_new(j, "nnYLen", json_integer(o->nn_y_len));
-    if (o->white_owner_map)
-        json_object_set_new(j, "whiteOwnerMap", float_array(o->white_owner_map, area, 0));
-    /* Sorted keys: the order KataGo's JSON library writes. */
-    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-    json_decref(j);
-    if (!s)
-        hc_err_set(err, HC_ENOMEM, "out of memory formatting outputs");
+    char *hash = NULL;
+    if (format == HC_NNOUT_KATAGO) {
+        /* jansson escapes the one string, whatever the caller passed */
+        json_t *js = json_string(nn_hash ? nn_hash : "00000000000000000000000000000000");
+        hash = js ? json_dumps(js, JSON_ENCODE_ANY) : NULL;
+        json_decref(js);
+        if (!hash)
+            return hc_err_set(err, HC_EUSAGE, "nnHash is not valid UTF-8"), NULL;
+    }
+    size_t n_pol = format == HC_NNOUT_KATAGO ? HC_KATAGO_POLICY_SIZE : area + 1;
+    size_t cap = (10 + n_pol + area) * (HC_JSON_REAL_MAX + 1) + 512 + (hash ? strlen(hash) : 0);
+    char *s = hc_malloc(cap, err, "formatted outputs");
+    if (!s) {
+        free(hash);
+        return NULL;
+    }
+    /* The keys in sorted order, as jansson's JSON_SORT_KEYS (and KataGo's JSON library) write
+     * them, so that the bytes do not depend on which writer made the file. */
+    char *w = s;
+    *w++ = '{';
+    if (hash)
+        w += sprintf(w, "\"nnHash\":%s,", hash);
+    free(hash);
+    w += sprintf(w, "\"nnXLen\":%d,\"nnYLen\":%d,", o->nn_x_len, o->nn_y_len);
+    w = put_real(w, "policyOptimismUsed", o->policy_optimism_used);
+    *w++ = ',';
+    w = put_array(w, "policyProbs", o->policy_probs, area + 1, format == HC_NNOUT_KATAGO ? HC_KATAGO_POLICY_SIZE : 0);
+    *w++ = ',';
+    w = put_real(w, "shorttermScoreError", o->shortterm_score_error);
+    *w++ = ',';
+    w = put_real(w, "shorttermWinlossError", o->shortterm_winloss_error);
+    *w++ = ',';
+    w = put_real(w, "varTimeLeft", o->var_time_left);
+    *w++ = ',';
+    w = put_real(w, "whiteLead", o->white_lead);
+    *w++ = ',';
+    w = put_real(w, "whiteLossProb", o->white_loss_prob);
+    *w++ = ',';
+    w = put_real(w, "whiteNoResultProb", o->white_no_result_prob);
+    *w++ = ',';
+    if (o->white_owner_map) {
+        w = put_array(w, "whiteOwnerMap", o->white_owner_map, area, 0);
+        *w++ = ',';
+    }
+    w = put_real(w, "whiteScoreMean", o->white_score_mean);
+    *w++ = ',';
+    w = put_real(w, "whiteScoreMeanSq", o->white_score_mean_sq);
+    *w++ = ',';
+    w = put_real(w, "whiteWinProb", o->white_win_prob);
+    *w++ = '}';
+    *w = '\0';
     return s;
 }
 

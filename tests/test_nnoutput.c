@@ -1,4 +1,5 @@
 /* Outputs files: golden and KataGo reference-file formats, written and read back bit-exactly. */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,22 @@ int main(void)
             hc_check("nnoutput-1.3", s && strstr(s, "\"nnHash\":\"0123456789abcdef0123456789ABCDEF\""), "nnHash missing");
         if (ok)
             hc_nnoutput_free(&back);
+        free(s);
+    }
+    /* The writer's bytes are jansson's: the same line parsed and dumped again with sorted keys
+     * and 17 digits (what the writer did before it formatted numbers itself) is unchanged. */
+    for (int fmt = 0; fmt < 2; fmt++) {
+        o.white_score_mean = fmt ? 1e17f : 123.0f; /* an exponent form and an integral value */
+        o.var_time_left = fmt ? -0.0f : 2.5e-7f;
+        char *s = hc_nnoutput_format(&o, fmt, "0123456789abcdef0123456789ABCDEF", &err);
+        json_t *j = s ? json_loads(s, 0, NULL) : NULL;
+        char *again = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17)) : NULL;
+        char name[32];
+        snprintf(name, sizeof name, "nnoutput-1.%d", fmt + 5);
+        hc_check(name, s && again && strcmp(s, again) == 0, "format %d differs from jansson's:\n%s\n%s", fmt,
+                 s ? s : "(null)", again ? again : "(null)");
+        free(again);
+        json_decref(j);
         free(s);
     }
     /* A buffer larger than 19x19 cannot be written in KataGo's padded format. */
