@@ -77,10 +77,12 @@ typedef struct hc_backend_vtbl {
      * HC_BACKEND_SKIP) when its engine cannot take a setting. */
     int (*configure)(void *inst, const struct hc_eval_settings *s, hc_err *err);
 
-    /* 1: instances are independent CPU computations (ref32, emulate): an unbatched (batch 1)
-     * evaluation given T threads runs T single-threaded instances side by side, one position
-     * per call each (hc_eval_positions_lanes), since one row cannot use more than one of the
-     * engine's threads. 0: one instance (a GPU context, an external engine). */
+    /* 1: instances are independent CPU computations (ref32, emulate) whose rows' bits do not
+     * depend on the rows sharing a call: an evaluation given T threads runs T single-threaded
+     * instances side by side, each taking its own run of positions
+     * (hc_eval_positions_lanes), so featurization and post-processing run in parallel too and
+     * no thread waits for the slowest at the end of every batch. 0: one instance (a GPU
+     * context, an external engine). */
     int lanes;
 
     /* Optional, with lanes: opens another instance like `base` (an open instance of this
@@ -108,14 +110,19 @@ int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, 
                     int max_batch, int threads, hc_err *err);
 void hc_backend_close(hc_backend *b);
 
-/* Unbatched evaluation over several instances (hc_backend_vtbl.lanes): the number of lanes to
- * open for a batch-1 evaluation given `threads` (threads itself when the spec's kind has lanes,
- * batch is 1 and threads > 1), else 0: evaluate on one instance. */
+/* Evaluation over several instances (hc_backend_vtbl.lanes): the number of lanes to open given
+ * `threads` (threads itself when the spec's kind has lanes and threads > 1), else 0: evaluate
+ * on one instance with its own threads. */
 int hc_backend_lanes_for(const char *spec, int batch, int threads);
-/* Opens n_lanes instances (max_batch 1, one thread each; malloc'd array, close with
+/* The rows per call of each lane when a batch of `batch` is spread over n_lanes lanes:
+ * ceil(batch / n_lanes), so that the rows in flight, and the scratch they need, are those of
+ * one instance with n_lanes threads. */
+int hc_backend_lane_batch(int batch, int n_lanes);
+/* Opens n_lanes instances (max_batch lane_batch, one thread each; malloc'd array, close with
  * hc_backend_close_lanes): lanes after the first share its read-only state where the kind
  * has open_sharing. NULL with err when one fails (the others are closed). */
-hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, hc_err *err);
+hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, int lane_batch,
+                                  hc_err *err);
 void hc_backend_close_lanes(hc_backend *lanes, int n_lanes);
 
 /* Taps through the vtable; HC_EBACKEND "... taps not supported" when the backend has none. */

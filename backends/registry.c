@@ -72,10 +72,16 @@ int hc_backend_lanes_for(const char *spec, int batch, int threads)
     hc_err err = {0};
     const char *params;
     const hc_backend_vtbl *vt = hc_backend_find(spec, &params, &err);
-    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch == 1 && threads > 1 ? threads : 0;
+    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
 }
 
-hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, hc_err *err)
+int hc_backend_lane_batch(int batch, int n_lanes)
+{
+    return n_lanes > 0 && batch > 0 ? (batch + n_lanes - 1) / n_lanes : 1;
+}
+
+hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, int lane_batch,
+                                  hc_err *err)
 {
     hc_backend *lanes = calloc((size_t)(n_lanes > 0 ? n_lanes : 1), sizeof *lanes);
     if (!lanes) {
@@ -86,12 +92,12 @@ hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, i
         int rc;
         if (l > 0 && lanes[0].vt->open_sharing) {
             lanes[l].vt = lanes[0].vt;
-            lanes[l].inst = lanes[0].vt->open_sharing(lanes[0].inst, 1, 1, err);
+            lanes[l].inst = lanes[0].vt->open_sharing(lanes[0].inst, lane_batch, 1, err);
             rc = lanes[l].inst ? 0 : hc_err_prefix(err, "backend %s, lane %d: ", spec, l);
             if (rc)
                 lanes[l].vt = NULL;
         } else
-            rc = hc_backend_open(&lanes[l], spec, net, nx, ny, 1, 1, err);
+            rc = hc_backend_open(&lanes[l], spec, net, nx, ny, lane_batch, 1, err);
         if (rc) {
             hc_backend_close_lanes(lanes, l);
             return NULL;

@@ -211,29 +211,39 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
 }
 
 /* One batch of a tensor backend: rows ps[idx[0..k)] featurized, evaluated in one call,
- * post-processed into outs (done_mask set per finished row); on failure err and *fail name the
- * position. */
+ * post-processed into outs (done_mask set per finished row). On failure err and *fail name
+ * the position, and *finished says how many rows, a prefix of idx, were finished before it (the
+ * failing row is idx[*finished]): a position that cannot be featurized does not cost the rows
+ * before it, which are evaluated first. */
 static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_position *ps, const size_t *idx,
                      int k, const hc_eval_settings *s, const hc_pp_model *m, hc_nnoutput *outs,
-                     unsigned char *done_mask, hc_eval_failure *fail, hc_err *err)
+                     unsigned char *done_mask, hc_eval_failure *fail, hc_err *err, int *finished)
 {
-    for (int r = 0; r < k; r++)
-        if (prepare_row(bb, r, net, &ps[idx[r]], s, err)) {
-            describe(&ps[idx[r]], (long)idx[r], fail, err);
+    *finished = 0;
+    int ready = 0;
+    hc_err prep_err = {0};
+    while (ready < k && prepare_row(bb, ready, net, &ps[idx[ready]], s, &prep_err) == 0)
+        ready++;
+    if (ready > 0) {
+        if (b->vt->eval(b->inst, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
+            hc_err_prefix(err, "batch of %d: ", ready);
+            describe(&ps[idx[0]], (long)idx[0], fail, err);
             return -1;
         }
-    if (b->vt->eval(b->inst, k, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
-        hc_err_prefix(err, "batch of %d: ", k);
-        describe(&ps[idx[0]], (long)idx[0], fail, err);
-        return -1;
+        for (int r = 0; r < ready; r++) {
+            if (finish_row(bb, r, m, s, &outs[idx[r]], err)) {
+                describe(&ps[idx[r]], (long)idx[r], fail, err);
+                return -1;
+            }
+            if (done_mask)
+                done_mask[idx[r]] = 1;
+            *finished = r + 1;
+        }
     }
-    for (int r = 0; r < k; r++) {
-        if (finish_row(bb, r, m, s, &outs[idx[r]], err)) {
-            describe(&ps[idx[r]], (long)idx[r], fail, err);
-            return -1;
-        }
-        if (done_mask)
-            done_mask[idx[r]] = 1;
+    if (ready < k) {
+        *err = prep_err;
+        describe(&ps[idx[ready]], (long)idx[ready], fail, err);
+        return -1;
     }
     return 0;
 }
@@ -308,9 +318,14 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
         int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
         for (int r = 0; r < k; r++)
             idx[r] = order ? order[done + (size_t)r] : done + (size_t)r;
-        rc = eval_rows(&bb, b, net, ps, idx, k, s, &m, outs, done_mask, fail, err);
-        if (rc)
+        int finished;
+        rc = eval_rows(&bb, b, net, ps, idx, k, s, &m, outs, done_mask, fail, err, &finished);
+        if (rc) {
+            /* the rows before the failing one are done: let a streaming caller have them */
+            if (finished > 0 && progress)
+                progress(user, done + (size_t)finished, n);
             break;
+        }
         done += (size_t)k;
         if (rc == 0 && progress && progress(user, done, n))
             rc = hc_err_set(err, HC_EUSAGE, "interrupted");
@@ -328,6 +343,7 @@ typedef struct lanes_ctx {
     size_t n;
     const size_t *order;
     const hc_eval_settings *s;
+    int lane_batch;        /* rows per call on each lane */
     hc_nnoutput *outs;
     unsigned char *done_mask;
     hc_pp_model m;
@@ -353,7 +369,8 @@ static void *lane_main(void *arg)
     lanes_ctx *c = la->c;
     hc_err err = {0};
     batch_buf bb;
-    int ok = batch_init(&bb, c->net, 1, c->s, &err) == 0;
+    size_t *idx = hc_malloc(sizeof(size_t) * (size_t)c->lane_batch, &err, "lane batch indices");
+    int ok = idx && batch_init(&bb, c->net, c->lane_batch, c->s, &err) == 0;
     pthread_mutex_lock(&c->mu);
     if (!ok && c->next < c->fail_seq) {
         /* No scratch for this lane: fail at the place it would have taken next. */
@@ -362,17 +379,22 @@ static void *lane_main(void *arg)
         c->stop = 1;
     }
     while (ok && !c->stop && c->next < c->n) {
-        size_t seq = c->next++;
+        /* a run of consecutive places in the order, so that the finished prefix grows evenly */
+        size_t seq = c->next;
+        int k = c->n - seq < (size_t)c->lane_batch ? (int)(c->n - seq) : c->lane_batch;
+        c->next += (size_t)k;
         pthread_mutex_unlock(&c->mu);
-        size_t i = c->order ? c->order[seq] : seq;
+        for (int r = 0; r < k; r++)
+            idx[r] = c->order ? c->order[seq + (size_t)r] : seq + (size_t)r;
         hc_eval_failure f = {.position = -1};
         hc_err e = {0};
-        int rc = eval_rows(&bb, la->b, c->net, c->ps, &i, 1, c->s, &c->m, c->outs, c->done_mask, &f, &e);
+        int finished = 0;
+        int rc = eval_rows(&bb, la->b, c->net, c->ps, idx, k, c->s, &c->m, c->outs, c->done_mask, &f, &e, &finished);
         pthread_mutex_lock(&c->mu);
-        if (rc == 0) {
-            c->done[seq] = 1;
-        } else if (seq < c->fail_seq) {
-            c->fail_seq = seq;
+        for (int r = 0; r < finished; r++)
+            c->done[seq + (size_t)r] = 1;
+        if (rc != 0 && seq + (size_t)finished < c->fail_seq) {
+            c->fail_seq = seq + (size_t)finished;
             c->fail_err = e;
             c->fail = f;
             c->stop = 1;
@@ -384,11 +406,12 @@ static void *lane_main(void *arg)
     pthread_mutex_unlock(&c->mu);
     if (ok)
         batch_free(&bb);
+    free(idx);
     return NULL;
 }
 
-int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, const hc_net *net, const hc_position *ps, size_t n,
-                            const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
+int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_net *net, const hc_position *ps,
+                            size_t n, const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
                             unsigned char *done_mask, hc_eval_failure *fail, hc_eval_progress progress, void *user,
                             hc_err *err)
 {
@@ -399,9 +422,10 @@ int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, const hc_net *net, c
     for (int l = 0; l < n_lanes; l++)
         if (lanes[l].vt->shape != HC_BACKEND_TENSOR || !lanes[l].vt->lanes)
             return hc_err_set(err, HC_EUSAGE, "backend %s cannot run as parallel lanes", lanes[l].vt->name);
-    if (check_settings(s, 1, err))
+    if (check_settings(s, lane_batch, err))
         return -1;
-    lanes_ctx c = {.net = net, .ps = ps, .n = n, .order = order, .s = s, .outs = outs, .done_mask = done_mask,
+    lanes_ctx c = {.net = net, .ps = ps, .n = n, .order = order, .s = s, .lane_batch = lane_batch, .outs = outs,
+                   .done_mask = done_mask,
                    .m = pp_model_of(net), .fail_seq = n};
     c.done = hc_calloc(n ? n : 1, 1, err, "lane flags");
     lane_arg *args = hc_calloc((size_t)n_lanes, sizeof *args, err, "lanes");

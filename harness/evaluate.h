@@ -61,16 +61,17 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
                            hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user,
                            hc_err *err);
 
-/* Unbatched evaluation on several instances at once. lanes[0..n_lanes) are opened instances of
- * one tensor backend (hc_backend_vtbl.lanes, each opened with max_batch 1 and one thread); every
- * position is evaluated alone, one row per eval call, on whichever lane is free, each lane on
- * its own thread. outs, done_mask and *fail as hc_eval_positions; progress is called from the
+/* Evaluation on several instances at once. lanes[0..n_lanes) are opened instances of one
+ * tensor backend (hc_backend_vtbl.lanes, each opened with max_batch >= lane_batch and one
+ * thread), each on its own thread: a free lane takes the next lane_batch positions of the order
+ * and evaluates them in one call (lane_batch 1: every position alone, as an unbatched
+ * evaluation). outs, done_mask and *fail as hc_eval_positions; progress is called from the
  * calling thread with the longest finished prefix of the order, so a caller that streams
- * outputs in order sees what hc_eval_positions with batch 1 would show it. On a failure the
- * lanes finish the positions they hold and take no more; the failure reported is the first in
- * the order, and every position before it is done and reported through progress. */
-int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, const hc_net *net, const hc_position *ps, size_t n,
-                            const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
+ * outputs in order sees what hc_eval_positions would show it. On a failure the lanes finish
+ * the positions they hold and take no more; the failure reported is the first in the order,
+ * and every position before it is done and reported through progress. */
+int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_net *net, const hc_position *ps,
+                            size_t n, const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
                             unsigned char *done_mask, hc_eval_failure *fail, hc_eval_progress progress, void *user,
                             hc_err *err);
 

@@ -382,11 +382,12 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
 {
     hc_err err = {0};
     hc_backend b = {0};
-    /* An unbatched CPU backend uses its threads as lanes: one position per call on each. */
+    /* A CPU backend uses its threads as lanes, each taking its share of a batch per call. */
     int n_lanes = hc_backend_lanes_for(spec, batch, threads);
+    int lane_batch = hc_backend_lane_batch(batch, n_lanes);
     hc_backend *lanes = NULL;
     if (n_lanes > 0) {
-        lanes = hc_backend_open_lanes(spec, net, s->nn_x, s->nn_y, n_lanes, &err);
+        lanes = hc_backend_open_lanes(spec, net, s->nn_x, s->nn_y, n_lanes, lane_batch, &err);
         if (!lanes)
             child_fail(err_path, &err, NULL);
         b = lanes[0];
@@ -413,7 +414,8 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
                     .side_fd = side_fd, .order = order, .outs = outs, .skipped = skipped};
     hc_eval_failure fail;
     /* Only a position backend refuses single positions; a tensor backend never calls child_skip. */
-    int rc = lanes ? hc_eval_positions_lanes(lanes, n_lanes, net, ps, n, order, s, outs, NULL, &fail, child_progress,
+    int rc = lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, order, s, outs, NULL, &fail,
+                                             child_progress,
                                              &cc, &err)
                    : hc_eval_positions_skip(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress,
                                             child_skip, &cc, &err);

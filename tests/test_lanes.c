@@ -59,8 +59,12 @@ static void test_lanes_for(void)
 {
     hc_check("lanes-1.1", hc_backend_lanes_for("ref32", 1, 3) == 3, "ref32 at batch 1 with 3 threads");
     hc_check("lanes-1.2", hc_backend_lanes_for("emulate:fp16", 1, 2) == 2, "emulate at batch 1 with 2 threads");
+    hc_check("lanes-1.4", hc_backend_lanes_for("ref32", 16, 2) == 2 && hc_backend_lane_batch(16, 2) == 8 &&
+                              hc_backend_lane_batch(6, 4) == 2 && hc_backend_lane_batch(6, 16) == 1 &&
+                              hc_backend_lane_batch(1, 3) == 1,
+             "batched: a batch is shared out over the lanes");
     hc_check("lanes-1.3",
-             hc_backend_lanes_for("ref32", 6, 3) == 0 && hc_backend_lanes_for("ref32", 1, 1) == 0 &&
+             hc_backend_lanes_for("ref32", 6, 1) == 0 && hc_backend_lanes_for("ref32", 1, 1) == 0 &&
                  hc_backend_lanes_for("gtp:katago gtp", 1, 4) == 0 && hc_backend_lanes_for("file:x.jsonl", 1, 4) == 0 &&
                  hc_backend_lanes_for("nosuch", 1, 4) == 0,
              "batched, single-threaded, position backends and unknown kinds get no lanes");
@@ -90,15 +94,16 @@ static void test_same_bits(const char *id, const char *spec, const hc_net *net, 
     for (size_t i = 0; i < n; i++)
         order[i] = (i * 7 + 3) % n; /* n is not a multiple of 7 (checked by the caller) */
     for (int lanes_n = 2; lanes_n <= 3; lanes_n++)
-        for (int shuffled = 0; shuffled <= 1; shuffled++) {
+        for (int shuffled = 0; shuffled <= 1; shuffled++)
+            for (int lane_batch = 1; lane_batch <= 4; lane_batch += 3) {
             hc_err err = {0};
-            hc_backend *lanes = hc_backend_open_lanes(spec, net, NX, NY, lanes_n, &err);
+            hc_backend *lanes = hc_backend_open_lanes(spec, net, NX, NY, lanes_n, lane_batch, &err);
             hc_nnoutput *outs = calloc(n, sizeof *outs);
             unsigned char *done = calloc(n, 1);
             prog p = {.monotonic = 1};
             hc_eval_settings s = hc_eval_settings_default(NX, NY);
-            int rc = lanes ? hc_eval_positions_lanes(lanes, lanes_n, net, ps, n, shuffled ? order : NULL, &s, outs,
-                                                     done, NULL, on_progress, &p, &err)
+            int rc = lanes ? hc_eval_positions_lanes(lanes, lanes_n, lane_batch, net, ps, n, shuffled ? order : NULL,
+                                                     &s, outs, done, NULL, on_progress, &p, &err)
                            : -1;
             size_t same = 0, marked = 0;
             for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -106,10 +111,10 @@ static void test_same_bits(const char *id, const char *spec, const hc_net *net, 
                 marked += done[i];
             }
             char name[64];
-            snprintf(name, sizeof name, "%s.%d%s", id, lanes_n, shuffled ? "s" : "");
+            snprintf(name, sizeof name, "%s.%d%s%s", id, lanes_n, shuffled ? "s" : "", lane_batch > 1 ? "b" : "");
             hc_check(name, rc == 0 && same == n && marked == n && p.last == n && p.monotonic,
-                     "%s, %d lanes%s: rc %d (%s), %zu of %zu identical, %zu marked done, last progress %zu%s", spec,
-                     lanes_n, shuffled ? ", shuffled order" : "", rc, err.msg, same, n, marked, p.last,
+                     "%s, %d lanes of %d rows%s: rc %d (%s), %zu of %zu identical, %zu marked done, last progress %zu%s",
+                     spec, lanes_n, lane_batch, shuffled ? ", shuffled order" : "", rc, err.msg, same, n, marked, p.last,
                      p.monotonic ? "" : ", progress went backwards");
             hc_backend_close_lanes(lanes, lanes_n);
             free_outs(outs, n);
@@ -121,36 +126,47 @@ static void test_same_bits(const char *id, const char *spec, const hc_net *net, 
 
 static void test_failure(const hc_net *net, hc_position *ps, size_t n)
 {
-    /* Position 5 cannot fit the buffer: it fails in featurization, on whichever lane takes it. */
+    /* Position 5 cannot fit the buffer: it fails in featurization, on whichever lane takes it;
+     * with runs of 4 rows per call, position 4 shares its call and is still evaluated. */
     const size_t bad = 5;
     int saved = ps[bad].x_size;
     ps[bad].x_size = NX + 1;
     hc_err err = {0};
-    hc_backend *lanes = hc_backend_open_lanes("ref32", net, NX, NY, 3, &err);
-    hc_nnoutput *outs = calloc(n, sizeof *outs);
-    unsigned char *done = calloc(n, 1);
-    prog p = {.monotonic = 1};
     hc_eval_failure fail;
     hc_eval_settings s = hc_eval_settings_default(NX, NY);
-    int rc = lanes ? hc_eval_positions_lanes(lanes, 3, net, ps, n, NULL, &s, outs, done, &fail, on_progress, &p, &err)
-                   : 0;
-    size_t before = 0;
-    for (size_t i = 0; i < bad; i++)
-        before += done[i];
-    hc_check("lanes-3.1", rc == -1 && fail.position == (long)bad && strstr(err.msg, "position 5 ") &&
-                              strstr(err.msg, "does not fit"),
-             "rc %d, failed position %ld: %s", rc, fail.position, err.msg);
-    hc_check("lanes-3.2", before == bad && !done[bad] && p.last == bad,
-             "%zu of the %zu positions before the failure done, last progress %zu", before, bad, p.last);
-    hc_backend_close_lanes(lanes, 3);
-    free_outs(outs, n);
-    free(done);
+    hc_backend *lanes = NULL;
+    hc_nnoutput *outs = NULL;
+    for (int lane_batch = 1; lane_batch <= 4; lane_batch += 3) {
+        lanes = hc_backend_open_lanes("ref32", net, NX, NY, 3, lane_batch, &err);
+        outs = calloc(n, sizeof *outs);
+        unsigned char *done = calloc(n, 1);
+        prog p = {.monotonic = 1};
+        int rc = lanes ? hc_eval_positions_lanes(lanes, 3, lane_batch, net, ps, n, NULL, &s, outs, done, &fail,
+                                                 on_progress, &p, &err)
+                       : 0;
+        size_t before = 0;
+        for (size_t i = 0; i < bad; i++)
+            before += done[i] && outs[i].policy_probs;
+        char name[32];
+        snprintf(name, sizeof name, "lanes-3.1%s", lane_batch > 1 ? "b" : "");
+        hc_check(name, rc == -1 && fail.position == (long)bad && strstr(err.msg, "position 5 ") &&
+                           strstr(err.msg, "does not fit"),
+                 "%d rows per call: rc %d, failed position %ld: %s", lane_batch, rc, fail.position, err.msg);
+        snprintf(name, sizeof name, "lanes-3.2%s", lane_batch > 1 ? "b" : "");
+        hc_check(name, before == bad && !done[bad] && p.last == bad,
+                 "%d rows per call: %zu of the %zu positions before the failure done, last progress %zu", lane_batch,
+                 before, bad, p.last);
+        hc_backend_close_lanes(lanes, 3);
+        free_outs(outs, n);
+        free(done);
+    }
     ps[bad].x_size = saved;
 
-    lanes = hc_backend_open_lanes("ref32", net, NX, NY, 2, &err);
+    lanes = hc_backend_open_lanes("ref32", net, NX, NY, 2, 1, &err);
     outs = calloc(n, sizeof *outs);
     prog q = {.monotonic = 1, .stop_after = 1};
-    rc = lanes ? hc_eval_positions_lanes(lanes, 2, net, ps, n, NULL, &s, outs, NULL, NULL, on_progress, &q, &err) : 0;
+    int rc = lanes ? hc_eval_positions_lanes(lanes, 2, 1, net, ps, n, NULL, &s, outs, NULL, NULL, on_progress, &q, &err)
+                   : 0;
     hc_check("lanes-3.3", rc == -1 && strstr(err.msg, "interrupted") && q.last < n, "rc %d: %s (stopped at %zu of %zu)",
              rc, err.msg, q.last, n);
     hc_backend_close_lanes(lanes, 2);

@@ -33,6 +33,13 @@ static const cli_opt opts[] = {
 typedef struct progress_state {
     struct timespec start;
     int tty;
+    /* outputs are written (and freed) as the finished prefix grows, so that writing overlaps
+     * the evaluation and the outputs of a long run are not all held at once */
+    hc_nnoutwriter *w;
+    hc_nnoutput *outs;
+    size_t written;
+    int write_failed;
+    hc_err write_err;
 } progress_state;
 
 static double seconds_since(const struct timespec *t0)
@@ -45,6 +52,13 @@ static double seconds_since(const struct timespec *t0)
 static int show_progress(void *user, size_t done, size_t total)
 {
     progress_state *ps = user;
+    for (; ps->w && !ps->write_failed && ps->written < done; ps->written++) {
+        if (hc_nnoutwriter_write(ps->w, &ps->outs[ps->written], NULL, &ps->write_err))
+            ps->write_failed = 1;
+        hc_nnoutput_free(&ps->outs[ps->written]);
+    }
+    if (ps->write_failed)
+        return 1; /* stop evaluating: the outputs cannot be kept */
     if (!ps->tty)
         return 0;
     double el = seconds_since(&ps->start);
@@ -112,6 +126,10 @@ int cmd_eval(int argc, char **argv)
     hc_backend b = {0};
     hc_backend *lanes = NULL;
     int n_lanes = 0;
+    /* The rate printed is end to end: loading, featurizing, evaluating, post-processing and
+     * writing, as the issue of speed measures it. */
+    progress_state prog = {.tty = isatty(2)};
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
     hc_net *net = hc_net_load(net_path, &err);
     if (!net)
         return cli_fail("eval", &err);
@@ -121,11 +139,12 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
         goto done;
     }
-    /* Unbatched on a CPU backend: the threads run as lanes, one position per call each. */
+    /* A CPU backend given several threads runs them as lanes, each on its own run of positions. */
     const char *spec = cli_get(&a, "backend", "ref32");
     n_lanes = feat_path ? 0 : hc_backend_lanes_for(spec, batch, threads);
+    int lane_batch = hc_backend_lane_batch(batch, n_lanes);
     if (n_lanes > 0) {
-        lanes = hc_backend_open_lanes(spec, net, nx, ny, n_lanes, &err);
+        lanes = hc_backend_open_lanes(spec, net, nx, ny, n_lanes, lane_batch, &err);
         if (!lanes) {
             rc = cli_fail("eval", &err);
             goto done;
@@ -134,8 +153,8 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
         goto done;
     }
-    progress_state prog = {.tty = isatty(2)};
-    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    struct timespec eval_start;
+    clock_gettime(CLOCK_MONOTONIC, &eval_start);
     if (feat_path) {
         if (hc_eval_feature_rows(&b, net, feat_path, ps, n, batch, &s, &outs, &n_out, &err)) {
             rc = cli_fail("eval", &err);
@@ -143,20 +162,33 @@ int cmd_eval(int argc, char **argv)
         }
     } else {
         outs = hc_calloc(n ? n : 1, sizeof *outs, &err, "outputs");
+        prog.w = outs ? hc_nnoutwriter_open(out_path, format, &err) : NULL;
+        prog.outs = outs;
+        n_out = n; /* every entry is initialised or zeroed */
         hc_eval_failure fail;
-        if (!outs || (lanes ? hc_eval_positions_lanes(lanes, n_lanes, net, ps, n, NULL, &s, outs, NULL, &fail,
-                                                      show_progress, &prog, &err)
-                            : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress,
-                                                &prog, &err))) {
+        if (!prog.w ||
+            (lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, NULL, &s, outs, NULL, &fail,
+                                             show_progress, &prog, &err)
+                   : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress, &prog,
+                                       &err))) {
+            if (prog.write_failed)
+                err = prog.write_err;
+            hc_nnoutwriter_abort(prog.w);
             rc = cli_fail("eval", &err);
-            n_out = n; /* every entry is initialised or zeroed */
             goto done;
         }
-        n_out = n;
+        if (prog.written < n) { /* a position backend may finish without a last progress call */
+            show_progress(&prog, n, n);
+            if (prog.write_failed) {
+                hc_nnoutwriter_abort(prog.w);
+                rc = cli_fail("eval", &prog.write_err);
+                goto done;
+            }
+        }
     }
-    double el = seconds_since(&prog.start);
-    hc_nnoutwriter *w = hc_nnoutwriter_open(out_path, format, &err);
-    for (size_t i = 0; w && i < n_out; i++)
+    double eval_s = seconds_since(&eval_start);
+    hc_nnoutwriter *w = prog.w ? prog.w : hc_nnoutwriter_open(out_path, format, &err);
+    for (size_t i = prog.w ? n_out : 0; w && i < n_out; i++)
         if (hc_nnoutwriter_write(w, &outs[i], NULL, &err)) {
             hc_nnoutwriter_abort(w);
             w = NULL;
@@ -165,8 +197,9 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
         goto done;
     }
-    fprintf(stderr, "halfcheck eval: %zu positions in %.2fs (%.1f/s), wrote %s\n", n_out, el,
-            el > 0 ? (double)n_out / el : 0.0, out_path);
+    double el = seconds_since(&prog.start);
+    fprintf(stderr, "halfcheck eval: %zu positions in %.2fs end to end (%.1f/s; evaluating and writing %.2fs), wrote %s\n",
+            n_out, el, el > 0 ? (double)n_out / el : 0.0, eval_s, out_path);
 done:
     hc_nnoutputs_free(outs, n_out);
     hc_backend_close(&b);
