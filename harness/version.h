@@ -2,5 +2,5 @@
 #ifndef HC_VERSION_H
 #define HC_VERSION_H
 #define HC_VERSION "0.1.0"
-#define HC_ENGINE_VERSION 1
+#define HC_ENGINE_VERSION 2 /* 2: products on refs/gemm.c instead of OpenBLAS (other rounding) */
 #endif

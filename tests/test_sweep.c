@@ -183,7 +183,7 @@ int main(void)
         return 1;
     snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_sweep"));
-    int rc = sh("cd %s && rm -rf run* sw* m* bad* && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
+    int rc = sh("cd %s && rm -rf run* sw* m* bad* cache && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 3 --seed 21 --moves 60 --stride 3 --out p9.jsonl.gz 2>/dev/null && "
                 "%s selfplay --size 7 --games 3 --seed 22 --moves 40 --stride 3 --out p7.jsonl.gz 2>/dev/null && "
                 "printf '%%s\\n' 'name: sweep-test' 'nets: [{name: synth, model: net.bin.gz}]' 'boards:' "
