@@ -1,8 +1,10 @@
 /* The one table `make bench` prints: for each shared net x board size x backend (ref32 and the
  * emulated profiles), positions per second of wall time and of process CPU time, with model
  * load time and peak RSS while loading and while evaluating. Batch 16, 2 threads (the issue's
- * configuration), random well-formed inputs on a full board, at least 0.4 s and 32 positions
- * per figure. "pos/cpu-s" is positions per CPU-second: on a loaded machine it estimates what
+ * configuration), through the path `halfcheck eval` takes: the recorded positions of
+ * ../shared/positions/sizeN.jsonl.gz featurized, evaluated (lanes: each thread its own instance),
+ * post-processed; at least 0.4 s and 16 positions per figure (the first 16 positions, one batch,
+ * repeated). "pos/cpu-s" is positions per CPU-second: on a loaded machine it estimates what
  * the cores would do idle. Peak RSS is the process's VmHWM, reset through /proc/self/clear_refs
  * before each phase (reported as "-" where the kernel does not allow it). Never fails on
  * speed; nets absent from ../shared are reported as skipped. */
@@ -12,8 +14,11 @@
 #include <time.h>
 
 #include "backend.h"
+#include "evaluate.h"
 #include "hc_test.h"
 #include "model.h"
+#include "nnoutput.h"
+#include "positions.h"
 
 static double clock_s(clockid_t id)
 {
@@ -89,35 +94,43 @@ int main(void)
         char lmb[16];
         fmt_mb(lmb, sizeof lmb, hwm_ok, load_mb);
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-            int nx = sizes[si], ny = sizes[si], hw = nx * ny;
-            float *sp = calloc((size_t)batch * net->num_input_c * hw, sizeof(float));
-            float *gl = calloc((size_t)batch * net->num_input_global_c, sizeof(float));
-            float *meta = net->num_input_meta_c ? calloc((size_t)batch * net->num_input_meta_c, sizeof(float)) : NULL;
-            unsigned s = 1;
-            for (int b = 0; b < batch; b++)
-                for (int c = 0; c < net->num_input_c; c++)
-                    for (int q = 0; q < hw; q++) {
-                        s = s * 1103515245u + 12345u;
-                        sp[((size_t)b * net->num_input_c + c) * hw + q] = c == 0 ? 1.0f : ((s >> 16) % 5 == 0);
-                    }
-            hc_raw_heads *h = hc_raw_heads_new(batch, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
+            int nx = sizes[si], ny = sizes[si];
+            char rel[64];
+            snprintf(rel, sizeof rel, "positions/size%d.jsonl.gz", nx);
+            const char *pp = hc_shared(rel);
+            hc_position *ps = NULL;
+            size_t n_all = 0;
+            if (!pp || hc_positions_load(pp, &ps, &n_all, &err)) {
+                printf("%-40s %2dx%-2d skipped (%s: %s)\n", short_name, nx, ny, rel, pp ? err.msg : "absent");
+                continue;
+            }
+            size_t n = n_all < 16 ? n_all : 16; /* one batch, repeated */
+            hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
+            hc_eval_settings st = hc_eval_settings_default(nx, ny);
             double ref_cpu = 0;
-            for (size_t k = 0; h && k < sizeof specs / sizeof specs[0]; k++) {
-                hc_backend b = {0};
+            for (size_t k = 0; outs && k < sizeof specs / sizeof specs[0]; k++) {
                 int eval_ok = hwm_reset() == 0;
-                if (hc_backend_open(&b, specs[k], net, nx, ny, batch, threads, &err)) {
-                    printf("%-40s %2dx%-2d %-21s open failed: %s\n", short_name, nx, ny, specs[k], err.msg);
+                int n_lanes = hc_backend_lanes_for(specs[k], batch, threads);
+                int lane_batch = hc_backend_lane_batch(batch, n_lanes);
+                hc_backend *lanes = n_lanes > 0 ? hc_backend_open_lanes(specs[k], net, nx, ny, n_lanes, lane_batch, &err)
+                                                : NULL;
+                if (!lanes) {
+                    printf("%-40s %2dx%-2d %-21s open failed: %s\n", short_name, nx, ny, specs[k],
+                           n_lanes > 0 ? err.msg : "no lanes");
                     continue;
                 }
-                int evals = 0, failed = 0;
-                failed = b.vt->eval(b.inst, batch, sp, gl, meta, h, &err) != 0; /* warm up */
+                long evaluated = 0;
+                int failed = 0;
                 double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), t = 0;
-                while (!failed && (t < 0.4 || evals * batch < 32)) {
-                    failed = b.vt->eval(b.inst, batch, sp, gl, meta, h, &err) != 0;
-                    evals++;
+                while (!failed && (evaluated == 0 || t < 0.4)) {
+                    failed = hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, NULL, &st, outs, NULL,
+                                                     NULL, NULL, NULL, &err) != 0;
+                    for (size_t i = 0; i < n; i++)
+                        hc_nnoutput_free(&outs[i]);
+                    evaluated += (long)n;
                     t = clock_s(CLOCK_MONOTONIC) - w0;
                 }
-                double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0, pcs = evals * batch / cpu;
+                double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0, pcs = evaluated / cpu;
                 char emb[16];
                 fmt_mb(emb, sizeof emb, eval_ok, hwm_mb());
                 if (failed) {
@@ -126,14 +139,14 @@ int main(void)
                     if (k == 0)
                         ref_cpu = pcs;
                     printf("%-40s %2dx%-2d %-21s %9.1f %9.1f %6.0f%% %7.2f %8s %8s\n", short_name, nx, ny,
-                           specs[k], evals * batch / t, pcs, ref_cpu > 0 ? 100.0 * pcs / ref_cpu : 0.0, load_s,
+                           specs[k], evaluated / t, pcs, ref_cpu > 0 ? 100.0 * pcs / ref_cpu : 0.0, load_s,
                            lmb, emb);
                 }
                 fflush(stdout);
-                hc_backend_close(&b);
+                hc_backend_close_lanes(lanes, n_lanes);
             }
-            hc_raw_heads_free(h);
-            free(sp), free(gl), free(meta);
+            free(outs);
+            hc_positions_free(ps, n_all);
         }
         hc_net_free(net);
     }
