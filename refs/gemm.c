@@ -209,6 +209,22 @@ static const kern_fn kerns[3][12][2] = {
 };
 static const int kern_rows[3] = {12, 6, 4};
 
+/* Asks for the rows of A that the block of mr rows at `a` reads, ahead of its kernel: a
+ * Winograd GEMM's A (one of 36 weight matrices, together larger than L2) comes from L3, in
+ * runs too short for the hardware prefetchers. Row-major A: each row's lines; transposed A
+ * (rsa 1): one line per k, only when the block starts a new line. */
+static void prefetch_a(const float *a, int mr, int K, size_t rsa, size_t csa)
+{
+    if (csa == 1) {
+        for (int r = 0; r < mr; r++)
+            for (int k = 0; k < K; k += 16)
+                _mm_prefetch((const char *)(a + (size_t)r * rsa + k), _MM_HINT_T0);
+    } else if (rsa == 1 && ((uintptr_t)(a + mr - 1) & 63) < (size_t)mr * sizeof(float)) {
+        for (int k = 0; k < K; k++)
+            _mm_prefetch((const char *)(a + (size_t)k * csa + mr - 1), _MM_HINT_T0);
+    }
+}
+
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
              size_t ldb, float *C, size_t ldc, int accumulate)
 {
@@ -241,6 +257,9 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
         }
         for (int i0 = 0; i0 < M; i0 += mr_max) {
             int mr = M - i0 < mr_max ? M - i0 : mr_max;
+            if (i0 + mr < M)
+                prefetch_a(A + (size_t)(i0 + mr) * rsa, M - i0 - mr < mr_max ? M - i0 - mr : mr_max,
+                           K, rsa, csa);
             kerns[nv - 1][mr - 1][last < 8](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
                                             C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
         }

@@ -48,8 +48,8 @@ static void run(const shape *sh, int reps)
     float *A = fill(asz), *B = fill(bsz), *C = fill(csz);
     size_t rsa = sh->transA ? 1 : sh->lda, csa = sh->transA ? sh->lda : 1;
     double flops = 2.0 * sh->M * sh->N * sh->K * sh->calls;
-    /* enough GEMMs per timing for ~20 ms */
-    int inner = (int)(20e-3 * 40e9 / flops) + 1;
+    /* enough GEMMs per timing for ~5 ms */
+    int inner = (int)(5e-3 * 40e9 / flops) + 1;
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         double t0 = cpu_s();
@@ -68,7 +68,7 @@ static void run(const shape *sh, int reps)
 
 int main(int argc, char **argv)
 {
-    int reps = argc > 1 ? atoi(argv[1]) : 7;
+    int reps = argc > 1 ? atoi(argv[1]) : 21;
     const char *only = argc > 2 ? argv[2] : NULL;
     enum { S = 16 * 361, NC = 24, LD = 36 * NC };
     const shape shapes[] = {
