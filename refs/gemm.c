@@ -242,26 +242,36 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
         size_t ldp = ldb;
         if (M > mr_max && K <= PACK_K && ldb != (size_t)(8 * nv)) {
             __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
+            int far = j0 + 2 * nr < N; /* a panel after next */
             for (int k = 0; k < K; k++) {
                 const float *b = B + (size_t)k * ldb + j0;
                 float *p = panel + (size_t)k * 8 * nv;
                 for (int v = 0; v < nv - 1; v++)
                     _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
                 _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
-                /* the next panel's rows: far apart when ldb is large, not found by the
-                 * hardware prefetchers */
-                _mm_prefetch((const char *)(b + 2 * nr), _MM_HINT_T0);
+                /* The rows of the panel after next (its first and last column: 24 floats span
+                 * two or three lines), far apart when ldb is batch x 361, which the hardware
+                 * prefetchers do not follow. Into L2: A streaming through L1 while this panel
+                 * is used would evict them from L1 before their turn. */
+                if (far) {
+                    _mm_prefetch((const char *)(b + 2 * nr), _MM_HINT_T1);
+                    _mm_prefetch((const char *)(b + 3 * nr - 1), _MM_HINT_T1);
+                }
             }
             bp = panel;
             ldp = (size_t)(8 * nv);
         }
-        for (int i0 = 0; i0 < M; i0 += mr_max) {
-            int mr = M - i0 < mr_max ? M - i0 : mr_max;
-            if (i0 + mr < M)
-                prefetch_a(A + (size_t)(i0 + mr) * rsa, M - i0 - mr < mr_max ? M - i0 - mr : mr_max,
-                           K, rsa, csa);
+        /* row blocks splitting M as evenly as possible: the first `extra` of nb blocks take
+         * one row more than the rest, so no block of one or two rows (too few FMA chains to
+         * fill the pipes) follows a run of full ones */
+        int nb = (M + mr_max - 1) / mr_max, base = M / nb, extra = M % nb;
+        for (int ib = 0, i0 = 0; ib < nb; ib++) {
+            int mr = base + (ib < extra);
+            if (ib + 1 < nb)
+                prefetch_a(A + (size_t)(i0 + mr) * rsa, base + (ib + 1 < extra), K, rsa, csa);
             kerns[nv - 1][mr - 1][last < 8](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
                                             C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+            i0 += mr;
         }
     }
 }

@@ -77,16 +77,20 @@ int main(int argc, char **argv)
         {"wino3x3 same A (A in cache)", 96, NC, 96, 0, 96, LD, LD, 36, 0, NC, NC},
         {"wino c96 partial chunk 13", 96, 13, 96, 0, 96, LD, LD, 36, 96 * 96, NC, NC},
         {"wino 5x5 input x36 (K 22)", 96, NC, 22, 0, 22, LD, LD, 36, 96 * 22, NC, NC},
-        /* hc_matmul_cs, batch 16 x 361: out_c x (batch*hw) x in_c, weights [in][out] */
+        /* hc_matmul_cs, batch 16 x 361: out_c x (batch*hw) x in_c, weights [in][out] (the
+         * transformer nets' projections and FFN) */
         {"proj 96<-96 (matmul_cs)", 96, S, 96, 1, 96, S, S, 1, 0, 0, 0},
-        {"proj 288<-96 (matmul_cs)", 288, S, 96, 1, 288, S, S, 1, 0, 0, 0},
-        {"proj 384<-96 (matmul_cs)", 384, S, 96, 1, 384, S, S, 1, 0, 0, 0},
+        {"proj 256<-96 (matmul_cs)", 256, S, 96, 1, 256, S, S, 1, 0, 0, 0},
+        {"proj 96<-256 (matmul_cs)", 96, S, 256, 1, 96, S, S, 1, 0, 0, 0},
+        {"proj 192<-96 (matmul_cs)", 192, S, 96, 1, 192, S, S, 1, 0, 0, 0},
         {"proj 96<-384 (matmul_cs)", 96, S, 384, 1, 96, S, S, 1, 0, 0, 0},
         /* hc_matmul_cs at batch 1 */
         {"proj 96<-96 batch 1", 96, 361, 96, 1, 96, 361, 361, 1, 0, 0, 0},
-        /* attention strips (ATT_NQ 64): scores k^T q, then values v p, head dim 32 */
-        {"att scores 361x64 K32 (A^T ld S)", 361, 64, 32, 1, S, S, 64, 6, 0, 64, 0},
+        /* attention strips (ATT_NQ 64) of 16 x 361 queries: scores k^T q, then values v p,
+         * head dims 32 and 16 */
+        {"att scores 361x64 K32 (A^T ld S)", 361, 64, 32, 1, S, S, 64, 90, 0, 64, 0},
         {"att values 32x64 K361", 32, 64, 361, 0, S, 64, S, 6, 0, 0, 64},
+        {"att values 16x64 K361", 16, 64, 361, 0, S, 64, S, 6, 0, 0, 64},
         /* hc_matmul_bc: batch x out_c x in_c */
         {"matmul_bc 16x96 K96", 16, 96, 96, 0, 96, 96, 96, 1, 0, 0, 0},
     };
