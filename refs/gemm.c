@@ -242,20 +242,26 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
         size_t ldp = ldb;
         if (M > mr_max && K <= PACK_K && ldb != (size_t)(8 * nv)) {
             __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
-            int far = j0 + 2 * nr < N; /* a panel after next */
+            /* The rows of the next nr columns, whether this call's next panel or, past N,
+             * the next call's first one: the Winograd tile GEMMs and the attention strips
+             * walk B left to right, a call's B starting where the last one's ended. Rows far
+             * apart (ldb 36 x chunk, batch x 361) are not followed by the hardware
+             * prefetchers. Into L2: A streaming through L1 while this panel is used would
+             * evict them from L1 before their turn. Its first and last column: 24 floats
+             * span two or three lines. */
+            size_t pf0 = (size_t)(j0 + n), pf1 = pf0 + (size_t)nr - 1;
+            int far = pf0 < ldb;
+            if (pf1 >= ldb)
+                pf1 = ldb - 1;
             for (int k = 0; k < K; k++) {
                 const float *b = B + (size_t)k * ldb + j0;
                 float *p = panel + (size_t)k * 8 * nv;
                 for (int v = 0; v < nv - 1; v++)
                     _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
                 _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
-                /* The rows of the panel after next (its first and last column: 24 floats span
-                 * two or three lines), far apart when ldb is batch x 361, which the hardware
-                 * prefetchers do not follow. Into L2: A streaming through L1 while this panel
-                 * is used would evict them from L1 before their turn. */
                 if (far) {
-                    _mm_prefetch((const char *)(b + 2 * nr), _MM_HINT_T1);
-                    _mm_prefetch((const char *)(b + 3 * nr - 1), _MM_HINT_T1);
+                    _mm_prefetch((const char *)(b - j0 + pf0), _MM_HINT_T1);
+                    _mm_prefetch((const char *)(b - j0 + pf1), _MM_HINT_T1);
                 }
             }
             bp = panel;

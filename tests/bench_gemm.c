@@ -74,6 +74,9 @@ int main(int argc, char **argv)
     const shape shapes[] = {
         /* 36 Winograd F(4x4,3x3) tile GEMMs of one chunk of 24 (row, tile) pairs, c96 */
         {"wino3x3 c96 x36 (ldb 36*24)", 96, NC, 96, 0, 96, LD, LD, 36, 96 * 96, NC, NC},
+        /* the same with the transformed tiles laid out [36][channel][chunk]: B and C
+         * contiguous per tile position (ldb = ldc = 24: B read in place, no copy) */
+        {"wino3x3 x36 ([36][c][24] layout)", 96, NC, 96, 0, 96, NC, NC, 36, 96 * 96, 96 * NC, 96 * NC},
         {"wino3x3 same A (A in cache)", 96, NC, 96, 0, 96, LD, LD, 36, 0, NC, NC},
         {"wino c96 partial chunk 13", 96, 13, 96, 0, 96, LD, LD, 36, 96 * 96, NC, NC},
         {"wino 5x5 input x36 (K 22)", 96, NC, 22, 0, 22, LD, LD, 36, 96 * 22, NC, NC},
