@@ -123,7 +123,10 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
 static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /* One block of MR rows x NV vectors of 8 columns; the last vector holds `last` (1..8) columns,
- * read and written through a lane mask when PART. Each accumulator lane is one output's chain. */
+ * read and written through a lane mask when PART. Each accumulator lane is one output's chain.
+ * MR x NV accumulators + NV columns of B + one broadcast fit the 16 registers for 4 x 3, 6 x 2
+ * and 12 x 1. The k loop is unrolled: its counter and address updates otherwise take issue
+ * slots the FMAs need. */
 #define HC_KERN(MR, NV, PART)                                                                    \
     static void kern_##MR##_##NV##_##PART(int K, const float *A, size_t rsa, size_t csa,       \
                                           const float *B, size_t ldb, float *C, size_t ldc,    \
@@ -133,25 +136,25 @@ static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
         __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));              \
         (void)mk;                                                                              \
         _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
-        for (int k = 0; k < K; k++) {                                                          \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
+        _Pragma("GCC unroll 4") for (int k = 0; k < K; k++) {                                   \
             const float *b = B + (size_t)k * ldb;                                              \
             __m256 bv[NV];                                                                     \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) bv[v] =                       \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) bv[v] =                       \
                 (PART && v == NV - 1) ? _mm256_maskload_ps(b + 8 * v, mk)                      \
                                       : _mm256_loadu_ps(b + 8 * v);                            \
             const float *a = A + (size_t)k * csa;                                              \
             _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                               \
             {                                                                                  \
                 __m256 av = _mm256_broadcast_ss(a + (size_t)i * rsa);                          \
-                _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] =               \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] =               \
                     _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                     \
             }                                                                                  \
         }                                                                                      \
         _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
         {                                                                                      \
             float *c = C + (size_t)i * ldc;                                                    \
-            _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++)                               \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                               \
             {                                                                                  \
                 __m256 r = acc[i][v];                                                          \
                 if (PART && v == NV - 1) {                                                     \
@@ -167,59 +170,114 @@ static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
         }                                                                                      \
     }
 
-#define HC_KERN_ALL(MR) HC_KERN(MR, 1, 0) HC_KERN(MR, 1, 1) HC_KERN(MR, 2, 0) HC_KERN(MR, 2, 1)
-HC_KERN_ALL(1)
-HC_KERN_ALL(2)
-HC_KERN_ALL(3)
-HC_KERN_ALL(4)
-HC_KERN_ALL(5)
-HC_KERN_ALL(6)
-/* A panel of one vector (8 columns or fewer: the tail of a 24-column Winograd chunk) with 6
- * rows keeps only 6 FMA chains in flight, fewer than the FMA units' latency x throughput, so
- * such panels take 12 rows at a time. */
-#define HC_KERN_ONE(MR) HC_KERN(MR, 1, 0) HC_KERN(MR, 1, 1)
-HC_KERN_ONE(7)
-HC_KERN_ONE(8)
-HC_KERN_ONE(9)
-HC_KERN_ONE(10)
-HC_KERN_ONE(11)
-HC_KERN_ONE(12)
+/* Kernels by panel width: 3 vectors (24 columns) take 4 rows, 2 vectors 6 rows, and one vector
+ * 12 rows (6 rows of one vector would keep only 6 FMA chains in flight, fewer than the FMA
+ * units' latency x throughput). */
+#define HC_KERN_V(MR, NV) HC_KERN(MR, NV, 0) HC_KERN(MR, NV, 1)
+HC_KERN_V(1, 3)
+HC_KERN_V(2, 3)
+HC_KERN_V(3, 3)
+HC_KERN_V(4, 3)
+HC_KERN_V(1, 2)
+HC_KERN_V(2, 2)
+HC_KERN_V(3, 2)
+HC_KERN_V(4, 2)
+HC_KERN_V(5, 2)
+HC_KERN_V(6, 2)
+HC_KERN_V(1, 1)
+HC_KERN_V(2, 1)
+HC_KERN_V(3, 1)
+HC_KERN_V(4, 1)
+HC_KERN_V(5, 1)
+HC_KERN_V(6, 1)
+HC_KERN_V(7, 1)
+HC_KERN_V(8, 1)
+HC_KERN_V(9, 1)
+HC_KERN_V(10, 1)
+HC_KERN_V(11, 1)
+HC_KERN_V(12, 1)
 
 typedef void (*kern_fn)(int, const float *, size_t, size_t, const float *, size_t, float *, size_t,
                         int, int);
-#define HC_KROW(MR) {kern_##MR##_1_0, kern_##MR##_1_1, kern_##MR##_2_0, kern_##MR##_2_1}
-#define HC_KROW1(MR) {kern_##MR##_1_0, kern_##MR##_1_1, NULL, NULL}
-static const kern_fn kerns[12][4] = {HC_KROW(1),   HC_KROW(2),   HC_KROW(3),   HC_KROW(4),
-                                     HC_KROW(5),   HC_KROW(6),   HC_KROW1(7),  HC_KROW1(8),
-                                     HC_KROW1(9),  HC_KROW1(10), HC_KROW1(11), HC_KROW1(12)};
+#define HC_K2(MR, NV) {kern_##MR##_##NV##_0, kern_##MR##_##NV##_1}
+/* [vectors - 1][rows - 1][partial last vector] */
+static const kern_fn kerns[3][12][2] = {
+    {HC_K2(1, 1), HC_K2(2, 1), HC_K2(3, 1), HC_K2(4, 1), HC_K2(5, 1), HC_K2(6, 1), HC_K2(7, 1),
+     HC_K2(8, 1), HC_K2(9, 1), HC_K2(10, 1), HC_K2(11, 1), HC_K2(12, 1)},
+    {HC_K2(1, 2), HC_K2(2, 2), HC_K2(3, 2), HC_K2(4, 2), HC_K2(5, 2), HC_K2(6, 2)},
+    {HC_K2(1, 3), HC_K2(2, 3), HC_K2(3, 3), HC_K2(4, 3)},
+};
+static const int kern_rows[3] = {12, 6, 4};
+
+/* Asks for the rows of A that the block of mr rows at `a` reads, ahead of its kernel: a
+ * Winograd GEMM's A (one of 36 weight matrices, together larger than L2) comes from L3, in
+ * runs too short for the hardware prefetchers. Row-major A: each row's lines; transposed A
+ * (rsa 1): one line per k, only when the block starts a new line. */
+static void prefetch_a(const float *a, int mr, int K, size_t rsa, size_t csa)
+{
+    if (csa == 1) {
+        for (int r = 0; r < mr; r++)
+            for (int k = 0; k < K; k += 16)
+                _mm_prefetch((const char *)(a + (size_t)r * rsa + k), _MM_HINT_T0);
+    } else if (rsa == 1 && ((uintptr_t)(a + mr - 1) & 63) < (size_t)mr * sizeof(float)) {
+        for (int k = 0; k < K; k++)
+            _mm_prefetch((const char *)(a + (size_t)k * csa + mr - 1), _MM_HINT_T0);
+    }
+}
 
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
              size_t ldb, float *C, size_t ldc, int accumulate)
 {
-    /* Column panels of 16 outer (a K x 16 panel of B stays in L1 while every row block of A
-     * passes over it), blocks of 6 rows inner. */
-    enum { PACK_K = 512 };
-    float panel[PACK_K * 16]; /* a full column panel of B copied contiguous (no arithmetic) */
-    int pack = M > 6 && ldb != 16 && K <= PACK_K;
-    for (int j0 = 0; j0 < N; j0 += 16) {
-        int n = N - j0 < 16 ? N - j0 : 16;
-        int nv = n > 8 ? 2 : 1, last = n - 8 * (nv - 1);
-        int sel = (nv - 1) * 2 + (last < 8);
+    /* Column panels outer (a K x nr panel of B, copied contiguous when several row blocks
+     * read it, stays in L1 while every row block of A passes over it), row blocks inner.
+     * Panels of 24 columns (4 x 3 kernel) while such a panel fits L1, else 16 (6 x 2). A
+     * Winograd chunk of 24 columns is then one panel: A is read once. */
+    enum { PACK_K = 512, PACK_W = 24, WIDE_K = 256 };
+    float panel[PACK_K * PACK_W]; /* no arithmetic: a copy */
+    int nr = K <= WIDE_K ? 24 : 16;
+    for (int j0 = 0; j0 < N; j0 += nr) {
+        int n = N - j0 < nr ? N - j0 : nr;
+        int nv = (n + 7) / 8, last = n - 8 * (nv - 1), mr_max = kern_rows[nv - 1];
         const float *bp = B + j0;
         size_t ldp = ldb;
-        if (pack && n == 16) {
+        if (M > mr_max && K <= PACK_K && ldb != (size_t)(8 * nv)) {
+            __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
+            /* The rows of the next nr columns, whether this call's next panel or, past N,
+             * the next call's first one: the Winograd tile GEMMs and the attention strips
+             * walk B left to right, a call's B starting where the last one's ended. Rows far
+             * apart (ldb 36 x chunk, batch x 361) are not followed by the hardware
+             * prefetchers. Into L2: A streaming through L1 while this panel is used would
+             * evict them from L1 before their turn. Its first and last column: 24 floats
+             * span two or three lines. */
+            size_t pf0 = (size_t)(j0 + n), pf1 = pf0 + (size_t)nr - 1;
+            int far = pf0 < ldb;
+            if (pf1 >= ldb)
+                pf1 = ldb - 1;
             for (int k = 0; k < K; k++) {
-                _mm256_storeu_ps(panel + k * 16, _mm256_loadu_ps(B + (size_t)k * ldb + j0));
-                _mm256_storeu_ps(panel + k * 16 + 8, _mm256_loadu_ps(B + (size_t)k * ldb + j0 + 8));
+                const float *b = B + (size_t)k * ldb + j0;
+                float *p = panel + (size_t)k * 8 * nv;
+                for (int v = 0; v < nv - 1; v++)
+                    _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
+                _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
+                if (far) {
+                    _mm_prefetch((const char *)(b - j0 + pf0), _MM_HINT_T1);
+                    _mm_prefetch((const char *)(b - j0 + pf1), _MM_HINT_T1);
+                }
             }
             bp = panel;
-            ldp = 16;
+            ldp = (size_t)(8 * nv);
         }
-        int mr_max = nv == 1 ? 12 : 6;
-        for (int i0 = 0; i0 < M; i0 += mr_max) {
-            int mr = M - i0 < mr_max ? M - i0 : mr_max;
-            kerns[mr - 1][sel](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
-                               C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+        /* row blocks splitting M as evenly as possible: the first `extra` of nb blocks take
+         * one row more than the rest, so no block of one or two rows (too few FMA chains to
+         * fill the pipes) follows a run of full ones */
+        int nb = (M + mr_max - 1) / mr_max, base = M / nb, extra = M % nb;
+        for (int ib = 0, i0 = 0; ib < nb; ib++) {
+            int mr = base + (ib < extra);
+            if (ib + 1 < nb)
+                prefetch_a(A + (size_t)(i0 + mr) * rsa, base + (ib + 1 < extra), K, rsa, csa);
+            kerns[nv - 1][mr - 1][last < 8](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
+                                            C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+            i0 += mr;
         }
     }
 }

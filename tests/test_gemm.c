@@ -62,6 +62,34 @@ static void test_exact(void)
     hc_check("gemm-1.1", bad == 0 && cases > 1000, "%d of %d shapes differ from the fmaf chain", bad, cases);
 }
 
+/* The panel choices test_exact's small K does not reach: K past the 24-column panels' limit
+ * (16-column panels), past the packing buffer (B read in place), B already as narrow as a
+ * panel (ldb 8, 16, 24: read in place), and row counts leaving every partial row block. */
+static void test_wide(void)
+{
+    static const int Ms[] = {1, 5, 13, 97}, Ns[] = {7, 8, 16, 24, 40, 61}, Ks[] = {255, 257, 300, 513, 600};
+    int bad = 0, cases = 0;
+    for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
+        for (size_t b = 0; b < sizeof Ns / sizeof *Ns; b++)
+            for (size_t c = 0; c < sizeof Ks / sizeof *Ks; c++) {
+                int M = Ms[a], N = Ns[b], K = Ks[c];
+                int trans = (int)(a + b + c) % 2, accumulate = (int)(a + c) % 2;
+                size_t ldb = (a + b) % 2 ? (size_t)N : (size_t)N + 5, ldc = (size_t)N + 1;
+                size_t rsa = trans ? 1 : (size_t)K + 1, csa = trans ? (size_t)M + 3 : 1;
+                float *A = rvec(trans ? csa * K : rsa * M), *B = rvec(ldb * K);
+                float *C = rvec(ldc * M), *R = malloc(ldc * M * sizeof(float));
+                memcpy(R, C, ldc * M * sizeof(float));
+                hc_gemm(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
+                hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, R, ldc, accumulate);
+                cases++;
+                if (memcmp(C, R, ldc * M * sizeof(float)) != 0)
+                    bad++;
+                free(A), free(B), free(C), free(R);
+            }
+    hc_check("gemm-1.2", bad == 0 && cases == 120, "%d of %d large-K shapes differ from the fmaf chain",
+             bad, cases);
+}
+
 /* Column j of C must have the same bits whether computed in a call of N columns or of one
  * column at offset 0, and row i whether M rows or one row. */
 static void test_invariance(void)
@@ -101,6 +129,7 @@ static void test_invariance(void)
 int main(void)
 {
     test_exact();
+    test_wide();
     test_invariance();
     return hc_test_exit();
 }
