@@ -320,6 +320,19 @@ static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
     return all < WINO_NC ? (int)all : WINO_NC;
 }
 
+/* The row stride of V and M: the chunk rounded up to whole 8-lane vectors, so that the
+ * transforms load and store full vectors (the GEMMs read and write only the chunk's n columns;
+ * the columns past n are never used). */
+static int wino_ld(int nc)
+{
+    return (nc + 7) & ~7;
+}
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#define WINO_AVX2 1 /* transforms gather from and scatter to the planes directly (no padded copy) */
+#endif
+
 /* The input planes of a chunk's rows are copied into a zero-bordered buffer so that every
  * tile's 6x6 gather is unconditional: rows of one channel, each (tyn-1)*step+6 by
  * (txn-1)*step+6 with the board at (off, off). */
@@ -336,6 +349,10 @@ static void wino_pad_dims(const hc_kconv *cv, int batch, int nx, int ny, int *wp
 
 static size_t wino_pad_size(const hc_kconv *cv, int batch, int nx, int ny)
 {
+#ifdef WINO_AVX2
+    (void)cv, (void)batch, (void)nx, (void)ny;
+    return 0;
+#endif
     int wp, hp, rows;
     wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &rows);
     return (size_t)wp * hp * rows + 8; /* + 8: the last tile's rows are read 8 wide */
@@ -425,7 +442,7 @@ size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
     if (cv->wino) /* V [ic][36][nc] and M [oc][36][nc] of one chunk (+ an fp16-accumulation
                    * chunk), then the padded input planes */
         return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
-                   (size_t)wino_chunk(cv, batch, nx, ny) +
+                   (size_t)wino_ld(wino_chunk(cv, batch, nx, ny)) +
                wino_pad_size(cv, batch, nx, ny);
     size_t acc = cv->acc_fp16 ? (size_t)2 * cv->oc * nx * ny : 0; /* result and chunk */
     if (cv->kh == 1 && cv->kw == 1)
@@ -513,6 +530,233 @@ static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, con
     }
 }
 
+#ifdef WINO_AVX2
+/* Lane bookkeeping of a chunk, at most WINO_NC pairs rounded up to whole vectors. */
+enum { WINO_LANES = (WINO_NC + 7) & ~7 };
+#ifndef WINO_PF
+#define WINO_PF 2 /* channels ahead to prefetch */
+#endif
+
+/* p + k floats, k possibly negative (a tile's first column left of the plane): only ever
+ * read through a lane mask that excludes the elements outside the tensor. */
+static inline const float *wino_at(const float *p, ptrdiff_t k)
+{
+    return (const float *)((uintptr_t)p + (uintptr_t)(k * (ptrdiff_t)sizeof(float)));
+}
+
+/* The input transform of a chunk, from the planes themselves: each lane's 6 tile rows are
+ * 8-wide masked loads (the columns and rows outside the board read as the zero border),
+ * transposed into lanes; then B^T along x and along y as the scalar form. */
+static void wino_in_avx2(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
+                         int g0, int n, int ld, float *V)
+{
+    int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1;
+    int hw = nx * ny, txn = (nx + step - 1) / step;
+    int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+    int nl = wino_ld(n);
+    ptrdiff_t src[WINO_LANES][6]; /* each lane's row r: its first column in channel 0 */
+    hc_v8i cm[WINO_LANES][6];     /* and the columns read there (none off the board) */
+    for (int j = 0; j < nl; j++) {
+        int g = g0 + j, b = g / T, t = g % T;
+        int y0 = (t / txn) * step - off, x0 = (t % txn) * step - off;
+        hc_v8i cols;
+        for (int c = 0; c < 8; c++)
+            cols[c] = j < n && c < 6 && x0 + c >= 0 && x0 + c < nx ? -1 : 0;
+        for (int r = 0; r < 6; r++) {
+            int y = y0 + r, ok = y >= 0 && y < ny;
+            src[j][r] = ok ? (ptrdiff_t)b * hw + (ptrdiff_t)y * nx + x0 : 0;
+            cm[j][r] = ok ? cols : (hc_v8i){0};
+        }
+    }
+    /* the chunk's rows span one contiguous range of each channel: the next channels' range is
+     * prefetched while this one is transformed (they come from L3 or memory) */
+    ptrdiff_t lo = PTRDIFF_MAX, hi = 0;
+    for (int j = 0; j < n; j++)
+        for (int r = 0; r < 6; r++)
+            if (cm[j][r][0] | cm[j][r][1]) {
+                lo = src[j][r] < lo ? src[j][r] : lo;
+                hi = src[j][r] + 8 > hi ? src[j][r] + 8 : hi;
+            }
+    lo = lo < 0 ? 0 : lo;
+    for (int i = 0; i < cv->ic; i++) {
+        const float *plane = in + (size_t)i * batch * hw;
+        if (i + WINO_PF < cv->ic)
+            for (ptrdiff_t k = lo; k < hi; k += 16)
+                __builtin_prefetch(plane + (size_t)WINO_PF * batch * hw + k, 0, 3);
+        for (int l0 = 0; l0 < n; l0 += 8) {
+            hc_v8f tmp[36], o[6];
+            for (int r = 0; r < 6; r++) { /* 8 tiles' input row r into lanes, then along x */
+                hc_v8f rows[8], z[6];
+                for (int l = 0; l < 8; l++)
+                    rows[l] = (hc_v8f)_mm256_maskload_ps(wino_at(plane, src[l0 + l][r]),
+                                                          (__m256i)cm[l0 + l][r]);
+                transpose8x6(rows, z);
+                WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
+                for (int c = 0; c < 6; c++)
+                    tmp[r * 6 + c] = o[c];
+            }
+            float *vi = V + (size_t)i * 36 * ld + l0;
+            for (int c = 0; c < 6; c++) { /* then along y */
+                WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
+                for (int r = 0; r < 6; r++)
+                    _mm256_storeu_ps(vi + (size_t)(r * 6 + c) * ld, (__m256)o[r]);
+            }
+        }
+    }
+}
+
+/* One output row piece of 4 (3x3) or 2 (5x5) floats of a tile: x's first k values, stored (or
+ * added to what is there: d + v, as the scalar form). */
+static inline void wino_put4(float *p, __m128 x, __m128i cmask, int full, int accumulate)
+{
+    if (full) {
+        if (accumulate)
+            x = _mm_add_ps(_mm_loadu_ps(p), x);
+        _mm_storeu_ps(p, x);
+    } else {
+        if (accumulate)
+            x = _mm_add_ps(_mm_maskload_ps(p, cmask), x);
+        _mm_maskstore_ps(p, cmask, x);
+    }
+}
+
+static inline void wino_put2(float *p, __m128 x, int k, int accumulate)
+{
+    if (k == 2) {
+        if (accumulate)
+            x = _mm_add_ps(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)p), x);
+        _mm_storel_pi((__m64 *)p, x);
+        return;
+    }
+    float v[4];
+    _mm_storeu_ps(v, x);
+    for (int c = 0; c < k; c++)
+        p[c] = accumulate ? p[c] + v[c] : v[c];
+}
+
+/* The output transform of a chunk (A^T along x, then y, then the fused epilogue), each lane's
+ * rows stored straight into its tile of the output planes. */
+static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *out,
+                          int accumulate, int g0, int n, int ld, const float *M,
+                          const hc_kepi *epi)
+{
+    int five = cv->kh == 5, osz = five ? 2 : 4, ov = osz * osz;
+    int hw = nx * ny, txn = (nx + osz - 1) / osz;
+    int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+    size_t dst[WINO_LANES];
+    int rmax[WINO_LANES], cmax[WINO_LANES], full[WINO_LANES];
+    __m128i cmk[WINO_LANES];
+    hc_v8f mk[WINO_LANES / 8][16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
+    size_t lo = SIZE_MAX, hi = 0;  /* the chunk's span of each output plane */
+    for (int j = 0; j < wino_ld(n); j++) {
+        int g = g0 + (j < n ? j : 0), b = g / T, t = g % T;
+        int ty = t / txn, tx = t % txn;
+        dst[j] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
+        rmax[j] = j >= n ? 0 : ny - ty * osz < osz ? ny - ty * osz : osz;
+        cmax[j] = nx - tx * osz < osz ? nx - tx * osz : osz;
+        full[j] = cmax[j] == osz;
+        cmk[j] = _mm_set_epi32(cmax[j] > 3 ? -1 : 0, cmax[j] > 2 ? -1 : 0, cmax[j] > 1 ? -1 : 0, -1);
+        if (epi)
+            for (int k = 0; k < ov; k++) {
+                int r = k / osz, c = k % osz;
+                mk[j / 8][k][j % 8] = r < rmax[j] && c < cmax[j]
+                                          ? epi->mask[dst[j] + (size_t)r * nx + c]
+                                          : 0.0f;
+            }
+        if (rmax[j]) {
+            lo = dst[j] < lo ? dst[j] : lo;
+            hi = dst[j] + (size_t)(rmax[j] - 1) * nx + cmax[j] > hi
+                     ? dst[j] + (size_t)(rmax[j] - 1) * nx + cmax[j]
+                     : hi;
+        }
+    }
+    for (int oc = 0; oc < cv->oc; oc++) {
+        if (oc + WINO_PF < cv->oc)
+            for (size_t k = lo; k < hi; k += 16)
+                __builtin_prefetch(out + (size_t)(oc + WINO_PF) * batch * hw + k, 1, 3);
+        for (int l0 = 0; l0 < n; l0 += 8) {
+            const float *mo = M + (size_t)oc * 36 * ld + l0;
+            hc_v8f res[16];
+#define WINO_M(k) ((hc_v8f)_mm256_loadu_ps(mo + (size_t)(k) * ld))
+            if (!five) {
+                hc_v8f tmp[24], y4[4];
+                for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> 4 */
+                    hc_v8f z0 = WINO_M(r * 6), z1 = WINO_M(r * 6 + 1), z2 = WINO_M(r * 6 + 2);
+                    hc_v8f z3 = WINO_M(r * 6 + 3), z4 = WINO_M(r * 6 + 4), z5 = WINO_M(r * 6 + 5);
+                    WINO_AT(z0, z1, z2, z3, z4, z5, y4);
+                    for (int c = 0; c < 4; c++)
+                        tmp[r * 4 + c] = y4[c];
+                }
+                for (int c = 0; c < 4; c++) { /* then along y: 6 rows -> 4 */
+                    WINO_AT(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
+                    for (int r = 0; r < 4; r++)
+                        res[r * 4 + c] = y4[r];
+                }
+            } else {
+                hc_v8f h[6][2];
+                for (int r = 0; r < 6; r++) {
+                    hc_v8f z0 = WINO_M(r * 6), z1 = WINO_M(r * 6 + 1), z2 = WINO_M(r * 6 + 2);
+                    hc_v8f z3 = WINO_M(r * 6 + 3), z4 = WINO_M(r * 6 + 4), z5 = WINO_M(r * 6 + 5);
+                    h[r][0] = z0 + z1 + z2 + z3 + z4;
+                    h[r][1] = (z1 - z2) + 2.0f * (z3 - z4) + z5;
+                }
+                for (int c = 0; c < 2; c++) {
+                    res[0 * 2 + c] = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
+                    res[1 * 2 + c] = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
+                }
+            }
+#undef WINO_M
+            if (epi)
+                for (int k = 0; k < ov; k++)
+                    res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, mk[l0 / 8][k]);
+            float *plane = out + (size_t)oc * batch * hw;
+            for (int r = 0; r < osz; r++) {
+                __m128 x[8]; /* x[l]: lane l's row r (its first osz floats) */
+                if (!five) {
+                    __m256 a0 = (__m256)res[r * 4], a1 = (__m256)res[r * 4 + 1];
+                    __m256 a2 = (__m256)res[r * 4 + 2], a3 = (__m256)res[r * 4 + 3];
+                    __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+                    __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
+                    __m256 q[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xee),
+                                   _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xee)};
+                    for (int l = 0; l < 4; l++) {
+                        x[l] = _mm256_castps256_ps128(q[l]);
+                        x[l + 4] = _mm256_extractf128_ps(q[l], 1);
+                    }
+                } else {
+                    __m256 a0 = (__m256)res[r * 2], a1 = (__m256)res[r * 2 + 1];
+                    __m256 t0 = _mm256_unpacklo_ps(a0, a1), t1 = _mm256_unpackhi_ps(a0, a1);
+                    __m128 p0 = _mm256_castps256_ps128(t0), p1 = _mm256_castps256_ps128(t1);
+                    __m128 p4 = _mm256_extractf128_ps(t0, 1), p5 = _mm256_extractf128_ps(t1, 1);
+                    x[0] = p0, x[1] = _mm_movehl_ps(p0, p0), x[2] = p1, x[3] = _mm_movehl_ps(p1, p1);
+                    x[4] = p4, x[5] = _mm_movehl_ps(p4, p4), x[6] = p5, x[7] = _mm_movehl_ps(p5, p5);
+                }
+                for (int l = 0; l < 8; l++) {
+                    int j = l0 + l;
+                    if (r >= rmax[j])
+                        continue;
+                    float *p = plane + dst[j] + (size_t)r * nx;
+                    if (!five)
+                        wino_put4(p, x[l], cmk[j], full[j], accumulate);
+                    else
+                        wino_put2(p, x[l], cmax[j], accumulate);
+                }
+            }
+        }
+    }
+}
+
+static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
+                           float *out, int accumulate, float *ws, int g0, int n, int ld,
+                           const hc_kepi *epi)
+{
+    float *V = ws, *M = ws + (size_t)36 * cv->ic * ld;
+    wino_in_avx2(cv, batch, nx, ny, in, g0, n, ld, V);
+    wino_gemms(cv, n, ld, V, M);
+    wino_out_avx2(cv, batch, nx, ny, out, accumulate, g0, n, ld, M, epi);
+}
+
+#else
 /* Winograd of one chunk of n (row, tile) pairs g = g0 .. g0+n-1 (row g / T, tile g % T):
  * F(4x4,3x3) (4x4 outputs per tile, input offset -1) or, for 5x5 kernels, F(2x2,5x5) (2x2
  * outputs, offset -2), both on 6x6 input tiles with the same B^T. Eight pairs at a time sit in
@@ -681,6 +925,8 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
     }
 }
 
+#endif
+
 /* ---- Winograd F(2x2,3x3) (emulation of MLX's convolution) ---- */
 
 int hc_kconv_use_winograd2(hc_kconv *cv, hc_err *err)
@@ -798,7 +1044,7 @@ static void kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float
         int all = batch * T, nc = wino_chunk(cv, batch, nx, ny);
         for (int g0 = 0; g0 < all; g0 += nc)
             wino_chunk_run(cv, batch, nx, ny, in, out, accumulate, ws, g0,
-                           all - g0 < nc ? all - g0 : nc, nc, epi);
+                           all - g0 < nc ? all - g0 : nc, wino_ld(nc), epi);
         return;
     }
     if (one && !cv->acc_fp16) {
