@@ -310,7 +310,10 @@ static int wino5_tiles(int nx, int ny)
 #if defined(__AVX512F__)
 enum { WINO_NC = 32 }; /* two full 16-lane vectors in refs/gemm.c's AVX-512 kernel; L2 is larger there too */
 #else
-enum { WINO_NC = 24 };
+#ifndef WINO_NC_AVX2
+#define WINO_NC_AVX2 16
+#endif
+enum { WINO_NC = WINO_NC_AVX2 };
 #endif
 
 static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
@@ -328,9 +331,25 @@ static int wino_ld(int nc)
     return (nc + 7) & ~7;
 }
 
+/* Floats from one tile's V block to the next: the chunk's ic rows, plus a line so that the 36
+ * stores of a tile do not all fall on the same 4 KiB offsets (store/load aliasing). */
+#ifndef WINO_VPAD
+#define WINO_VPAD 16
+#endif
+static size_t wino_vk(const hc_kconv *cv, int ld)
+{
+    return (size_t)cv->ic * ld + WINO_VPAD;
+}
+
 #if defined(__AVX2__)
 #include <immintrin.h>
 #define WINO_AVX2 1 /* transforms gather from and scatter to the planes directly (no padded copy) */
+#endif
+#ifndef WINO_PF
+#define WINO_PF 2 /* channels ahead to prefetch */
+#endif
+#ifndef WINO_OB
+#define WINO_OB 96 /* output channels per block of tile GEMMs */
 #endif
 
 /* The input planes of a chunk's rows are copied into a zero-bordered buffer so that every
@@ -439,17 +458,23 @@ size_t hc_kconv_workspace(const hc_kconv *cv, int batch, int nx, int ny)
 {
     if (cv->wino2) /* V [16][ic][T] and M [16][oc][T] of one row (+ an fp16-accumulation chunk) */
         return (size_t)(16 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) * (size_t)(((nx + 1) / 2) * ((ny + 1) / 2));
-    if (cv->wino) /* V [ic][36][nc] and M [oc][36][nc] of one chunk (+ an fp16-accumulation
-                   * chunk), then the padded input planes */
-        return (size_t)(36 * (cv->ic + cv->oc) + (cv->acc_fp16 ? cv->oc : 0)) *
-                   (size_t)wino_ld(wino_chunk(cv, batch, nx, ny)) +
+    if (cv->wino) { /* V and M of one chunk (+ an fp16-accumulation chunk), then the padded
+                     * input planes where the transforms use them */
+        int mo = cv->oc;
+#ifdef WINO_AVX2
+        mo = cv->oc < WINO_OB ? cv->oc : WINO_OB; /* M of one block of output channels */
+#endif
+        int ld = wino_ld(wino_chunk(cv, batch, nx, ny));
+        return 36 * wino_vk(cv, ld) + (size_t)(36 * mo + (cv->acc_fp16 ? mo : 0)) * ld +
                wino_pad_size(cv, batch, nx, ny);
+    }
     size_t acc = cv->acc_fp16 ? (size_t)2 * cv->oc * nx * ny : 0; /* result and chunk */
     if (cv->kh == 1 && cv->kw == 1)
         return acc;
     return (size_t)cv->ic * cv->kh * cv->kw * nx * ny + acc;
 }
 
+#ifndef WINO_AVX2
 /* The 36 tile GEMMs M[k] = U[k] V[k] of one chunk of n columns (V [ic][36][ld], M [oc][36][ld]:
  * a tile's 36 values close together for the transforms; the GEMMs use a row stride of 36*ld),
  * with the emulation modes: fp16 tiles round V before and M after, fp16 accumulation uses the
@@ -473,6 +498,7 @@ static void wino_gemms(const hc_kconv *cv, int n, int ld, float *V, float *M)
         for (int r = 0; r < 36 * cv->oc; r++)
             hc_round_fp16_array(M + (size_t)r * ld, (size_t)n);
 }
+#endif
 
 /* B^T of F(4x4,3x3) on 6 values (8 tiles per lane vector). */
 #define WINO_BT(z0, z1, z2, z3, z4, z5, o)                                                      \
@@ -533,9 +559,6 @@ static void im2col_row(const hc_kconv *cv, int batch, int b, int nx, int ny, con
 #ifdef WINO_AVX2
 /* Lane bookkeeping of a chunk, at most WINO_NC pairs rounded up to whole vectors. */
 enum { WINO_LANES = (WINO_NC + 7) & ~7 };
-#ifndef WINO_PF
-#define WINO_PF 2 /* channels ahead to prefetch */
-#endif
 
 /* p + k floats, k possibly negative (a tile's first column left of the plane): only ever
  * read through a lane mask that excludes the elements outside the tensor. */
@@ -578,28 +601,38 @@ static void wino_in_avx2(const hc_kconv *cv, int batch, int nx, int ny, const fl
                 hi = src[j][r] + 8 > hi ? src[j][r] + 8 : hi;
             }
     lo = lo < 0 ? 0 : lo;
+    int slots = (n + 7) / 8 * 6, per = (int)((hi - lo + 15) / 16 + slots - 1) / slots;
     for (int i = 0; i < cv->ic; i++) {
-        const float *plane = in + (size_t)i * batch * hw;
-        if (i + WINO_PF < cv->ic)
-            for (ptrdiff_t k = lo; k < hi; k += 16)
-                __builtin_prefetch(plane + (size_t)WINO_PF * batch * hw + k, 0, 3);
+        const float *plane = in + (size_t)i * batch * hw, *pf = plane + (size_t)WINO_PF * batch * hw;
+        ptrdiff_t pk = i + WINO_PF < cv->ic ? lo : hi;
         for (int l0 = 0; l0 < n; l0 += 8) {
             hc_v8f tmp[36], o[6];
             for (int r = 0; r < 6; r++) { /* 8 tiles' input row r into lanes, then along x */
                 hc_v8f rows[8], z[6];
+                for (int q = 0; q < per && pk < hi; q++, pk += 16)
+                    __builtin_prefetch(pf + pk, 0, 3);
+#pragma GCC unroll 8
                 for (int l = 0; l < 8; l++)
+#ifdef WINO_TEST_NOMASK
+                    rows[l] = (hc_v8f)_mm256_loadu_ps(wino_at(plane, src[l0 + l][r] + 8));
+#else
                     rows[l] = (hc_v8f)_mm256_maskload_ps(wino_at(plane, src[l0 + l][r]),
                                                           (__m256i)cm[l0 + l][r]);
+#endif
                 transpose8x6(rows, z);
-                WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
-                for (int c = 0; c < 6; c++)
-                    tmp[r * 6 + c] = o[c];
+                hc_v8f *t = tmp + r * 6; /* written in place: a copy became a memcpy call */
+                WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], t);
             }
-            float *vi = V + (size_t)i * 36 * ld + l0;
+            float *vi = V + (size_t)i * ld + l0;
+            size_t kst = wino_vk(cv, ld); /* V [36][ic][ld]: each tile GEMM's B contiguous */
             for (int c = 0; c < 6; c++) { /* then along y */
                 WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
-                for (int r = 0; r < 6; r++)
-                    _mm256_storeu_ps(vi + (size_t)(r * 6 + c) * ld, (__m256)o[r]);
+                _mm256_storeu_ps(vi + (size_t)(0 * 6 + c) * kst, (__m256)o[0]);
+                _mm256_storeu_ps(vi + (size_t)(1 * 6 + c) * kst, (__m256)o[1]);
+                _mm256_storeu_ps(vi + (size_t)(2 * 6 + c) * kst, (__m256)o[2]);
+                _mm256_storeu_ps(vi + (size_t)(3 * 6 + c) * kst, (__m256)o[3]);
+                _mm256_storeu_ps(vi + (size_t)(4 * 6 + c) * kst, (__m256)o[4]);
+                _mm256_storeu_ps(vi + (size_t)(5 * 6 + c) * kst, (__m256)o[5]);
             }
         }
     }
@@ -636,46 +669,64 @@ static inline void wino_put2(float *p, __m128 x, int k, int accumulate)
 
 /* The output transform of a chunk (A^T along x, then y, then the fused epilogue), each lane's
  * rows stored straight into its tile of the output planes. */
-static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *out,
-                          int accumulate, int g0, int n, int ld, const float *M,
-                          const hc_kepi *epi)
-{
-    int five = cv->kh == 5, osz = five ? 2 : 4, ov = osz * osz;
-    int hw = nx * ny, txn = (nx + osz - 1) / osz;
-    int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+/* Where each lane of a chunk's output transform goes. */
+typedef struct wino_olanes {
     size_t dst[WINO_LANES];
     int rmax[WINO_LANES], cmax[WINO_LANES], full[WINO_LANES];
     __m128i cmk[WINO_LANES];
     hc_v8f mk[WINO_LANES / 8][16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
-    size_t lo = SIZE_MAX, hi = 0;  /* the chunk's span of each output plane */
+    size_t lo, hi;                 /* the chunk's span of each output plane */
+} wino_olanes;
+
+static void wino_olanes_init(wino_olanes *ol, const hc_kconv *cv, int nx, int ny, int g0, int n,
+                             const hc_kepi *epi)
+{
+    int five = cv->kh == 5, osz = five ? 2 : 4, ov = osz * osz;
+    int hw = nx * ny, txn = (nx + osz - 1) / osz;
+    int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+    ol->lo = SIZE_MAX, ol->hi = 0;
     for (int j = 0; j < wino_ld(n); j++) {
         int g = g0 + (j < n ? j : 0), b = g / T, t = g % T;
         int ty = t / txn, tx = t % txn;
-        dst[j] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
-        rmax[j] = j >= n ? 0 : ny - ty * osz < osz ? ny - ty * osz : osz;
-        cmax[j] = nx - tx * osz < osz ? nx - tx * osz : osz;
-        full[j] = cmax[j] == osz;
-        cmk[j] = _mm_set_epi32(cmax[j] > 3 ? -1 : 0, cmax[j] > 2 ? -1 : 0, cmax[j] > 1 ? -1 : 0, -1);
+        size_t d = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
+        int rm = j >= n ? 0 : ny - ty * osz < osz ? ny - ty * osz : osz;
+        int cm = nx - tx * osz < osz ? nx - tx * osz : osz;
+        ol->dst[j] = d, ol->rmax[j] = rm, ol->cmax[j] = cm, ol->full[j] = cm == osz;
+        ol->cmk[j] = _mm_set_epi32(cm > 3 ? -1 : 0, cm > 2 ? -1 : 0, cm > 1 ? -1 : 0, -1);
         if (epi)
             for (int k = 0; k < ov; k++) {
                 int r = k / osz, c = k % osz;
-                mk[j / 8][k][j % 8] = r < rmax[j] && c < cmax[j]
-                                          ? epi->mask[dst[j] + (size_t)r * nx + c]
-                                          : 0.0f;
+                ol->mk[j / 8][k][j % 8] = r < rm && c < cm ? epi->mask[d + (size_t)r * nx + c] : 0.0f;
             }
-        if (rmax[j]) {
-            lo = dst[j] < lo ? dst[j] : lo;
-            hi = dst[j] + (size_t)(rmax[j] - 1) * nx + cmax[j] > hi
-                     ? dst[j] + (size_t)(rmax[j] - 1) * nx + cmax[j]
-                     : hi;
+        if (rm) {
+            size_t e = d + (size_t)(rm - 1) * nx + cm;
+            ol->lo = d < ol->lo ? d : ol->lo;
+            ol->hi = e > ol->hi ? e : ol->hi;
         }
     }
-    for (int oc = 0; oc < cv->oc; oc++) {
-        if (oc + WINO_PF < cv->oc)
-            for (size_t k = lo; k < hi; k += 16)
-                __builtin_prefetch(out + (size_t)(oc + WINO_PF) * batch * hw + k, 1, 3);
+}
+
+/* The output transform of output channels oc0 .. oc1-1 of a chunk (A^T along x, then y, then
+ * the fused epilogue) from M [oc - oc0][36][ld], each lane's rows stored straight into its
+ * tile of the output planes. */
+static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *out,
+                          int accumulate, int n, int ld, const float *M, int oc0, int oc1,
+                          const wino_olanes *ol, const hc_kepi *epi)
+{
+    int five = cv->kh == 5, osz = five ? 2 : 4, ov = osz * osz;
+    int hw = nx * ny;
+    const size_t *dst = ol->dst;
+    const int *rmax = ol->rmax, *cmax = ol->cmax, *full = ol->full;
+    const __m128i *cmk = ol->cmk;
+    size_t lo = ol->lo, hi = ol->hi;
+    /* the prefetches of a later channel's span, spread over the row stores (all at once, they
+     * stalled on the miss buffers) */
+    int slots = (n + 7) / 8 * osz, per = (int)((hi - lo + 15) / 16 + (size_t)slots - 1) / slots;
+    for (int oc = oc0; oc < oc1; oc++) {
+        const float *pf = out + (size_t)(oc + WINO_PF) * batch * hw;
+        size_t pk = oc + WINO_PF < oc1 ? lo : hi;
         for (int l0 = 0; l0 < n; l0 += 8) {
-            const float *mo = M + (size_t)oc * 36 * ld + l0;
+            const float *mo = M + (size_t)(oc - oc0) * 36 * ld + l0;
             hc_v8f res[16];
 #define WINO_M(k) ((hc_v8f)_mm256_loadu_ps(mo + (size_t)(k) * ld))
             if (!five) {
@@ -683,14 +734,15 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
                 for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> 4 */
                     hc_v8f z0 = WINO_M(r * 6), z1 = WINO_M(r * 6 + 1), z2 = WINO_M(r * 6 + 2);
                     hc_v8f z3 = WINO_M(r * 6 + 3), z4 = WINO_M(r * 6 + 4), z5 = WINO_M(r * 6 + 5);
-                    WINO_AT(z0, z1, z2, z3, z4, z5, y4);
-                    for (int c = 0; c < 4; c++)
-                        tmp[r * 4 + c] = y4[c];
+                    hc_v8f *t = tmp + r * 4;
+                    WINO_AT(z0, z1, z2, z3, z4, z5, t);
                 }
                 for (int c = 0; c < 4; c++) { /* then along y: 6 rows -> 4 */
                     WINO_AT(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
-                    for (int r = 0; r < 4; r++)
-                        res[r * 4 + c] = y4[r];
+                    res[0 * 4 + c] = y4[0];
+                    res[1 * 4 + c] = y4[1];
+                    res[2 * 4 + c] = y4[2];
+                    res[3 * 4 + c] = y4[3];
                 }
             } else {
                 hc_v8f h[6][2];
@@ -708,9 +760,11 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
 #undef WINO_M
             if (epi)
                 for (int k = 0; k < ov; k++)
-                    res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, mk[l0 / 8][k]);
+                    res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, ol->mk[l0 / 8][k]);
             float *plane = out + (size_t)oc * batch * hw;
             for (int r = 0; r < osz; r++) {
+                for (int q = 0; q < per && pk < hi; q++, pk += 16)
+                    __builtin_prefetch(pf + pk, 1, 3);
                 __m128 x[8]; /* x[l]: lane l's row r (its first osz floats) */
                 if (!five) {
                     __m256 a0 = (__m256)res[r * 4], a1 = (__m256)res[r * 4 + 1];
@@ -719,6 +773,7 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
                     __m256 t2 = _mm256_unpacklo_ps(a2, a3), t3 = _mm256_unpackhi_ps(a2, a3);
                     __m256 q[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xee),
                                    _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xee)};
+#pragma GCC unroll 4
                     for (int l = 0; l < 4; l++) {
                         x[l] = _mm256_castps256_ps128(q[l]);
                         x[l + 4] = _mm256_extractf128_ps(q[l], 1);
@@ -731,6 +786,7 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
                     x[0] = p0, x[1] = _mm_movehl_ps(p0, p0), x[2] = p1, x[3] = _mm_movehl_ps(p1, p1);
                     x[4] = p4, x[5] = _mm_movehl_ps(p4, p4), x[6] = p5, x[7] = _mm_movehl_ps(p5, p5);
                 }
+#pragma GCC unroll 8
                 for (int l = 0; l < 8; l++) {
                     int j = l0 + l;
                     if (r >= rmax[j])
@@ -746,14 +802,58 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
     }
 }
 
+/* The tile GEMMs run over blocks of WINO_OB output channels, each block's output transform
+ * right after its 36 GEMMs, while its M is still in L1/L2; each M element is still one hc_gemm
+ * chain over all input channels (a row's bits do not depend on the rows sharing its call). */
+#ifdef WINO_PROF
+unsigned long long wino_prof[3];
+#endif
 static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
                            float *out, int accumulate, float *ws, int g0, int n, int ld,
                            const hc_kepi *epi)
 {
-    float *V = ws, *M = ws + (size_t)36 * cv->ic * ld;
+    float *V = ws, *M = ws + 36 * wino_vk(cv, ld);
+    int ob = cv->oc < WINO_OB ? cv->oc : WINO_OB;
+#ifdef WINO_PROF
+    unsigned long long t0 = __rdtsc();
+#endif
     wino_in_avx2(cv, batch, nx, ny, in, g0, n, ld, V);
-    wino_gemms(cv, n, ld, V, M);
-    wino_out_avx2(cv, batch, nx, ny, out, accumulate, g0, n, ld, M, epi);
+#ifdef WINO_PROF
+    unsigned long long t1 = __rdtsc();
+    wino_prof[0] += t1 - t0;
+#endif
+    size_t vk = wino_vk(cv, ld);
+    if (cv->tiles_fp16)
+        for (int k = 0; k < 36; k++)
+            for (int i = 0; i < cv->ic; i++)
+                hc_round_fp16_array(V + k * vk + (size_t)i * ld, (size_t)n);
+    wino_olanes ol;
+    wino_olanes_init(&ol, cv, nx, ny, g0, n, epi);
+    size_t per = (size_t)cv->oc * cv->ic;
+    for (int oc0 = 0; oc0 < cv->oc; oc0 += ob) {
+        int nb = cv->oc - oc0 < ob ? cv->oc - oc0 : ob;
+        for (int k = 0; k < 36; k++) {
+            const float *U = cv->wino + (size_t)k * per + (size_t)oc0 * cv->ic;
+            const float *Vk = V + k * vk;
+            float *Mk = M + (size_t)k * ld;
+            if (cv->acc_fp16)
+                sgemm_acc16(nb, n, cv->ic, U, cv->ic, Vk, ld, Mk, 36 * ld, M + (size_t)36 * ob * ld);
+            else
+                hc_gemm(nb, n, cv->ic, U, (size_t)cv->ic, 1, Vk, (size_t)ld, Mk, (size_t)36 * ld, 0);
+        }
+#ifdef WINO_PROF
+        unsigned long long t2 = __rdtsc();
+#endif
+        if (cv->tiles_fp16)
+            for (int r = 0; r < 36 * nb; r++)
+                hc_round_fp16_array(M + (size_t)r * ld, (size_t)n);
+        wino_out_avx2(cv, batch, nx, ny, out, accumulate, n, ld, M, oc0, oc0 + nb, &ol, epi);
+#ifdef WINO_PROF
+        unsigned long long t3 = __rdtsc();
+        wino_prof[1] += t2 - t1, wino_prof[2] += t3 - t2;
+        t1 = t3;
+#endif
+    }
 }
 
 #else
@@ -849,7 +949,7 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         }
         for (int oc = 0; oc < cv->oc; oc++) {
             hc_v8f m[36], res[16];
-            const float *mo = M + (size_t)oc * 36 * ld + l0;
+            const float *mo = M + (size_t)(oc - oc0) * 36 * ld + l0;
             if (lanes == 8)
                 for (int k = 0; k < 36; k++)
                     memcpy(&m[k], mo + (size_t)k * ld, sizeof m[k]);
