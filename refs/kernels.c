@@ -567,6 +567,18 @@ static inline const float *wino_at(const float *p, ptrdiff_t k)
     return (const float *)((uintptr_t)p + (uintptr_t)(k * (ptrdiff_t)sizeof(float)));
 }
 
+/* The pair of the chunk (offset from its first) that V/M column j holds. In a full group of
+ * 8 columns of a 3x3 chunk, column l < 4 holds pair 2l and column l + 4 pair 2l + 1, so that
+ * the output's in-lane 4x4 transposes leave horizontally adjacent tiles in the two halves of
+ * one vector (one 8-float store when they are in the same tile row). */
+static inline int wino_lane(int five, int n, int j)
+{
+    int l0 = j & ~7, l = j & 7;
+    if (five || l0 + 8 > n)
+        return j;
+    return l0 + (l < 4 ? 2 * l : 2 * (l - 4) + 1);
+}
+
 /* The input transform of a chunk, from the planes themselves: each lane's 6 tile rows are
  * 8-wide masked loads (the columns and rows outside the board read as the zero border),
  * transposed into lanes; then B^T along x and along y as the scalar form. */
@@ -580,7 +592,7 @@ static void wino_in_avx2(const hc_kconv *cv, int batch, int nx, int ny, const fl
     ptrdiff_t src[WINO_LANES][6]; /* each lane's row r: its first column in channel 0 */
     hc_v8i cm[WINO_LANES][6];     /* and the columns read there (none off the board) */
     for (int j = 0; j < nl; j++) {
-        int g = g0 + j, b = g / T, t = g % T;
+        int g = g0 + wino_lane(five, n, j), b = g / T, t = g % T;
         int y0 = (t / txn) * step - off, x0 = (t % txn) * step - off;
         hc_v8i cols;
         for (int c = 0; c < 8; c++)
@@ -638,44 +650,66 @@ static void wino_in_avx2(const hc_kconv *cv, int batch, int nx, int ny, const fl
     }
 }
 
-/* One output row piece of 4 (3x3) or 2 (5x5) floats of a tile: x's first k values, stored (or
- * added to what is there: d + v, as the scalar form). */
-static inline void wino_put4(float *p, __m128 x, __m128i cmask, int full, int accumulate)
+/* One output row piece of a tile: x's first k (1..4) values stored, or added to what is there
+ * (d + v, as the scalar form); the columns past the board are not touched. */
+static inline void wino_put(float *p, __m128 x, int k, int accumulate)
 {
-    if (full) {
+    if (k == 4) {
         if (accumulate)
             x = _mm_add_ps(_mm_loadu_ps(p), x);
         _mm_storeu_ps(p, x);
-    } else {
-        if (accumulate)
-            x = _mm_add_ps(_mm_maskload_ps(p, cmask), x);
-        _mm_maskstore_ps(p, cmask, x);
-    }
-}
-
-static inline void wino_put2(float *p, __m128 x, int k, int accumulate)
-{
-    if (k == 2) {
-        if (accumulate)
-            x = _mm_add_ps(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)p), x);
-        _mm_storel_pi((__m64 *)p, x);
         return;
     }
-    float v[4];
-    _mm_storeu_ps(v, x);
-    for (int c = 0; c < k; c++)
-        p[c] = accumulate ? p[c] + v[c] : v[c];
+    if (k >= 2) {
+        __m128 v = x;
+        if (accumulate)
+            v = _mm_add_ps(_mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)p), v);
+        _mm_storel_pi((__m64 *)p, v);
+        if (k == 2)
+            return;
+        p += 2;
+        x = _mm_movehl_ps(x, x);
+    }
+    if (accumulate)
+        x = _mm_add_ss(_mm_load_ss(p), x);
+    _mm_store_ss(p, x);
 }
 
-/* The output transform of a chunk (A^T along x, then y, then the fused epilogue), each lane's
- * rows stored straight into its tile of the output planes. */
+/* bn_act8 on ov vectors, the activation chosen once: relu and identity as bn_act8's
+ * selects written as the masks they are (x & (x > 0) & on: the same bits). */
+static inline void wino_epi(hc_v8f *res, int ov, float sc, float bi, int act, const hc_v8f *mk,
+                            const hc_v8i *on)
+{
+    const hc_v8f zero = v8_splat(0.0f);
+    switch (act) {
+    case HC_ACT_RELU:
+        for (int k = 0; k < ov; k++) {
+            hc_v8f x = res[k] * sc + bi;
+            res[k] = (hc_v8f)((hc_v8i)x & (x > zero) & on[k]);
+        }
+        break;
+    case HC_ACT_IDENTITY:
+        for (int k = 0; k < ov; k++) {
+            hc_v8f x = res[k] * sc + bi;
+            res[k] = (hc_v8f)((hc_v8i)x & on[k]);
+        }
+        break;
+    default:
+        for (int k = 0; k < ov; k++)
+            res[k] = bn_act8(res[k], sc, bi, act, mk[k]);
+        break;
+    }
+}
+
 /* Where each lane of a chunk's output transform goes. */
 typedef struct wino_olanes {
     size_t dst[WINO_LANES];
     int rmax[WINO_LANES], cmax[WINO_LANES], full[WINO_LANES];
-    __m128i cmk[WINO_LANES];
     hc_v8f mk[WINO_LANES / 8][16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
+    hc_v8i on[WINO_LANES / 8][16]; /* mk == 1: the lanes the epilogue keeps */
     size_t lo, hi;                 /* the chunk's span of each output plane */
+    int merge[WINO_LANES / 8][4];  /* group, pair of lanes (p, p + 4) (3x3) or (2p, 2p + 1)
+                                    * (5x5): whole tiles side by side, their rows stored as one */
 } wino_olanes;
 
 static void wino_olanes_init(wino_olanes *ol, const hc_kconv *cv, int nx, int ny, int g0, int n,
@@ -686,13 +720,12 @@ static void wino_olanes_init(wino_olanes *ol, const hc_kconv *cv, int nx, int ny
     int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
     ol->lo = SIZE_MAX, ol->hi = 0;
     for (int j = 0; j < wino_ld(n); j++) {
-        int g = g0 + (j < n ? j : 0), b = g / T, t = g % T;
+        int g = g0 + (j < n ? wino_lane(five, n, j) : 0), b = g / T, t = g % T;
         int ty = t / txn, tx = t % txn;
         size_t d = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
         int rm = j >= n ? 0 : ny - ty * osz < osz ? ny - ty * osz : osz;
         int cm = nx - tx * osz < osz ? nx - tx * osz : osz;
         ol->dst[j] = d, ol->rmax[j] = rm, ol->cmax[j] = cm, ol->full[j] = cm == osz;
-        ol->cmk[j] = _mm_set_epi32(cm > 3 ? -1 : 0, cm > 2 ? -1 : 0, cm > 1 ? -1 : 0, -1);
         if (epi)
             for (int k = 0; k < ov; k++) {
                 int r = k / osz, c = k % osz;
@@ -702,6 +735,17 @@ static void wino_olanes_init(wino_olanes *ol, const hc_kconv *cv, int nx, int ny
             size_t e = d + (size_t)(rm - 1) * nx + cm;
             ol->lo = d < ol->lo ? d : ol->lo;
             ol->hi = e > ol->hi ? e : ol->hi;
+        }
+    }
+    for (int q = 0; q < wino_ld(n) / 8; q++) {
+        int l0 = q * 8;
+        if (epi)
+            for (int k = 0; k < ov; k++)
+                ol->on[q][k] = ol->mk[q][k] == 1.0f;
+        for (int p = 0; p < 4; p++) {
+            int a = l0 + (five ? 2 * p : p), b = l0 + (five ? 2 * p + 1 : p + 4);
+            ol->merge[q][p] = ol->rmax[a] == osz && ol->full[a] && ol->rmax[b] == osz &&
+                              ol->full[b] && ol->dst[b] == ol->dst[a] + (size_t)osz;
         }
     }
 }
@@ -716,15 +760,20 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
     int five = cv->kh == 5, osz = five ? 2 : 4, ov = osz * osz;
     int hw = nx * ny;
     const size_t *dst = ol->dst;
-    const int *rmax = ol->rmax, *cmax = ol->cmax, *full = ol->full;
-    const __m128i *cmk = ol->cmk;
+    const int *rmax = ol->rmax, *cmax = ol->cmax;
     size_t lo = ol->lo, hi = ol->hi;
     /* the prefetches of a later channel's span, spread over the row stores (all at once, they
      * stalled on the miss buffers) */
     int slots = (n + 7) / 8 * osz, per = (int)((hi - lo + 15) / 16 + (size_t)slots - 1) / slots;
     for (int oc = oc0; oc < oc1; oc++) {
         const float *pf = out + (size_t)(oc + WINO_PF) * batch * hw;
-        size_t pk = oc + WINO_PF < oc1 ? lo : hi;
+#ifndef WINO_OPF
+#define WINO_OPF 1
+#endif
+#ifndef WINO_OPFW
+#define WINO_OPFW 1
+#endif
+        size_t pk = WINO_OPF && oc + WINO_PF < oc1 ? lo : hi;
         for (int l0 = 0; l0 < n; l0 += 8) {
             const float *mo = M + (size_t)(oc - oc0) * 36 * ld + l0;
             hc_v8f res[16];
@@ -759,12 +808,15 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
             }
 #undef WINO_M
             if (epi)
-                for (int k = 0; k < ov; k++)
-                    res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, ol->mk[l0 / 8][k]);
+                wino_epi(res, ov, epi->scale[oc], epi->bias[oc], epi->act, ol->mk[l0 / 8], ol->on[l0 / 8]);
+#ifdef WINO_TEST_DUMMY
+            float *plane = out + (size_t)(oc & 1) * batch * hw;
+#else
             float *plane = out + (size_t)oc * batch * hw;
+#endif
             for (int r = 0; r < osz; r++) {
                 for (int q = 0; q < per && pk < hi; q++, pk += 16)
-                    __builtin_prefetch(pf + pk, 1, 3);
+                    __builtin_prefetch(pf + pk, WINO_OPFW, 3);
                 __m128 x[8]; /* x[l]: lane l's row r (its first osz floats) */
                 if (!five) {
                     __m256 a0 = (__m256)res[r * 4], a1 = (__m256)res[r * 4 + 1];
@@ -786,16 +838,30 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
                     x[0] = p0, x[1] = _mm_movehl_ps(p0, p0), x[2] = p1, x[3] = _mm_movehl_ps(p1, p1);
                     x[4] = p4, x[5] = _mm_movehl_ps(p4, p4), x[6] = p5, x[7] = _mm_movehl_ps(p5, p5);
                 }
-#pragma GCC unroll 8
-                for (int l = 0; l < 8; l++) {
-                    int j = l0 + l;
-                    if (r >= rmax[j])
+                const int *mg = ol->merge[l0 / 8];
+                float *pr = plane + (size_t)r * nx;
+#pragma GCC unroll 4
+                for (int p = 0; p < 4; p++) { /* lanes a, b: adjacent tiles when merged */
+                    int a = l0 + (five ? 2 * p : p), b = l0 + (five ? 2 * p + 1 : p + 4);
+                    __m128 xa = x[a - l0], xb = x[b - l0];
+                    if (mg[p]) {
+                        if (!five) {
+                            __m256 v = _mm256_set_m128(xb, xa);
+                            if (accumulate)
+                                v = _mm256_add_ps(_mm256_loadu_ps(pr + dst[a]), v);
+                            _mm256_storeu_ps(pr + dst[a], v);
+                        } else {
+                            __m128 v = _mm_movelh_ps(xa, xb);
+                            if (accumulate)
+                                v = _mm_add_ps(_mm_loadu_ps(pr + dst[a]), v);
+                            _mm_storeu_ps(pr + dst[a], v);
+                        }
                         continue;
-                    float *p = plane + dst[j] + (size_t)r * nx;
-                    if (!five)
-                        wino_put4(p, x[l], cmk[j], full[j], accumulate);
-                    else
-                        wino_put2(p, x[l], cmax[j], accumulate);
+                    }
+                    if (r < rmax[a])
+                        wino_put(pr + dst[a], xa, cmax[a], accumulate);
+                    if (r < rmax[b])
+                        wino_put(pr + dst[b], xb, cmax[b], accumulate);
                 }
             }
         }
@@ -991,7 +1057,11 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             transpose8x8(res, tv);
             if (!five)
                 transpose8x8(res + 8, tv + 8);
+#ifdef WINO_TEST_DUMMY
+            float *plane = out + (size_t)(oc & 1) * batch * hw;
+#else
             float *plane = out + (size_t)oc * batch * hw;
+#endif
             for (int l = 0; l < lanes; l++) {
                 float tb[16];
                 memcpy(tb, &tv[l], sizeof tv[l]);
