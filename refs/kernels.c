@@ -306,14 +306,13 @@ static int wino5_tiles(int nx, int ny)
 }
 
 /* Winograd runs over chunks of WINO_NC (row, tile) pairs of the thread's rows: every tile GEMM
- * then has up to WINO_NC columns whatever the board size, and a chunk's V and M stay in L2. */
+ * then has up to WINO_NC columns whatever the board size. */
 #if defined(__AVX512F__)
 enum { WINO_NC = 32 }; /* two full 16-lane vectors in refs/gemm.c's AVX-512 kernel; L2 is larger there too */
+#elif defined(__AVX2__)
+enum { WINO_NC = 16 }; /* one 16-column panel of refs/gemm.c's AVX2 kernel, read in place */
 #else
-#ifndef WINO_NC_AVX2
-#define WINO_NC_AVX2 16
-#endif
-enum { WINO_NC = WINO_NC_AVX2 };
+enum { WINO_NC = 24 };
 #endif
 
 static int wino_chunk(const hc_kconv *cv, int batch, int nx, int ny)
@@ -331,11 +330,10 @@ static int wino_ld(int nc)
     return (nc + 7) & ~7;
 }
 
-/* Floats from one tile's V block to the next: the chunk's ic rows, plus a line so that the 36
- * stores of a tile do not all fall on the same 4 KiB offsets (store/load aliasing). */
-#ifndef WINO_VPAD
-#define WINO_VPAD 16
-#endif
+/* Floats from one tile's V block to the next (AVX2 form): the chunk's ic rows, plus a line so
+ * that a tile's 36 stores do not fall on the same few 4 KiB offsets (they did with blocks of
+ * 96 x 16 floats: false store-to-load dependencies made the input transform 1.6x slower). */
+enum { WINO_VPAD = 16 };
 static size_t wino_vk(const hc_kconv *cv, int ld)
 {
     return (size_t)cv->ic * ld + WINO_VPAD;
@@ -344,14 +342,13 @@ static size_t wino_vk(const hc_kconv *cv, int ld)
 #if defined(__AVX2__)
 #include <immintrin.h>
 #define WINO_AVX2 1 /* transforms gather from and scatter to the planes directly (no padded copy) */
-#endif
-#ifndef WINO_PF
-#define WINO_PF 2 /* channels ahead to prefetch */
-#endif
-#ifndef WINO_OB
-#define WINO_OB 96 /* output channels per block of tile GEMMs */
+enum {
+    WINO_PF = 2,  /* channels ahead whose span of the planes is prefetched */
+    WINO_OB = 96, /* output channels per block of tile GEMMs (fewer were slower: more calls) */
+};
 #endif
 
+#ifndef WINO_AVX2
 /* The input planes of a chunk's rows are copied into a zero-bordered buffer so that every
  * tile's 6x6 gather is unconditional: rows of one channel, each (tyn-1)*step+6 by
  * (txn-1)*step+6 with the board at (off, off). */
@@ -365,18 +362,21 @@ static void wino_pad_dims(const hc_kconv *cv, int batch, int nx, int ny, int *wp
     *hp = (tyn - 1) * step + 6;
     *rows = (nc - 1) / T + 2 < batch ? (nc - 1) / T + 2 : batch;
 }
+#endif
 
 static size_t wino_pad_size(const hc_kconv *cv, int batch, int nx, int ny)
 {
 #ifdef WINO_AVX2
     (void)cv, (void)batch, (void)nx, (void)ny;
-    return 0;
-#endif
+    return 0; /* the AVX2 transforms read the planes in place */
+#else
     int wp, hp, rows;
     wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &rows);
     return (size_t)wp * hp * rows + 8; /* + 8: the last tile's rows are read 8 wide */
+#endif
 }
 
+#ifndef WINO_AVX2
 /* Copies n floats without a library call (rows are short: 19 floats on a 19x19 board). */
 static inline void copy_short(float *d, const float *s, int n)
 {
@@ -386,6 +386,7 @@ static inline void copy_short(float *d, const float *s, int n)
     for (; x < n; x++)
         d[x] = s[x];
 }
+#endif
 
 /* Two-vector lane shuffle with constant indices: GCC and clang (the fuzz build) spell it
  * differently. */
@@ -414,6 +415,7 @@ static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
     d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
 }
 
+#ifndef WINO_AVX2
 /* d[l] = (r[0][l], ..., r[7][l]): an 8x8 transpose (pure data movement). */
 static inline void transpose8x8(const hc_v8f r[8], hc_v8f d[8])
 {
@@ -434,6 +436,7 @@ static inline void transpose8x8(const hc_v8f r[8], hc_v8f d[8])
     d[6] = SHUF8(u2, u6, 4,5,6,7,12,13,14,15);
     d[7] = SHUF8(u3, u7, 4,5,6,7,12,13,14,15);
 }
+#endif
 
 /* hc_bn_act's arithmetic on 8 values whose mask values are mk: each lane does exactly what
  * hc_bn_act does to one element (the same expression, the same vector mish / silu). */
@@ -625,12 +628,8 @@ static void wino_in_avx2(const hc_kconv *cv, int batch, int nx, int ny, const fl
                     __builtin_prefetch(pf + pk, 0, 3);
 #pragma GCC unroll 8
                 for (int l = 0; l < 8; l++)
-#ifdef WINO_TEST_NOMASK
-                    rows[l] = (hc_v8f)_mm256_loadu_ps(wino_at(plane, src[l0 + l][r] + 8));
-#else
                     rows[l] = (hc_v8f)_mm256_maskload_ps(wino_at(plane, src[l0 + l][r]),
                                                           (__m256i)cm[l0 + l][r]);
-#endif
                 transpose8x6(rows, z);
                 hc_v8f *t = tmp + r * 6; /* written in place: a copy became a memcpy call */
                 WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], t);
@@ -767,13 +766,7 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
     int slots = (n + 7) / 8 * osz, per = (int)((hi - lo + 15) / 16 + (size_t)slots - 1) / slots;
     for (int oc = oc0; oc < oc1; oc++) {
         const float *pf = out + (size_t)(oc + WINO_PF) * batch * hw;
-#ifndef WINO_OPF
-#define WINO_OPF 1
-#endif
-#ifndef WINO_OPFW
-#define WINO_OPFW 1
-#endif
-        size_t pk = WINO_OPF && oc + WINO_PF < oc1 ? lo : hi;
+        size_t pk = oc + WINO_PF < oc1 ? lo : hi;
         for (int l0 = 0; l0 < n; l0 += 8) {
             const float *mo = M + (size_t)(oc - oc0) * 36 * ld + l0;
             hc_v8f res[16];
@@ -809,14 +802,10 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
 #undef WINO_M
             if (epi)
                 wino_epi(res, ov, epi->scale[oc], epi->bias[oc], epi->act, ol->mk[l0 / 8], ol->on[l0 / 8]);
-#ifdef WINO_TEST_DUMMY
-            float *plane = out + (size_t)(oc & 1) * batch * hw;
-#else
             float *plane = out + (size_t)oc * batch * hw;
-#endif
             for (int r = 0; r < osz; r++) {
                 for (int q = 0; q < per && pk < hi; q++, pk += 16)
-                    __builtin_prefetch(pf + pk, WINO_OPFW, 3);
+                    __builtin_prefetch(pf + pk, 1, 3);
                 __m128 x[8]; /* x[l]: lane l's row r (its first osz floats) */
                 if (!five) {
                     __m256 a0 = (__m256)res[r * 4], a1 = (__m256)res[r * 4 + 1];
@@ -871,23 +860,13 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
 /* The tile GEMMs run over blocks of WINO_OB output channels, each block's output transform
  * right after its 36 GEMMs, while its M is still in L1/L2; each M element is still one hc_gemm
  * chain over all input channels (a row's bits do not depend on the rows sharing its call). */
-#ifdef WINO_PROF
-unsigned long long wino_prof[3];
-#endif
 static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
                            float *out, int accumulate, float *ws, int g0, int n, int ld,
                            const hc_kepi *epi)
 {
     float *V = ws, *M = ws + 36 * wino_vk(cv, ld);
     int ob = cv->oc < WINO_OB ? cv->oc : WINO_OB;
-#ifdef WINO_PROF
-    unsigned long long t0 = __rdtsc();
-#endif
     wino_in_avx2(cv, batch, nx, ny, in, g0, n, ld, V);
-#ifdef WINO_PROF
-    unsigned long long t1 = __rdtsc();
-    wino_prof[0] += t1 - t0;
-#endif
     size_t vk = wino_vk(cv, ld);
     if (cv->tiles_fp16)
         for (int k = 0; k < 36; k++)
@@ -907,18 +886,10 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             else
                 hc_gemm(nb, n, cv->ic, U, (size_t)cv->ic, 1, Vk, (size_t)ld, Mk, (size_t)36 * ld, 0);
         }
-#ifdef WINO_PROF
-        unsigned long long t2 = __rdtsc();
-#endif
         if (cv->tiles_fp16)
             for (int r = 0; r < 36 * nb; r++)
                 hc_round_fp16_array(M + (size_t)r * ld, (size_t)n);
         wino_out_avx2(cv, batch, nx, ny, out, accumulate, n, ld, M, oc0, oc0 + nb, &ol, epi);
-#ifdef WINO_PROF
-        unsigned long long t3 = __rdtsc();
-        wino_prof[1] += t2 - t1, wino_prof[2] += t3 - t2;
-        t1 = t3;
-#endif
     }
 }
 
@@ -1015,7 +986,7 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
         }
         for (int oc = 0; oc < cv->oc; oc++) {
             hc_v8f m[36], res[16];
-            const float *mo = M + (size_t)(oc - oc0) * 36 * ld + l0;
+            const float *mo = M + (size_t)oc * 36 * ld + l0;
             if (lanes == 8)
                 for (int k = 0; k < 36; k++)
                     memcpy(&m[k], mo + (size_t)k * ld, sizeof m[k]);
@@ -1057,11 +1028,7 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             transpose8x8(res, tv);
             if (!five)
                 transpose8x8(res + 8, tv + 8);
-#ifdef WINO_TEST_DUMMY
-            float *plane = out + (size_t)(oc & 1) * batch * hw;
-#else
             float *plane = out + (size_t)oc * batch * hw;
-#endif
             for (int l = 0; l < lanes; l++) {
                 float tb[16];
                 memcpy(tb, &tv[l], sizeof tv[l]);
