@@ -497,6 +497,134 @@ static void test_vexpf(void)
 /* hc_kconv_run_bn (batch norm + activation fused into the convolution's output stage) gives
  * the same bits as hc_kconv_run followed by hc_bn_act, on Winograd 3x3 and 5x5, im2col and
  * 1x1 convolutions, boards with padding, several batch sizes and every activation. */
+/* The Winograd convolutions' bits, element by element, against a scalar form of the same
+ * arithmetic written here: B^T along x then y on each zero-bordered 6x6 tile, each M element
+ * one fmaf chain over the input channels in order (hc_gemm's contract), A^T along x then y,
+ * then out = acc ? out + y : y. Shapes with boards smaller than a tile, single rows and
+ * columns, partial tiles and batches whose tiles straddle the chunks. */
+static void wino_bt_ref(const float z[6], float o[6])
+{
+    o[0] = 4.0f * z[0] - 5.0f * z[2] + z[4];
+    o[1] = -4.0f * z[1] - 4.0f * z[2] + z[3] + z[4];
+    o[2] = 4.0f * z[1] - 4.0f * z[2] - z[3] + z[4];
+    o[3] = -2.0f * z[1] - z[2] + 2.0f * z[3] + z[4];
+    o[4] = 2.0f * z[1] - z[2] - 2.0f * z[3] + z[4];
+    o[5] = 4.0f * z[1] - 5.0f * z[3] + z[5];
+}
+
+static void wino_at_ref(int five, const float z[6], float *o)
+{
+    if (five) {
+        o[0] = z[0] + z[1] + z[2] + z[3] + z[4];
+        o[1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]) + z[5];
+        return;
+    }
+    o[0] = z[0] + z[1] + z[2] + z[3] + z[4];
+    o[1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]);
+    o[2] = (z[1] + z[2]) + 4.0f * (z[3] + z[4]);
+    o[3] = (z[1] - z[2]) + 8.0f * (z[3] - z[4]) + z[5];
+}
+
+static void wino_conv_ref(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
+                          float *out, int acc)
+{
+    int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1, osz = step;
+    int hw = nx * ny, txn = (nx + step - 1) / step, tyn = (ny + step - 1) / step;
+    float *v = malloc((size_t)cv->ic * 36 * sizeof(float));
+    for (int b = 0; b < batch; b++)
+        for (int ty = 0; ty < tyn; ty++)
+            for (int tx = 0; tx < txn; tx++) {
+                for (int i = 0; i < cv->ic; i++) {
+                    float d[6][6], t[6][6], col[6], o[6];
+                    for (int r = 0; r < 6; r++)
+                        for (int c = 0; c < 6; c++) {
+                            int y = ty * step - off + r, x = tx * step - off + c;
+                            d[r][c] = y >= 0 && y < ny && x >= 0 && x < nx
+                                          ? in[((size_t)i * batch + b) * hw + (size_t)y * nx + x]
+                                          : 0.0f;
+                        }
+                    for (int r = 0; r < 6; r++)
+                        wino_bt_ref(d[r], t[r]);
+                    for (int c = 0; c < 6; c++) {
+                        for (int r = 0; r < 6; r++)
+                            col[r] = t[r][c];
+                        wino_bt_ref(col, o);
+                        for (int r = 0; r < 6; r++)
+                            v[(size_t)i * 36 + r * 6 + c] = o[r];
+                    }
+                }
+                for (int oc = 0; oc < cv->oc; oc++) {
+                    float m[6][6], h[6][4], res[4][4], col[6], y[4];
+                    for (int k = 0; k < 36; k++) {
+                        float a = 0.0f;
+                        for (int i = 0; i < cv->ic; i++)
+                            a = fmaf(cv->wino[((size_t)k * cv->oc + oc) * cv->ic + i], v[(size_t)i * 36 + k], a);
+                        m[k / 6][k % 6] = a;
+                    }
+                    for (int r = 0; r < 6; r++)
+                        wino_at_ref(five, m[r], h[r]);
+                    for (int c = 0; c < osz; c++) {
+                        for (int r = 0; r < 6; r++)
+                            col[r] = h[r][c];
+                        wino_at_ref(five, col, y);
+                        for (int r = 0; r < osz; r++)
+                            res[r][c] = y[r];
+                    }
+                    for (int r = 0; r < osz; r++)
+                        for (int c = 0; c < osz; c++) {
+                            int yy = ty * osz + r, xx = tx * osz + c;
+                            if (yy >= ny || xx >= nx)
+                                continue;
+                            float *p = out + ((size_t)oc * batch + b) * hw + (size_t)yy * nx + xx;
+                            *p = acc ? *p + res[r][c] : res[r][c];
+                        }
+                }
+            }
+    free(v);
+}
+
+static void test_wino_bits(void)
+{
+    /* oc, ic, k, nx, ny */
+    static const int shapes[][5] = {{5, 3, 3, 1, 1},   {7, 4, 3, 2, 3},   {9, 10, 3, 19, 13},
+                                    {13, 6, 3, 9, 9},  {4, 5, 3, 5, 4},   {16, 17, 3, 19, 19},
+                                    {3, 2, 3, 1, 11},  {6, 4, 5, 11, 7},  {5, 3, 5, 1, 2},
+                                    {7, 22, 5, 19, 19}, {4, 3, 5, 4, 4},  {11, 9, 3, 18, 19}};
+    static const int batches[] = {1, 2, 3, 7};
+    int id = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++)
+            for (int acc = 0; acc < 2; acc++) {
+                int oc = shapes[si][0], ic = shapes[si][1], k = shapes[si][2];
+                int nx = shapes[si][3], ny = shapes[si][4], batch = batches[bi];
+                size_t no = (size_t)oc * batch * nx * ny;
+                float *w = rvec((size_t)oc * ic * k * k, 1.0);
+                float *in = rvec((size_t)ic * batch * nx * ny, 1.0);
+                float *got = rvec(no, 1.0), *want = malloc(no * sizeof(float));
+                memcpy(want, got, no * sizeof(float));
+                hc_kconv cv;
+                hc_err err = {0};
+                char name[64];
+                snprintf(name, sizeof name, "kernels-12.%d", ++id);
+                if (hc_kconv_init(&cv, w, oc, ic, k, k, &err) != 0 || hc_kconv_use_winograd(&cv, &err) != 0 ||
+                    !cv.wino) {
+                    hc_check(name, 0, "winograd %dx%d: %s", k, k, err.msg);
+                    continue;
+                }
+                float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
+                hc_kconv_run(&cv, batch, nx, ny, in, got, acc, ws);
+                wino_conv_ref(&cv, batch, nx, ny, in, want, acc);
+                size_t bad = 0;
+                while (bad < no && memcmp(got + bad, want + bad, sizeof(float)) == 0)
+                    bad++;
+                hc_check(name, bad == no, "winograd %dx%d %d->%d %dx%d batch %d acc %d: element %zu %.9g, want %.9g",
+                         k, k, ic, oc, nx, ny, batch, acc, bad, bad < no ? got[bad] : 0.0,
+                         bad < no ? want[bad] : 0.0);
+                hc_kconv_free(&cv);
+                free(w), free(in), free(got), free(want), free(ws);
+            }
+}
+
 static void test_conv_bn(void)
 {
     static const int shapes[][7] = {{9, 10, 3, 3, 19, 13, 1}, {8, 5, 3, 3, 9, 9, 1},
@@ -543,6 +671,7 @@ int main(void)
     test_vexpf();
     test_conv();
     test_conv_bn();
+    test_wino_bits();
     test_bn_pool();
     test_gpool_max_padding();
     test_matmul();
