@@ -310,7 +310,7 @@ static int wino5_tiles(int nx, int ny)
 #if defined(__AVX512F__)
 enum { WINO_NC = 32 }; /* two full 16-lane vectors in refs/gemm.c's AVX-512 kernel; L2 is larger there too */
 #elif defined(__AVX2__)
-enum { WINO_NC = 16 }; /* one 16-column panel of refs/gemm.c's AVX2 kernel, read in place */
+enum { WINO_NC = 24 }; /* one 24-column panel of refs/gemm.c's AVX2 4x3-vector kernel, read in place (A read once) */
 #else
 enum { WINO_NC = 24 };
 #endif
