@@ -335,7 +335,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
     return rc;
 }
 
-/* ---- unbatched lanes ---------------------------------------------------------------- */
+/* ---- lanes: one instance per thread ----------------------------------------------- */
 
 typedef struct lanes_ctx {
     const hc_net *net;

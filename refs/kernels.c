@@ -396,26 +396,6 @@ static inline void copy_short(float *d, const float *s, int n)
 #define SHUF8(a, b, ...) __builtin_shuffle(a, b, (hc_v8i){__VA_ARGS__})
 #endif
 
-/* d[c][l] = r[l][c] for c < 6 of an 8x8 block given as 8 row vectors (pure data movement). */
-static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
-{
-    hc_v8f t0 = SHUF8(r[0], r[1], 0,8,1,9,4,12,5,13), t1 = SHUF8(r[0], r[1], 2,10,3,11,6,14,7,15);
-    hc_v8f t2 = SHUF8(r[2], r[3], 0,8,1,9,4,12,5,13), t3 = SHUF8(r[2], r[3], 2,10,3,11,6,14,7,15);
-    hc_v8f t4 = SHUF8(r[4], r[5], 0,8,1,9,4,12,5,13), t5 = SHUF8(r[4], r[5], 2,10,3,11,6,14,7,15);
-    hc_v8f t6 = SHUF8(r[6], r[7], 0,8,1,9,4,12,5,13), t7 = SHUF8(r[6], r[7], 2,10,3,11,6,14,7,15);
-    hc_v8f u0 = SHUF8(t0, t2, 0,1,8,9,4,5,12,13), u1 = SHUF8(t0, t2, 2,3,10,11,6,7,14,15);
-    hc_v8f u2 = SHUF8(t1, t3, 0,1,8,9,4,5,12,13), u3 = SHUF8(t1, t3, 2,3,10,11,6,7,14,15);
-    hc_v8f u4 = SHUF8(t4, t6, 0,1,8,9,4,5,12,13), u5 = SHUF8(t4, t6, 2,3,10,11,6,7,14,15);
-    hc_v8f u6 = SHUF8(t5, t7, 0,1,8,9,4,5,12,13), u7 = SHUF8(t5, t7, 2,3,10,11,6,7,14,15);
-    d[0] = SHUF8(u0, u4, 0,1,2,3,8,9,10,11);
-    d[1] = SHUF8(u1, u5, 0,1,2,3,8,9,10,11);
-    d[2] = SHUF8(u2, u6, 0,1,2,3,8,9,10,11);
-    d[3] = SHUF8(u3, u7, 0,1,2,3,8,9,10,11);
-    d[4] = SHUF8(u0, u4, 4,5,6,7,12,13,14,15);
-    d[5] = SHUF8(u1, u5, 4,5,6,7,12,13,14,15);
-}
-
-#ifndef WINO_AVX2
 /* d[l] = (r[0][l], ..., r[7][l]): an 8x8 transpose (pure data movement). */
 static inline void transpose8x8(const hc_v8f r[8], hc_v8f d[8])
 {
@@ -436,7 +416,16 @@ static inline void transpose8x8(const hc_v8f r[8], hc_v8f d[8])
     d[6] = SHUF8(u2, u6, 4,5,6,7,12,13,14,15);
     d[7] = SHUF8(u3, u7, 4,5,6,7,12,13,14,15);
 }
-#endif
+
+/* d[c][l] = r[l][c] for c < 6: the first six rows of the 8x8 transpose (the two it does not
+ * keep are dropped by the compiler once inlined). */
+static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
+{
+    hc_v8f t[8];
+    transpose8x8(r, t);
+    for (int c = 0; c < 6; c++)
+        d[c] = t[c];
+}
 
 /* hc_bn_act's arithmetic on 8 values whose mask values are mk: each lane does exactly what
  * hc_bn_act does to one element (the same expression, the same vector mish / silu). */

@@ -34,6 +34,26 @@ static float chain(int K, const float *A, size_t rsa, size_t csa, const float *B
     return acc;
 }
 
+/* hc_gemm on one shape with random A, B and C against hc_gemm_ref: 1 when their C differ (the
+ * padding between rows included), plus 1 when `spot` and a plain (not accumulating) element
+ * differs from the fmaf chain itself. */
+static int shape_differs(int M, int N, int K, size_t rsa, size_t csa, size_t a_len, size_t ldb, size_t ldc,
+                         int accumulate, int spot)
+{
+    float *A = rvec(a_len), *B = rvec(ldb * K);
+    float *C = rvec(ldc * M), *R = malloc(ldc * M * sizeof(float));
+    memcpy(R, C, ldc * M * sizeof(float));
+    hc_gemm(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
+    hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, R, ldc, accumulate);
+    int bad = memcmp(C, R, ldc * M * sizeof(float)) != 0;
+    if (spot && !accumulate) {
+        int i = (M - 1) / 2, j = N - 1;
+        bad += C[i * ldc + j] != chain(K, A, rsa, csa, B, ldb, i, j);
+    }
+    free(A), free(B), free(C), free(R);
+    return bad;
+}
+
 static void test_exact(void)
 {
     int bad = 0, cases = 0;
@@ -44,20 +64,8 @@ static void test_exact(void)
                 size_t lda = (size_t)K + (size_t)(M % 3), ldb = (size_t)N + (size_t)(K % 5),
                        ldc = (size_t)N + 3;
                 size_t rsa = trans ? 1 : lda, csa = trans ? (size_t)M + 2 : 1;
-                float *A = rvec(trans ? csa * K : lda * M), *B = rvec(ldb * K);
-                float *C = rvec(ldc * M), *R = malloc(ldc * M * sizeof(float));
-                memcpy(R, C, ldc * M * sizeof(float));
-                hc_gemm(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
-                hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, R, ldc, accumulate);
+                bad += shape_differs(M, N, K, rsa, csa, trans ? csa * K : lda * M, ldb, ldc, accumulate, 1);
                 cases++;
-                if (memcmp(C, R, ldc * M * sizeof(float)) != 0)
-                    bad++;
-                /* spot check against the definition, including the untouched padding */
-                int i = (M - 1) / 2, j = N - 1;
-                float want = chain(K, A, rsa, csa, B, ldb, i, j);
-                if (!accumulate && C[i * ldc + j] != want)
-                    bad++;
-                free(A), free(B), free(C), free(R);
             }
     hc_check("gemm-1.1", bad == 0 && cases > 1000, "%d of %d shapes differ from the fmaf chain", bad, cases);
 }
@@ -76,15 +84,8 @@ static void test_wide(void)
                 int trans = (int)(a + b + c) % 2, accumulate = (int)(a + c) % 2;
                 size_t ldb = (a + b) % 2 ? (size_t)N : (size_t)N + 5, ldc = (size_t)N + 1;
                 size_t rsa = trans ? 1 : (size_t)K + 1, csa = trans ? (size_t)M + 3 : 1;
-                float *A = rvec(trans ? csa * K : rsa * M), *B = rvec(ldb * K);
-                float *C = rvec(ldc * M), *R = malloc(ldc * M * sizeof(float));
-                memcpy(R, C, ldc * M * sizeof(float));
-                hc_gemm(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
-                hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, R, ldc, accumulate);
+                bad += shape_differs(M, N, K, rsa, csa, trans ? csa * K : rsa * M, ldb, ldc, accumulate, 0);
                 cases++;
-                if (memcmp(C, R, ldc * M * sizeof(float)) != 0)
-                    bad++;
-                free(A), free(B), free(C), free(R);
             }
     hc_check("gemm-1.2", bad == 0 && cases == 120, "%d of %d large-K shapes differ from the fmaf chain",
              bad, cases);

@@ -1,10 +1,13 @@
-/* Unbatched evaluation on parallel lanes (hc_eval_positions_lanes, hc_backend_lanes_for):
- *  - which specs get lanes (CPU tensor backends at batch 1 with several threads, nothing else);
- *  - 2 and 3 lanes of ref32 and emulate:fp16 give the bits of one instance at batch 1, in the
- *    natural and in a shuffled order, with every position marked done and the progress prefix
- *    growing to n;
+/* Evaluation on parallel lanes (hc_eval_positions_lanes, hc_backend_lanes_for,
+ * hc_backend_lane_batch):
+ *  - which specs get lanes (CPU tensor backends with several threads, nothing else) and how a
+ *    batch is shared out over them;
+ *  - 2 and 3 lanes of ref32 and emulate:fp16, of 1 and 4 rows per call, give the bits of one
+ *    instance at batch 1, in the natural and in a shuffled order, with every position marked
+ *    done and the progress prefix growing to n;
  *  - a position that fails stops the lanes: the error names it, every position before it in the
- *    order is done and reported through progress, none after it is reported;
+ *    order (those sharing its call included) is done and reported through progress, none after
+ *    it is reported;
  *  - a progress callback that asks to stop interrupts the evaluation. */
 #include <stdio.h>
 #include <stdlib.h>

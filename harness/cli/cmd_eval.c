@@ -49,15 +49,21 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
 }
 
-static int show_progress(void *user, size_t done, size_t total)
+/* Writes (and frees) the outputs of positions [written, done); -1 once a write failed. */
+static int write_prefix(progress_state *ps, size_t done)
 {
-    progress_state *ps = user;
-    for (; ps->w && !ps->write_failed && ps->written < done; ps->written++) {
+    for (; !ps->write_failed && ps->written < done; ps->written++) {
         if (hc_nnoutwriter_write(ps->w, &ps->outs[ps->written], NULL, &ps->write_err))
             ps->write_failed = 1;
         hc_nnoutput_free(&ps->outs[ps->written]);
     }
-    if (ps->write_failed)
+    return ps->write_failed ? -1 : 0;
+}
+
+static int show_progress(void *user, size_t done, size_t total)
+{
+    progress_state *ps = user;
+    if (write_prefix(ps, done))
         return 1; /* stop evaluating: the outputs cannot be kept */
     if (!ps->tty)
         return 0;
@@ -153,50 +159,42 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
         goto done;
     }
-    struct timespec eval_start;
-    clock_gettime(CLOCK_MONOTONIC, &eval_start);
-    if (feat_path) {
-        if (hc_eval_feature_rows(&b, net, feat_path, ps, n, batch, &s, &outs, &n_out, &err)) {
-            rc = cli_fail("eval", &err);
-            goto done;
-        }
-    } else {
-        outs = hc_calloc(n ? n : 1, sizeof *outs, &err, "outputs");
-        prog.w = outs ? hc_nnoutwriter_open(out_path, format, &err) : NULL;
-        prog.outs = outs;
-        n_out = n; /* every entry is initialised or zeroed */
-        hc_eval_failure fail;
-        if (!prog.w ||
-            (lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, NULL, &s, outs, NULL, &fail,
-                                             show_progress, &prog, &err)
-                   : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress, &prog,
-                                       &err))) {
-            if (prog.write_failed)
-                err = prog.write_err;
-            hc_nnoutwriter_abort(prog.w);
-            rc = cli_fail("eval", &err);
-            goto done;
-        }
-        if (prog.written < n) { /* a position backend may finish without a last progress call */
-            show_progress(&prog, n, n);
-            if (prog.write_failed) {
-                hc_nnoutwriter_abort(prog.w);
-                rc = cli_fail("eval", &prog.write_err);
-                goto done;
-            }
-        }
-    }
-    double eval_s = seconds_since(&eval_start);
-    hc_nnoutwriter *w = prog.w ? prog.w : hc_nnoutwriter_open(out_path, format, &err);
-    for (size_t i = prog.w ? n_out : 0; w && i < n_out; i++)
-        if (hc_nnoutwriter_write(w, &outs[i], NULL, &err)) {
-            hc_nnoutwriter_abort(w);
-            w = NULL;
-        }
-    if (!w || hc_nnoutwriter_commit(w, &err)) {
+    /* opened first: an output path that cannot be written fails before the evaluation */
+    prog.w = hc_nnoutwriter_open(out_path, format, &err);
+    if (!prog.w) {
         rc = cli_fail("eval", &err);
         goto done;
     }
+    struct timespec eval_start;
+    clock_gettime(CLOCK_MONOTONIC, &eval_start);
+    int failed;
+    if (feat_path) {
+        failed = hc_eval_feature_rows(&b, net, feat_path, ps, n, batch, &s, &outs, &n_out, &err);
+    } else {
+        outs = hc_calloc(n ? n : 1, sizeof *outs, &err, "outputs");
+        n_out = n; /* every entry is initialised or zeroed */
+        prog.outs = outs;
+        hc_eval_failure fail;
+        failed = !outs ||
+                 (lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, NULL, &s, outs, NULL, &fail,
+                                                  show_progress, &prog, &err)
+                        : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress,
+                                            &prog, &err));
+    }
+    prog.outs = outs;
+    /* what the progress calls have not written yet: all of the feature rows' outputs, or
+     * the last of a position backend's */
+    if (!failed && write_prefix(&prog, n_out))
+        failed = 1;
+    if (prog.write_failed)
+        err = prog.write_err;
+    if (failed)
+        hc_nnoutwriter_abort(prog.w); /* no half-written outputs file */
+    if (failed || hc_nnoutwriter_commit(prog.w, &err)) {
+        rc = cli_fail("eval", &err);
+        goto done;
+    }
+    double eval_s = seconds_since(&eval_start);
     double el = seconds_since(&prog.start);
     fprintf(stderr, "halfcheck eval: %zu positions in %.2fs end to end (%.1f/s; evaluating and writing %.2fs), wrote %s\n",
             n_out, el, el > 0 ? (double)n_out / el : 0.0, eval_s, out_path);
