@@ -16,8 +16,28 @@ void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, co
         }
 }
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__FMA__) && defined(__AVX2__))
 #include <immintrin.h>
+
+/* Asks for the rows of A that the block of mr rows at `a` reads, ahead of its kernel: a
+ * Winograd GEMM's A (one of 36 weight matrices, together larger than L2) comes from L3, in
+ * runs too short for the hardware prefetchers. Row-major A: each row's lines; transposed A
+ * (rsa 1): one line per k, only when the block starts a new line. */
+static void prefetch_a(const float *a, int mr, int K, size_t rsa, size_t csa)
+{
+    if (csa == 1) {
+        for (int r = 0; r < mr; r++)
+            for (int k = 0; k < K; k += 16)
+                _mm_prefetch((const char *)(a + (size_t)r * rsa + k), _MM_HINT_T0);
+    } else if (rsa == 1 && ((uintptr_t)(a + mr - 1) & 63) < (size_t)mr * sizeof(float)) {
+        for (int k = 0; k < K; k++)
+            _mm_prefetch((const char *)(a + (size_t)k * csa + mr - 1), _MM_HINT_T0);
+    }
+}
+
+#endif
+
+#if defined(__AVX512F__)
 
 /* The AVX-512 form of the kernels below: blocks of MR rows x NV vectors of 16 columns, the
  * last vector holding `last` (1..16) columns through a lane mask when PART. 12 rows x 2 vectors
@@ -33,7 +53,7 @@ void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, co
         (void)mk;                                                                              \
         _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                  \
             _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps(); \
-        for (int k = 0; k < K; k++) {                                                          \
+        _Pragma("GCC unroll 4") for (int k = 0; k < K; k++) {                                   \
             const float *b = B + (size_t)k * ldb;                                              \
             __m512 bv[NV];                                                                     \
             _Pragma("GCC unroll 2") for (int v = 0; v < NV; v++) bv[v] =                       \
@@ -90,34 +110,51 @@ static const kern_fn kerns[12][4] = {HC_KROW(1), HC_KROW(2), HC_KROW(3),  HC_KRO
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
              size_t ldb, float *C, size_t ldc, int accumulate)
 {
-    /* As the AVX2 form below: column panels of 32 outer, blocks of 12 rows inner. */
-    enum { PACK_K = 512, MR = 12, NR = 32 };
-    float panel[PACK_K * NR];
-    int pack = M > MR && ldb != NR && K <= PACK_K;
-    for (int j0 = 0; j0 < N; j0 += NR) {
-        int n = N - j0 < NR ? N - j0 : NR;
+    /* As the AVX2 form below: column panels of 32 outer (narrower panels for K > 256 were
+     * slower here: an AVX-512 core's L1 is larger), row blocks of up to 12 rows inner, split
+     * evenly, the next block's A and the next panel's B prefetched. */
+    enum { PACK_K = 512, NR = 32 };
+    float panel[PACK_K * NR]; /* no arithmetic: a copy */
+    const int nr = NR;
+    for (int j0 = 0; j0 < N; j0 += nr) {
+        int n = N - j0 < nr ? N - j0 : nr;
         int nv = n > 16 ? 2 : 1, last = n - 16 * (nv - 1);
         int sel = (nv - 1) * 2 + (last < 16);
         const float *bp = B + j0;
         size_t ldp = ldb;
-        if (pack && n == NR) {
+        if (M > 12 && K <= PACK_K && ldb != (size_t)(16 * nv)) {
+            __mmask16 mk = (__mmask16)((1u << last) - 1u);
+            size_t pf0 = (size_t)(j0 + n), pf1 = pf0 + (size_t)nr - 1;
+            int far = pf0 < ldb;
+            if (pf1 >= ldb)
+                pf1 = ldb - 1;
             for (int k = 0; k < K; k++) {
-                _mm512_storeu_ps(panel + k * NR, _mm512_loadu_ps(B + (size_t)k * ldb + j0));
-                _mm512_storeu_ps(panel + k * NR + 16, _mm512_loadu_ps(B + (size_t)k * ldb + j0 + 16));
+                const float *b = B + (size_t)k * ldb + j0;
+                float *p = panel + (size_t)k * 16 * nv;
+                if (nv == 2)
+                    _mm512_storeu_ps(p, _mm512_loadu_ps(b));
+                _mm512_storeu_ps(p + 16 * (nv - 1), _mm512_maskz_loadu_ps(mk, b + 16 * (nv - 1)));
+                if (far) {
+                    _mm_prefetch((const char *)(b - j0 + pf0), _MM_HINT_T1);
+                    _mm_prefetch((const char *)(b - j0 + pf1), _MM_HINT_T1);
+                }
             }
             bp = panel;
-            ldp = NR;
+            ldp = (size_t)(16 * nv);
         }
-        for (int i0 = 0; i0 < M; i0 += MR) {
-            int mr = M - i0 < MR ? M - i0 : MR;
-            kerns[mr - 1][sel](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
-                               C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+        int nb = (M + 11) / 12, base = M / nb, extra = M % nb;
+        for (int ib = 0, i0 = 0; ib < nb; ib++) {
+            int mr = base + (ib < extra);
+            if (ib + 1 < nb)
+                prefetch_a(A + (size_t)(i0 + mr) * rsa, base + (ib + 1 < extra), K, rsa, csa);
+            kerns[mr - 1][sel](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp, C + (size_t)i0 * ldc + j0,
+                               ldc, accumulate, last);
+            i0 += mr;
         }
     }
 }
 
 #elif defined(__FMA__) && defined(__AVX2__)
-#include <immintrin.h>
 
 /* mask_tab + 8 - n: a lane mask selecting the first n (1..8) of 8 lanes. */
 static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -208,22 +245,6 @@ static const kern_fn kerns[3][12][2] = {
     {HC_K2(1, 3), HC_K2(2, 3), HC_K2(3, 3), HC_K2(4, 3)},
 };
 static const int kern_rows[3] = {12, 6, 4};
-
-/* Asks for the rows of A that the block of mr rows at `a` reads, ahead of its kernel: a
- * Winograd GEMM's A (one of 36 weight matrices, together larger than L2) comes from L3, in
- * runs too short for the hardware prefetchers. Row-major A: each row's lines; transposed A
- * (rsa 1): one line per k, only when the block starts a new line. */
-static void prefetch_a(const float *a, int mr, int K, size_t rsa, size_t csa)
-{
-    if (csa == 1) {
-        for (int r = 0; r < mr; r++)
-            for (int k = 0; k < K; k += 16)
-                _mm_prefetch((const char *)(a + (size_t)r * rsa + k), _MM_HINT_T0);
-    } else if (rsa == 1 && ((uintptr_t)(a + mr - 1) & 63) < (size_t)mr * sizeof(float)) {
-        for (int k = 0; k < K; k++)
-            _mm_prefetch((const char *)(a + (size_t)k * csa + mr - 1), _MM_HINT_T0);
-    }
-}
 
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
              size_t ldb, float *C, size_t ldc, int accumulate)
