@@ -33,6 +33,7 @@ typedef struct batch_buf {
     hc_pp_position *pp;     /* [max_batch] */
     hc_raw_heads *raw;
     hc_sgfmeta meta_profile;
+    hc_history_cache *histories; /* consecutive positions of a game continue one history */
 } batch_buf;
 
 static void batch_free(batch_buf *bb)
@@ -45,6 +46,7 @@ static void batch_free(batch_buf *bb)
     free(bb->legal);
     free(bb->pp);
     hc_raw_heads_free(bb->raw);
+    hc_history_cache_free(bb->histories);
     memset(bb, 0, sizeof *bb);
 }
 
@@ -63,12 +65,13 @@ static int batch_init(batch_buf *bb, const hc_net *net, int max_batch, const hc_
     bb->scratch = hc_malloc(sizeof(float) * (size_t)(bb->area + 1), err, "policy scratch");
     bb->legal = hc_malloc(rows * (size_t)(bb->area + 1), err, "legal maps");
     bb->pp = hc_calloc(rows, sizeof(hc_pp_position), err, "row facts");
+    bb->histories = hc_history_cache_new(err);
     if (bb->c_meta > 0) {
         bb->meta = hc_malloc(sizeof(float) * rows * (size_t)bb->c_meta, err, "metadata rows");
         if (bb->meta && hc_sgfmeta_profile(s->meta_profile, &bb->meta_profile, err))
             goto fail;
     }
-    if (!bb->spatial || !bb->global || !bb->unsym || !bb->scratch || !bb->legal || !bb->pp ||
+    if (!bb->spatial || !bb->global || !bb->unsym || !bb->scratch || !bb->legal || !bb->pp || !bb->histories ||
         (bb->c_meta > 0 && !bb->meta))
         goto fail;
     bb->raw = hc_raw_heads_new(max_batch, s->nn_x, s->nn_y, net->num_policy_c, net->num_score_value_c, err);
@@ -117,7 +120,7 @@ static int prepare_row(batch_buf *bb, int r, const hc_net *net, const hc_positio
     if (p->x_size > s->nn_x || p->y_size > s->nn_y)
         return hc_err_set(err, HC_EUSAGE, "board %dx%d does not fit the %dx%d NN buffer", p->x_size, p->y_size,
                           s->nn_x, s->nn_y);
-    hc_history *h = hc_history_from_position(p, err);
+    const hc_history *h = hc_history_cache_get(bb->histories, p, err);
     if (!h)
         return -1;
     int pla = hc_history_next_pla(h);
@@ -146,7 +149,6 @@ static int prepare_row(batch_buf *bb, int r, const hc_net *net, const hc_positio
             rc = hc_sgfmeta_fill_row(&bb->meta_profile, pla == HC_WHITE, p->x_size * p->y_size,
                                      bb->meta + (size_t)r * (size_t)bb->c_meta, err);
     }
-    hc_history_free(h);
     return rc;
 }
 
@@ -541,7 +543,7 @@ int hc_eval_feature_rows(hc_backend *b, const hc_net *net, const char *features_
             unsigned char *legal = bb.legal + (size_t)k * (size_t)(bb.area + 1);
             hc_pp_position pp = {.x_size = s->nn_x, .y_size = s->nn_y, .legal = legal};
             if (p) {
-                hc_history *h = hc_history_from_position(p, err);
+                const hc_history *h = hc_history_cache_get(bb.histories, p, err);
                 if (!h) {
                     rc = -1;
                     break;
@@ -556,7 +558,6 @@ int hc_eval_feature_rows(hc_backend *b, const hc_net *net, const char *features_
                 if (bb.c_meta > 0 && hc_sgfmeta_fill_row(&bb.meta_profile, pp.next_pla_white, p->x_size * p->y_size,
                                                          bb.meta + (size_t)k * (size_t)bb.c_meta, err))
                     rc = -1;
-                hc_history_free(h);
                 if (rc)
                     break;
             } else {

@@ -39,6 +39,17 @@ hc_history *hc_history_copy(const hc_history *h, hc_err *err);
  * carry them), which matters only for territory scoring of positions set up mid-game. */
 hc_history *hc_history_from_position(const hc_position *p, hc_err *err);
 
+/* The histories of a run of records, built incrementally: a record that repeats the previous
+ * one's setup and moves and adds moves (the next position of the same game, as positions files
+ * list them) continues that history instead of replaying the game from its start. The history
+ * returned equals hc_history_from_position's for the record, errors included (the same
+ * messages); it is owned by the cache and valid until the next call or hc_history_cache_free.
+ * After a failure nothing is cached. */
+typedef struct hc_history_cache hc_history_cache;
+hc_history_cache *hc_history_cache_new(hc_err *err);
+void hc_history_cache_free(hc_history_cache *c);
+const hc_history *hc_history_cache_get(hc_history_cache *c, const hc_position *p, hc_err *err);
+
 /* BoardHistory::clear: restarts from board with the same rules (alwaysComputePassAlive... kept). */
 int hc_history_reset(hc_history *h, const hc_board *board, int pla, int encore_phase, hc_err *err);
 void hc_history_set_initial_turn_number(hc_history *h, int64_t n);

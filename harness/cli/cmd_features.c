@@ -90,7 +90,8 @@ int cmd_features(int argc, char **argv)
     }
     size_t ns = (size_t)hc_features_num_spatial(version) * nn_x * nn_y, rec = ns + hc_features_num_global(version);
     float *row = malloc(rec * sizeof(float));
-    int rc = row ? 0 : hc_err_set(&err, HC_ENOMEM, "out of memory");
+    hc_history_cache *histories = hc_history_cache_new(&err);
+    int rc = row && histories ? 0 : hc_err_set(&err, HC_ENOMEM, "out of memory");
     long count = 0;
     hc_position p;
     while (rc == 0) {
@@ -99,14 +100,11 @@ int cmd_features(int argc, char **argv)
             rc = -1;
         if (got <= 0)
             break;
-        hc_history *h = hc_history_from_position(&p, &err);
+        const hc_history *h = hc_history_cache_get(histories, &p, &err);
         if (!h)
             rc = -1;
-        else {
-            if (hc_features_fill(version, h, hc_history_next_pla(h), &params, nn_x, nn_y, row, row + ns, &err))
-                rc = hc_err_prefix(&err, "position %ld: ", p.index);
-            hc_history_free(h);
-        }
+        else if (hc_features_fill(version, h, hc_history_next_pla(h), &params, nn_x, nn_y, row, row + ns, &err))
+            rc = hc_err_prefix(&err, "position %ld: ", p.index);
         if (rc == 0) {
             to_le(row, rec);
             rc = hc_ostream_write(o, row, rec * sizeof(float), &err);
@@ -115,6 +113,7 @@ int cmd_features(int argc, char **argv)
         hc_position_free(&p);
     }
     free(row);
+    hc_history_cache_free(histories);
     hc_posreader_close(r);
     if (rc) {
         hc_ostream_abort(o);
