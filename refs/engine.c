@@ -1,6 +1,5 @@
 #include "engine.h"
 
-#include <cblas.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -818,7 +817,6 @@ static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->go, NULL);
     pthread_cond_init(&e->done, NULL);
-    openblas_set_num_threads(1);
     if (base) {
         /* Read-only after preparation: the weights in their prepared forms and the RoPE tables. */
         e->convs = base->convs;
