@@ -1281,6 +1281,45 @@ void hc_add_bias_bc(int channels, int batch, int hw, float *x, const float *bias
 
 /* ---- pooling -------------------------------------------------------------------------- */
 
+/* Each channel's sum and max are one chain over the points in order (the bits of the plain
+ * loop); POOL_CH channels' chains run side by side, since a lone chain waits on each add. */
+enum { POOL_CH = 8 };
+
+/* Sums (and, when mx, masked maxima) of channels c0 .. c0+n-1 of row b, n <= POOL_CH. */
+static void pool_chains(int n, int batch, int hw, const float *in, int c0, int b, const float *m,
+                        float *sum, float *mx)
+{
+    const float *src[POOL_CH];
+    float s[POOL_CH], x[POOL_CH];
+    for (int l = 0; l < POOL_CH; l++) {
+        src[l] = in + ((size_t)(c0 + (l < n ? l : 0)) * batch + b) * hw;
+        s[l] = 0.0f;
+        x[l] = -1.0f;
+    }
+    if (mx) {
+        for (int p = 0; p < hw; p++) {
+            float mp = m[p] - 1.0f;
+#pragma GCC unroll 8
+            for (int l = 0; l < POOL_CH; l++) {
+                float v = src[l][p];
+                s[l] += v;
+                float w = v + mp;
+                x[l] = x[l] > w ? x[l] : w;
+            }
+        }
+    } else {
+        for (int p = 0; p < hw; p++)
+#pragma GCC unroll 8
+            for (int l = 0; l < POOL_CH; l++)
+                s[l] += src[l][p];
+    }
+    for (int l = 0; l < n; l++) {
+        sum[l] = s[l];
+        if (mx)
+            mx[l] = x[l];
+    }
+}
+
 void hc_pool_gpool(int channels, int batch, int hw, const float *in, const float *mask,
                    const float *mask_sum, float *out)
 {
@@ -1288,20 +1327,18 @@ void hc_pool_gpool(int channels, int batch, int hw, const float *in, const float
         const float *m = mask + (size_t)b * hw;
         float div = mask_sum[b];
         float sqrtdiv = sqrtf(div);
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + ((size_t)c * batch + b) * hw;
-            float s = 0.0f, mx = -1.0f;
-            for (int p = 0; p < hw; p++) {
-                float x = src[p];
-                s += x;
-                float v = x + (m[p] - 1.0f);
-                mx = mx > v ? mx : v;
+        float *o = out + (size_t)b * 3 * channels;
+        for (int c0 = 0; c0 < channels; c0 += POOL_CH) {
+            int n = channels - c0 < POOL_CH ? channels - c0 : POOL_CH;
+            float sum[POOL_CH], mx[POOL_CH];
+            pool_chains(n, batch, hw, in, c0, b, m, sum, mx);
+            for (int l = 0; l < n; l++) {
+                int c = c0 + l;
+                float mean = sum[l] / div;
+                o[c] = mean;
+                o[c + channels] = mean * (sqrtdiv - 14.0f) * 0.1f;
+                o[c + 2 * channels] = mx[l];
             }
-            float mean = s / div;
-            float *o = out + (size_t)b * 3 * channels;
-            o[c] = mean;
-            o[c + channels] = mean * (sqrtdiv - 14.0f) * 0.1f;
-            o[c + 2 * channels] = mx;
         }
     }
 }
@@ -1312,16 +1349,18 @@ void hc_pool_value(int channels, int batch, int hw, const float *in, const float
     for (int b = 0; b < batch; b++) {
         float div = mask_sum[b];
         float sqrtdiv = sqrtf(div);
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + ((size_t)c * batch + b) * hw;
-            float s = 0.0f;
-            for (int p = 0; p < hw; p++)
-                s += src[p];
-            float mean = s / div;
-            float *o = out + (size_t)b * 3 * channels;
-            o[c] = mean;
-            o[c + channels] = mean * (sqrtdiv - 14.0f) * 0.1f;
-            o[c + 2 * channels] = mean * ((sqrtdiv - 14.0f) * (sqrtdiv - 14.0f) * 0.01f - 0.1f);
+        float *o = out + (size_t)b * 3 * channels;
+        for (int c0 = 0; c0 < channels; c0 += POOL_CH) {
+            int n = channels - c0 < POOL_CH ? channels - c0 : POOL_CH;
+            float sum[POOL_CH];
+            pool_chains(n, batch, hw, in, c0, b, NULL, sum, NULL);
+            for (int l = 0; l < n; l++) {
+                int c = c0 + l;
+                float mean = sum[l] / div;
+                o[c] = mean;
+                o[c + channels] = mean * (sqrtdiv - 14.0f) * 0.1f;
+                o[c + 2 * channels] = mean * ((sqrtdiv - 14.0f) * (sqrtdiv - 14.0f) * 0.01f - 0.1f);
+            }
         }
     }
 }

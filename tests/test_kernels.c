@@ -218,6 +218,56 @@ static void test_gpool_max_padding(void)
     hc_check("kernels-5.2", out[0] == -2.5f && out[3] == -3.5f, "means %g %g", out[0], out[3]);
 }
 
+/* The pools run several channels' chains side by side: each channel's sum and max must still
+ * be the plain loop's, in point order, bit for bit (channel counts around the group of 8,
+ * masked points, batch rows). */
+static void test_pool_bits(void)
+{
+    int chans[] = {1, 7, 8, 9, 17, 32}, hws[] = {1, 5, 361}, bad = 0, cases = 0;
+    for (size_t ci = 0; ci < sizeof chans / sizeof chans[0]; ci++)
+        for (size_t hi = 0; hi < sizeof hws / sizeof hws[0]; hi++)
+            for (int batch = 1; batch <= 3; batch++) {
+                int c = chans[ci], hw = hws[hi];
+                size_t n = (size_t)c * batch * hw;
+                float *in = malloc(n * sizeof(float)), *mask = malloc((size_t)batch * hw * sizeof(float));
+                uint32_t st = 12345u + (uint32_t)(c * 1000 + hw); /* its own values: urand's sequence feeds later tests */
+                for (size_t i = 0; i < n; i++) {
+                    st = st * 1664525u + 1013904223u;
+                    in[i] = (float)((int32_t)(st >> 8) - (1 << 23)) / (float)(1 << 20); /* -8 .. 8 */
+                }
+                float ms[3], *g = malloc((size_t)batch * 3 * c * sizeof(float)), *v = malloc((size_t)batch * 3 * c * sizeof(float));
+                for (int b = 0; b < batch; b++) {
+                    ms[b] = 0.0f;
+                    for (int p = 0; p < hw; p++) {
+                        mask[b * hw + p] = (p * 7 + b) % 5 == 4 && hw > 1 ? 0.0f : 1.0f;
+                        ms[b] += mask[b * hw + p];
+                    }
+                }
+                hc_pool_gpool(c, batch, hw, in, mask, ms, g);
+                hc_pool_value(c, batch, hw, in, ms, v);
+                for (int b = 0; b < batch; b++)
+                    for (int ch = 0; ch < c; ch++) {
+                        const float *src = in + ((size_t)ch * batch + b) * hw;
+                        float sum = 0.0f, mx = -1.0f;
+                        for (int p = 0; p < hw; p++) {
+                            sum += src[p];
+                            float w = src[p] + (mask[b * hw + p] - 1.0f);
+                            mx = mx > w ? mx : w;
+                        }
+                        float mean = sum / ms[b], sq = sqrtf(ms[b]);
+                        const float *og = g + (size_t)b * 3 * c, *ov = v + (size_t)b * 3 * c;
+                        float want[5] = {mean, mean * (sq - 14.0f) * 0.1f, mx,
+                                         mean * ((sq - 14.0f) * (sq - 14.0f) * 0.01f - 0.1f)};
+                        bad += memcmp(&og[ch], &want[0], 4) || memcmp(&og[ch + c], &want[1], 4) ||
+                               memcmp(&og[ch + 2 * c], &want[2], 4) || memcmp(&ov[ch], &want[0], 4) ||
+                               memcmp(&ov[ch + c], &want[1], 4) || memcmp(&ov[ch + 2 * c], &want[3], 4);
+                    }
+                cases++;
+                free(in), free(mask), free(g), free(v);
+            }
+    hc_check("kernels-5.3", bad == 0, "%d pooled values of %d cases differ from the plain loops", bad, cases);
+}
+
 static void test_matmul(void)
 {
     int id = 0;
@@ -674,6 +724,7 @@ int main(void)
     test_wino_bits();
     test_bn_pool();
     test_gpool_max_padding();
+    test_pool_bits();
     test_matmul();
     test_rmsnorm();
     test_attention();
