@@ -1731,66 +1731,118 @@ static void transpose(int n, const float *a, float *t)
             t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
 }
 
-/* softmax_cols on one strip of 8 queries without roundings: the same per-lane arithmetic,
- * with the vectors in registers. The max runs in two chains (a maximum does not depend on
- * the order: the only order-dependent case, +0 against -0, gives the same exp(v - max)). */
-static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const float *mk,
-                           float scale)
+/* vexp8 for x <= 0 or NaN (a softmax's v - max): the upper clamp is then a no-op, so it is left
+ * out; every other operation is vexp8's, the same bits. */
+static inline hc_v8f vexp8_nonpos(hc_v8f x)
 {
-    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
-    hc_v8f mx0 = neg, mx1 = neg;
+    const hc_v8f lo = v8_splat(-87.0f);
+    x = v8_select(x < lo, lo, x);
+    hc_v8f t = x * 1.44269504088896341f + 12582912.0f;
+    hc_v8f k = t - 12582912.0f;
+    hc_v8f r = x - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
+    hc_v8f sc;
+    memcpy(&sc, &e, sizeof sc);
+    return p * sc;
+}
+
+/* softmax_cols on one strip of 8 queries without roundings (st[ki][0..8), row stride ld, in
+ * L1): the same per-lane arithmetic as softmax_row, in two passes that do not store the scaled
+ * scores. The max is taken over the raw scores (two chains, initialised to -inf) and scaled
+ * once: scale > 0 and a product by it is monotonic under rounding, so max(raw) * scale is the
+ * largest scaled score, and the select against -1e30 gives softmax_row's start value (a
+ * maximum does not depend on the order: the only order-dependent case, +0 against -0, gives
+ * the same exp(v - max)). exp(v * scale - max) then recomputes the scaled score, the product
+ * softmax_row stored. allon: every key's mask is 1 (no branch; e * 1 is e). */
+static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const float *mk,
+                           float scale, int allon)
+{
+    const hc_v8f ninf = v8_splat(-INFINITY), neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    hc_v8f mx0 = ninf, mx1 = ninf;
     int ki = 0;
-    for (; ki + 2 <= hw; ki += 2) {
-        float *p0 = st + (size_t)ki * ld, *p1 = p0 + ld;
-        hc_v8f v0, v1;
-        memcpy(&v0, p0, sizeof v0);
-        memcpy(&v1, p1, sizeof v1);
-        v0 = v0 * scale;
-        v1 = v1 * scale;
-        memcpy(p0, &v0, sizeof v0);
-        memcpy(p1, &v1, sizeof v1);
-        if (mk[ki] != 0.0f)
+    if (allon) {
+        for (; ki + 2 <= hw; ki += 2) {
+            hc_v8f v0, v1;
+            memcpy(&v0, st + (size_t)ki * ld, sizeof v0);
+            memcpy(&v1, st + (size_t)(ki + 1) * ld, sizeof v1);
             mx0 = v8_select(v0 > mx0, v0, mx0);
-        if (mk[ki + 1] != 0.0f)
             mx1 = v8_select(v1 > mx1, v1, mx1);
+        }
+    } else {
+        for (; ki + 2 <= hw; ki += 2) {
+            hc_v8f v0, v1;
+            memcpy(&v0, st + (size_t)ki * ld, sizeof v0);
+            memcpy(&v1, st + (size_t)(ki + 1) * ld, sizeof v1);
+            if (mk[ki] != 0.0f)
+                mx0 = v8_select(v0 > mx0, v0, mx0);
+            if (mk[ki + 1] != 0.0f)
+                mx1 = v8_select(v1 > mx1, v1, mx1);
+        }
     }
-    for (; ki < hw; ki++) {
-        float *p0 = st + (size_t)ki * ld;
+    if (ki < hw && mk[ki] != 0.0f) {
         hc_v8f v0;
-        memcpy(&v0, p0, sizeof v0);
-        v0 = v0 * scale;
-        memcpy(p0, &v0, sizeof v0);
-        if (mk[ki] != 0.0f)
-            mx0 = v8_select(v0 > mx0, v0, mx0);
+        memcpy(&v0, st + (size_t)ki * ld, sizeof v0);
+        mx0 = v8_select(v0 > mx0, v0, mx0);
     }
-    hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0);
+    hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0) * scale;
+    vmx = v8_select(vmx > neg, vmx, neg);
     hc_v8f ps0 = zero, ps1 = zero, ps2 = zero, ps3 = zero, ps4 = zero, ps5 = zero, ps6 = zero,
            ps7 = zero;
 #define HC_SM_EXP(u, acc)                                                                       \
     do {                                                                                       \
         float *p = st + (size_t)(ki + u) * ld;                                                 \
+        hc_v8f e;                                                                              \
+        memcpy(&e, p, sizeof e);                                                               \
+        e = vexp8_nonpos(e * scale - vmx);                                                     \
+        memcpy(p, &e, sizeof e);                                                               \
+        acc += e;                                                                              \
+    } while (0)
+#define HC_SM_EXPM(u, acc)                                                                      \
+    do {                                                                                       \
+        float *p = st + (size_t)(ki + u) * ld;                                                 \
         hc_v8f e = zero;                                                                       \
         if (mk[ki + u] != 0.0f) {                                                              \
             memcpy(&e, p, sizeof e);                                                           \
-            e = vexp8(e - vmx) * mk[ki + u];                                                   \
+            e = vexp8_nonpos(e * scale - vmx) * mk[ki + u];                                    \
         }                                                                                      \
         memcpy(p, &e, sizeof e);                                                               \
         acc += e;                                                                              \
     } while (0)
-    for (ki = 0; ki + 8 <= hw; ki += 8) {
-        HC_SM_EXP(0, ps0);
-        HC_SM_EXP(1, ps1);
-        HC_SM_EXP(2, ps2);
-        HC_SM_EXP(3, ps3);
-        HC_SM_EXP(4, ps4);
-        HC_SM_EXP(5, ps5);
-        HC_SM_EXP(6, ps6);
-        HC_SM_EXP(7, ps7);
+    if (allon) {
+        for (ki = 0; ki + 8 <= hw; ki += 8) {
+            HC_SM_EXP(0, ps0);
+            HC_SM_EXP(1, ps1);
+            HC_SM_EXP(2, ps2);
+            HC_SM_EXP(3, ps3);
+            HC_SM_EXP(4, ps4);
+            HC_SM_EXP(5, ps5);
+            HC_SM_EXP(6, ps6);
+            HC_SM_EXP(7, ps7);
+        }
+    } else {
+        for (ki = 0; ki + 8 <= hw; ki += 8) {
+            HC_SM_EXPM(0, ps0);
+            HC_SM_EXPM(1, ps1);
+            HC_SM_EXPM(2, ps2);
+            HC_SM_EXPM(3, ps3);
+            HC_SM_EXPM(4, ps4);
+            HC_SM_EXPM(5, ps5);
+            HC_SM_EXPM(6, ps6);
+            HC_SM_EXPM(7, ps7);
+        }
     }
     hc_v8f *pss[8] = {&ps0, &ps1, &ps2, &ps3, &ps4, &ps5, &ps6, &ps7};
     for (int u = 0; ki + u < hw; u++)
-        HC_SM_EXP(u, *pss[u]);
+        HC_SM_EXPM(u, *pss[u]);
 #undef HC_SM_EXP
+#undef HC_SM_EXPM
     hc_v8f sum = zero;
     sum += ps0;
     sum += ps1;
@@ -1825,10 +1877,6 @@ static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, 
     const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
     for (int j = 0; j < nq; j += 8) {
         int k = nq - j < 8 ? nq - j : 8;
-        if (k == 8 && scores_fmt == HC_KFMT_FP32 && probs_fmt == HC_KFMT_FP32) {
-            softmax_strip8(hw, st + j, ld, mq + j, mk, scale);
-            continue;
-        }
         hc_v8f vmx = neg;
         for (int ki = 0; ki < hw; ki++) {
             float *p = st + (size_t)ki * ld + j;
@@ -1862,8 +1910,56 @@ static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, 
     }
 }
 
-/* Queries per block of the transposed attention: the block's scores stay in L2. */
+/* Queries per block of the transposed attention (rounding emulations): the block's scores stay
+ * in L2. */
 enum { ATT_NQ = 64 };
+
+/* Queries per strip of the exact attention: the strip's transposed scores [key][16] (23 KB at
+ * 19x19) stay in L1 from the score GEMM through the softmax to the value GEMM, which reads
+ * them in place (hc_gemm copies no B panel when ldb is its panel width, 16 for K > 256). */
+enum { ATT_QS = 16 };
+
+/* hc_attention's arithmetic (as hc_attention_emul's exact path) over strips of ATT_QS queries:
+ * per query, the same score chains, softmax and value chains, so the same bits. ws: hw *
+ * ATT_QS floats. */
+static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd, int vd,
+                             const float *q, const float *k, const float *v, const float *mask,
+                             float *out, float *ws)
+{
+    int group = heads / kv_heads;
+    size_t s = (size_t)batch * hw;
+    float scale = 1.0f / sqrtf((float)qd);
+    float mqp[ATT_QS];
+    for (int b = 0; b < batch; b++) {
+        const float *m = mask + (size_t)b * hw;
+        int allon = 1;
+        for (int i = 0; i < hw; i++)
+            allon &= m[i] == 1.0f;
+        for (int h = 0; h < heads; h++) {
+            int kvh = h / group;
+            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
+            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
+            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
+            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+            for (int q0 = 0; q0 < hw; q0 += ATT_QS) {
+                int nq = hw - q0 < ATT_QS ? hw - q0 : ATT_QS;
+                /* ws(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
+                hc_gemm(hw, nq, qd, kh, 1, s, qh + q0, s, ws, ATT_QS, 0);
+                const float *mq = m + q0;
+                if (nq < ATT_QS) { /* a last partial strip: padding lanes are zeros, masked */
+                    for (int ki = 0; ki < hw; ki++)
+                        memset(ws + (size_t)ki * ATT_QS + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
+                    memcpy(mqp, mq, (size_t)nq * sizeof(float));
+                    memset(mqp + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
+                    mq = mqp;
+                }
+                for (int j = 0; j < nq; j += 8)
+                    softmax_strip8(hw, ws + j, ATT_QS, mq + j, m, scale, allon);
+                hc_gemm(vd, nq, hw, vh, s, 1, ws, ATT_QS, oh + q0, s, 0);
+            }
+        }
+    }
+}
 
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
@@ -1941,6 +2037,11 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
     size_t s = (size_t)batch * hw;
     float scale = 1.0f / sqrtf((float)qd);
     float *sc = ws; /* [query][key] */
+    if (!em->acc_fp16 && em->scores_fmt == HC_KFMT_FP32 && em->probs_fmt == HC_KFMT_FP32 &&
+        (size_t)hw * ATT_QS <= 2 * (size_t)hw * hw) {
+        attention_strips(batch, hw, heads, kv_heads, qd, vd, q, k, v, mask, out, ws);
+        return;
+    }
     if (!em->acc_fp16) { /* transposed scores [key][query], in blocks of queries */
         int nqb = hw < ATT_NQ ? hw : ATT_NQ;
         /* whole strips of 8 queries when the workspace (2*hw*hw) has room (hw >= 4) */
