@@ -1422,33 +1422,52 @@ void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const
     hc_gemm(out_c, (int)s, in_c, w, 1, (size_t)out_c, in, s, out, s, 0);
 }
 
+void hc_rmsnorm_cols(int channels, int n, const float *in, size_t ldi, float *out, size_t ldo,
+                     const float *weight, float eps, const float *mask)
+{
+    /* Blocks of up to 8 vectors of columns: the channel loop runs along contiguous memory with
+     * one independent sum-of-squares chain per vector; each column still sums its squares in
+     * channel order, as KataGo does. */
+    enum { NV = 8, BLK = 8 * NV };
+    const hc_v8f zero = v8_splat(0.0f);
+    for (int j0 = 0; j0 < n; j0 += BLK) {
+        int nb = n - j0 < BLK ? n - j0 : BLK, nv = (nb + 7) / 8;
+        hc_v8f ss[NV], rms[NV];
+        for (int u = 0; u < nv; u++)
+            ss[u] = zero;
+        for (int c = 0; c < channels; c++) {
+            const float *src = in + (size_t)c * ldi + j0;
+            for (int u = 0; u < nv; u++) {
+                int k = nb - 8 * u < 8 ? nb - 8 * u : 8;
+                hc_v8f x = v8_load(src + 8 * u, k);
+                ss[u] += x * x;
+            }
+        }
+        for (int u = 0; u < nv; u++) {
+            int k = nb - 8 * u < 8 ? nb - 8 * u : 8;
+            hc_v8f d = ss[u] / (float)channels + eps, mk = v8_load(mask + j0 + 8 * u, k);
+            for (int l = 0; l < 8; l++)
+                d[l] = sqrtf(d[l]);
+            rms[u] = v8_select(mk == zero, zero, 1.0f / d);
+        }
+        for (int c = 0; c < channels; c++) {
+            const float *src = in + (size_t)c * ldi + j0;
+            float *dst = out + (size_t)c * ldo + j0;
+            float wc = weight[c];
+            for (int u = 0; u < nv; u++) {
+                int k = nb - 8 * u < 8 ? nb - 8 * u : 8;
+                hc_v8f mk = v8_load(mask + j0 + 8 * u, k);
+                v8_store(dst + 8 * u, v8_select(mk == zero, zero, v8_load(src + 8 * u, k) * rms[u] * wc), k);
+            }
+        }
+    }
+}
+
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
                     const float *weight, float eps, const float *mask)
 {
-    /* Columns in blocks so that the channel loops run along contiguous memory; each column
-     * still sums its squares in channel order, as KataGo does. */
-    enum { BLK = 64 };
     size_t cs = (size_t)batch * hw;
-    for (size_t j0 = 0; j0 < cs; j0 += BLK) {
-        int nb = cs - j0 < BLK ? (int)(cs - j0) : BLK;
-        float ss[BLK], rms[BLK];
-        for (int j = 0; j < nb; j++)
-            ss[j] = 0.0f;
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + (size_t)c * cs + j0;
-            for (int j = 0; j < nb; j++)
-                ss[j] += src[j] * src[j];
-        }
-        for (int j = 0; j < nb; j++)
-            rms[j] = mask[j0 + j] == 0.0f ? 0.0f : 1.0f / sqrtf(ss[j] / (float)channels + eps);
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + (size_t)c * cs + j0;
-            float *dst = out + (size_t)c * cs + j0;
-            float wc = weight[c];
-            for (int j = 0; j < nb; j++)
-                dst[j] = mask[j0 + j] == 0.0f ? 0.0f : src[j] * rms[j] * wc;
-        }
-    }
+    hc_rmsnorm_cols(channels, (int)cs, in, cs, out, cs, weight, eps, mask);
 }
 
 void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out,
@@ -1578,17 +1597,24 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
     }
 }
 
+void hc_residual_cols(int channels, int n, float *trunk, size_t ldt, const float *delta, size_t ldd,
+                      const float *mask)
+{
+    for (int c = 0; c < channels; c++) {
+        float *t = trunk + (size_t)c * ldt;
+        const float *d = delta + (size_t)c * ldd;
+        for (int j = 0; j < n; j += 8) {
+            int k = n - j < 8 ? n - j : 8;
+            v8_store(t + j, v8_load(t + j, k) + v8_load(d + j, k) * v8_load(mask + j, k), k);
+        }
+    }
+}
+
 void hc_residual_masked(int channels, int batch, int hw, float *trunk, const float *delta,
                         const float *mask)
 {
-    for (int c = 0; c < channels; c++)
-        for (int b = 0; b < batch; b++) {
-            float *t = trunk + ((size_t)c * batch + b) * hw;
-            const float *d = delta + ((size_t)c * batch + b) * hw;
-            const float *m = mask + (size_t)b * hw;
-            for (int p = 0; p < hw; p++)
-                t[p] += d[p] * m[p];
-        }
+    size_t cs = (size_t)batch * hw;
+    hc_residual_cols(channels, (int)cs, trunk, cs, delta, cs, mask);
 }
 
 void hc_swiglu(size_t n, float *a, const float *g)
@@ -1651,13 +1677,16 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
             float *r0 = x + ((size_t)h * head_dim + 2 * p) * cs;
             float *r1 = r0 + cs;
             const float *cp = ct + (size_t)p * hw, *sp = st + (size_t)p * hw;
-            for (int b = 0; b < batch; b++)
-                for (int i = 0; i < hw; i++) {
-                    size_t col = (size_t)b * hw + i;
-                    float x0 = r0[col], x1 = r1[col];
-                    r0[col] = x0 * cp[i] - x1 * sp[i];
-                    r1[col] = x0 * sp[i] + x1 * cp[i];
+            for (int b = 0; b < batch; b++) {
+                float *a0 = r0 + (size_t)b * hw, *a1 = r1 + (size_t)b * hw;
+                for (int i = 0; i < hw; i += 8) {
+                    int k = hw - i < 8 ? hw - i : 8;
+                    hc_v8f x0 = v8_load(a0 + i, k), x1 = v8_load(a1 + i, k);
+                    hc_v8f c = v8_load(cp + i, k), sn = v8_load(sp + i, k);
+                    v8_store(a0 + i, x0 * c - x1 * sn, k);
+                    v8_store(a1 + i, x0 * sn + x1 * c, k);
                 }
+            }
         }
     }
 }

@@ -153,6 +153,11 @@ void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
                     const float *weight, float eps, const float *mask);
 
+/* hc_rmsnorm_pos on n columns: in[c * ldi + j] to out[c * ldo + j], mask[j] (the same bits per
+ * column). in == out allowed when ldi == ldo. */
+void hc_rmsnorm_cols(int channels, int n, const float *in, size_t ldi, float *out, size_t ldo,
+                     const float *weight, float eps, const float *mask);
+
 /* Trunk-tip RMSNorm with gamma, beta and activation; spatial: one rms over all channels and
  * on-board positions of a row, else one per position. Masked-out positions are 0. */
 void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out,
@@ -162,6 +167,10 @@ void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out
 /* trunk[c][b][p] += delta[c][b][p] * mask[b][p]. */
 void hc_residual_masked(int channels, int batch, int hw, float *trunk, const float *delta,
                         const float *mask);
+
+/* hc_residual_masked on n columns: trunk[c * ldt + j] += delta[c * ldd + j] * mask[j]. */
+void hc_residual_cols(int channels, int n, float *trunk, size_t ldt, const float *delta, size_t ldd,
+                      const float *mask);
 
 /* a = silu(a) * g elementwise, silu(a) = a / (1 + exp(-a)). */
 void hc_swiglu(size_t n, float *a, const float *g);
