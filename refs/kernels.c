@@ -1782,16 +1782,17 @@ static inline hc_v8f vexp8_nonpos(hc_v8f x)
     return p * sc;
 }
 
-/* softmax_cols on one strip of 8 queries without roundings (st[ki][0..8), row stride ld, in
- * L1): the same per-lane arithmetic as softmax_row, in two passes that do not store the scaled
- * scores. The max is taken over the raw scores (two chains, initialised to -inf) and scaled
+/* softmax_cols on one strip of 8 queries without roundings, reading the scores src[ki][0..8)
+ * (row stride lds) and writing the probabilities st[ki][0..8) (row stride ld; st == src
+ * allowed): the same per-lane arithmetic as softmax_row, in two passes that do not store the
+ * scaled scores. The max is taken over the raw scores (two chains, initialised to -inf) and scaled
  * once: scale > 0 and a product by it is monotonic under rounding, so max(raw) * scale is the
  * largest scaled score, and the select against -1e30 gives softmax_row's start value (a
  * maximum does not depend on the order: the only order-dependent case, +0 against -0, gives
  * the same exp(v - max)). exp(v * scale - max) then recomputes the scaled score, the product
  * softmax_row stored. allon: every key's mask is 1 (no branch; e * 1 is e). */
-static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const float *mk,
-                           float scale, int allon)
+static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size_t ld,
+                           const float *mq, const float *mk, float scale, int allon)
 {
     const hc_v8f ninf = v8_splat(-INFINITY), neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
     hc_v8f mx0 = ninf, mx1 = ninf;
@@ -1799,16 +1800,16 @@ static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const 
     if (allon) {
         for (; ki + 2 <= hw; ki += 2) {
             hc_v8f v0, v1;
-            memcpy(&v0, st + (size_t)ki * ld, sizeof v0);
-            memcpy(&v1, st + (size_t)(ki + 1) * ld, sizeof v1);
+            memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
+            memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
             mx0 = v8_select(v0 > mx0, v0, mx0);
             mx1 = v8_select(v1 > mx1, v1, mx1);
         }
     } else {
         for (; ki + 2 <= hw; ki += 2) {
             hc_v8f v0, v1;
-            memcpy(&v0, st + (size_t)ki * ld, sizeof v0);
-            memcpy(&v1, st + (size_t)(ki + 1) * ld, sizeof v1);
+            memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
+            memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
             if (mk[ki] != 0.0f)
                 mx0 = v8_select(v0 > mx0, v0, mx0);
             if (mk[ki + 1] != 0.0f)
@@ -1817,7 +1818,7 @@ static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const 
     }
     if (ki < hw && mk[ki] != 0.0f) {
         hc_v8f v0;
-        memcpy(&v0, st + (size_t)ki * ld, sizeof v0);
+        memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
         mx0 = v8_select(v0 > mx0, v0, mx0);
     }
     hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0) * scale;
@@ -1828,7 +1829,7 @@ static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const 
     do {                                                                                       \
         float *p = st + (size_t)(ki + u) * ld;                                                 \
         hc_v8f e;                                                                              \
-        memcpy(&e, p, sizeof e);                                                               \
+        memcpy(&e, src + (size_t)(ki + u) * lds, sizeof e);                                    \
         e = vexp8_nonpos(e * scale - vmx);                                                     \
         memcpy(p, &e, sizeof e);                                                               \
         acc += e;                                                                              \
@@ -1838,7 +1839,7 @@ static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const 
         float *p = st + (size_t)(ki + u) * ld;                                                 \
         hc_v8f e = zero;                                                                       \
         if (mk[ki + u] != 0.0f) {                                                              \
-            memcpy(&e, p, sizeof e);                                                           \
+            memcpy(&e, src + (size_t)(ki + u) * lds, sizeof e);                                \
             e = vexp8_nonpos(e * scale - vmx) * mk[ki + u];                                    \
         }                                                                                      \
         memcpy(p, &e, sizeof e);                                                               \
@@ -1943,14 +1944,17 @@ static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, 
  * in L2. */
 enum { ATT_NQ = 64 };
 
-/* Queries per strip of the exact attention: the strip's transposed scores [key][16] (23 KB at
- * 19x19) stay in L1 from the score GEMM through the softmax to the value GEMM, which reads
- * them in place (hc_gemm copies no B panel when ldb is its panel width, 16 for K > 256). */
-enum { ATT_QS = 16 };
+/* The exact attention runs over blocks of ATT_QB queries: the score GEMM writes the block's
+ * transposed scores [key][ATT_QB] (two panels of refs/gemm.c's 24-column AVX2 kernel), then
+ * each strip of ATT_QS queries gets its probabilities [key][ATT_QS] (23 KB at 19x19, in L1),
+ * which the value GEMM reads in place (hc_gemm copies no B panel when ldb is its panel width,
+ * 16 for K > 256). Boards under ATT_QB points (workspace 2 * hw * hw) use blocks of ATT_QS,
+ * the scores and probabilities in one buffer. */
+enum { ATT_QB = 48, ATT_QS = 16 };
 
-/* hc_attention's arithmetic (as hc_attention_emul's exact path) over strips of ATT_QS queries:
- * per query, the same score chains, softmax and value chains, so the same bits. ws: hw *
- * ATT_QS floats. */
+/* hc_attention's arithmetic (as hc_attention_emul's exact path): per query, the same score
+ * chains, softmax and value chains, so the same bits. ws: hw * (ATT_QB + ATT_QS) floats when
+ * hw >= ATT_QB, else hw * ATT_QS. */
 static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd, int vd,
                              const float *q, const float *k, const float *v, const float *mask,
                              float *out, float *ws)
@@ -1958,6 +1962,8 @@ static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd,
     int group = heads / kv_heads;
     size_t s = (size_t)batch * hw;
     float scale = 1.0f / sqrtf((float)qd);
+    int qb = hw >= ATT_QB ? ATT_QB : ATT_QS;
+    float *sc = ws, *pr = qb == ATT_QS ? ws : ws + (size_t)hw * ATT_QB;
     float mqp[ATT_QS];
     for (int b = 0; b < batch; b++) {
         const float *m = mask + (size_t)b * hw;
@@ -1970,21 +1976,26 @@ static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd,
             const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
             const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
             float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
-            for (int q0 = 0; q0 < hw; q0 += ATT_QS) {
-                int nq = hw - q0 < ATT_QS ? hw - q0 : ATT_QS;
-                /* ws(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
-                hc_gemm(hw, nq, qd, kh, 1, s, qh + q0, s, ws, ATT_QS, 0);
-                const float *mq = m + q0;
-                if (nq < ATT_QS) { /* a last partial strip: padding lanes are zeros, masked */
+            for (int q0 = 0; q0 < hw; q0 += qb) {
+                int nqb = hw - q0 < qb ? hw - q0 : qb;
+                /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
+                hc_gemm(hw, nqb, qd, kh, 1, s, qh + q0, s, sc, (size_t)qb, 0);
+                int nqb8 = (nqb + 7) & ~7;
+                if (nqb8 > nqb) /* padding lanes of a last partial strip: zeros, masked */
                     for (int ki = 0; ki < hw; ki++)
-                        memset(ws + (size_t)ki * ATT_QS + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
-                    memcpy(mqp, mq, (size_t)nq * sizeof(float));
-                    memset(mqp + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
-                    mq = mqp;
+                        memset(sc + (size_t)ki * qb + nqb, 0, (size_t)(nqb8 - nqb) * sizeof(float));
+                for (int t0 = 0; t0 < nqb; t0 += ATT_QS) {
+                    int nq = nqb - t0 < ATT_QS ? nqb - t0 : ATT_QS;
+                    const float *mq = m + q0 + t0;
+                    if (nq < ATT_QS) {
+                        memcpy(mqp, mq, (size_t)nq * sizeof(float));
+                        memset(mqp + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
+                        mq = mqp;
+                    }
+                    for (int j = 0; j < nq; j += 8)
+                        softmax_strip8(hw, sc + t0 + j, (size_t)qb, pr + j, ATT_QS, mq + j, m, scale, allon);
+                    hc_gemm(vd, nq, hw, vh, s, 1, pr, ATT_QS, oh + q0 + t0, s, 0);
                 }
-                for (int j = 0; j < nq; j += 8)
-                    softmax_strip8(hw, ws + j, ATT_QS, mq + j, m, scale, allon);
-                hc_gemm(vd, nq, hw, vh, s, 1, ws, ATT_QS, oh + q0, s, 0);
             }
         }
     }
@@ -2067,7 +2078,7 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
     float scale = 1.0f / sqrtf((float)qd);
     float *sc = ws; /* [query][key] */
     if (!em->acc_fp16 && em->scores_fmt == HC_KFMT_FP32 && em->probs_fmt == HC_KFMT_FP32 &&
-        (size_t)hw * ATT_QS <= 2 * (size_t)hw * hw) {
+        (size_t)hw * (hw >= ATT_QB ? ATT_QB + ATT_QS : ATT_QS) <= 2 * (size_t)hw * hw) {
         attention_strips(batch, hw, heads, kv_heads, qd, vd, q, k, v, mask, out, ws);
         return;
     }
