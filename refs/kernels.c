@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
 
 /* The 8-lane helpers are static, so passing 32-byte vectors by value never crosses an ABI
  * boundary; GCC warns about it when AVX is off (SAN=1 builds without -march=native). */
@@ -43,6 +46,17 @@ static inline hc_v8f v8_splat(float x)
 static inline hc_v8f v8_select(hc_v8i m, hc_v8f a, hc_v8f b) /* m ? a : b per lane */
 {
     return (hc_v8f)(((hc_v8i)a & m) | ((hc_v8i)b & ~m));
+}
+
+/* a > b ? a : b per lane (b when either is NaN, and for +0 against -0): MAXPS's definition, one
+ * instruction where AVX is on (GCC keeps the compare and blend of the select form). */
+static inline hc_v8f v8_max(hc_v8f a, hc_v8f b)
+{
+#ifdef __AVX__
+    return (hc_v8f)_mm256_max_ps((__m256)a, (__m256)b);
+#else
+    return v8_select(a > b, a, b);
+#endif
 }
 
 /* Loads / stores k <= 8 floats (fixed-size copies for full vectors, so they compile to moves). */
@@ -1765,7 +1779,7 @@ static void transpose(int n, const float *a, float *t)
 static inline hc_v8f vexp8_nonpos(hc_v8f x)
 {
     const hc_v8f lo = v8_splat(-87.0f);
-    x = v8_select(x < lo, lo, x);
+    x = v8_max(lo, x); /* x < lo ? lo : x, NaN kept */
     hc_v8f t = x * 1.44269504088896341f + 12582912.0f;
     hc_v8f k = t - 12582912.0f;
     hc_v8f r = x - k * 0.693359375f;
@@ -1802,8 +1816,8 @@ static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size
             hc_v8f v0, v1;
             memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
             memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
-            mx0 = v8_select(v0 > mx0, v0, mx0);
-            mx1 = v8_select(v1 > mx1, v1, mx1);
+            mx0 = v8_max(v0, mx0);
+            mx1 = v8_max(v1, mx1);
         }
     } else {
         for (; ki + 2 <= hw; ki += 2) {
@@ -1811,18 +1825,17 @@ static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size
             memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
             memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
             if (mk[ki] != 0.0f)
-                mx0 = v8_select(v0 > mx0, v0, mx0);
+                mx0 = v8_max(v0, mx0);
             if (mk[ki + 1] != 0.0f)
-                mx1 = v8_select(v1 > mx1, v1, mx1);
+                mx1 = v8_max(v1, mx1);
         }
     }
     if (ki < hw && mk[ki] != 0.0f) {
         hc_v8f v0;
         memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
-        mx0 = v8_select(v0 > mx0, v0, mx0);
+        mx0 = v8_max(v0, mx0);
     }
-    hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0) * scale;
-    vmx = v8_select(vmx > neg, vmx, neg);
+    hc_v8f vmx = v8_max(v8_max(mx1, mx0) * scale, neg);
     hc_v8f ps0 = zero, ps1 = zero, ps2 = zero, ps3 = zero, ps4 = zero, ps5 = zero, ps6 = zero,
            ps7 = zero;
 #define HC_SM_EXP(u, acc)                                                                       \
@@ -1885,13 +1898,25 @@ static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size
     hc_v8f inv = 1.0f / sum, on;
     memcpy(&on, mq, sizeof on);
     hc_v8i off = on == zero;
-    for (ki = 0; ki < hw; ki++) {
-        float *p = st + (size_t)ki * ld;
-        hc_v8f v;
-        memcpy(&v, p, sizeof v);
-        v = v8_select(off, zero, v * inv);
-        memcpy(p, &v, sizeof v);
-    }
+    int anyoff = 0;
+    for (int l = 0; l < 8; l++)
+        anyoff |= off[l];
+    if (!anyoff)
+        for (ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld;
+            hc_v8f v;
+            memcpy(&v, p, sizeof v);
+            v = v * inv;
+            memcpy(p, &v, sizeof v);
+        }
+    else
+        for (ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld;
+            hc_v8f v;
+            memcpy(&v, p, sizeof v);
+            v = v8_select(off, zero, v * inv);
+            memcpy(p, &v, sizeof v);
+        }
 }
 
 /* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
