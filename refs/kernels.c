@@ -59,6 +59,16 @@ static inline hc_v8f v8_max(hc_v8f a, hc_v8f b)
 #endif
 }
 
+/* a < b ? a : b per lane: MINPS's definition, as v8_max. */
+static inline hc_v8f v8_min(hc_v8f a, hc_v8f b)
+{
+#ifdef __AVX__
+    return (hc_v8f)_mm256_min_ps((__m256)a, (__m256)b);
+#else
+    return v8_select(a < b, a, b);
+#endif
+}
+
 /* Loads / stores k <= 8 floats (fixed-size copies for full vectors, so they compile to moves). */
 static inline hc_v8f v8_load(const float *p, int k)
 {
@@ -89,9 +99,8 @@ static inline hc_v8f vexp8(hc_v8f x)
 {
     const hc_v8f lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
     const hc_v8f hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};
-    hc_v8i below = x < lo, above = x > hi; /* lanes: -1 true, 0 false */
-    x = (hc_v8f)(((hc_v8i)lo & below) | ((hc_v8i)x & ~below));
-    x = (hc_v8f)(((hc_v8i)hi & above) | ((hc_v8i)x & ~above));
+    /* x < lo ? lo : x, then x > hi ? hi : x (NaN passes both) as one MAXPS and one MINPS */
+    x = v8_min(hi, v8_max(lo, x));
     hc_v8f t = x * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5 * 2^23 */
     hc_v8f k = t - 12582912.0f;
     hc_v8f r = x - k * 0.693359375f;
