@@ -548,8 +548,33 @@ static int tf_fast(const fwd *f)
     return !f->e->hook && !f->e->opts.layer_mode;
 }
 
-static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
+/* One column chunk of an FFN block in the fast path: norm, linear1|gate, SwiGLU, linear2 and
+ * the residual while the chunk is in cache (ag: the chunk's [2 * ffn_c][TF_NC]). */
+static void ffn_chunk(const fwd *f, const hc_block *bl, int c, float *x, size_t j0, int n, float *cin, float *ag,
+                      float *cout)
 {
+    const hc_ffn_block *ff = &bl->ffn;
+    const float *w1g = find_tf(f->e, bl);
+    int fc = ff->ffn_c, oc = ff->linear2.out_c;
+    size_t bp = f->bp;
+    hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, ff->pre_ln.weight, ff->pre_ln.eps, f->mask + j0);
+    hc_gemm(2 * fc, n, c, w1g, 1, (size_t)2 * fc, cin, TF_NC, ag, TF_NC, 0);
+    if (n == TF_NC)
+        hc_swiglu((size_t)fc * TF_NC, ag, ag + (size_t)fc * TF_NC);
+    else
+        for (int r = 0; r < fc; r++)
+            hc_swiglu((size_t)n, ag + (size_t)r * TF_NC, ag + (size_t)(fc + r) * TF_NC);
+    hc_gemm(oc, n, fc, ff->linear2.w, 1, (size_t)oc, ag, TF_NC, cout, TF_NC, 0);
+    hc_residual_cols(c, n, x + j0, bp, cout, TF_NC, f->mask + j0);
+}
+
+/* Runs block bl; next is the block after it in its stack (NULL at the end). Returns the blocks
+ * done: 2 when an attention block's fast path also ran the FFN block after it, chunk by chunk
+ * (an FFN is per position: each chunk of its input is final once the attention's output
+ * projection and residual have run on it). */
+static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, float *x, float *s)
+{
+    int done = 1;
     size_t top = f->w->top;
     int B = f->B, hw = f->hw;
     size_t bp = f->bp;
@@ -605,15 +630,23 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         float *att = ar_get(f, (size_t)nh * vd * bp);
         float *scores = ar_get(f, (size_t)2 * hw * hw);
         float *cin = ar_get(f, (size_t)c * TF_NC), *cout = ar_get(f, (size_t)c * TF_NC);
+        const hc_block *ffn = next && next->kind == HC_BLOCK_FFN ? next : NULL;
+        float *ag = ffn ? ar_get(f, (size_t)2 * ffn->ffn.ffn_c * TF_NC) : NULL;
         if (!LIVE(f))
             break;
         int fast = tf_fast(f);
+        const rope_tab *rt = a->use_rope ? find_rope(f->e, a) : NULL;
         if (fast) {
+            /* column chunks: norm, q|k|v and RoPE while the chunk is in cache */
             const float *wqkv = find_tf(f->e, bl);
             for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
                 int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
                 hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, a->pre_ln.weight, a->pre_ln.eps, f->mask + j0);
                 hc_gemm(mqkv, n, c, wqkv, 1, (size_t)mqkv, cin, TF_NC, q + j0, bp, 0);
+                if (rt) {
+                    hc_rope_cols(hw, j0, n, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q, bp);
+                    hc_rope_cols(hw, j0, n, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k, bp);
+                }
             }
         } else {
             rmsnorm_pos(f, &a->pre_ln, c, x, s);
@@ -621,11 +654,10 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
             mm_cs(f, a->q_proj.name, c, nh * qd, s, a->q_proj.w, q);
             mm_cs(f, a->k_proj.name, c, nkv * qd, s, a->k_proj.w, k);
             mm_cs(f, a->v_proj.name, c, nkv * vd, s, a->v_proj.w, v);
-        }
-        if (a->use_rope) {
-            const rope_tab *rt = find_rope(f->e, a);
-            hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
-            hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
+            if (rt) {
+                hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
+                hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
+            }
         }
         tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q);
         tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k);
@@ -644,7 +676,11 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
                 int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
                 hc_gemm(oc, n, nh * vd, a->out_proj.w, 1, (size_t)oc, att + j0, bp, cout, TF_NC, 0);
                 hc_residual_cols(c, n, x + j0, bp, cout, TF_NC, f->mask + j0);
+                if (ffn)
+                    ffn_chunk(f, ffn, c, x, j0, n, cin, ag, cout);
             }
+            if (ffn)
+                done = 2;
             break;
         }
         mm_cs(f, a->out_proj.name, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
@@ -662,22 +698,8 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         if (!LIVE(f))
             break;
         if (tf_fast(f)) {
-            /* column chunks: norm, linear1|gate, SwiGLU, linear2 and the residual while the
-             * chunk is in cache; ag holds the chunk's [2 * fc][TF_NC] */
-            const float *w1g = find_tf(f->e, bl);
-            int oc = ff->linear2.out_c;
-            for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
-                int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
-                hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, ff->pre_ln.weight, ff->pre_ln.eps, f->mask + j0);
-                hc_gemm(2 * fc, n, c, w1g, 1, (size_t)2 * fc, cin, TF_NC, ag, TF_NC, 0);
-                if (n == TF_NC)
-                    hc_swiglu((size_t)fc * TF_NC, ag, ag + (size_t)fc * TF_NC);
-                else
-                    for (int r = 0; r < fc; r++)
-                        hc_swiglu((size_t)n, ag + (size_t)r * TF_NC, ag + (size_t)(fc + r) * TF_NC);
-                hc_gemm(oc, n, fc, ff->linear2.w, 1, (size_t)oc, ag, TF_NC, cout, TF_NC, 0);
-                hc_residual_cols(c, n, x + j0, bp, cout, TF_NC, f->mask + j0);
-            }
+            for (size_t j0 = 0; j0 < bp; j0 += TF_NC)
+                ffn_chunk(f, bl, c, x, j0, bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC, cin, ag, cout);
             break;
         }
         rmsnorm_pos(f, &ff->pre_ln, c, x, s);
@@ -694,12 +716,15 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
     }
     f->w->top = top;
     tap(f, bl->name, HC_TAP_CBP, c, x);
+    if (done == 2)
+        tap(f, next->name, HC_TAP_CBP, c, x);
+    return done;
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s)
 {
-    for (int i = 0; i < n; i++)
-        run_block(f, &blocks[i], c, x, s);
+    for (int i = 0; i < n;)
+        i += run_block(f, &blocks[i], i + 1 < n ? &blocks[i + 1] : NULL, c, x, s);
 }
 
 /* Evaluates rows [r0, r0+B) of the current job into e->out. */

@@ -1684,11 +1684,10 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
     }
 }
 
-void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
-                   const float *cos_t, const float *sin_t, float *x)
+void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_heads, int learnable,
+                  const float *cos_t, const float *sin_t, float *x, size_t ldx)
 {
     int pairs = head_dim / 2;
-    size_t cs = (size_t)batch * hw;
     for (int h = 0; h < heads; h++) {
         const float *ct = cos_t, *st = sin_t;
         if (learnable) {
@@ -1697,21 +1696,33 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
             st += (size_t)kvh * pairs * hw;
         }
         for (int p = 0; p < pairs; p++) {
-            float *r0 = x + ((size_t)h * head_dim + 2 * p) * cs;
-            float *r1 = r0 + cs;
+            float *r0 = x + ((size_t)h * head_dim + 2 * p) * ldx;
+            float *r1 = r0 + ldx;
             const float *cp = ct + (size_t)p * hw, *sp = st + (size_t)p * hw;
-            for (int b = 0; b < batch; b++) {
-                float *a0 = r0 + (size_t)b * hw, *a1 = r1 + (size_t)b * hw;
-                for (int i = 0; i < hw; i += 8) {
-                    int k = hw - i < 8 ? hw - i : 8;
+            /* runs of columns within one board: point i = column % hw */
+            for (size_t j = j0, end = j0 + (size_t)n; j < end;) {
+                size_t i0 = j % (size_t)hw;
+                int len = end - j < (size_t)hw - i0 ? (int)(end - j) : (int)((size_t)hw - i0);
+                float *a0 = r0 + j, *a1 = r1 + j;
+                const float *c0 = cp + i0, *s0 = sp + i0;
+                for (int i = 0; i < len; i += 8) {
+                    int k = len - i < 8 ? len - i : 8;
                     hc_v8f x0 = v8_load(a0 + i, k), x1 = v8_load(a1 + i, k);
-                    hc_v8f c = v8_load(cp + i, k), sn = v8_load(sp + i, k);
+                    hc_v8f c = v8_load(c0 + i, k), sn = v8_load(s0 + i, k);
                     v8_store(a0 + i, x0 * c - x1 * sn, k);
                     v8_store(a1 + i, x0 * sn + x1 * c, k);
                 }
+                j += (size_t)len;
             }
         }
     }
+}
+
+void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
+                   const float *cos_t, const float *sin_t, float *x)
+{
+    size_t cs = (size_t)batch * hw;
+    hc_rope_cols(hw, 0, (int)cs, heads, head_dim, kv_heads, learnable, cos_t, sin_t, x, cs);
 }
 
 void hc_vexpf(size_t n, float *x)

@@ -186,6 +186,11 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
 void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
                    const float *cos_t, const float *sin_t, float *x);
 
+/* hc_rope_apply on columns [j0, j0 + n) of x (rows [heads*head_dim], row stride ldx), column j
+ * being point j % hw of its board: the same bits per element. */
+void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_heads, int learnable,
+                  const float *cos_t, const float *sin_t, float *x, size_t ldx);
+
 /* x = exp(x) elementwise, vectorized, within ~2 ulp of expf for x in [-87, 88] (clamped
  * there: never inf). Used for the attention softmax. */
 void hc_vexpf(size_t n, float *x);

@@ -807,8 +807,13 @@ static void test_tf_bits(void)
                 hc_rope_tables(nx, ny, pairs, kvh, freqs, 100.0f, ct, st);
                 /* RoPE on q: the plain rotation per element */
                 float *qp = malloc((size_t)heads * qd * s * sizeof(float));
+                float *qc = malloc((size_t)heads * qd * s * sizeof(float));
                 memcpy(qp, q, (size_t)heads * qd * s * sizeof(float));
+                memcpy(qc, q, (size_t)heads * qd * s * sizeof(float));
                 hc_rope_apply(batch, hw, heads, qd, kvh, learn, ct, st, q);
+                /* by chunks of 24 columns, runs crossing board boundaries (the chunked path) */
+                for (size_t j = 0; j < s; j += 24)
+                    hc_rope_cols(hw, j, s - j < 24 ? (int)(s - j) : 24, heads, qd, kvh, learn, ct, st, qc, s);
                 for (int h = 0; h < heads; h++)
                     for (int p = 0; p < pairs; p++) {
                         size_t t0 = learn ? ((size_t)(h * kvh / heads) * pairs + p) * hw : (size_t)p * hw;
@@ -820,9 +825,11 @@ static void test_tf_bits(void)
                         }
                     }
                 snprintf(name, sizeof name, "kernels-tf-3.%d", ++id);
-                hc_check(name, memcmp(q, qp, (size_t)heads * qd * s * sizeof(float)) == 0,
+                hc_check(name, memcmp(q, qp, (size_t)heads * qd * s * sizeof(float)) == 0 &&
+                                   memcmp(qc, qp, (size_t)heads * qd * s * sizeof(float)) == 0,
                          "rope heads %d/%d qd %d learnable %d hw %d batch %d: not the plain form's bits", heads, kvh, qd,
                          learn, hw, batch);
+                free(qc);
                 float *o1 = malloc((size_t)heads * vd * s * sizeof(float) + 1);
                 float *o2 = malloc((size_t)heads * vd * s * sizeof(float) + 1);
                 float *ws = malloc((size_t)2 * hw * hw * sizeof(float));
