@@ -548,6 +548,19 @@ static int tf_fast(const fwd *f)
     return !f->e->hook && !f->e->opts.layer_mode;
 }
 
+/* Asks for columns [j0, j0 + TF_NC) of the trunk's c rows (rows bp floats apart, beyond what the
+ * hardware prefetchers follow) ahead of the GEMM that hides their latency. */
+static void tf_prefetch(const float *x, size_t bp, size_t j0, int c)
+{
+    if (j0 >= bp)
+        return;
+    size_t j1 = j0 + TF_NC - 1 < bp ? j0 + TF_NC - 1 : bp - 1;
+    for (int ch = 0; ch < c; ch++) {
+        __builtin_prefetch(x + (size_t)ch * bp + j0);
+        __builtin_prefetch(x + (size_t)ch * bp + j1);
+    }
+}
+
 /* One column chunk of an FFN block in the fast path: norm, linear1|gate, SwiGLU, linear2 and
  * the residual while the chunk is in cache (ag: the chunk's [2 * ffn_c][TF_NC]). */
 static void ffn_chunk(const fwd *f, const hc_block *bl, int c, float *x, size_t j0, int n, float *cin, float *ag,
@@ -642,6 +655,7 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
             for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
                 int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
                 hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, a->pre_ln.weight, a->pre_ln.eps, f->mask + j0);
+                tf_prefetch(x, bp, j0 + TF_NC, c);
                 hc_gemm(mqkv, n, c, wqkv, 1, (size_t)mqkv, cin, TF_NC, q + j0, bp, 0);
                 if (rt) {
                     hc_rope_cols(hw, j0, n, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q, bp);
@@ -674,6 +688,7 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
             int oc = a->out_proj.out_c;
             for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
                 int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
+                tf_prefetch(x, bp, j0, c);
                 hc_gemm(oc, n, nh * vd, a->out_proj.w, 1, (size_t)oc, att + j0, bp, cout, TF_NC, 0);
                 hc_residual_cols(c, n, x + j0, bp, cout, TF_NC, f->mask + j0);
                 if (ffn)

@@ -1450,38 +1450,47 @@ void hc_rmsnorm_cols(int channels, int n, const float *in, size_t ldi, float *ou
 {
     /* Blocks of up to 8 vectors of columns: the channel loop runs along contiguous memory with
      * one independent sum-of-squares chain per vector; each column still sums its squares in
-     * channel order, as KataGo does. */
+     * channel order, as KataGo does. Full vectors by plain loads (the partial-vector helpers
+     * went through the stack), a last partial one through v8_load / v8_store. */
     enum { NV = 8, BLK = 8 * NV };
     const hc_v8f zero = v8_splat(0.0f);
     for (int j0 = 0; j0 < n; j0 += BLK) {
-        int nb = n - j0 < BLK ? n - j0 : BLK, nv = (nb + 7) / 8;
-        hc_v8f ss[NV], rms[NV];
-        for (int u = 0; u < nv; u++)
+        int nb = n - j0 < BLK ? n - j0 : BLK, nf = nb / 8, tail = nb % 8, nv = nf + (tail > 0);
+        hc_v8f ss[NV], rms[NV], mk[NV];
+        for (int u = 0; u < nv; u++) {
             ss[u] = zero;
+            mk[u] = v8_load(mask + j0 + 8 * u, u < nf ? 8 : tail);
+        }
         for (int c = 0; c < channels; c++) {
             const float *src = in + (size_t)c * ldi + j0;
-            for (int u = 0; u < nv; u++) {
-                int k = nb - 8 * u < 8 ? nb - 8 * u : 8;
-                hc_v8f x = v8_load(src + 8 * u, k);
+            for (int u = 0; u < nf; u++) {
+                hc_v8f x;
+                memcpy(&x, src + 8 * u, sizeof x);
                 ss[u] += x * x;
+            }
+            if (tail) {
+                hc_v8f x = v8_load(src + 8 * nf, tail);
+                ss[nf] += x * x;
             }
         }
         for (int u = 0; u < nv; u++) {
-            int k = nb - 8 * u < 8 ? nb - 8 * u : 8;
-            hc_v8f d = ss[u] / (float)channels + eps, mk = v8_load(mask + j0 + 8 * u, k);
+            hc_v8f d = ss[u] / (float)channels + eps;
             for (int l = 0; l < 8; l++)
                 d[l] = sqrtf(d[l]);
-            rms[u] = v8_select(mk == zero, zero, 1.0f / d);
+            rms[u] = v8_select(mk[u] == zero, zero, 1.0f / d);
         }
         for (int c = 0; c < channels; c++) {
             const float *src = in + (size_t)c * ldi + j0;
             float *dst = out + (size_t)c * ldo + j0;
             float wc = weight[c];
-            for (int u = 0; u < nv; u++) {
-                int k = nb - 8 * u < 8 ? nb - 8 * u : 8;
-                hc_v8f mk = v8_load(mask + j0 + 8 * u, k);
-                v8_store(dst + 8 * u, v8_select(mk == zero, zero, v8_load(src + 8 * u, k) * rms[u] * wc), k);
+            for (int u = 0; u < nf; u++) {
+                hc_v8f x;
+                memcpy(&x, src + 8 * u, sizeof x);
+                x = v8_select(mk[u] == zero, zero, x * rms[u] * wc);
+                memcpy(dst + 8 * u, &x, sizeof x);
             }
+            if (tail)
+                v8_store(dst + 8 * nf, v8_select(mk[nf] == zero, zero, v8_load(src + 8 * nf, tail) * rms[nf] * wc), tail);
         }
     }
 }
@@ -1623,13 +1632,20 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
 void hc_residual_cols(int channels, int n, float *trunk, size_t ldt, const float *delta, size_t ldd,
                       const float *mask)
 {
+    int nf = n / 8 * 8;
     for (int c = 0; c < channels; c++) {
         float *t = trunk + (size_t)c * ldt;
         const float *d = delta + (size_t)c * ldd;
-        for (int j = 0; j < n; j += 8) {
-            int k = n - j < 8 ? n - j : 8;
-            v8_store(t + j, v8_load(t + j, k) + v8_load(d + j, k) * v8_load(mask + j, k), k);
+        for (int j = 0; j < nf; j += 8) {
+            hc_v8f tv, dv, mv;
+            memcpy(&tv, t + j, sizeof tv);
+            memcpy(&dv, d + j, sizeof dv);
+            memcpy(&mv, mask + j, sizeof mv);
+            tv = tv + dv * mv;
+            memcpy(t + j, &tv, sizeof tv);
         }
+        if (nf < n)
+            v8_store(t + nf, v8_load(t + nf, n - nf) + v8_load(d + nf, n - nf) * v8_load(mask + nf, n - nf), n - nf);
     }
 }
 
@@ -1642,11 +1658,18 @@ void hc_residual_masked(int channels, int batch, int hw, float *trunk, const flo
 
 void hc_swiglu(size_t n, float *a, const float *g)
 {
-    for (size_t i = 0; i < n; i += 8) {
-        int k = n - i < 8 ? (int)(n - i) : 8;
-        hc_v8f x = v8_load(a + i, k);
-        hc_v8f r = x / (1.0f + vexp8(-x)) * v8_load(g + i, k);
-        v8_store(a + i, r, k);
+    size_t nf = n / 8 * 8;
+    for (size_t i = 0; i < nf; i += 8) { /* full vectors by plain loads, as hc_rmsnorm_cols */
+        hc_v8f x, gv;
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&gv, g + i, sizeof gv);
+        x = x / (1.0f + vexp8(-x)) * gv;
+        memcpy(a + i, &x, sizeof x);
+    }
+    if (nf < n) {
+        int k = (int)(n - nf);
+        hc_v8f x = v8_load(a + nf, k);
+        v8_store(a + nf, x / (1.0f + vexp8(-x)) * v8_load(g + nf, k), k);
     }
 }
 
@@ -1705,8 +1728,19 @@ void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_head
                 int len = end - j < (size_t)hw - i0 ? (int)(end - j) : (int)((size_t)hw - i0);
                 float *a0 = r0 + j, *a1 = r1 + j;
                 const float *c0 = cp + i0, *s0 = sp + i0;
-                for (int i = 0; i < len; i += 8) {
-                    int k = len - i < 8 ? len - i : 8;
+                int i = 0;
+                for (; i + 8 <= len; i += 8) {
+                    hc_v8f x0, x1, c, sn;
+                    memcpy(&x0, a0 + i, sizeof x0);
+                    memcpy(&x1, a1 + i, sizeof x1);
+                    memcpy(&c, c0 + i, sizeof c);
+                    memcpy(&sn, s0 + i, sizeof sn);
+                    hc_v8f y0 = x0 * c - x1 * sn, y1 = x0 * sn + x1 * c;
+                    memcpy(a0 + i, &y0, sizeof y0);
+                    memcpy(a1 + i, &y1, sizeof y1);
+                }
+                if (i < len) {
+                    int k = len - i;
                     hc_v8f x0 = v8_load(a0 + i, k), x1 = v8_load(a1 + i, k);
                     hc_v8f c = v8_load(c0 + i, k), sn = v8_load(s0 + i, k);
                     v8_store(a0 + i, x0 * c - x1 * sn, k);
