@@ -57,7 +57,7 @@ struct hc_engine {
     int n_ropes;
     tf_prep *tfs;
     int n_tfs;
-    int borrowed_prep; /* convs and ropes belong to the engine this one shares (hc_engine_new_sharing) */
+    int borrowed_prep; /* convs, ropes and tfs belong to the engine this one shares (hc_engine_new_sharing) */
     worker *w;
     int started; /* worker threads running (threads - 1 when all started) */
     /* the current job */

@@ -199,7 +199,7 @@ void hc_vexpf(size_t n, float *x);
  * h / (heads / kv_heads)). q: [heads*qd][s], k: [kv_heads*qd][s], v: [kv_heads*vd][s],
  * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output. The softmax
  * sums in 8 interleaved partial sums and uses hc_vexpf (KataGo: sequential sum, expf).
- * ws: 2*hw*hw floats (scores and their transpose). */
+ * ws: 2*hw*hw floats (scratch for the scores and probabilities). */
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
 
