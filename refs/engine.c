@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "kernels.h"
 
 #ifndef HC_ENGINE_DEFAULT_WINOGRAD
@@ -15,6 +16,15 @@ typedef struct rope_tab {
     const hc_attn_block *blk;
     float *cos_t, *sin_t;
 } rope_tab;
+
+/* Transformer weights concatenated along the output for one GEMM over inputs that several
+ * projections read: an attention block's q|k|v ([c][q_out + k_out + v_out]) and an FFN's
+ * linear1|gate ([c][2 * ffn_c]). Each output keeps its own FMA chain, so the bits are the
+ * separate products'; the B panels are copied once instead of per projection. */
+typedef struct tf_prep {
+    const hc_block *blk;
+    float *w;
+} tf_prep;
 
 /* One thread's share of a batch, with its own bump-allocated scratch. A dry run walks the
  * forward pass without touching data to measure the arena (the same code path sizes and
@@ -44,7 +54,9 @@ struct hc_engine {
     int max_batch, nx, ny, hw, threads, chunk;
     rope_tab *ropes;
     int n_ropes;
-    int borrowed_prep; /* convs and ropes belong to the engine this one shares (hc_engine_new_sharing) */
+    tf_prep *tfs;
+    int n_tfs;
+    int borrowed_prep; /* convs, ropes and tfs belong to the engine this one shares (hc_engine_new_sharing) */
     worker *w;
     int started; /* worker threads running (threads - 1 when all started) */
     /* the current job */
@@ -305,6 +317,63 @@ static int collect_ropes(hc_engine *e, const hc_block *blocks, int n, hc_err *er
     return 0;
 }
 
+/* Concatenates w0 [c][o0], w1 [c][o1], w2 [c][o2] (o2 may be 0) into [c][o0 + o1 + o2]. */
+static float *concat_w(int c, const float *w0, int o0, const float *w1, int o1, const float *w2, int o2,
+                       hc_err *err)
+{
+    int o = o0 + o1 + o2;
+    float *w = hc_malloc((size_t)c * o * sizeof(float) + 1, err, "concatenated weights");
+    if (!w)
+        return NULL;
+    for (int i = 0; i < c; i++) {
+        memcpy(w + (size_t)i * o, w0 + (size_t)i * o0, (size_t)o0 * sizeof(float));
+        memcpy(w + (size_t)i * o + o0, w1 + (size_t)i * o1, (size_t)o1 * sizeof(float));
+        if (o2)
+            memcpy(w + (size_t)i * o + o0 + o1, w2 + (size_t)i * o2, (size_t)o2 * sizeof(float));
+    }
+    return w;
+}
+
+static int collect_tfs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        const hc_block *b = &blocks[i];
+        if (b->kind == HC_BLOCK_NESTED_BOTTLENECK) {
+            if (collect_tfs(e, b->nbt.blocks, b->nbt.num_blocks, err))
+                return -1;
+            continue;
+        }
+        if (b->kind != HC_BLOCK_ATTENTION && b->kind != HC_BLOCK_FFN)
+            continue;
+        tf_prep *grown = realloc(e->tfs, (size_t)(e->n_tfs + 1) * sizeof *grown);
+        if (!grown)
+            return hc_err_set(err, HC_ENOMEM, "transformer weights");
+        e->tfs = grown;
+        tf_prep *t = &e->tfs[e->n_tfs++];
+        t->blk = b;
+        if (b->kind == HC_BLOCK_ATTENTION) {
+            const hc_attn_block *a = &b->attn;
+            t->w = concat_w(a->q_proj.in_c, a->q_proj.w, a->q_proj.out_c, a->k_proj.w, a->k_proj.out_c,
+                            a->v_proj.w, a->v_proj.out_c, err);
+        } else {
+            const hc_ffn_block *ff = &b->ffn;
+            t->w = concat_w(ff->linear1.in_c, ff->linear1.w, ff->linear1.out_c, ff->linear_gate.w,
+                            ff->linear_gate.out_c, NULL, 0, err);
+        }
+        if (!t->w)
+            return -1;
+    }
+    return 0;
+}
+
+static const float *find_tf(const hc_engine *e, const hc_block *b)
+{
+    for (int i = 0; i < e->n_tfs; i++)
+        if (e->tfs[i].blk == b)
+            return e->tfs[i].w;
+    return NULL;
+}
+
 static const rope_tab *find_rope(const hc_engine *e, const hc_attn_block *a)
 {
     for (int i = 0; i < e->n_ropes; i++)
@@ -467,8 +536,57 @@ static void conv_bn(fwd *f, const hc_conv *c, const float *in, float *out, const
 }
 
 
-static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
+/* Transformer blocks run over column chunks of TF_NC (the AVX2 GEMM kernel's panel width, so
+ * that each chunk's GEMMs read their B in place) with the projections grouped (tf_prep) when
+ * nothing needs to see their whole outputs: no hook, no per-layer emulation. The same
+ * operations per element as the layer-by-layer path, so the same bits. */
+enum { TF_NC = 24 };
+
+static int tf_fast(const fwd *f)
 {
+    return !f->e->hook && !f->e->opts.layer_mode;
+}
+
+/* Asks for columns [j0, j0 + TF_NC) of the trunk's c rows (rows bp floats apart, beyond what the
+ * hardware prefetchers follow) ahead of the GEMM that hides their latency. */
+static void tf_prefetch(const float *x, size_t bp, size_t j0, int c)
+{
+    if (j0 >= bp)
+        return;
+    size_t j1 = j0 + TF_NC - 1 < bp ? j0 + TF_NC - 1 : bp - 1;
+    for (int ch = 0; ch < c; ch++) {
+        __builtin_prefetch(x + (size_t)ch * bp + j0);
+        __builtin_prefetch(x + (size_t)ch * bp + j1);
+    }
+}
+
+/* One column chunk of an FFN block in the fast path: norm, linear1|gate, SwiGLU, linear2 and
+ * the residual while the chunk is in cache (ag: the chunk's [2 * ffn_c][TF_NC]). */
+static void ffn_chunk(const fwd *f, const hc_block *bl, int c, float *x, size_t j0, int n, float *cin, float *ag,
+                      float *cout)
+{
+    const hc_ffn_block *ff = &bl->ffn;
+    const float *w1g = find_tf(f->e, bl);
+    int fc = ff->ffn_c, oc = ff->linear2.out_c;
+    size_t bp = f->bp;
+    hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, ff->pre_ln.weight, ff->pre_ln.eps, f->mask + j0);
+    hc_gemm(2 * fc, n, c, w1g, 1, (size_t)2 * fc, cin, TF_NC, ag, TF_NC, 0);
+    if (n == TF_NC)
+        hc_swiglu((size_t)fc * TF_NC, ag, ag + (size_t)fc * TF_NC);
+    else
+        for (int r = 0; r < fc; r++)
+            hc_swiglu((size_t)n, ag + (size_t)r * TF_NC, ag + (size_t)(fc + r) * TF_NC);
+    hc_gemm(oc, n, fc, ff->linear2.w, 1, (size_t)oc, ag, TF_NC, cout, TF_NC, 0);
+    hc_residual_cols(c, n, x + j0, bp, cout, TF_NC, f->mask + j0);
+}
+
+/* Runs block bl; next is the block after it in its stack (NULL at the end). Returns the blocks
+ * done: 2 when an attention block's fast path also ran the FFN block after it, chunk by chunk
+ * (an FFN is per position: each chunk of its input is final once the attention's output
+ * projection and residual have run on it). */
+static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, float *x, float *s)
+{
+    int done = 1;
     size_t top = f->w->top;
     int B = f->B, hw = f->hw;
     size_t bp = f->bp;
@@ -517,22 +635,42 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
     case HC_BLOCK_ATTENTION: {
         const hc_attn_block *a = &bl->attn;
         int nh = a->num_heads, nkv = a->num_kv_heads, qd = a->q_head_dim, vd = a->v_head_dim;
-        float *q = ar_get(f, (size_t)nh * qd * bp);
-        float *k = ar_get(f, (size_t)nkv * qd * bp);
-        float *v = ar_get(f, (size_t)nkv * vd * bp);
+        int mq = nh * qd, mqkv = mq + nkv * qd + nkv * vd;
+        float *q = ar_get(f, (size_t)mqkv * bp); /* q, k, v rows in a row: one GEMM's output */
+        float *k = q + (size_t)mq * bp;
+        float *v = k + (size_t)nkv * qd * bp;
         float *att = ar_get(f, (size_t)nh * vd * bp);
         float *scores = ar_get(f, (size_t)2 * hw * hw);
+        float *cin = ar_get(f, (size_t)c * TF_NC), *cout = ar_get(f, (size_t)c * TF_NC);
+        const hc_block *ffn = next && next->kind == HC_BLOCK_FFN ? next : NULL;
+        float *ag = ffn ? ar_get(f, (size_t)2 * ffn->ffn.ffn_c * TF_NC) : NULL;
         if (!LIVE(f))
             break;
-        rmsnorm_pos(f, &a->pre_ln, c, x, s);
-        tap(f, a->pre_ln.name, HC_TAP_CBP, c, s);
-        mm_cs(f, a->q_proj.name, c, nh * qd, s, a->q_proj.w, q);
-        mm_cs(f, a->k_proj.name, c, nkv * qd, s, a->k_proj.w, k);
-        mm_cs(f, a->v_proj.name, c, nkv * vd, s, a->v_proj.w, v);
-        if (a->use_rope) {
-            const rope_tab *rt = find_rope(f->e, a);
-            hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
-            hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
+        int fast = tf_fast(f);
+        const rope_tab *rt = a->use_rope ? find_rope(f->e, a) : NULL;
+        if (fast) {
+            /* column chunks: norm, q|k|v and RoPE while the chunk is in cache */
+            const float *wqkv = find_tf(f->e, bl);
+            for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
+                int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
+                hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, a->pre_ln.weight, a->pre_ln.eps, f->mask + j0);
+                tf_prefetch(x, bp, j0 + TF_NC, c);
+                hc_gemm(mqkv, n, c, wqkv, 1, (size_t)mqkv, cin, TF_NC, q + j0, bp, 0);
+                if (rt) {
+                    hc_rope_cols(hw, j0, n, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q, bp);
+                    hc_rope_cols(hw, j0, n, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k, bp);
+                }
+            }
+        } else {
+            rmsnorm_pos(f, &a->pre_ln, c, x, s);
+            tap(f, a->pre_ln.name, HC_TAP_CBP, c, s);
+            mm_cs(f, a->q_proj.name, c, nh * qd, s, a->q_proj.w, q);
+            mm_cs(f, a->k_proj.name, c, nkv * qd, s, a->k_proj.w, k);
+            mm_cs(f, a->v_proj.name, c, nkv * vd, s, a->v_proj.w, v);
+            if (rt) {
+                hc_rope_apply(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
+                hc_rope_apply(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
+            }
         }
         tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q);
         tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k);
@@ -545,6 +683,20 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         } else {
             hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
         }
+        if (fast) {
+            int oc = a->out_proj.out_c;
+            for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
+                int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
+                tf_prefetch(x, bp, j0, c);
+                hc_gemm(oc, n, nh * vd, a->out_proj.w, 1, (size_t)oc, att + j0, bp, cout, TF_NC, 0);
+                hc_residual_cols(c, n, x + j0, bp, cout, TF_NC, f->mask + j0);
+                if (ffn)
+                    ffn_chunk(f, ffn, c, x, j0, n, cin, ag, cout);
+            }
+            if (ffn)
+                done = 2;
+            break;
+        }
         mm_cs(f, a->out_proj.name, nh * vd, a->out_proj.out_c, att, a->out_proj.w, s);
         tap(f, a->out_proj.name, HC_TAP_CBP, c, s);
         hc_residual_masked(c, B, hw, x, s, f->mask);
@@ -555,8 +707,15 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         int fc = ff->ffn_c;
         float *a1 = ar_get(f, (size_t)fc * bp);
         float *gate = ar_get(f, (size_t)fc * bp);
+        float *ag = ar_get(f, (size_t)2 * fc * TF_NC); /* a chunk's linear1|gate */
+        float *cin = ar_get(f, (size_t)c * TF_NC), *cout = ar_get(f, (size_t)c * TF_NC);
         if (!LIVE(f))
             break;
+        if (tf_fast(f)) {
+            for (size_t j0 = 0; j0 < bp; j0 += TF_NC)
+                ffn_chunk(f, bl, c, x, j0, bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC, cin, ag, cout);
+            break;
+        }
         rmsnorm_pos(f, &ff->pre_ln, c, x, s);
         tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s);
         mm_cs(f, ff->linear1.name, c, fc, s, ff->linear1.w, a1);
@@ -571,12 +730,15 @@ static void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
     }
     f->w->top = top;
     tap(f, bl->name, HC_TAP_CBP, c, x);
+    if (done == 2)
+        tap(f, next->name, HC_TAP_CBP, c, x);
+    return done;
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s)
 {
-    for (int i = 0; i < n; i++)
-        run_block(f, &blocks[i], c, x, s);
+    for (int i = 0; i < n;)
+        i += run_block(f, &blocks[i], i + 1 < n ? &blocks[i + 1] : NULL, c, x, s);
 }
 
 /* Evaluates rows [r0, r0+B) of the current job into e->out. */
@@ -823,8 +985,11 @@ static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny
         e->n_convs = base->n_convs;
         e->ropes = base->ropes;
         e->n_ropes = base->n_ropes;
+        e->tfs = base->tfs;
+        e->n_tfs = base->n_tfs;
         e->borrowed_prep = 1;
-    } else if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err) || prepare_convs(e, err))
+    } else if (collect_ropes(e, net->trunk.blocks, net->trunk.num_blocks, err) ||
+               collect_tfs(e, net->trunk.blocks, net->trunk.num_blocks, err) || prepare_convs(e, err))
         goto fail;
     e->w = hc_calloc((size_t)threads, sizeof *e->w, err, "engine workers");
     if (!e->w)
@@ -925,6 +1090,9 @@ void hc_engine_free(hc_engine *e)
             free(e->ropes[i].sin_t);
         }
         free(e->ropes);
+        for (int i = 0; i < e->n_tfs; i++)
+            free(e->tfs[i].w);
+        free(e->tfs);
         for (int i = 0; i < e->n_convs; i++)
             hc_kconv_free(&e->convs[i].k);
         free(e->convs);

@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
 
 /* The 8-lane helpers are static, so passing 32-byte vectors by value never crosses an ABI
  * boundary; GCC warns about it when AVX is off (SAN=1 builds without -march=native). */
@@ -45,6 +48,27 @@ static inline hc_v8f v8_select(hc_v8i m, hc_v8f a, hc_v8f b) /* m ? a : b per la
     return (hc_v8f)(((hc_v8i)a & m) | ((hc_v8i)b & ~m));
 }
 
+/* a > b ? a : b per lane (b when either is NaN, and for +0 against -0): MAXPS's definition, one
+ * instruction where AVX is on (GCC keeps the compare and blend of the select form). */
+static inline hc_v8f v8_max(hc_v8f a, hc_v8f b)
+{
+#ifdef __AVX__
+    return (hc_v8f)_mm256_max_ps((__m256)a, (__m256)b);
+#else
+    return v8_select(a > b, a, b);
+#endif
+}
+
+/* a < b ? a : b per lane: MINPS's definition, as v8_max. */
+static inline hc_v8f v8_min(hc_v8f a, hc_v8f b)
+{
+#ifdef __AVX__
+    return (hc_v8f)_mm256_min_ps((__m256)a, (__m256)b);
+#else
+    return v8_select(a < b, a, b);
+#endif
+}
+
 /* Loads / stores k <= 8 floats (fixed-size copies for full vectors, so they compile to moves). */
 static inline hc_v8f v8_load(const float *p, int k)
 {
@@ -75,9 +99,8 @@ static inline hc_v8f vexp8(hc_v8f x)
 {
     const hc_v8f lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
     const hc_v8f hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};
-    hc_v8i below = x < lo, above = x > hi; /* lanes: -1 true, 0 false */
-    x = (hc_v8f)(((hc_v8i)lo & below) | ((hc_v8i)x & ~below));
-    x = (hc_v8f)(((hc_v8i)hi & above) | ((hc_v8i)x & ~above));
+    /* x < lo ? lo : x, then x > hi ? hi : x (NaN passes both) as one MAXPS and one MINPS */
+    x = v8_min(hi, v8_max(lo, x));
     hc_v8f t = x * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5 * 2^23 */
     hc_v8f k = t - 12582912.0f;
     hc_v8f r = x - k * 0.693359375f;
@@ -1461,33 +1484,61 @@ void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const
     hc_gemm(out_c, (int)s, in_c, w, 1, (size_t)out_c, in, s, out, s, 0);
 }
 
+void hc_rmsnorm_cols(int channels, int n, const float *in, size_t ldi, float *out, size_t ldo,
+                     const float *weight, float eps, const float *mask)
+{
+    /* Blocks of up to 8 vectors of columns: the channel loop runs along contiguous memory with
+     * one independent sum-of-squares chain per vector; each column still sums its squares in
+     * channel order, as KataGo does. Full vectors by plain loads (the partial-vector helpers
+     * went through the stack), a last partial one through v8_load / v8_store. */
+    enum { NV = 8, BLK = 8 * NV };
+    const hc_v8f zero = v8_splat(0.0f);
+    for (int j0 = 0; j0 < n; j0 += BLK) {
+        int nb = n - j0 < BLK ? n - j0 : BLK, nf = nb / 8, tail = nb % 8, nv = nf + (tail > 0);
+        hc_v8f ss[NV], rms[NV], mk[NV];
+        for (int u = 0; u < nv; u++) {
+            ss[u] = zero;
+            mk[u] = v8_load(mask + j0 + 8 * u, u < nf ? 8 : tail);
+        }
+        for (int c = 0; c < channels; c++) {
+            const float *src = in + (size_t)c * ldi + j0;
+            for (int u = 0; u < nf; u++) {
+                hc_v8f x;
+                memcpy(&x, src + 8 * u, sizeof x);
+                ss[u] += x * x;
+            }
+            if (tail) {
+                hc_v8f x = v8_load(src + 8 * nf, tail);
+                ss[nf] += x * x;
+            }
+        }
+        for (int u = 0; u < nv; u++) {
+            hc_v8f d = ss[u] / (float)channels + eps;
+            for (int l = 0; l < 8; l++)
+                d[l] = sqrtf(d[l]);
+            rms[u] = v8_select(mk[u] == zero, zero, 1.0f / d);
+        }
+        for (int c = 0; c < channels; c++) {
+            const float *src = in + (size_t)c * ldi + j0;
+            float *dst = out + (size_t)c * ldo + j0;
+            float wc = weight[c];
+            for (int u = 0; u < nf; u++) {
+                hc_v8f x;
+                memcpy(&x, src + 8 * u, sizeof x);
+                x = v8_select(mk[u] == zero, zero, x * rms[u] * wc);
+                memcpy(dst + 8 * u, &x, sizeof x);
+            }
+            if (tail)
+                v8_store(dst + 8 * nf, v8_select(mk[nf] == zero, zero, v8_load(src + 8 * nf, tail) * rms[nf] * wc), tail);
+        }
+    }
+}
+
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
                     const float *weight, float eps, const float *mask)
 {
-    /* Columns in blocks so that the channel loops run along contiguous memory; each column
-     * still sums its squares in channel order, as KataGo does. */
-    enum { BLK = 64 };
     size_t cs = (size_t)batch * hw;
-    for (size_t j0 = 0; j0 < cs; j0 += BLK) {
-        int nb = cs - j0 < BLK ? (int)(cs - j0) : BLK;
-        float ss[BLK], rms[BLK];
-        for (int j = 0; j < nb; j++)
-            ss[j] = 0.0f;
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + (size_t)c * cs + j0;
-            for (int j = 0; j < nb; j++)
-                ss[j] += src[j] * src[j];
-        }
-        for (int j = 0; j < nb; j++)
-            rms[j] = mask[j0 + j] == 0.0f ? 0.0f : 1.0f / sqrtf(ss[j] / (float)channels + eps);
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + (size_t)c * cs + j0;
-            float *dst = out + (size_t)c * cs + j0;
-            float wc = weight[c];
-            for (int j = 0; j < nb; j++)
-                dst[j] = mask[j0 + j] == 0.0f ? 0.0f : src[j] * rms[j] * wc;
-        }
-    }
+    hc_rmsnorm_cols(channels, (int)cs, in, cs, out, cs, weight, eps, mask);
 }
 
 void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out,
@@ -1617,26 +1668,47 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
     }
 }
 
+void hc_residual_cols(int channels, int n, float *trunk, size_t ldt, const float *delta, size_t ldd,
+                      const float *mask)
+{
+    int nf = n / 8 * 8;
+    for (int c = 0; c < channels; c++) {
+        float *t = trunk + (size_t)c * ldt;
+        const float *d = delta + (size_t)c * ldd;
+        for (int j = 0; j < nf; j += 8) {
+            hc_v8f tv, dv, mv;
+            memcpy(&tv, t + j, sizeof tv);
+            memcpy(&dv, d + j, sizeof dv);
+            memcpy(&mv, mask + j, sizeof mv);
+            tv = tv + dv * mv;
+            memcpy(t + j, &tv, sizeof tv);
+        }
+        if (nf < n)
+            v8_store(t + nf, v8_load(t + nf, n - nf) + v8_load(d + nf, n - nf) * v8_load(mask + nf, n - nf), n - nf);
+    }
+}
+
 void hc_residual_masked(int channels, int batch, int hw, float *trunk, const float *delta,
                         const float *mask)
 {
-    for (int c = 0; c < channels; c++)
-        for (int b = 0; b < batch; b++) {
-            float *t = trunk + ((size_t)c * batch + b) * hw;
-            const float *d = delta + ((size_t)c * batch + b) * hw;
-            const float *m = mask + (size_t)b * hw;
-            for (int p = 0; p < hw; p++)
-                t[p] += d[p] * m[p];
-        }
+    size_t cs = (size_t)batch * hw;
+    hc_residual_cols(channels, (int)cs, trunk, cs, delta, cs, mask);
 }
 
 void hc_swiglu(size_t n, float *a, const float *g)
 {
-    for (size_t i = 0; i < n; i += 8) {
-        int k = n - i < 8 ? (int)(n - i) : 8;
-        hc_v8f x = v8_load(a + i, k);
-        hc_v8f r = x / (1.0f + vexp8(-x)) * v8_load(g + i, k);
-        v8_store(a + i, r, k);
+    size_t nf = n / 8 * 8;
+    for (size_t i = 0; i < nf; i += 8) { /* full vectors by plain loads, as hc_rmsnorm_cols */
+        hc_v8f x, gv;
+        memcpy(&x, a + i, sizeof x);
+        memcpy(&gv, g + i, sizeof gv);
+        x = x / (1.0f + vexp8(-x)) * gv;
+        memcpy(a + i, &x, sizeof x);
+    }
+    if (nf < n) {
+        int k = (int)(n - nf);
+        hc_v8f x = v8_load(a + nf, k);
+        v8_store(a + nf, x / (1.0f + vexp8(-x)) * v8_load(g + nf, k), k);
     }
 }
 
@@ -1674,11 +1746,10 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
     }
 }
 
-void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
-                   const float *cos_t, const float *sin_t, float *x)
+void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_heads, int learnable,
+                  const float *cos_t, const float *sin_t, float *x, size_t ldx)
 {
     int pairs = head_dim / 2;
-    size_t cs = (size_t)batch * hw;
     for (int h = 0; h < heads; h++) {
         const float *ct = cos_t, *st = sin_t;
         if (learnable) {
@@ -1687,18 +1758,44 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
             st += (size_t)kvh * pairs * hw;
         }
         for (int p = 0; p < pairs; p++) {
-            float *r0 = x + ((size_t)h * head_dim + 2 * p) * cs;
-            float *r1 = r0 + cs;
+            float *r0 = x + ((size_t)h * head_dim + 2 * p) * ldx;
+            float *r1 = r0 + ldx;
             const float *cp = ct + (size_t)p * hw, *sp = st + (size_t)p * hw;
-            for (int b = 0; b < batch; b++)
-                for (int i = 0; i < hw; i++) {
-                    size_t col = (size_t)b * hw + i;
-                    float x0 = r0[col], x1 = r1[col];
-                    r0[col] = x0 * cp[i] - x1 * sp[i];
-                    r1[col] = x0 * sp[i] + x1 * cp[i];
+            /* runs of columns within one board: point i = column % hw */
+            for (size_t j = j0, end = j0 + (size_t)n; j < end;) {
+                size_t i0 = j % (size_t)hw;
+                int len = end - j < (size_t)hw - i0 ? (int)(end - j) : (int)((size_t)hw - i0);
+                float *a0 = r0 + j, *a1 = r1 + j;
+                const float *c0 = cp + i0, *s0 = sp + i0;
+                int i = 0;
+                for (; i + 8 <= len; i += 8) {
+                    hc_v8f x0, x1, c, sn;
+                    memcpy(&x0, a0 + i, sizeof x0);
+                    memcpy(&x1, a1 + i, sizeof x1);
+                    memcpy(&c, c0 + i, sizeof c);
+                    memcpy(&sn, s0 + i, sizeof sn);
+                    hc_v8f y0 = x0 * c - x1 * sn, y1 = x0 * sn + x1 * c;
+                    memcpy(a0 + i, &y0, sizeof y0);
+                    memcpy(a1 + i, &y1, sizeof y1);
                 }
+                if (i < len) {
+                    int k = len - i;
+                    hc_v8f x0 = v8_load(a0 + i, k), x1 = v8_load(a1 + i, k);
+                    hc_v8f c = v8_load(c0 + i, k), sn = v8_load(s0 + i, k);
+                    v8_store(a0 + i, x0 * c - x1 * sn, k);
+                    v8_store(a1 + i, x0 * sn + x1 * c, k);
+                }
+                j += (size_t)len;
+            }
         }
     }
+}
+
+void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
+                   const float *cos_t, const float *sin_t, float *x)
+{
+    size_t cs = (size_t)batch * hw;
+    hc_rope_cols(hw, 0, (int)cs, heads, head_dim, kv_heads, learnable, cos_t, sin_t, x, cs);
 }
 
 void hc_vexpf(size_t n, float *x)
@@ -1770,66 +1867,118 @@ static void transpose(int n, const float *a, float *t)
             t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
 }
 
-/* softmax_cols on one strip of 8 queries without roundings: the same per-lane arithmetic,
- * with the vectors in registers. The max runs in two chains (a maximum does not depend on
- * the order: the only order-dependent case, +0 against -0, gives the same exp(v - max)). */
-static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const float *mk,
-                           float scale)
+/* vexp8 for x <= 0 or NaN (a softmax's v - max): the upper clamp is then a no-op, so it is left
+ * out; every other operation is vexp8's, the same bits. */
+static inline hc_v8f vexp8_nonpos(hc_v8f x)
 {
-    const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
-    hc_v8f mx0 = neg, mx1 = neg;
+    const hc_v8f lo = v8_splat(-87.0f);
+    x = v8_max(lo, x); /* x < lo ? lo : x, NaN kept */
+    hc_v8f t = x * 1.44269504088896341f + 12582912.0f;
+    hc_v8f k = t - 12582912.0f;
+    hc_v8f r = x - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
+    hc_v8f sc;
+    memcpy(&sc, &e, sizeof sc);
+    return p * sc;
+}
+
+/* softmax_cols on one strip of 8 queries without roundings, reading the scores src[ki][0..8)
+ * (row stride lds) and writing the probabilities st[ki][0..8) (row stride ld; st == src
+ * allowed): the same per-lane arithmetic as softmax_row, in two passes that do not store the
+ * scaled scores. The max is taken over the raw scores (two chains, initialised to -inf) and scaled
+ * once: scale > 0 and a product by it is monotonic under rounding, so max(raw) * scale is the
+ * largest scaled score, and the select against -1e30 gives softmax_row's start value (a
+ * maximum does not depend on the order: the only order-dependent case, +0 against -0, gives
+ * the same exp(v - max)). exp(v * scale - max) then recomputes the scaled score, the product
+ * softmax_row stored. allon: every key's mask is 1 (no branch; e * 1 is e). */
+static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size_t ld,
+                           const float *mq, const float *mk, float scale, int allon)
+{
+    const hc_v8f ninf = v8_splat(-INFINITY), neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
+    hc_v8f mx0 = ninf, mx1 = ninf;
     int ki = 0;
-    for (; ki + 2 <= hw; ki += 2) {
-        float *p0 = st + (size_t)ki * ld, *p1 = p0 + ld;
-        hc_v8f v0, v1;
-        memcpy(&v0, p0, sizeof v0);
-        memcpy(&v1, p1, sizeof v1);
-        v0 = v0 * scale;
-        v1 = v1 * scale;
-        memcpy(p0, &v0, sizeof v0);
-        memcpy(p1, &v1, sizeof v1);
-        if (mk[ki] != 0.0f)
-            mx0 = v8_select(v0 > mx0, v0, mx0);
-        if (mk[ki + 1] != 0.0f)
-            mx1 = v8_select(v1 > mx1, v1, mx1);
+    if (allon) {
+        for (; ki + 2 <= hw; ki += 2) {
+            hc_v8f v0, v1;
+            memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
+            memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
+            mx0 = v8_max(v0, mx0);
+            mx1 = v8_max(v1, mx1);
+        }
+    } else {
+        for (; ki + 2 <= hw; ki += 2) {
+            hc_v8f v0, v1;
+            memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
+            memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
+            if (mk[ki] != 0.0f)
+                mx0 = v8_max(v0, mx0);
+            if (mk[ki + 1] != 0.0f)
+                mx1 = v8_max(v1, mx1);
+        }
     }
-    for (; ki < hw; ki++) {
-        float *p0 = st + (size_t)ki * ld;
+    if (ki < hw && mk[ki] != 0.0f) {
         hc_v8f v0;
-        memcpy(&v0, p0, sizeof v0);
-        v0 = v0 * scale;
-        memcpy(p0, &v0, sizeof v0);
-        if (mk[ki] != 0.0f)
-            mx0 = v8_select(v0 > mx0, v0, mx0);
+        memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
+        mx0 = v8_max(v0, mx0);
     }
-    hc_v8f vmx = v8_select(mx1 > mx0, mx1, mx0);
+    hc_v8f vmx = v8_max(v8_max(mx1, mx0) * scale, neg);
     hc_v8f ps0 = zero, ps1 = zero, ps2 = zero, ps3 = zero, ps4 = zero, ps5 = zero, ps6 = zero,
            ps7 = zero;
 #define HC_SM_EXP(u, acc)                                                                       \
     do {                                                                                       \
         float *p = st + (size_t)(ki + u) * ld;                                                 \
+        hc_v8f e;                                                                              \
+        memcpy(&e, src + (size_t)(ki + u) * lds, sizeof e);                                    \
+        e = vexp8_nonpos(e * scale - vmx);                                                     \
+        memcpy(p, &e, sizeof e);                                                               \
+        acc += e;                                                                              \
+    } while (0)
+#define HC_SM_EXPM(u, acc)                                                                      \
+    do {                                                                                       \
+        float *p = st + (size_t)(ki + u) * ld;                                                 \
         hc_v8f e = zero;                                                                       \
         if (mk[ki + u] != 0.0f) {                                                              \
-            memcpy(&e, p, sizeof e);                                                           \
-            e = vexp8(e - vmx) * mk[ki + u];                                                   \
+            memcpy(&e, src + (size_t)(ki + u) * lds, sizeof e);                                \
+            e = vexp8_nonpos(e * scale - vmx) * mk[ki + u];                                    \
         }                                                                                      \
         memcpy(p, &e, sizeof e);                                                               \
         acc += e;                                                                              \
     } while (0)
-    for (ki = 0; ki + 8 <= hw; ki += 8) {
-        HC_SM_EXP(0, ps0);
-        HC_SM_EXP(1, ps1);
-        HC_SM_EXP(2, ps2);
-        HC_SM_EXP(3, ps3);
-        HC_SM_EXP(4, ps4);
-        HC_SM_EXP(5, ps5);
-        HC_SM_EXP(6, ps6);
-        HC_SM_EXP(7, ps7);
+    if (allon) {
+        for (ki = 0; ki + 8 <= hw; ki += 8) {
+            HC_SM_EXP(0, ps0);
+            HC_SM_EXP(1, ps1);
+            HC_SM_EXP(2, ps2);
+            HC_SM_EXP(3, ps3);
+            HC_SM_EXP(4, ps4);
+            HC_SM_EXP(5, ps5);
+            HC_SM_EXP(6, ps6);
+            HC_SM_EXP(7, ps7);
+        }
+    } else {
+        for (ki = 0; ki + 8 <= hw; ki += 8) {
+            HC_SM_EXPM(0, ps0);
+            HC_SM_EXPM(1, ps1);
+            HC_SM_EXPM(2, ps2);
+            HC_SM_EXPM(3, ps3);
+            HC_SM_EXPM(4, ps4);
+            HC_SM_EXPM(5, ps5);
+            HC_SM_EXPM(6, ps6);
+            HC_SM_EXPM(7, ps7);
+        }
     }
     hc_v8f *pss[8] = {&ps0, &ps1, &ps2, &ps3, &ps4, &ps5, &ps6, &ps7};
     for (int u = 0; ki + u < hw; u++)
-        HC_SM_EXP(u, *pss[u]);
+        HC_SM_EXPM(u, *pss[u]);
 #undef HC_SM_EXP
+#undef HC_SM_EXPM
     hc_v8f sum = zero;
     sum += ps0;
     sum += ps1;
@@ -1842,13 +1991,25 @@ static void softmax_strip8(int hw, float *st, size_t ld, const float *mq, const 
     hc_v8f inv = 1.0f / sum, on;
     memcpy(&on, mq, sizeof on);
     hc_v8i off = on == zero;
-    for (ki = 0; ki < hw; ki++) {
-        float *p = st + (size_t)ki * ld;
-        hc_v8f v;
-        memcpy(&v, p, sizeof v);
-        v = v8_select(off, zero, v * inv);
-        memcpy(p, &v, sizeof v);
-    }
+    int anyoff = 0;
+    for (int l = 0; l < 8; l++)
+        anyoff |= off[l];
+    if (!anyoff)
+        for (ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld;
+            hc_v8f v;
+            memcpy(&v, p, sizeof v);
+            v = v * inv;
+            memcpy(p, &v, sizeof v);
+        }
+    else
+        for (ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld;
+            hc_v8f v;
+            memcpy(&v, p, sizeof v);
+            v = v8_select(off, zero, v * inv);
+            memcpy(p, &v, sizeof v);
+        }
 }
 
 /* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
@@ -1864,10 +2025,6 @@ static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, 
     const hc_v8f neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
     for (int j = 0; j < nq; j += 8) {
         int k = nq - j < 8 ? nq - j : 8;
-        if (k == 8 && scores_fmt == HC_KFMT_FP32 && probs_fmt == HC_KFMT_FP32) {
-            softmax_strip8(hw, st + j, ld, mq + j, mk, scale);
-            continue;
-        }
         hc_v8f vmx = neg;
         for (int ki = 0; ki < hw; ki++) {
             float *p = st + (size_t)ki * ld + j;
@@ -1901,8 +2058,66 @@ static void softmax_cols(int hw, int nq, float *st, size_t ld, const float *mq, 
     }
 }
 
-/* Queries per block of the transposed attention: the block's scores stay in L2. */
+/* Queries per block of the transposed attention (rounding emulations): the block's scores stay
+ * in L2. */
 enum { ATT_NQ = 64 };
+
+/* The exact attention runs over blocks of ATT_QB queries: the score GEMM writes the block's
+ * transposed scores [key][ATT_QB] (two panels of refs/gemm.c's 24-column AVX2 kernel), then
+ * each strip of ATT_QS queries gets its probabilities [key][ATT_QS] (23 KB at 19x19, in L1),
+ * which the value GEMM reads in place (hc_gemm copies no B panel when ldb is its panel width,
+ * 16 for K > 256). Boards under ATT_QB points (workspace 2 * hw * hw) use blocks of ATT_QS,
+ * the scores and probabilities in one buffer. */
+enum { ATT_QB = 48, ATT_QS = 16 };
+
+/* hc_attention's arithmetic (as hc_attention_emul's exact path): per query, the same score
+ * chains, softmax and value chains, so the same bits. ws: hw * (ATT_QB + ATT_QS) floats when
+ * hw >= ATT_QB, else hw * ATT_QS. */
+static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd, int vd,
+                             const float *q, const float *k, const float *v, const float *mask,
+                             float *out, float *ws)
+{
+    int group = heads / kv_heads;
+    size_t s = (size_t)batch * hw;
+    float scale = 1.0f / sqrtf((float)qd);
+    int qb = hw >= ATT_QB ? ATT_QB : ATT_QS;
+    float *sc = ws, *pr = qb == ATT_QS ? ws : ws + (size_t)hw * ATT_QB;
+    float mqp[ATT_QS];
+    for (int b = 0; b < batch; b++) {
+        const float *m = mask + (size_t)b * hw;
+        int allon = 1;
+        for (int i = 0; i < hw; i++)
+            allon &= m[i] == 1.0f;
+        for (int h = 0; h < heads; h++) {
+            int kvh = h / group;
+            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
+            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
+            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
+            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+            for (int q0 = 0; q0 < hw; q0 += qb) {
+                int nqb = hw - q0 < qb ? hw - q0 : qb;
+                /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
+                hc_gemm(hw, nqb, qd, kh, 1, s, qh + q0, s, sc, (size_t)qb, 0);
+                int nqb8 = (nqb + 7) & ~7;
+                if (nqb8 > nqb) /* padding lanes of a last partial strip: zeros, masked */
+                    for (int ki = 0; ki < hw; ki++)
+                        memset(sc + (size_t)ki * qb + nqb, 0, (size_t)(nqb8 - nqb) * sizeof(float));
+                for (int t0 = 0; t0 < nqb; t0 += ATT_QS) {
+                    int nq = nqb - t0 < ATT_QS ? nqb - t0 : ATT_QS;
+                    const float *mq = m + q0 + t0;
+                    if (nq < ATT_QS) {
+                        memcpy(mqp, mq, (size_t)nq * sizeof(float));
+                        memset(mqp + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
+                        mq = mqp;
+                    }
+                    for (int j = 0; j < nq; j += 8)
+                        softmax_strip8(hw, sc + t0 + j, (size_t)qb, pr + j, ATT_QS, mq + j, m, scale, allon);
+                    hc_gemm(vd, nq, hw, vh, s, 1, pr, ATT_QS, oh + q0 + t0, s, 0);
+                }
+            }
+        }
+    }
+}
 
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws)
@@ -1980,6 +2195,11 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
     size_t s = (size_t)batch * hw;
     float scale = 1.0f / sqrtf((float)qd);
     float *sc = ws; /* [query][key] */
+    if (!em->acc_fp16 && em->scores_fmt == HC_KFMT_FP32 && em->probs_fmt == HC_KFMT_FP32 &&
+        (size_t)hw * (hw >= ATT_QB ? ATT_QB + ATT_QS : ATT_QS) <= 2 * (size_t)hw * hw) {
+        attention_strips(batch, hw, heads, kv_heads, qd, vd, q, k, v, mask, out, ws);
+        return;
+    }
     if (!em->acc_fp16) { /* transposed scores [key][query], in blocks of queries */
         int nqb = hw < ATT_NQ ? hw : ATT_NQ;
         /* whole strips of 8 queries when the workspace (2*hw*hw) has room (hw >= 4) */

@@ -153,6 +153,11 @@ void hc_matmul_cs(int batch, int hw, int in_c, int out_c, const float *in, const
 void hc_rmsnorm_pos(int channels, int batch, int hw, const float *in, float *out,
                     const float *weight, float eps, const float *mask);
 
+/* hc_rmsnorm_pos on n columns: in[c * ldi + j] to out[c * ldo + j], mask[j] (the same bits per
+ * column). in == out allowed when ldi == ldo. */
+void hc_rmsnorm_cols(int channels, int n, const float *in, size_t ldi, float *out, size_t ldo,
+                     const float *weight, float eps, const float *mask);
+
 /* Trunk-tip RMSNorm with gamma, beta and activation; spatial: one rms over all channels and
  * on-board positions of a row, else one per position. Masked-out positions are 0. */
 void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out,
@@ -162,6 +167,10 @@ void hc_rmsnorm_tip(int channels, int batch, int hw, const float *in, float *out
 /* trunk[c][b][p] += delta[c][b][p] * mask[b][p]. */
 void hc_residual_masked(int channels, int batch, int hw, float *trunk, const float *delta,
                         const float *mask);
+
+/* hc_residual_masked on n columns: trunk[c * ldt + j] += delta[c * ldd + j] * mask[j]. */
+void hc_residual_cols(int channels, int n, float *trunk, size_t ldt, const float *delta, size_t ldd,
+                      const float *mask);
 
 /* a = silu(a) * g elementwise, silu(a) = a / (1 + exp(-a)). */
 void hc_swiglu(size_t n, float *a, const float *g);
@@ -177,6 +186,11 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
 void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int learnable,
                    const float *cos_t, const float *sin_t, float *x);
 
+/* hc_rope_apply on columns [j0, j0 + n) of x (rows [heads*head_dim], row stride ldx), column j
+ * being point j % hw of its board: the same bits per element. */
+void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_heads, int learnable,
+                  const float *cos_t, const float *sin_t, float *x, size_t ldx);
+
 /* x = exp(x) elementwise, vectorized, within ~2 ulp of expf for x in [-87, 88] (clamped
  * there: never inf). Used for the attention softmax. */
 void hc_vexpf(size_t n, float *x);
@@ -185,7 +199,7 @@ void hc_vexpf(size_t n, float *x);
  * h / (heads / kv_heads)). q: [heads*qd][s], k: [kv_heads*qd][s], v: [kv_heads*vd][s],
  * out: [heads*vd][s] with s = batch*hw. Masked-out queries give zero output. The softmax
  * sums in 8 interleaved partial sums and uses hc_vexpf (KataGo: sequential sum, expf).
- * ws: 2*hw*hw floats (scores and their transpose). */
+ * ws: 2*hw*hw floats (scratch for the scores and probabilities). */
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
 

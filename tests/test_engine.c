@@ -457,6 +457,54 @@ out:
     hc_net_free(net);
 }
 
+/* Transformer blocks run in column chunks with grouped projections unless a hook watches the
+ * layers; then layer by layer. Both must give the same bits (GQA, v dim 16, learnable RoPE, and
+ * boards smaller than the buffer). */
+static void tf_path_checks(void)
+{
+    static const char *nets[] = {"nets/b7c96h3tfrs-test5-cnorm.bin.gz", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"};
+    for (int ni = 0; ni < 2; ni++) {
+        char name[64], name2[64];
+        snprintf(name, sizeof name, "engine-tfpath.%d.1", ni + 1);
+        snprintf(name2, sizeof name2, "engine-tfpath.%d.2", ni + 1);
+        const char *p = hc_shared(nets[ni]);
+        if (!p) {
+            hc_skip(name, "%s absent", nets[ni]);
+            hc_skip(name2, "%s absent", nets[ni]);
+            continue;
+        }
+        hc_err err = {0};
+        hc_net *net = hc_net_load(p, &err);
+        if (!hc_check(name, net != NULL, "%s", err.msg))
+            continue;
+        const int N = 3, nx = 7, ny = 6, hw = nx * ny;
+        float *sp = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
+        float *gl = malloc((size_t)N * net->num_input_global_c * sizeof(float));
+        random_inputs(net, N, nx, ny, sp, gl, NULL);
+        hc_raw_heads *h = hc_raw_heads_new(N, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
+        size_t per = h ? heads_floats(h, N) : 0;
+        float *ref = malloc(per * sizeof(float) + 1), *got = malloc(per * sizeof(float) + 1);
+        hc_engine *e = h ? hc_engine_new(net, N, nx, ny, 1, &err) : NULL;
+        int ok = e && hc_engine_eval(e, N, sp, gl, NULL, h, &err) == 0;
+        if (ok)
+            heads_rows(h, 0, N, ref);
+        hook_log log = {.tip = "", .block = "", .attn = NULL};
+        pthread_mutex_init(&log.mu, NULL);
+        if (ok) {
+            hc_engine_set_hook(e, test_hook, &log);
+            ok = hc_engine_eval(e, N, sp, gl, NULL, h, &err) == 0;
+            heads_rows(h, 0, N, got);
+        }
+        hc_check(name2, ok && memcmp(got, ref, per * sizeof(float)) == 0 && log.calls > 0,
+                 "%s: %s", nets[ni], ok ? "chunked and layer-by-layer transformer paths differ bitwise" : err.msg);
+        pthread_mutex_destroy(&log.mu);
+        hc_engine_free(e);
+        hc_raw_heads_free(h);
+        free(sp), free(gl), free(ref), free(got);
+        hc_net_free(net);
+    }
+}
+
 static void api_checks(void)
 {
     hc_err err = {0};
@@ -510,6 +558,7 @@ int main(void)
         golden_opts.winograd = atoi(getenv("HC_TEST_WINOGRAD"));
     api_checks();
     hook_checks();
+    tf_path_checks();
     for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++)
         golden_check(&goldens[i]);
     determinism("g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 19, 19);

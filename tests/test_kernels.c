@@ -716,6 +716,184 @@ static void test_conv_bn(void)
             }
 }
 
+/* ---- the transformer kernels against their plain forms, bit for bit ---------------------- */
+
+/* Random 0/1 mask over batch rows of hw points: row 0 all on, the others with off points. */
+static float *tf_mask(int batch, int hw)
+{
+    float *m = malloc((size_t)batch * hw * sizeof(float) + 1);
+    for (int b = 0; b < batch; b++)
+        for (int p = 0; p < hw; p++)
+            m[(size_t)b * hw + p] = b == 0 || urand() > -0.4 ? 1.0f : 0.0f;
+    return m;
+}
+
+static float tf_exp(float x)
+{
+    hc_vexpf(1, &x);
+    return x;
+}
+
+/* The plain forms: per element, the operations the kernels' headers specify, in order. */
+static void plain_rmsnorm(int c, size_t cs, const float *in, float *out, const float *w, float eps,
+                          const float *mask)
+{
+    for (size_t j = 0; j < cs; j++) {
+        float ss = 0.0f;
+        for (int ch = 0; ch < c; ch++)
+            ss += in[ch * cs + j] * in[ch * cs + j];
+        float r = mask[j] == 0.0f ? 0.0f : 1.0f / sqrtf(ss / (float)c + eps);
+        for (int ch = 0; ch < c; ch++)
+            out[ch * cs + j] = mask[j] == 0.0f ? 0.0f : in[ch * cs + j] * r * w[ch];
+    }
+}
+
+static void plain_attention(int batch, int hw, int heads, int kvh, int qd, int vd, const float *q,
+                            const float *k, const float *v, const float *mask, float *out)
+{
+    size_t s = (size_t)batch * hw;
+    float scale = 1.0f / sqrtf((float)qd);
+    float *e = malloc((size_t)hw * sizeof(float));
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++) {
+            int g = h / (heads / kvh);
+            const float *m = mask + (size_t)b * hw;
+            for (int qi = 0; qi < hw; qi++) {
+                size_t qc = (size_t)b * hw + qi;
+                float mx = -1e30f;
+                for (int ki = 0; ki < hw; ki++) {
+                    float acc = 0.0f;
+                    for (int d = 0; d < qd; d++)
+                        acc = fmaf(k[((size_t)g * qd + d) * s + b * hw + ki], q[((size_t)h * qd + d) * s + qc], acc);
+                    e[ki] = acc * scale;
+                    if (m[ki] != 0.0f && e[ki] > mx)
+                        mx = e[ki];
+                }
+                float ps[8] = {0};
+                for (int ki = 0; ki < hw; ki++) {
+                    e[ki] = m[ki] != 0.0f ? tf_exp(e[ki] - mx) * m[ki] : 0.0f;
+                    ps[ki & 7] += e[ki];
+                }
+                float sum = 0.0f;
+                for (int l = 0; l < 8; l++)
+                    sum += ps[l];
+                float inv = 1.0f / sum;
+                for (int ki = 0; ki < hw; ki++)
+                    e[ki] = m[qi] == 0.0f ? 0.0f : e[ki] * inv;
+                for (int d = 0; d < vd; d++) {
+                    float acc = 0.0f;
+                    for (int ki = 0; ki < hw; ki++)
+                        acc = fmaf(v[((size_t)g * vd + d) * s + b * hw + ki], e[ki], acc);
+                    out[((size_t)h * vd + d) * s + qc] = acc;
+                }
+            }
+        }
+    free(e);
+}
+
+static void test_tf_bits(void)
+{
+    static const int hws[] = {1, 3, 7, 8, 9, 17, 20, 63, 81, 130, 361};
+    int id = 0;
+    char name[64];
+    for (size_t hi = 0; hi < sizeof hws / sizeof hws[0]; hi++)
+        for (int batch = 1; batch <= 3; batch++) {
+            int hw = hws[hi], c = hi & 1 ? 96 : 7;
+            size_t cs = (size_t)batch * hw;
+            float *mask = tf_mask(batch, hw), *in = rvec((size_t)c * cs, 2), *w = rvec((size_t)c, 1);
+            float *a = malloc((size_t)c * cs * sizeof(float) + 1), *b = malloc((size_t)c * cs * sizeof(float) + 1);
+            /* RMSNorm: whole, and as columns [j0, j0 + n) into a compact block (the chunked path) */
+            plain_rmsnorm(c, cs, in, a, w, 1e-5f, mask);
+            hc_rmsnorm_pos(c, batch, hw, in, b, w, 1e-5f, mask);
+            int same = memcmp(a, b, (size_t)c * cs * sizeof(float)) == 0;
+            size_t j0 = cs / 3;
+            int n = (int)(cs - j0) < 24 ? (int)(cs - j0) : 24;
+            float *blk = malloc((size_t)c * 24 * sizeof(float));
+            hc_rmsnorm_cols(c, n, in + j0, cs, blk, 24, w, 1e-5f, mask + j0);
+            for (int ch = 0; ch < c; ch++)
+                same &= memcmp(blk + (size_t)ch * 24, a + (size_t)ch * cs + j0, (size_t)n * sizeof(float)) == 0;
+            snprintf(name, sizeof name, "kernels-tf-1.%d", ++id);
+            hc_check(name, same, "rmsnorm hw %d batch %d c %d: not the plain form's bits", hw, batch, c);
+            /* residual: an inf delta at an off point gives NaN (inf * 0), as the plain form */
+            memcpy(a, in, (size_t)c * cs * sizeof(float));
+            memcpy(b, in, (size_t)c * cs * sizeof(float));
+            float *d = rvec((size_t)c * cs, 3);
+            for (size_t j = 0; j < cs; j++)
+                if (mask[j] == 0.0f) {
+                    d[j] = INFINITY;
+                    break;
+                }
+            for (int ch = 0; ch < c; ch++)
+                for (size_t j = 0; j < cs; j++)
+                    a[ch * cs + j] += d[ch * cs + j] * mask[j];
+            if (batch == 2)
+                for (size_t j = 0; j < cs; j += 24)
+                    hc_residual_cols(c, cs - j < 24 ? (int)(cs - j) : 24, b + j, cs, d + j, cs, mask + j);
+            else
+                hc_residual_masked(c, batch, hw, b, d, mask);
+            snprintf(name, sizeof name, "kernels-tf-2.%d", id);
+            hc_check(name, memcmp(a, b, (size_t)c * cs * sizeof(float)) == 0,
+                     "residual hw %d batch %d c %d: not the plain form's bits", hw, batch, c);
+            free(mask), free(in), free(w), free(a), free(b), free(blk), free(d);
+        }
+    /* RoPE and attention: GQA, unequal head dims, learnable tables */
+    static const int cfg[][5] = {{3, 3, 32, 32, 0}, {6, 3, 32, 16, 1}, {4, 2, 6, 10, 0}, {2, 1, 4, 4, 1}};
+    id = 0;
+    for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
+        for (size_t hi = 0; hi < sizeof hws / sizeof hws[0]; hi++)
+            for (int batch = 1; batch <= 3; batch++) {
+                int heads = cfg[ci][0], kvh = cfg[ci][1], qd = cfg[ci][2], vd = cfg[ci][3], learn = cfg[ci][4];
+                int hw = hws[hi], nx = hw == 361 ? 19 : hw == 81 ? 9 : hw, ny = hw / nx;
+                if (hw == 361 && batch == 3 && ci > 1)
+                    continue; /* the plain form is slow: enough 19x19 cases */
+                size_t s = (size_t)batch * hw;
+                float *mask = tf_mask(batch, hw);
+                float *q = rvec((size_t)heads * qd * s, 1), *k = rvec((size_t)kvh * qd * s, 1);
+                float *v = rvec((size_t)kvh * vd * s, 1);
+                int pairs = qd / 2;
+                float *freqs = learn ? rvec((size_t)kvh * pairs * 2, 1) : NULL;
+                size_t nt = (size_t)(learn ? kvh : 1) * pairs * hw + 1;
+                float *ct = malloc(nt * sizeof(float)), *st = malloc(nt * sizeof(float));
+                hc_rope_tables(nx, ny, pairs, kvh, freqs, 100.0f, ct, st);
+                /* RoPE on q: the plain rotation per element */
+                float *qp = malloc((size_t)heads * qd * s * sizeof(float));
+                float *qc = malloc((size_t)heads * qd * s * sizeof(float));
+                memcpy(qp, q, (size_t)heads * qd * s * sizeof(float));
+                memcpy(qc, q, (size_t)heads * qd * s * sizeof(float));
+                hc_rope_apply(batch, hw, heads, qd, kvh, learn, ct, st, q);
+                /* by chunks of 24 columns, runs crossing board boundaries (the chunked path) */
+                for (size_t j = 0; j < s; j += 24)
+                    hc_rope_cols(hw, j, s - j < 24 ? (int)(s - j) : 24, heads, qd, kvh, learn, ct, st, qc, s);
+                for (int h = 0; h < heads; h++)
+                    for (int p = 0; p < pairs; p++) {
+                        size_t t0 = learn ? ((size_t)(h * kvh / heads) * pairs + p) * hw : (size_t)p * hw;
+                        for (size_t j = 0; j < s; j++) {
+                            float *r0 = qp + ((size_t)h * qd + 2 * p) * s + j, *r1 = r0 + s;
+                            float x0 = *r0, x1 = *r1, cc = ct[t0 + j % hw], sn = st[t0 + j % hw];
+                            *r0 = x0 * cc - x1 * sn;
+                            *r1 = x0 * sn + x1 * cc;
+                        }
+                    }
+                snprintf(name, sizeof name, "kernels-tf-3.%d", ++id);
+                hc_check(name, memcmp(q, qp, (size_t)heads * qd * s * sizeof(float)) == 0 &&
+                                   memcmp(qc, qp, (size_t)heads * qd * s * sizeof(float)) == 0,
+                         "rope heads %d/%d qd %d learnable %d hw %d batch %d: not the plain form's bits", heads, kvh, qd,
+                         learn, hw, batch);
+                free(qc);
+                float *o1 = malloc((size_t)heads * vd * s * sizeof(float) + 1);
+                float *o2 = malloc((size_t)heads * vd * s * sizeof(float) + 1);
+                float *ws = malloc((size_t)2 * hw * hw * sizeof(float));
+                plain_attention(batch, hw, heads, kvh, qd, vd, q, k, v, mask, o1);
+                hc_attention(batch, hw, heads, kvh, qd, vd, q, k, v, mask, o2, ws);
+                snprintf(name, sizeof name, "kernels-tf-4.%d", id);
+                hc_check(name, memcmp(o1, o2, (size_t)heads * vd * s * sizeof(float)) == 0,
+                         "attention heads %d/%d qd %d vd %d hw %d batch %d: not the plain form's bits", heads, kvh, qd,
+                         vd, hw, batch);
+                free(mask), free(q), free(k), free(v), free(freqs), free(ct), free(st), free(qp), free(o1), free(o2),
+                    free(ws);
+            }
+}
+
 int main(void)
 {
     test_vexpf();
@@ -729,5 +907,6 @@ int main(void)
     test_rmsnorm();
     test_attention();
     test_swiglu_residual();
+    test_tf_bits();
     return hc_test_exit();
 }
