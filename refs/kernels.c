@@ -1913,7 +1913,11 @@ enum { ATT_NQ = 64 };
  * which the value GEMM reads in place (hc_gemm copies no B panel when ldb is its panel width,
  * 16 for K > 256). Boards under ATT_QB points (workspace 2 * hw * hw) use blocks of ATT_QS,
  * the scores and probabilities in one buffer. */
+#if defined(__AVX512F__)
+enum { ATT_QB = 64, ATT_QS = 16 }; /* two 32-column panels of the AVX-512 kernel */
+#else
 enum { ATT_QB = 48, ATT_QS = 16 };
+#endif
 
 /* hc_attention's arithmetic (as hc_attention_emul's exact path): per query, the same score
  * chains, softmax and value chains, so the same bits. ws: hw * (ATT_QB + ATT_QS) floats when
