@@ -536,11 +536,15 @@ static void conv_bn(fwd *f, const hc_conv *c, const float *in, float *out, const
 }
 
 
-/* Transformer blocks run over column chunks of TF_NC (the AVX2 GEMM kernel's panel width, so
+/* Transformer blocks run over column chunks of TF_NC (the GEMM kernel's panel width, so
  * that each chunk's GEMMs read their B in place) with the projections grouped (tf_prep) when
  * nothing needs to see their whole outputs: no hook, no per-layer emulation. The same
  * operations per element as the layer-by-layer path, so the same bits. */
+#if defined(__AVX512F__)
+enum { TF_NC = 32 }; /* two 16-lane vectors: refs/gemm.c's AVX-512 panel */
+#else
 enum { TF_NC = 24 };
+#endif
 
 static int tf_fast(const fwd *f)
 {

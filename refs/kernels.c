@@ -1867,150 +1867,34 @@ static void transpose(int n, const float *a, float *t)
             t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
 }
 
-/* vexp8 for x <= 0 or NaN (a softmax's v - max): the upper clamp is then a no-op, so it is left
- * out; every other operation is vexp8's, the same bits. */
-static inline hc_v8f vexp8_nonpos(hc_v8f x)
-{
-    const hc_v8f lo = v8_splat(-87.0f);
-    x = v8_max(lo, x); /* x < lo ? lo : x, NaN kept */
-    hc_v8f t = x * 1.44269504088896341f + 12582912.0f;
-    hc_v8f k = t - 12582912.0f;
-    hc_v8f r = x - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
-    hc_v8f sc;
-    memcpy(&sc, &e, sizeof sc);
-    return p * sc;
-}
-
-/* softmax_cols on one strip of 8 queries without roundings, reading the scores src[ki][0..8)
- * (row stride lds) and writing the probabilities st[ki][0..8) (row stride ld; st == src
- * allowed): the same per-lane arithmetic as softmax_row, in two passes that do not store the
- * scaled scores. The max is taken over the raw scores (two chains, initialised to -inf) and scaled
- * once: scale > 0 and a product by it is monotonic under rounding, so max(raw) * scale is the
- * largest scaled score, and the select against -1e30 gives softmax_row's start value (a
- * maximum does not depend on the order: the only order-dependent case, +0 against -0, gives
- * the same exp(v - max)). exp(v * scale - max) then recomputes the scaled score, the product
- * softmax_row stored. allon: every key's mask is 1 (no branch; e * 1 is e). */
-static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size_t ld,
-                           const float *mq, const float *mk, float scale, int allon)
-{
-    const hc_v8f ninf = v8_splat(-INFINITY), neg = v8_splat(-1e30f), zero = v8_splat(0.0f);
-    hc_v8f mx0 = ninf, mx1 = ninf;
-    int ki = 0;
-    if (allon) {
-        for (; ki + 2 <= hw; ki += 2) {
-            hc_v8f v0, v1;
-            memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
-            memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
-            mx0 = v8_max(v0, mx0);
-            mx1 = v8_max(v1, mx1);
-        }
-    } else {
-        for (; ki + 2 <= hw; ki += 2) {
-            hc_v8f v0, v1;
-            memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
-            memcpy(&v1, src + (size_t)(ki + 1) * lds, sizeof v1);
-            if (mk[ki] != 0.0f)
-                mx0 = v8_max(v0, mx0);
-            if (mk[ki + 1] != 0.0f)
-                mx1 = v8_max(v1, mx1);
-        }
-    }
-    if (ki < hw && mk[ki] != 0.0f) {
-        hc_v8f v0;
-        memcpy(&v0, src + (size_t)ki * lds, sizeof v0);
-        mx0 = v8_max(v0, mx0);
-    }
-    hc_v8f vmx = v8_max(v8_max(mx1, mx0) * scale, neg);
-    hc_v8f ps0 = zero, ps1 = zero, ps2 = zero, ps3 = zero, ps4 = zero, ps5 = zero, ps6 = zero,
-           ps7 = zero;
-#define HC_SM_EXP(u, acc)                                                                       \
-    do {                                                                                       \
-        float *p = st + (size_t)(ki + u) * ld;                                                 \
-        hc_v8f e;                                                                              \
-        memcpy(&e, src + (size_t)(ki + u) * lds, sizeof e);                                    \
-        e = vexp8_nonpos(e * scale - vmx);                                                     \
-        memcpy(p, &e, sizeof e);                                                               \
-        acc += e;                                                                              \
-    } while (0)
-#define HC_SM_EXPM(u, acc)                                                                      \
-    do {                                                                                       \
-        float *p = st + (size_t)(ki + u) * ld;                                                 \
-        hc_v8f e = zero;                                                                       \
-        if (mk[ki + u] != 0.0f) {                                                              \
-            memcpy(&e, src + (size_t)(ki + u) * lds, sizeof e);                                \
-            e = vexp8_nonpos(e * scale - vmx) * mk[ki + u];                                    \
-        }                                                                                      \
-        memcpy(p, &e, sizeof e);                                                               \
-        acc += e;                                                                              \
-    } while (0)
-    if (allon) {
-        for (ki = 0; ki + 8 <= hw; ki += 8) {
-            HC_SM_EXP(0, ps0);
-            HC_SM_EXP(1, ps1);
-            HC_SM_EXP(2, ps2);
-            HC_SM_EXP(3, ps3);
-            HC_SM_EXP(4, ps4);
-            HC_SM_EXP(5, ps5);
-            HC_SM_EXP(6, ps6);
-            HC_SM_EXP(7, ps7);
-        }
-    } else {
-        for (ki = 0; ki + 8 <= hw; ki += 8) {
-            HC_SM_EXPM(0, ps0);
-            HC_SM_EXPM(1, ps1);
-            HC_SM_EXPM(2, ps2);
-            HC_SM_EXPM(3, ps3);
-            HC_SM_EXPM(4, ps4);
-            HC_SM_EXPM(5, ps5);
-            HC_SM_EXPM(6, ps6);
-            HC_SM_EXPM(7, ps7);
-        }
-    }
-    hc_v8f *pss[8] = {&ps0, &ps1, &ps2, &ps3, &ps4, &ps5, &ps6, &ps7};
-    for (int u = 0; ki + u < hw; u++)
-        HC_SM_EXPM(u, *pss[u]);
-#undef HC_SM_EXP
-#undef HC_SM_EXPM
-    hc_v8f sum = zero;
-    sum += ps0;
-    sum += ps1;
-    sum += ps2;
-    sum += ps3;
-    sum += ps4;
-    sum += ps5;
-    sum += ps6;
-    sum += ps7;
-    hc_v8f inv = 1.0f / sum, on;
-    memcpy(&on, mq, sizeof on);
-    hc_v8i off = on == zero;
-    int anyoff = 0;
-    for (int l = 0; l < 8; l++)
-        anyoff |= off[l];
-    if (!anyoff)
-        for (ki = 0; ki < hw; ki++) {
-            float *p = st + (size_t)ki * ld;
-            hc_v8f v;
-            memcpy(&v, p, sizeof v);
-            v = v * inv;
-            memcpy(p, &v, sizeof v);
-        }
-    else
-        for (ki = 0; ki < hw; ki++) {
-            float *p = st + (size_t)ki * ld;
-            hc_v8f v;
-            memcpy(&v, p, sizeof v);
-            v = v8_select(off, zero, v * inv);
-            memcpy(p, &v, sizeof v);
-        }
-}
+/* The exact softmax strips (refs/softmax_strip.inc): 8 lanes, and 16 where AVX-512 is on
+ * (HC_SM16=1 forces the 16-lane form elsewhere, so that it can be tested there). */
+#if !defined(HC_SM16)
+#if defined(__AVX512F__)
+#define HC_SM16 1
+#else
+#define HC_SM16 0
+#endif
+#endif
+#if !HC_SM16
+#define SM_W 8
+#define SM_VF hc_v8f
+#define SM_VI hc_v8i
+#include "softmax_strip.inc"
+#undef SM_W
+#undef SM_VF
+#undef SM_VI
+#else
+typedef float hc_v16f __attribute__((vector_size(64)));
+typedef int32_t hc_v16i __attribute__((vector_size(64)));
+#define SM_W 16
+#define SM_VF hc_v16f
+#define SM_VI hc_v16i
+#include "softmax_strip.inc"
+#undef SM_W
+#undef SM_VF
+#undef SM_VI
+#endif
 
 /* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
  * ld) holds query j's score for key ki on entry and its probability on return, so the value
@@ -2068,7 +1952,11 @@ enum { ATT_NQ = 64 };
  * which the value GEMM reads in place (hc_gemm copies no B panel when ldb is its panel width,
  * 16 for K > 256). Boards under ATT_QB points (workspace 2 * hw * hw) use blocks of ATT_QS,
  * the scores and probabilities in one buffer. */
+#if defined(__AVX512F__)
+enum { ATT_QB = 64, ATT_QS = 16 }; /* two 32-column panels of the AVX-512 kernel */
+#else
 enum { ATT_QB = 48, ATT_QS = 16 };
+#endif
 
 /* hc_attention's arithmetic (as hc_attention_emul's exact path): per query, the same score
  * chains, softmax and value chains, so the same bits. ws: hw * (ATT_QB + ATT_QS) floats when
@@ -2098,7 +1986,7 @@ static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd,
                 int nqb = hw - q0 < qb ? hw - q0 : qb;
                 /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
                 hc_gemm(hw, nqb, qd, kh, 1, s, qh + q0, s, sc, (size_t)qb, 0);
-                int nqb8 = (nqb + 7) & ~7;
+                int nqb8 = HC_SM16 ? (nqb + 15) & ~15 : (nqb + 7) & ~7;
                 if (nqb8 > nqb) /* padding lanes of a last partial strip: zeros, masked */
                     for (int ki = 0; ki < hw; ki++)
                         memset(sc + (size_t)ki * qb + nqb, 0, (size_t)(nqb8 - nqb) * sizeof(float));
@@ -2110,8 +1998,12 @@ static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd,
                         memset(mqp + nq, 0, (size_t)(ATT_QS - nq) * sizeof(float));
                         mq = mqp;
                     }
+#if HC_SM16
+                    softmax_strip16(hw, sc + t0, (size_t)qb, pr, ATT_QS, mq, m, scale, allon);
+#else
                     for (int j = 0; j < nq; j += 8)
                         softmax_strip8(hw, sc + t0 + j, (size_t)qb, pr + j, ATT_QS, mq + j, m, scale, allon);
+#endif
                     hc_gemm(vd, nq, hw, vh, s, 1, pr, ATT_QS, oh + q0 + t0, s, 0);
                 }
             }
