@@ -115,16 +115,15 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
      * evenly, the next block's A and the next panel's B prefetched. */
     enum { PACK_K = 512, NR = 32 };
     float panel[PACK_K * NR]; /* no arithmetic: a copy */
-    const int nr = NR;
-    for (int j0 = 0; j0 < N; j0 += nr) {
-        int n = N - j0 < nr ? N - j0 : nr;
+    for (int j0 = 0; j0 < N; j0 += NR) {
+        int n = N - j0 < NR ? N - j0 : NR;
         int nv = n > 16 ? 2 : 1, last = n - 16 * (nv - 1);
         int sel = (nv - 1) * 2 + (last < 16);
         const float *bp = B + j0;
         size_t ldp = ldb;
         if (M > 12 && K <= PACK_K && ldb != (size_t)(16 * nv)) {
             __mmask16 mk = (__mmask16)((1u << last) - 1u);
-            size_t pf0 = (size_t)(j0 + n), pf1 = pf0 + (size_t)nr - 1;
+            size_t pf0 = (size_t)(j0 + n), pf1 = pf0 + (size_t)NR - 1;
             int far = pf0 < ldb;
             if (pf1 >= ldb)
                 pf1 = ldb - 1;

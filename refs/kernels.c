@@ -1849,22 +1849,21 @@ static void softmax_row(int n, float *row, const float *m, float scale)
     }
 }
 
-/* t[j][i] = a[i][j] for an n x n matrix: 8 columns of a at a time, written to 8 rows of t. */
-static void transpose(int n, const float *a, float *t)
+/* One head's slices of batch row b in the [channel][batch * hw] q/k/v/out planes: q and out by
+ * head, k and v by the head's KV group (grouped-query attention). */
+typedef struct att_head {
+    const float *q, *k, *v;
+    float *o;
+} att_head;
+
+static att_head att_head_at(int batch, int hw, int b, int h, int group, int qd, int vd, const float *q,
+                            const float *k, const float *v, float *out)
 {
-    int j0 = 0;
-    for (; j0 + 8 <= n; j0 += 8) {
-        float *t0 = t + (size_t)j0 * n;
-        for (int i = 0; i < n; i++) {
-            float v[8];
-            memcpy(v, a + (size_t)i * n + j0, sizeof v);
-            for (int j = 0; j < 8; j++)
-                t0[(size_t)j * n + i] = v[j];
-        }
-    }
-    for (; j0 < n; j0++)
-        for (int i = 0; i < n; i++)
-            t[(size_t)j0 * n + i] = a[(size_t)i * n + j0];
+    size_t s = (size_t)batch * hw, row = (size_t)b * hw;
+    int kvh = h / group;
+    att_head a = {q + (size_t)h * qd * s + row, k + (size_t)kvh * qd * s + row, v + (size_t)kvh * vd * s + row,
+                  out + (size_t)h * vd * s + row};
+    return a;
 }
 
 /* The exact softmax strips (refs/softmax_strip.inc): 8 lanes, and 16 where AVX-512 is on
@@ -1977,11 +1976,9 @@ static void attention_strips(int batch, int hw, int heads, int kv_heads, int qd,
         for (int i = 0; i < hw; i++)
             allon &= m[i] == 1.0f;
         for (int h = 0; h < heads; h++) {
-            int kvh = h / group;
-            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
-            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
-            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
-            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+            att_head ah = att_head_at(batch, hw, b, h, group, qd, vd, q, k, v, out);
+            const float *qh = ah.q, *kh = ah.k, *vh = ah.v;
+            float *oh = ah.o;
             for (int q0 = 0; q0 < hw; q0 += qb) {
                 int nqb = hw - q0 < qb ? hw - q0 : qb;
                 /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
@@ -2101,11 +2098,9 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
         for (int b = 0; b < batch; b++) {
             const float *m = mask + (size_t)b * hw;
             for (int h = 0; h < heads; h++) {
-                int kvh = h / group;
-                const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
-                const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
-                const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
-                float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
+                att_head ah = att_head_at(batch, hw, b, h, group, qd, vd, q, k, v, out);
+                const float *qh = ah.q, *kh = ah.k, *vh = ah.v;
+                float *oh = ah.o;
                 for (int q0 = 0; q0 < hw; q0 += nqb) {
                     int nq = hw - q0 < nqb ? hw - q0 : nqb;
                     /* sc(ki, qi) = sum_d k(d, ki) q(d, qi): the same FMA chains as q.k */
@@ -2126,18 +2121,14 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
         }
         return;
     }
+    /* fp16 accumulation (every other case returned above): scores [query][key] per head */
     for (int b = 0; b < batch; b++) {
         const float *m = mask + (size_t)b * hw;
         for (int h = 0; h < heads; h++) {
-            int kvh = h / group;
-            const float *qh = q + (size_t)h * qd * s + (size_t)b * hw;
-            const float *kh = k + (size_t)kvh * qd * s + (size_t)b * hw;
-            const float *vh = v + (size_t)kvh * vd * s + (size_t)b * hw;
-            float *oh = out + (size_t)h * vd * s + (size_t)b * hw;
-            if (em->acc_fp16) /* sc(qi, ki) = sum_d q(d, qi) k(d, ki) */
-                gemm_acc16(hw, hw, qd, qh, 1, s, kh, s, 1, sc, (size_t)hw, 1);
-            else
-                hc_gemm(hw, hw, qd, qh, 1, s, kh, s, sc, (size_t)hw, 0);
+            att_head ah = att_head_at(batch, hw, b, h, group, qd, vd, q, k, v, out);
+            const float *qh = ah.q, *kh = ah.k, *vh = ah.v;
+            float *oh = ah.o;
+            gemm_acc16(hw, hw, qd, qh, 1, s, kh, s, 1, sc, (size_t)hw, 1); /* sc(qi, ki) = sum_d q(d, qi) k(d, ki) */
             for (int qi = 0; qi < hw; qi++) {
                 float *row = sc + (size_t)qi * hw;
                 if (m[qi] == 0.0f) {
@@ -2154,12 +2145,7 @@ void hc_attention_emul(int batch, int hw, int heads, int kv_heads, int qd, int v
                 }
                 hc_round_fmt_array(em->probs_fmt, row, (size_t)hw);
             }
-            if (em->acc_fp16) /* oh(d, qi) = sum_ki v(d, ki) p(qi, ki) */
-                gemm_acc16(vd, hw, hw, vh, s, 1, sc, 1, (size_t)hw, oh, s, 1);
-            else { /* hc_gemm reads B by rows: the probabilities as [key][query] */
-                transpose(hw, sc, sc + (size_t)hw * hw);
-                hc_gemm(vd, hw, hw, vh, s, 1, sc + (size_t)hw * hw, (size_t)hw, oh, s, 0);
-            }
+            gemm_acc16(vd, hw, hw, vh, s, 1, sc, 1, (size_t)hw, oh, s, 1); /* oh(d, qi) = sum_ki v(d, ki) p(qi, ki) */
         }
     }
 }
