@@ -42,6 +42,123 @@ static void garbled(const char *name, const char *from, const char *to, const ch
         hc_position_free(&pos);
 }
 
+/* good with "index":3 replaced by index i and the first move's x by i % 9. */
+static void good_line(FILE *f, int i)
+{
+    const char *p = strstr(good, "\"index\":3"), *m = strstr(good, "\"B:3,4\"");
+    fprintf(f, "%.*s\"index\":%d%.*s\"B:%d,4\"%s\n", (int)(p - good), good, i, (int)(m - (p + 9)), p + 9, i % 9,
+            m + 7);
+}
+
+/* Loading parses its lines on several threads: the same positions in file order as the
+ * one-at-a-time reader, the first bad line in file order named whichever thread found it,
+ * and a read failure reported only after every line before it parsed. */
+static void test_parallel_load(const char *dir)
+{
+    enum { N = 1500 };
+    char path[512];
+    snprintf(path, sizeof path, "%s/many.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < N; i++) {
+        good_line(f, i);
+        if (i % 97 == 0)
+            fputs("  \n", f); /* blank lines shift the line numbers */
+    }
+    fclose(f);
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_err err = {0};
+    int rc = hc_positions_load(path, &ps, &n, &err);
+    int same = rc == 0 && n == N;
+    hc_posreader *r = hc_posreader_open(path, &err);
+    hc_position q;
+    size_t k = 0;
+    while (same && r && hc_posreader_next(r, &q, &err) == 1) {
+        same = k < n && same_position(&ps[k], &q) && ps[k].index == (long)k && ps[k].moves[0].x == (int)(k % 9);
+        hc_position_free(&q);
+        k++;
+    }
+    hc_posreader_close(r);
+    hc_check("positions-6.1", same && k == N, "rc %d n %zu, %zu read back: %s", rc, n, k, err.msg);
+    if (rc == 0)
+        hc_positions_free(ps, n);
+
+    /* bad lines at records 1400 and 200 (different threads' ranges): record 200 is named */
+    f = fopen(path, "w");
+    long line200 = 0;
+    for (int i = 0, line = 1; i < N; i++, line++) {
+        if (i == 200 || i == 1400) {
+            fputs(i == 200 ? "{\"index\":200,\"sgf\":-1}\n" : "{\n", f);
+            line200 = i == 200 ? line : line200;
+        } else {
+            good_line(f, i);
+        }
+        if (i % 97 == 0)
+            fputs("\n", f), line++;
+    }
+    fclose(f);
+    hc_err_clear(&err);
+    rc = hc_positions_load(path, &ps, &n, &err);
+    char want[64];
+    snprintf(want, sizeof want, "many.jsonl:%ld:", line200);
+    hc_check("positions-6.2", rc == -1 && err.code == HC_EFORMAT && strstr(err.msg, want) && strstr(err.msg, "sgf"),
+             "rc %d (want %s): %s", rc, want, err.msg);
+
+    /* a line over the limit after N good lines: the read failure; after a bad line: the bad line */
+    for (int bad_first = 0; bad_first < 2; bad_first++) {
+        f = fopen(path, "w");
+        for (int i = 0; i < N; i++) {
+            if (bad_first && i == 700)
+                fputs("{\"index\":\"x\"}\n", f);
+            else
+                good_line(f, i);
+        }
+        for (size_t b = 0; b < ((size_t)16 << 20) + 10; b += 64)
+            fputs("                                                               x", f);
+        fputs("\n", f);
+        fclose(f);
+        hc_err_clear(&err);
+        rc = hc_positions_load(path, &ps, &n, &err);
+        if (bad_first)
+            hc_check("positions-6.4", rc == -1 && err.code == HC_EFORMAT && strstr(err.msg, "many.jsonl:701:") &&
+                     strstr(err.msg, "index"), "rc %d: %s", rc, err.msg);
+        else
+            hc_check("positions-6.3", rc == -1 && err.code == HC_ELIMIT && strstr(err.msg, "many.jsonl") &&
+                     strstr(err.msg, "limit of"), "rc %d: %s", rc, err.msg);
+    }
+    remove(path);
+}
+
+/* Coordinates read as sscanf's "%d,%d" read them, on the board or refused. */
+static void test_coords(void)
+{
+    static const struct {
+        const char *stones;
+        int ok, x, y;
+    } cases[] = {{"\"1,0\"", 1, 1, 0},  {"\"+8,6\"", 1, 8, 6},   {"\" 2, 3\"", 1, 2, 3}, {"\"-0,0\"", 1, 0, 0},
+                 {"\"08,06\"", 1, 8, 6}, {"\"9,0\"", 0, 0, 0},    {"\"-1,0\"", 0, 0, 0},  {"\"1,7\"", 0, 0, 0},
+                 {"\"1 ,0\"", 0, 0, 0},  {"\"1,0 \"", 0, 0, 0},   {"\"1,\"", 0, 0, 0},    {"\",1\"", 0, 0, 0},
+                 {"\"1,0,\"", 0, 0, 0},  {"\"99999999999,0\"", 0, 0, 0}, {"\"1,-\"", 0, 0, 0}, {"\"a,b\"", 0, 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[2048], name[64];
+        const char *p = strstr(good, "\"1,0\"");
+        snprintf(buf, sizeof buf, "%.*s%s%s", (int)(p - good), good, cases[i].stones, p + 5);
+        hc_position pos;
+        hc_err err = {0};
+        int rc = hc_position_parse(buf, "c", &pos, &err);
+        snprintf(name, sizeof name, "positions-7.%zu", i + 1);
+        if (cases[i].ok) {
+            hc_check(name, rc == 0 && pos.initial_black[0].x == cases[i].x && pos.initial_black[0].y == cases[i].y,
+                     "%s: rc %d %s", cases[i].stones, rc, err.msg);
+            if (rc == 0)
+                hc_position_free(&pos);
+        } else {
+            hc_check(name, rc == -1 && strstr(err.msg, "initialBlack[0]"), "%s: rc %d %s", cases[i].stones, rc,
+                     err.msg);
+        }
+    }
+}
+
 int main(void)
 {
     hc_position p, q;
@@ -115,5 +232,8 @@ int main(void)
     hc_err_clear(&err);
     int rc = hc_positions_load(bad, &ps, &n, &err);
     hc_check("positions-5.1", rc == -1 && strstr(err.msg, "bad.jsonl:4") && strstr(err.msg, "sgf"), "%s", err.msg);
+
+    test_parallel_load(dir);
+    test_coords();
     return hc_test_exit();
 }
