@@ -515,13 +515,25 @@ static void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, 
 }
 
 static void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
+static void conv_bias_bn(fwd *f, const hc_conv *c, const float *in, float *out, const float *row_bias,
+                         const hc_bn *b, const hc_activation *a);
 /* conv then bn: fused into the convolution's output stage when no hook needs to see the
  * convolution's own output (the same bits either way). */
 static void conv_bn(fwd *f, const hc_conv *c, const float *in, float *out, const hc_bn *b,
                     const hc_activation *a)
 {
+    conv_bias_bn(f, c, in, out, NULL, b, a);
+}
+
+/* conv, then a global-pooling block's bias row_bias ([B][out_c], NULL none) added, then bn, as
+ * the separate passes would (conv_bn's fusion; the bias add is fused only in that case). */
+static void conv_bias_bn(fwd *f, const hc_conv *c, const float *in, float *out, const float *row_bias,
+                         const hc_bn *b, const hc_activation *a)
+{
     if (f->e->hook) {
         conv(f, c, in, out, 0);
+        if (row_bias && LIVE(f))
+            hc_add_bias_bc(c->out_c, f->B, f->hw, out, row_bias);
         bn(f, b, a, out, out);
         return;
     }
@@ -529,7 +541,7 @@ static void conv_bn(fwd *f, const hc_conv *c, const float *in, float *out, const
     size_t top = f->w->top;
     float *ws = ar_get(f, hc_kconv_workspace(kc, f->B, f->nx, f->ny));
     if (LIVE(f)) {
-        hc_kepi epi = {b->merged_scale, b->merged_bias, a->kind, f->mask};
+        hc_kepi epi = {b->merged_scale, b->merged_bias, a->kind, f->mask, row_bias};
         hc_kconv_run_bn(kc, f->B, f->nx, f->ny, in, out, ws, &epi);
     }
     f->w->top = top;
@@ -611,16 +623,25 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
         float *pooled = ar_get(f, (size_t)B * 3 * gc);
         float *bias = ar_get(f, (size_t)B * rc);
         bn(f, &g->pre_bn, &g->pre_act, x, s);
-        conv(f, &g->regular_conv, s, reg, 0);
+        /* Hooked, the layers run in the model's order, each output seen. Otherwise the pooled
+         * branch runs first, so that its bias and the mid batch norm go into the regular
+         * convolution's output stage (no passes over reg; the same operations per element). */
+        if (f->e->hook)
+            conv(f, &g->regular_conv, s, reg, 0);
         conv_bn(f, &g->gpool_conv, s, gp, &g->gpool_bn, &g->gpool_act);
         if (LIVE(f)) {
             pool_gpool(f, g->gpool_to_bias_mul.name, gc, gp, pooled);
             round_pooled(f, g->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * gc);
             mm_bc(f, g->gpool_to_bias_mul.name, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
             tap(f, g->gpool_to_bias_mul.name, HC_TAP_BC, rc, bias);
-            hc_add_bias_bc(rc, B, hw, reg, bias);
         }
-        bn(f, &g->mid_bn, &g->mid_act, reg, reg);
+        if (f->e->hook) {
+            if (LIVE(f))
+                hc_add_bias_bc(rc, B, hw, reg, bias);
+            bn(f, &g->mid_bn, &g->mid_act, reg, reg);
+        } else {
+            conv_bias_bn(f, &g->regular_conv, s, reg, bias, &g->mid_bn, &g->mid_act);
+        }
         conv(f, &g->final_conv, reg, x, 1);
         break;
     }

@@ -689,9 +689,12 @@ static inline void wino_put(float *p, __m128 x, int k, int accumulate)
 /* bn_act8 on ov vectors, the activation chosen once: relu and identity as bn_act8's
  * selects written as the masks they are (x & (x > 0) & on: the same bits). */
 static inline void wino_epi(hc_v8f *res, int ov, float sc, float bi, int act, const hc_v8f *mk,
-                            const hc_v8i *on)
+                            const hc_v8i *on, const hc_v8f *rb)
 {
     const hc_v8f zero = v8_splat(0.0f);
+    if (rb) /* hc_add_bias_bc's add, before the batch norm */
+        for (int k = 0; k < ov; k++)
+            res[k] = res[k] + *rb;
     switch (act) {
     case HC_ACT_RELU:
         for (int k = 0; k < ov; k++) {
@@ -715,6 +718,7 @@ static inline void wino_epi(hc_v8f *res, int ov, float sc, float bi, int act, co
 /* Where each lane of a chunk's output transform goes. */
 typedef struct wino_olanes {
     size_t dst[WINO_LANES];
+    int row[WINO_LANES]; /* the lane's batch row (0 past the chunk) */
     int rmax[WINO_LANES], cmax[WINO_LANES], full[WINO_LANES];
     hc_v8f mk[WINO_LANES / 8][16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
     hc_v8i on[WINO_LANES / 8][16]; /* mk == 1: the lanes the epilogue keeps */
@@ -737,6 +741,7 @@ static void wino_olanes_init(wino_olanes *ol, const hc_kconv *cv, int nx, int ny
         int rm = j >= n ? 0 : ny - ty * osz < osz ? ny - ty * osz : osz;
         int cm = nx - tx * osz < osz ? nx - tx * osz : osz;
         ol->dst[j] = d, ol->rmax[j] = rm, ol->cmax[j] = cm, ol->full[j] = cm == osz;
+        ol->row[j] = j < n ? b : 0;
         if (epi)
             for (int k = 0; k < ov; k++) {
                 int r = k / osz, c = k % osz;
@@ -812,8 +817,14 @@ static void wino_out_avx2(const hc_kconv *cv, int batch, int nx, int ny, float *
                 }
             }
 #undef WINO_M
-            if (epi)
-                wino_epi(res, ov, epi->scale[oc], epi->bias[oc], epi->act, ol->mk[l0 / 8], ol->on[l0 / 8]);
+            if (epi) {
+                hc_v8f rb;
+                if (epi->row_bias)
+                    for (int l = 0; l < 8; l++)
+                        rb[l] = epi->row_bias[(size_t)ol->row[l0 + l] * cv->oc + oc];
+                wino_epi(res, ov, epi->scale[oc], epi->bias[oc], epi->act, ol->mk[l0 / 8], ol->on[l0 / 8],
+                         epi->row_bias ? &rb : NULL);
+            }
             float *plane = out + (size_t)oc * batch * hw;
             for (int r = 0; r < osz; r++) {
                 for (int q = 0; q < per && pk < hi; q++, pk += 16)
@@ -1032,9 +1043,19 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
                 for (int k = 4; k < 16; k++)
                     res[k] = v8_splat(0.0f);
             }
-            if (epi)
+            if (epi) {
+                if (epi->row_bias) { /* hc_add_bias_bc's add, before the batch norm */
+                    hc_v8f rb;
+                    for (int l = 0; l < 8; l++) {
+                        int g = g0 + l0 + (l < lanes ? l : 0);
+                        rb[l] = epi->row_bias[(size_t)(g / T) * cv->oc + oc];
+                    }
+                    for (int k = 0; k < ov; k++)
+                        res[k] = res[k] + rb;
+                }
                 for (int k = 0; k < ov; k++)
                     res[k] = bn_act8(res[k], epi->scale[oc], epi->bias[oc], epi->act, mk[k]);
+            }
             /* lanes -> tiles: tv[l] holds outputs k = 0..7 of tile l, tv[8 + l] k = 8..15 */
             hc_v8f tv[16];
             transpose8x8(res, tv);
@@ -1238,6 +1259,8 @@ void hc_kconv_run_bn(const hc_kconv *cv, int batch, int nx, int ny, const float 
         return;
     }
     kconv_run(cv, batch, nx, ny, in, out, 0, ws, NULL);
+    if (epi->row_bias)
+        hc_add_bias_bc(cv->oc, batch, nx * ny, out, epi->row_bias);
     hc_bn_act(cv->oc, batch, nx * ny, out, out, epi->scale, epi->bias, epi->act, epi->mask);
 }
 

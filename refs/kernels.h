@@ -91,13 +91,15 @@ void hc_kconv_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
                  int accumulate, float *ws);
 
 /* A batch norm + activation applied to a convolution's output as it is produced: exactly
- * hc_bn_act(oc, batch, nx*ny, out, out, scale, bias, act, mask) after hc_kconv_run, the same
- * bits, without another pass over the output (Winograd convolutions apply it in the output
- * transform). Pointers borrowed for the call. */
+ * hc_add_bias_bc(oc, batch, nx*ny, out, row_bias) when row_bias is set (a global-pooling
+ * block's bias), then hc_bn_act(oc, batch, nx*ny, out, out, scale, bias, act, mask), after
+ * hc_kconv_run: the same bits, without more passes over the output (Winograd convolutions
+ * apply it in the output transform). Pointers borrowed for the call. */
 typedef struct hc_kepi {
     const float *scale, *bias; /* [oc] merged batch norm */
     int act;                   /* hc_act */
     const float *mask;         /* [batch][hw], 0 or 1 */
+    const float *row_bias;     /* [batch][oc] added first, or NULL */
 } hc_kepi;
 
 /* out = bn_act(conv(in)) as described for hc_kepi (no accumulate form). */

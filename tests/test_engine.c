@@ -408,16 +408,22 @@ static void test_hook(void *user, const hc_tap *t)
         memset(t->data, 0, n * sizeof(float));
 }
 
-static void hook_checks(void)
+/* A read-only hook sees every layer and changes no bit: the hooked forward pass runs layer by
+ * layer in the model's order, the unhooked one fuses (transformer column chunks; a global
+ * pooling block's bias and mid batch norm in its regular convolution's output stage). */
+static void hook_checks(const char *id, const char *rel)
 {
-    const char *p = hc_shared("nets/b7c96h3tfrs-test5-cnorm.bin.gz");
+    char nm[8][48];
+    for (int i = 0; i < 8; i++)
+        snprintf(nm[i], sizeof nm[i], "engine-hook%s.%d", id, i + 1);
+    const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip("engine-hook.1", "tfrs net absent");
+        hc_skip(nm[0], "%s absent", rel);
         return;
     }
     hc_err err = {0};
     hc_net *net = hc_net_load(p, &err);
-    if (!hc_check("engine-hook.1", net != NULL, "%s", err.msg))
+    if (!hc_check(nm[0], net != NULL, "%s", err.msg))
         return;
     const int N = 3, nx = 9, ny = 9, hw = nx * ny;
     float *sp = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
@@ -427,7 +433,7 @@ static void hook_checks(void)
     size_t per = heads_floats(h, N);
     float *ref = malloc(per * sizeof(float)), *got = malloc(per * sizeof(float));
     hc_engine *e = hc_engine_new(net, N, nx, ny, 2, &err);
-    if (!hc_check("engine-hook.2", e && h && hc_engine_eval(e, N, sp, gl, NULL, h, &err) == 0, "%s", err.msg))
+    if (!hc_check(nm[1], e && h && hc_engine_eval(e, N, sp, gl, NULL, h, &err) == 0, "%s", err.msg))
         goto out;
     heads_rows(h, 0, N, ref);
     const char *attn = NULL;
@@ -440,15 +446,15 @@ static void hook_checks(void)
     hc_engine_set_hook(e, test_hook, &log);
     hc_engine_eval(e, N, sp, gl, NULL, h, &err);
     heads_rows(h, 0, N, got);
-    hc_check("engine-hook.3", memcmp(got, ref, per * sizeof(float)) == 0, "a read-only hook changed the outputs");
-    hc_check("engine-hook.4", log.calls > 20 && log.bad == 0, "%d calls, %d malformed taps", log.calls, log.bad);
+    hc_check(nm[2], memcmp(got, ref, per * sizeof(float)) == 0, "a read-only hook changed the outputs");
+    hc_check(nm[3], log.calls > 20 && log.bad == 0, "%d calls, %d malformed taps", log.calls, log.bad);
     /* 2 threads split 3 rows 1 + 2: each named layer is seen once per thread share */
-    hc_check("engine-hook.5", log.saw_tip == 2 && log.saw_block == 2 && (!attn || log.saw_attn == 2),
+    hc_check(nm[4], log.saw_tip == 2 && log.saw_block == 2 && (!attn || log.saw_attn == 2),
              "tip %d, first block %d, attention q %d calls (want 2 each)", log.saw_tip, log.saw_block, log.saw_attn);
     log.zero_layer = log.tip;
     hc_engine_eval(e, N, sp, gl, NULL, h, &err);
     heads_rows(h, 0, N, got);
-    hc_check("engine-hook.6", memcmp(got, ref, per * sizeof(float)) != 0, "zeroing the trunk tip through the hook changed nothing");
+    hc_check(nm[5], memcmp(got, ref, per * sizeof(float)) != 0, "zeroing the trunk tip through the hook changed nothing");
     pthread_mutex_destroy(&log.mu);
 out:
     hc_engine_free(e);
@@ -557,7 +563,8 @@ int main(void)
     if (getenv("HC_TEST_WINOGRAD"))
         golden_opts.winograd = atoi(getenv("HC_TEST_WINOGRAD"));
     api_checks();
-    hook_checks();
+    hook_checks("", "nets/b7c96h3tfrs-test5-cnorm.bin.gz");
+    hook_checks("-g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz");
     tf_path_checks();
     for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++)
         golden_check(&goldens[i]);

@@ -544,9 +544,10 @@ static void test_vexpf(void)
     free(x), free(y);
 }
 
-/* hc_kconv_run_bn (batch norm + activation fused into the convolution's output stage) gives
- * the same bits as hc_kconv_run followed by hc_bn_act, on Winograd 3x3 and 5x5, im2col and
- * 1x1 convolutions, boards with padding, several batch sizes and every activation. */
+/* hc_kconv_run_bn (batch norm + activation fused into the convolution's output stage, with or
+ * without a per-row bias added first) gives the same bits as hc_kconv_run followed by
+ * hc_add_bias_bc and hc_bn_act, on Winograd 3x3 and 5x5, im2col and 1x1 convolutions, boards
+ * with padding, several batch sizes and every activation. */
 /* The Winograd convolutions' bits, element by element, against a scalar form of the same
  * arithmetic written here: B^T along x then y on each zero-bordered 6x6 tile, each M element
  * one fmaf chain over the input channels in order (hc_gemm's contract), A^T along x then y,
@@ -684,6 +685,7 @@ static void test_conv_bn(void)
     int id = 0;
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int batch = 1; batch <= 5; batch += 2)
+            for (int with_rb = 0; with_rb < 2; with_rb++)
             for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
                 int oc = shapes[si][0], ic = shapes[si][1], kh = shapes[si][2], kw = shapes[si][3];
                 int nx = shapes[si][4], ny = shapes[si][5], hw = nx * ny;
@@ -704,15 +706,19 @@ static void test_conv_bn(void)
                     continue;
                 }
                 float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
+                /* a global-pooling block's per-row bias, large enough to move the activation's sign */
+                float *rb = with_rb ? rvec((size_t)batch * oc, 2.0) : NULL;
                 hc_kconv_run(&cv, batch, nx, ny, in, a, 0, ws);
+                if (rb)
+                    hc_add_bias_bc(oc, batch, hw, a, rb);
                 hc_bn_act(oc, batch, hw, a, a, sc, bi, acts[ai], mask);
-                hc_kepi epi = {sc, bi, acts[ai], mask};
+                hc_kepi epi = {sc, bi, acts[ai], mask, rb};
                 hc_kconv_run_bn(&cv, batch, nx, ny, in, b, ws, &epi);
                 hc_check(name, memcmp(a, b, (size_t)oc * batch * hw * sizeof(float)) == 0,
-                         "conv %dx%d %d->%d %dx%d batch %d act %d: fused bn differs from conv + bn",
-                         kh, kw, ic, oc, nx, ny, batch, acts[ai]);
+                         "conv %dx%d %d->%d %dx%d batch %d act %d row bias %d: fused bn differs from conv + bn",
+                         kh, kw, ic, oc, nx, ny, batch, acts[ai], with_rb);
                 hc_kconv_free(&cv);
-                free(mask), free(w), free(in), free(sc), free(bi), free(a), free(b), free(ws);
+                free(mask), free(w), free(in), free(sc), free(bi), free(a), free(b), free(ws), free(rb);
             }
 }
 
