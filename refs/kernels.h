@@ -115,6 +115,11 @@ void hc_kconv_run_bn(const hc_kconv *cv, int batch, int nx, int ny, const float 
 void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, const float *scale,
                const float *bias, int act, const float *mask);
 
+/* hc_add_bias_bc(channels, batch, hw, in, row_bias) then hc_bn_act in one pass over the tensor
+ * (the same bits; in is not written unless in == out). */
+void hc_bias_bn_act(int channels, int batch, int hw, const float *in, float *out, const float *row_bias,
+                    const float *scale, const float *bias, int act, const float *mask);
+
 /* KataGo's merged batch norm: scale = gamma / sqrt(var + eps), bias = beta - scale * mean
  * (fp32, as desc.cpp computes it). gamma / beta may be NULL for 1 / 0. */
 void hc_bn_merge(int channels, float eps, const float *mean, const float *var, const float *gamma,
