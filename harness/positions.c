@@ -373,10 +373,14 @@ void hc_posreader_close(hc_posreader *r)
  * slots, and only the first failure in file order is reported, as a serial read would. */
 enum { POS_LOAD_THREADS = 4, POS_LOAD_PER_THREAD = 256 };
 
+typedef struct pos_line {
+    size_t start; /* offset in pos_lines.text */
+    long lineno;
+} pos_line;
+
 typedef struct pos_lines {
-    char *text;      /* the lines, each NUL-terminated */
-    size_t *start;   /* each line's offset in text */
-    long *lineno;    /* and its line number */
+    char *text;     /* the lines, each NUL-terminated */
+    pos_line *line; /* where each starts, and its line number */
     size_t n, cap, used, text_cap;
 } pos_lines;
 
@@ -393,8 +397,9 @@ static void *parse_range(void *arg)
     pos_range *r = arg;
     for (r->done = r->lo; r->done < r->hi; r->done++) {
         char where[600];
-        snprintf(where, sizeof where, "%s:%ld", r->name, r->lines->lineno[r->done]);
-        if (hc_position_parse(r->lines->text + r->lines->start[r->done], where, &r->ps[r->done], &r->err))
+        const pos_line *l = &r->lines->line[r->done];
+        snprintf(where, sizeof where, "%s:%ld", r->name, l->lineno);
+        if (hc_position_parse(r->lines->text + l->start, where, &r->ps[r->done], &r->err))
             break;
     }
     return NULL;
@@ -405,15 +410,10 @@ static int keep_line(pos_lines *l, const char *line, long lineno, hc_err *err)
     size_t len = strlen(line) + 1;
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 1024;
-        size_t *st = realloc(l->start, cap * sizeof *st);
-        if (st)
-            l->start = st;
-        long *ln = realloc(l->lineno, cap * sizeof *ln);
-        if (ln)
-            l->lineno = ln;
-        if (!st || !ln)
+        pos_line *grown = realloc(l->line, cap * sizeof *grown);
+        if (!grown)
             return hc_err_set(err, HC_ENOMEM, "out of memory after %zu positions", l->n);
-        l->cap = cap;
+        l->line = grown, l->cap = cap;
     }
     if (l->used + len > l->text_cap) {
         size_t cap = l->text_cap ? 2 * l->text_cap : 1 << 20;
@@ -425,8 +425,7 @@ static int keep_line(pos_lines *l, const char *line, long lineno, hc_err *err)
         l->text = t, l->text_cap = cap;
     }
     memcpy(l->text + l->used, line, len);
-    l->start[l->n] = l->used;
-    l->lineno[l->n++] = lineno;
+    l->line[l->n++] = (pos_line){l->used, lineno};
     l->used += len;
     return 0;
 }
@@ -496,7 +495,7 @@ int hc_positions_load(const char *path, hc_position **out, size_t *n, hc_err *er
         }
     }
     hc_istream_close(in);
-    free(lines.text), free(lines.start), free(lines.lineno);
+    free(lines.text), free(lines.line);
     if (rc)
         return -1;
     *out = ps;

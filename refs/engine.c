@@ -297,8 +297,7 @@ static int prep_heads(hc_engine *e, hc_err *err)
     int oc = 0;
     for (int i = 0; i < 3; i++) {
         k[i] = find_conv(e, src[i]);
-        if (!k[i] || k[i]->kh != 1 || k[i]->kw != 1 || k[i]->ic != e->net->trunk.trunk_c || k[i]->acc_fp16 ||
-            k[i]->wino || k[i]->wino2)
+        if (!k[i] || k[i]->kh != 1 || k[i]->kw != 1 || k[i]->ic != e->net->trunk.trunk_c || k[i]->acc_fp16)
             return 0;
         oc += k[i]->oc;
     }

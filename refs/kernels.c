@@ -1266,6 +1266,40 @@ void hc_kconv_run_bn(const hc_kconv *cv, int batch, int nx, int ny, const float 
 
 /* ---- batch norm, bias, activation ----------------------------------------------------- */
 
+/* One plane of hc_bias_bn_act: hc_add_bias_bc's add first when has_rb (none at all without a
+ * bias: hc_bn_act's own arithmetic). Always inlined with has_rb a constant, so the bias-free
+ * form (every block's input batch norm) has no test in its loops. */
+static inline __attribute__((always_inline)) void bn_act_plane(const float *src, float *dst, const float *m,
+                                                               int hw, float sc, float bi, int act, int has_rb,
+                                                               float rb)
+{
+    switch (act) {
+    case HC_ACT_IDENTITY:
+    case HC_ACT_RELU: /* 8 lanes, each the scalar expression */
+        for (int p = 0; p < hw; p += 8) {
+            int k = hw - p < 8 ? hw - p : 8;
+            hc_v8f v = v8_load(src + p, k), on = v8_load(m + p, k);
+            v8_store(dst + p, bn_act8(has_rb ? v + rb : v, sc, bi, act, on), k);
+        }
+        break;
+    case HC_ACT_MISH:
+    case HC_ACT_SILU:
+        for (int p = 0; p < hw; p += 8) {
+            int k = hw - p < 8 ? hw - p : 8;
+            hc_v8f v = v8_load(src + p, k);
+            hc_v8f x = (has_rb ? v + rb : v) * sc + bi;
+            hc_v8f y = act == HC_ACT_MISH ? vmish8(x) : vsilu8(x);
+            hc_v8f on = v8_load(m + p, k);
+            v8_store(dst + p, v8_select(on == 1.0f, y, v8_splat(0.0f)), k);
+        }
+        break;
+    default:
+        for (int p = 0; p < hw; p++)
+            dst[p] = m[p] == 1.0f ? hc_act_apply(act, (has_rb ? src[p] + rb : src[p]) * sc + bi) : 0.0f;
+        break;
+    }
+}
+
 void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, const float *scale,
                const float *bias, int act, const float *mask)
 {
@@ -1275,43 +1309,15 @@ void hc_bn_act(int channels, int batch, int hw, const float *in, float *out, con
 void hc_bias_bn_act(int channels, int batch, int hw, const float *in, float *out, const float *row_bias,
                     const float *scale, const float *bias, int act, const float *mask)
 {
-    for (int c = 0; c < channels; c++) {
-        float sc = scale[c], bi = bias[c];
+    for (int c = 0; c < channels; c++)
         for (int b = 0; b < batch; b++) {
-            const float *src = in + ((size_t)c * batch + b) * hw;
-            float *dst = out + ((size_t)c * batch + b) * hw;
+            size_t at = ((size_t)c * batch + b) * hw;
             const float *m = mask + (size_t)b * hw;
-            /* hc_add_bias_bc's add first (none at all without a bias: hc_bn_act's arithmetic) */
-            int has_rb = row_bias != NULL;
-            float rb = has_rb ? row_bias[(size_t)b * channels + c] : 0.0f;
-#define BN_SRC(p, k) (has_rb ? v8_load(src + (p), k) + rb : v8_load(src + (p), k))
-            switch (act) {
-            case HC_ACT_IDENTITY:
-            case HC_ACT_RELU: /* 8 lanes, each the scalar expression */
-                for (int p = 0; p < hw; p += 8) {
-                    int k = hw - p < 8 ? hw - p : 8;
-                    hc_v8f on = v8_load(m + p, k);
-                    v8_store(dst + p, bn_act8(BN_SRC(p, k), sc, bi, act, on), k);
-                }
-                break;
-            case HC_ACT_MISH:
-            case HC_ACT_SILU:
-                for (int p = 0; p < hw; p += 8) {
-                    int k = hw - p < 8 ? hw - p : 8;
-                    hc_v8f x = BN_SRC(p, k) * sc + bi;
-                    hc_v8f y = act == HC_ACT_MISH ? vmish8(x) : vsilu8(x);
-                    hc_v8f on = v8_load(m + p, k);
-                    v8_store(dst + p, v8_select(on == 1.0f, y, v8_splat(0.0f)), k);
-                }
-                break;
-            default:
-                for (int p = 0; p < hw; p++)
-                    dst[p] = m[p] == 1.0f ? hc_act_apply(act, (has_rb ? src[p] + rb : src[p]) * sc + bi) : 0.0f;
-                break;
-            }
-#undef BN_SRC
+            if (row_bias)
+                bn_act_plane(in + at, out + at, m, hw, scale[c], bias[c], act, 1, row_bias[(size_t)b * channels + c]);
+            else
+                bn_act_plane(in + at, out + at, m, hw, scale[c], bias[c], act, 0, 0.0f);
         }
-    }
 }
 
 void hc_bn_merge(int channels, float eps, const float *mean, const float *var, const float *gamma,
