@@ -644,7 +644,11 @@ static void test_wino_bits(void)
     static const int shapes[][5] = {{5, 3, 3, 1, 1},   {7, 4, 3, 2, 3},   {9, 10, 3, 19, 13},
                                     {13, 6, 3, 9, 9},  {4, 5, 3, 5, 4},   {16, 17, 3, 19, 19},
                                     {3, 2, 3, 1, 11},  {6, 4, 5, 11, 7},  {5, 3, 5, 1, 2},
-                                    {7, 22, 5, 19, 19}, {4, 3, 5, 4, 4},  {11, 9, 3, 18, 19}};
+                                    {7, 22, 5, 19, 19}, {4, 3, 5, 4, 4},  {11, 9, 3, 18, 19},
+                                    /* whole vectors of channels, and more output channels than
+                                     * one block of tile GEMMs (c256 and c384 nets' shape) */
+                                    {16, 16, 3, 19, 19}, {48, 32, 3, 5, 4}, {128, 16, 3, 9, 9},
+                                    {200, 8, 3, 7, 6}};
     static const int batches[] = {1, 2, 3, 7};
     int id = 0;
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
