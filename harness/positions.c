@@ -340,6 +340,20 @@ hc_posreader *hc_posreader_open(const char *path, hc_err *err)
     return r;
 }
 
+/* Blank lines separate nothing but are harmless: both readers skip them. */
+static int blank_line(const char *line)
+{
+    return line[strspn(line, " \t")] == '\0';
+}
+
+/* One record, errors placed at name:lineno. */
+static int parse_line_at(const char *line, const char *name, long lineno, hc_position *out, hc_err *err)
+{
+    char where[600];
+    snprintf(where, sizeof where, "%s:%ld", name, lineno);
+    return hc_position_parse(line, where, out, err);
+}
+
 int hc_posreader_next(hc_posreader *r, hc_position *out, hc_err *err)
 {
     for (;;) {
@@ -348,12 +362,9 @@ int hc_posreader_next(hc_posreader *r, hc_position *out, hc_err *err)
         long n = hc_istream_getline(r->in, &line, HC_POSITION_LINE_MAX, err);
         if (n < 0)
             return err && err->code != HC_OK ? -1 : 0;
-        size_t skip = strspn(line, " \t");
-        if (line[skip] == '\0')
-            continue; /* blank lines separate nothing but are harmless */
-        char where[600];
-        snprintf(where, sizeof where, "%s:%ld", hc_istream_name(r->in), hc_istream_lineno(r->in));
-        if (hc_position_parse(line, where, out, err))
+        if (blank_line(line))
+            continue;
+        if (parse_line_at(line, hc_istream_name(r->in), hc_istream_lineno(r->in), out, err))
             return -1;
         return 1;
     }
@@ -396,10 +407,8 @@ static void *parse_range(void *arg)
 {
     pos_range *r = arg;
     for (r->done = r->lo; r->done < r->hi; r->done++) {
-        char where[600];
         const pos_line *l = &r->lines->line[r->done];
-        snprintf(where, sizeof where, "%s:%ld", r->name, l->lineno);
-        if (hc_position_parse(r->lines->text + l->start, where, &r->ps[r->done], &r->err))
+        if (parse_line_at(r->lines->text + l->start, r->name, l->lineno, &r->ps[r->done], &r->err))
             break;
     }
     return NULL;
@@ -447,9 +456,8 @@ int hc_positions_load(const char *path, hc_position **out, size_t *n, hc_err *er
             read_failed = read_err.code != HC_OK;
             break;
         }
-        size_t skip = strspn(line, " \t");
-        if (line[skip] == '\0')
-            continue; /* blank lines separate nothing but are harmless */
+        if (blank_line(line))
+            continue;
         if (keep_line(&lines, line, hc_istream_lineno(in), &read_err)) {
             hc_err_prefix(&read_err, "%s: ", path);
             read_failed = 1;

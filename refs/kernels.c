@@ -990,12 +990,13 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
     for (int l0 = 0; l0 < n; l0 += 8) {
         int lanes = n - l0 < 8 ? n - l0 : 8;
         size_t dst_off[8];
-        int rmax[8], cmax[8], full[8];
+        int rmax[8], cmax[8], full[8], row[8];
         hc_v8f mk[16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
         for (int l = 0; l < 8; l++) {
             int g = g0 + l0 + (l < lanes ? l : 0), b = g / T, t = g % T;
             int ty = t / txn, tx = t % txn;
             dst_off[l] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
+            row[l] = b;
             rmax[l] = ny - ty * osz < osz ? ny - ty * osz : osz;
             cmax[l] = nx - tx * osz < osz ? nx - tx * osz : osz;
             full[l] = rmax[l] == osz && cmax[l] == osz;
@@ -1046,10 +1047,8 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             if (epi) {
                 if (epi->row_bias) { /* hc_add_bias_bc's add, before the batch norm */
                     hc_v8f rb;
-                    for (int l = 0; l < 8; l++) {
-                        int g = g0 + l0 + (l < lanes ? l : 0);
-                        rb[l] = epi->row_bias[(size_t)(g / T) * cv->oc + oc];
-                    }
+                    for (int l = 0; l < 8; l++)
+                        rb[l] = epi->row_bias[(size_t)row[l] * cv->oc + oc];
                     for (int k = 0; k < ov; k++)
                         res[k] = res[k] + rb;
                 }
