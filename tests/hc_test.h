@@ -4,6 +4,7 @@
 #ifndef HC_TEST_H
 #define HC_TEST_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,36 @@ static inline int hc_check(const char *name, int cond, const char *fmt, ...)
     }
     va_end(ap);
     return cond;
+}
+
+/* The plan: how many checks this program will report (PASS, FAIL, or SKIP counted by its
+ * checks). tests/run.sh fails a program whose reported checks differ from the sum of its PLAN
+ * lines, so a check lost to an early return or a failed precondition cannot pass unseen. Call
+ * it before the checks it covers; a data-driven part may add its share once its count is known. */
+static inline void hc_plan(unsigned n)
+{
+    printf("PLAN %u\n", n);
+    fflush(stdout);
+}
+
+/* Skips n checks at once (a group whose precondition, e.g. ../shared, is absent): one line,
+ * counted as n skipped checks by tests/run.sh. */
+static inline void hc_skip_n(const char *name, unsigned n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void hc_skip_n(const char *name, unsigned n, const char *fmt, ...)
+{
+    char head[256];
+    snprintf(head, sizeof head, "%s [%u checks]", name, n);
+    va_list ap;
+    va_start(ap, fmt);
+    hc_test_vreport("SKIP", head, fmt, ap);
+    va_end(ap);
+}
+
+/* The larger of m and d where a NaN, once seen, stays: a maximum that forgot a NaN would let
+ * a later finite value hide a broken output. */
+static inline double hc_max_nan(double m, double d)
+{
+    return (m != m || d != d) ? (double)NAN : (d > m ? d : m);
 }
 
 static inline void hc_skip(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
