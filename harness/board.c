@@ -307,9 +307,11 @@ const hc_hash128 HC_ZOBRIST_GAME_IS_OVER = {0xb6f9e465597a77eeULL, 0xf1d583d960a
 
 int hc_board_init(hc_board *b, int x_size, int y_size, hc_err *err)
 {
-    if (x_size < 1 || y_size < 1 || x_size > HC_BOARD_MAX_LEN || y_size > HC_BOARD_MAX_LEN)
-        return hc_err_set(err, HC_EFORMAT, "board size %dx%d outside 1x1..%dx%d", x_size, y_size, HC_BOARD_MAX_LEN,
-                          HC_BOARD_MAX_LEN);
+    if (hc_check_board_size(x_size, y_size, "board", err)) {
+        if (err)
+            err->code = HC_EFORMAT;
+        return -1;
+    }
     const hc_zobrist *z = hc_zobrist_get();
     memset(b, 0, sizeof *b);
     b->x_size = x_size;

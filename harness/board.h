@@ -13,9 +13,10 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "sizes.h"
 
 enum {
-    HC_BOARD_MAX_LEN = 19,
+    HC_BOARD_MAX_LEN = HC_MAX_BOARD_LEN, /* the supported range: sizes.h */
     HC_BOARD_MAX_PLAY = HC_BOARD_MAX_LEN * HC_BOARD_MAX_LEN,
     HC_BOARD_ARR = (HC_BOARD_MAX_LEN + 1) * (HC_BOARD_MAX_LEN + 2) + 1 /* KataGo's MAX_ARR_SIZE */
 };

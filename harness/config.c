@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <yaml.h>
 
 #include "backend.h"
+#include "sizes.h"
 #include "stream.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
@@ -318,10 +320,9 @@ int hc_config_parse_size(const char *s, int *w, int *h)
     } else {
         return -1;
     }
-    if (x < 2 || y < 2 || x > HC_CONFIG_MAX_NN_LEN || y > HC_CONFIG_MAX_NN_LEN)
-        return -1;
-    *w = (int)x;
-    *h = (int)y;
+    /* the range is hc_check_board_size's; only keep values that fit an int */
+    *w = x > INT_MAX ? INT_MAX : (int)x;
+    *h = y > INT_MAX ? INT_MAX : (int)y;
     return 0;
 }
 
@@ -455,8 +456,11 @@ static int parse_board(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_boa
     if (!(v = map_require(d, m, "nnBuffer", ctx, err)) || expect(d, v, YAML_SCALAR_NODE, "nnBuffer", ctx, err))
         return -1;
     if (hc_config_parse_size(scalar(v), &b->nn_x_len, &b->nn_y_len))
-        return err_at(d, &v->start_mark, ctx, err, "nnBuffer: expected WxH with W and H from 2 to %d, got \"%s\"",
-                      HC_CONFIG_MAX_NN_LEN, scalar(v));
+        return err_at(d, &v->start_mark, ctx, err, "nnBuffer: expected WxH with W and H from %d to %d, got \"%s\"",
+                      HC_MIN_BOARD_LEN, HC_MAX_BOARD_LEN, scalar(v));
+    hc_err range;
+    if (hc_check_board_size(b->nn_x_len, b->nn_y_len, "NN buffer", &range))
+        return err_at(d, &v->start_mark, ctx, err, "nnBuffer: %s", range.msg);
     if (board_settings(d, m, ctx, b, err))
         return -1;
     b->where = where_of(d, m, pl, err);

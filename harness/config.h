@@ -14,7 +14,7 @@
  * Board config (a mapping in boards, or a file path to one):
  *   name: size19                  required
  *   positions: PATH | sgf: PATH   exactly one (positions file, or SGF collection)
- *   nnBuffer: 19x19               required: NN buffer WxH (or N for NxN), 2..HC_CONFIG_MAX_NN_LEN
+ *   nnBuffer: 19x19               required: NN buffer WxH (or N for NxN), each side in sizes.h's range
  *   policyOptimism: 0.0           default 0, in [0, 1]
  *   playoutDoublingAdvantage: 0   default 0
  *   policyTemperature: 1.0        default 1, > 0
@@ -53,8 +53,6 @@
 
 #include "err.h"
 #include "tiers.h"
-
-#define HC_CONFIG_MAX_NN_LEN 29
 
 typedef struct hc_net_cfg {
     const char *name;
@@ -132,7 +130,7 @@ int hc_board_cfg_parse(const char *yaml, size_t len, const char *path, hc_board_
 int hc_tier_cfg_parse(const char *yaml, size_t len, const char *path, hc_tier *out, hc_err *err);
 void hc_config_holder_free(hc_config_holder *h);
 
-/* Parses "WxH" or "N" into 2..HC_CONFIG_MAX_NN_LEN; -1 when malformed. */
+/* Parses "WxH" or "N"; -1 when malformed. The range is checked apart (hc_check_board_size). */
 int hc_config_parse_size(const char *s, int *w, int *h);
 
 #endif

@@ -10,6 +10,7 @@
 #include "nnfeatures.h"
 #include "postprocess.h"
 #include "rules.h"
+#include "sizes.h"
 #include "sgfmeta.h"
 #include "stream.h"
 #include "symmetry.h"
@@ -196,8 +197,8 @@ static int finish_row(batch_buf *bb, int r, const hc_pp_model *m, const hc_eval_
 
 static int check_settings(const hc_eval_settings *s, int batch, hc_err *err)
 {
-    if (s->nn_x < 1 || s->nn_y < 1 || s->nn_x > 19 || s->nn_y > 19)
-        return hc_err_set(err, HC_EUSAGE, "NN buffer %dx%d: each side must be 1..19", s->nn_x, s->nn_y);
+    if (hc_check_board_size(s->nn_x, s->nn_y, "NN buffer", err))
+        return -1;
     if (batch < 1)
         return hc_err_set(err, HC_EUSAGE, "batch size %d: must be at least 1", batch);
     if (!(s->policy_temperature > 0) || !isfinite(s->policy_temperature))

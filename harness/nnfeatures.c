@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sizes.h"
+
 hc_nninput_params hc_nninput_params_default(void)
 {
     hc_nninput_params p;
@@ -197,9 +199,10 @@ int hc_feat_begin(const hc_history *h, int next_pla, int nn_x, int nn_y, int n_s
 {
     const hc_board *board = hc_history_board(h);
     int x_size = board->x_size, y_size = board->y_size;
-    if (nn_x < x_size || nn_y < y_size || nn_x > HC_BOARD_MAX_LEN || nn_y > HC_BOARD_MAX_LEN)
-        return hc_err_set(err, HC_EUSAGE, "NN buffer %dx%d cannot hold a %dx%d board (max %d)", nn_x, nn_y, x_size, y_size,
-                          HC_BOARD_MAX_LEN);
+    if (hc_check_board_size(nn_x, nn_y, "NN buffer", err))
+        return -1;
+    if (nn_x < x_size || nn_y < y_size)
+        return hc_err_set(err, HC_EUSAGE, "NN buffer %dx%d cannot hold a %dx%d board", nn_x, nn_y, x_size, y_size);
     if (next_pla != HC_C_BLACK && next_pla != HC_C_WHITE)
         return hc_err_set(err, HC_EUSAGE, "player to move must be black or white");
     memset(spatial, 0, sizeof(float) * (size_t)n_spatial * (size_t)nn_x * nn_y);

@@ -1,16 +1,19 @@
 #include "positions.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rules.h"
+#include "sizes.h"
 #include "stream.h"
 
 /* A line longer than this is refused before it is buffered whole. */
-enum { HC_POSITION_LINE_MAX = 16 << 20, HC_POSITION_MAX_BOARD = 64, HC_POSITION_MAX_MOVES = 100000 };
+enum { HC_POSITION_LINE_MAX = 16 << 20, HC_POSITION_MAX_MOVES = 100000 };
 
 void hc_position_free(hc_position *p)
 {
@@ -208,12 +211,20 @@ int hc_position_parse(const char *text, const char *where, hc_position *out, hc_
     if (get_int(obj, "sgf", where, 0, 1L << 40, &v, err))
         goto done;
     out->sgf_line = v;
-    if (get_int(obj, "xSize", where, 1, HC_POSITION_MAX_BOARD, &v, err))
+    /* Sizes, rules, komi and the encore phase are checked here, where the file and line are
+     * known, rather than first when a history is built from the record. */
+    if (get_int(obj, "xSize", where, INT_MIN, INT_MAX, &v, err))
         goto done;
     out->x_size = (int)v;
-    if (get_int(obj, "ySize", where, 1, HC_POSITION_MAX_BOARD, &v, err))
+    if (get_int(obj, "ySize", where, INT_MIN, INT_MAX, &v, err))
         goto done;
     out->y_size = (int)v;
+    if (hc_check_board_size(out->x_size, out->y_size, "board (xSize x ySize)", err)) {
+        hc_err_prefix(err, "%s: ", where);
+        if (err)
+            err->code = HC_EFORMAT;
+        goto done;
+    }
     json_t *rules;
     if (get_field(obj, "rules", where, &rules, err))
         goto done;
@@ -224,8 +235,18 @@ int hc_position_parse(const char *text, const char *where, hc_position *out, hc_
         goto done;
     }
     strcpy(out->rules, rs);
+    hc_rules parsed;
+    if (hc_rules_parse(rs, &parsed, err)) {
+        hc_err_prefix(err, "%s: field \"rules\": ", where);
+        goto done;
+    }
     if (get_num(obj, "komi", where, &out->komi, err))
         goto done;
+    if (parsed.komi != out->komi) {
+        hc_err_set(err, HC_EFORMAT, "%s: field \"komi\" = %g disagrees with the rules string \"%s\"", where,
+                   (double)out->komi, rs);
+        goto done;
+    }
     if (parse_stones(obj, "initialBlack", where, out->x_size, out->y_size, &out->initial_black, &out->n_initial_black,
                      err))
         goto done;
@@ -237,6 +258,11 @@ int hc_position_parse(const char *text, const char *where, hc_position *out, hc_
     if (get_int(obj, "initialEncorePhase", where, 0, 2, &v, err))
         goto done;
     out->initial_encore_phase = (int)v;
+    if (out->initial_encore_phase > 0 && parsed.scoring_rule != HC_SCORING_TERRITORY) {
+        hc_err_set(err, HC_EFORMAT, "%s: field \"initialEncorePhase\" = %d needs territory scoring", where,
+                   out->initial_encore_phase);
+        goto done;
+    }
     if (get_int(obj, "initialTurnNumber", where, 0, 1L << 30, &v, err))
         goto done;
     out->initial_turn_number = (int)v;

@@ -326,7 +326,7 @@ int hc_record_game(const hc_sgf_collection *c, const hc_sgf_game *g, long *index
 {
     walk w = {.c = c, .g = g, .index = index, .fn = fn, .user = user, .err = err};
     const hc_sgf_node *root = &g->tree.nodes[0];
-    if (hc_sgf_size(root, HC_BOARD_MAX_LEN, &w.xs, &w.ys, err) != 0)
+    if (hc_sgf_size(root, HC_MAX_BOARD_LEN, &w.xs, &w.ys, err) != 0)
         return walk_fail(&w, root);
     int next_pla;
     if (hc_sgf_pl(root, &next_pla, err) != 0)

@@ -10,6 +10,7 @@
 #include "history.h"
 #include "record.h"
 #include "rules.h"
+#include "sizes.h"
 
 /* splitmix64: small, seedable, no global state. */
 static uint64_t next_u64(uint64_t *s)
@@ -123,8 +124,8 @@ static int play_game(sp *w, int game, uint64_t *rs, int *legal_x, int *legal_y)
 
 int hc_selfplay_run(const hc_selfplay_opts *o, hc_selfplay_fn fn, void *user, hc_err *err)
 {
-    if (o->x_size < 1 || o->x_size > 19 || o->y_size < 1 || o->y_size > 19)
-        return hc_err_set(err, HC_EUSAGE, "board %dx%d: sizes must be 1..19", o->x_size, o->y_size);
+    if (hc_check_board_size(o->x_size, o->y_size, "selfplay board", err))
+        return -1;
     if (o->games < 0 || o->max_moves < 0 || o->stride < 0 || !(o->pass_prob >= 0 && o->pass_prob <= 1) ||
         !(o->handicap_prob >= 0 && o->handicap_prob <= 1))
         return hc_err_set(err, HC_EUSAGE, "selfplay: negative count or probability outside [0, 1]");

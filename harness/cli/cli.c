@@ -1,9 +1,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sizes.h"
 
 static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len)
 {
@@ -116,16 +119,21 @@ int cli_parse_size(const char *s, int *w, int *h, hc_err *err)
     char *end;
     long a = strtol(s, &end, 10);
     long b = a;
-    if (end != s && (*end == 'x' || *end == 'X' || *end == ':')) {
+    int ok = end != s;
+    if (ok && (*end == 'x' || *end == 'X' || *end == ':')) {
         const char *t = end + 1;
         b = strtol(t, &end, 10);
-        if (end == t)
-            b = -1;
+        ok = end != t;
     }
-    if (end == s || *end || a < 1 || b < 1 || a > 64 || b > 64)
-        return hc_err_set(err, HC_EUSAGE, "bad size \"%s\" (want WxH, each 1..64)", s);
-    *w = (int)a;
-    *h = (int)b;
+    if (!ok || *end)
+        return hc_err_set(err, HC_EUSAGE, "bad size \"%s\" (want WxH or N)", s);
+    /* clamped so that the range check sees an out-of-range long as out of range */
+    int x = a < INT_MIN ? INT_MIN : a > INT_MAX ? INT_MAX : (int)a;
+    int y = b < INT_MIN ? INT_MIN : b > INT_MAX ? INT_MAX : (int)b;
+    if (hc_check_board_size(x, y, "size", err))
+        return -1;
+    *w = x;
+    *h = y;
     return 0;
 }
 

@@ -45,7 +45,7 @@ int cli_get_all(const cli_args *a, const char *name, const char **vals, int max)
 /* Numeric accessors that fail with a clear message on garbage. */
 int cli_get_int(const cli_args *a, const char *name, int def, int *out, hc_err *err);
 int cli_get_double(const cli_args *a, const char *name, double def, double *out, hc_err *err);
-/* Parses "WxH" (or "N" for N x N). */
+/* Parses "WxH" (or "N" for N x N), each side within the supported range (sizes.h). */
 int cli_parse_size(const char *s, int *w, int *h, hc_err *err);
 /* A required option: fills err when absent. */
 const char *cli_require(const cli_args *a, const char *name, hc_err *err);

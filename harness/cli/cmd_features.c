@@ -14,7 +14,7 @@
 
 static const cli_opt opts[] = {
     {"positions", 1, 0, "positions file (.jsonl or .jsonl.gz)"},
-    {"nn", 1, 0, "NN buffer WxH (or N), at least the board size, at most 19"},
+    {"nn", 1, 0, "NN buffer WxH (or N), at least the board size, at most 19x19"},
     {"inputs-version", 1, 0, "KataGo input features version 3..7 (default: the --net's, else 7)"},
     {"net", 1, 0, "model file whose input version and pass-alive preference to use"},
     {"pda", 1, 0, "playoutDoublingAdvantage (default 0)"},
@@ -71,9 +71,8 @@ int cmd_features(int argc, char **argv)
         cli_get_int(&a, "pass-alive-suicide", def_pa, &pa, &err) ||
         cli_get_int(&a, "inputs-version", def_version, &version, &err))
         return cli_fail("features", &err);
-    if (nn_x < 1 || nn_y < 1 || nn_x > 19 || nn_y > 19 || pa < -1 || pa > 1 || hc_features_num_spatial(version) == 0) {
-        hc_err_set(&err, HC_EUSAGE,
-                   "--nn must be within 1x1..19x19, --pass-alive-suicide -1, 0 or 1 and --inputs-version 3 to 7");
+    if (pa < -1 || pa > 1 || hc_features_num_spatial(version) == 0) {
+        hc_err_set(&err, HC_EUSAGE, "--pass-alive-suicide must be -1, 0 or 1 and --inputs-version 3 to 7");
         return cli_fail("features", &err);
     }
     hc_nninput_params params = hc_nninput_params_default();
