@@ -212,10 +212,10 @@ static const char *bad_cases[][3] = {
      "cfg/t.yaml:5:15: nnBuffer: expected a scalar, got a sequence (in boards[0])", "wrong type"},
     {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: 19y19\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
-     "cfg/t.yaml:5:15: nnBuffer: expected WxH with W and H from 2 to 29, got \"19y19\" (in boards[0])", "bad size"},
+     "cfg/t.yaml:5:15: nnBuffer: expected WxH with W and H from 1 to 19, got \"19y19\" (in boards[0])", "bad size"},
     {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: 30x19\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
-     "cfg/t.yaml:5:15: nnBuffer: expected WxH", "size too big"},
+     "cfg/t.yaml:5:15: nnBuffer: NN buffer 30x19 is outside the supported sizes 1x1..19x19", "size too big"},
     {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
      "cfg/t.yaml:3:5: missing key \"nnBuffer\" (in boards[0])", "missing field"},
