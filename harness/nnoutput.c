@@ -9,7 +9,9 @@
 #include "jsonnum.h"
 #include "stream.h"
 
-/* KataGo pads policyProbs to its compiled maximum board area + 1 (19x19 + pass by default). */
+/* KataGo pads policyProbs to its compiled maximum board area + 1 (19x19 + pass by default).
+ * Outputs files come from other programs (KataGo builds with a larger MAX_BOARD_LEN too), so
+ * their buffers are read up to HC_NNOUT_MAX_LEN rather than sizes.h's range. */
 enum { HC_KATAGO_POLICY_SIZE = 19 * 19 + 1, HC_NNOUT_LINE_MAX = 64 << 20, HC_NNOUT_MAX_LEN = 64 };
 
 int hc_nnoutput_init(hc_nnoutput *o, int nn_x_len, int nn_y_len, int with_ownership, hc_err *err)

@@ -50,7 +50,10 @@ void hc_position_free(hc_position *p);
 /* Deep copy; dst is overwritten (not freed first). */
 int hc_position_copy(hc_position *dst, const hc_position *src, hc_err *err);
 
-/* Parses one JSON line. where names the place for errors ("file.jsonl:12"). */
+/* Parses one JSON line. where names the place for errors ("file.jsonl:12"). Besides the fields'
+ * types, what needs no game replay is checked here, where the file and line are known: the
+ * board size (sizes.h's range), that the rules string parses, that komi agrees with it, and
+ * that an initial encore phase comes with territory scoring. */
 int hc_position_parse(const char *json, const char *where, hc_position *out, hc_err *err);
 /* Formats one position as a JSON line (without '\n'); returns a malloc'd string. */
 char *hc_position_format(const hc_position *p, hc_err *err);

@@ -74,7 +74,7 @@ typedef struct hc_nonfinite {
     float value;
 } hc_nonfinite;
 
-#define HC_STATS_MAX_CELLS 841 /* 29x29, the largest NN buffer a board config allows */
+#define HC_STATS_MAX_CELLS 841 /* 29x29: outputs files of KataGo builds with a larger MAX_BOARD_LEN (compare); halfcheck's own buffers stop at 19x19 (sizes.h) */
 
 typedef struct hc_stats {
     size_t n_positions;
