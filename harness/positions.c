@@ -377,7 +377,10 @@ static int parse_line_at(const char *line, const char *name, long lineno, hc_pos
 {
     char where[600];
     snprintf(where, sizeof where, "%s:%ld", name, lineno);
-    return hc_position_parse(line, where, out, err);
+    if (hc_position_parse(line, where, out, err))
+        return -1;
+    out->file_line = lineno;
+    return 0;
 }
 
 int hc_posreader_next(hc_posreader *r, hc_position *out, hc_err *err)

@@ -25,6 +25,9 @@ enum { HC_RULES_STR_MAX = 128 };
 typedef struct hc_position {
     long index;
     long sgf_line; /* line of the game in its SGF collection, from 0 */
+    long file_line; /* line of the record in the positions file it was read from, from 1; 0 when
+                     * it was not read from one: lets a caller that knows the path name the place
+                     * of an error found later, when the game is replayed */
     int x_size, y_size;
     char rules[HC_RULES_STR_MAX]; /* KataGo rules string, komi included */
     float komi;

@@ -433,6 +433,46 @@ static void test_range_everywhere(const hc_net *net)
     hc_check("refusals-12.8", sh(cmd) == 0, "selfplay --size 20 not refused with the range's message");
 }
 
+/* A record whose game the replay refuses (line 3 plays on an occupied point): eval and features
+ * name the positions file and the line, not only the position. */
+static void test_replay_refusal(void)
+{
+    const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    char pos[700], net[700], log[700], out[700], feat[700]; /* path_of's buffers rotate */
+    snprintf(pos, sizeof pos, "%s", path_of("illegal.jsonl"));
+    snprintf(net, sizeof net, "%s", path_of("synth.bin.gz"));
+    snprintf(log, sizeof log, "%s", path_of("replay.err"));
+    snprintf(out, sizeof out, "%s", path_of("o.jsonl"));
+    snprintf(feat, sizeof feat, "%s", path_of("o.f32"));
+    FILE *f = fopen(pos, "w");
+    char rec[1024];
+    for (int i = 0; f && i < 4; i++) {
+        record(rec, sizeof rec, i, 9, AREA, "7.5", 0);
+        if (i == 2) {
+            char *m = strstr(rec, "\"moves\":[]");
+            char tail[512];
+            snprintf(tail, sizeof tail, "%s", m + strlen("\"moves\":[]"));
+            snprintf(m, sizeof rec - (size_t)(m - rec), "\"moves\":[\"B:4,4\",\"W:3,3\",\"B:4,4\"]%s", tail);
+            char *np = strstr(rec, "\"nextPla\":\"B\"");
+            if (np)
+                np[11] = 'W';
+        }
+        fputs(rec, f);
+    }
+    if (f)
+        fclose(f);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "%s synth-net --arch b6c96 --out %s >/dev/null 2>&1 && %s eval --net %s --positions %s --nn 9x9 --out %s 2>%s; "
+             "test $? = 2 && grep -q 'halfcheck eval: %s:3: .*occupied' %s",
+             hc, net, hc, net, pos, out, log, pos, log);
+    hc_check("refusals-13.1", sh(cmd) == 0, "eval did not name %s:3 for the illegal move (see %s)", pos, log);
+    snprintf(cmd, sizeof cmd,
+             "%s features --positions %s --nn 9x9 --out %s 2>%s; test $? = 2 && grep -q 'halfcheck features: %s:3: .*occupied' %s",
+             hc, pos, feat, log, pos, log);
+    hc_check("refusals-13.2", sh(cmd) == 0, "features did not name %s:3 for the illegal move (see %s)", pos, log);
+}
+
 int main(void)
 {
     dir = hc_tmpdir("test_refusals");
@@ -454,5 +494,7 @@ int main(void)
         printf("INFO no synthetic net: %s\n", err.msg);
     test_range_everywhere(net);
     hc_net_free(net);
+    hc_plan(2);
+    test_replay_refusal();
     return hc_test_exit();
 }

@@ -208,6 +208,10 @@ int cmd_eval(int argc, char **argv)
                                                   show_progress, &prog, &err)
                         : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress,
                                             &prog, &err));
+        /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
+        if (failed && outs && err.code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
+            ps[fail.position].file_line > 0)
+            hc_err_prefix(&err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
     }
     prog.outs = outs;
     /* what the progress calls have not written yet: all of the feature rows' outputs, or

@@ -101,7 +101,7 @@ int cmd_features(int argc, char **argv)
             break;
         const hc_history *h = hc_history_cache_get(histories, &p, &err);
         if (!h)
-            rc = -1;
+            rc = hc_err_prefix(&err, "%s:%ld: ", pos_path, p.file_line); /* the replay refused the record */
         else if (hc_features_fill(version, h, hc_history_next_pla(h), &params, nn_x, nn_y, row, row + ns, &err))
             rc = hc_err_prefix(&err, "position %ld: ", p.index);
         if (rc == 0) {
