@@ -9,19 +9,19 @@
 
 enum { MAX_NET_SPECS = 16 };
 
-/* The value of "net=" in an --only filter (length in *len), or NULL. */
-static const char *only_net(const char *only, size_t *len)
+/* Whether name passes the --only filter's key (e.g. "board="): true when the filter does not
+ * name that key. The runner checks the filter itself; this only decides which nets must exist. */
+static int only_allows(const char *only, const char *key, const char *name)
 {
+    size_t kl = strlen(key);
     for (const char *p = only; p && *p;) {
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n >= 4 && strncmp(p, "net=", 4) == 0) {
-            *len = n - 4;
-            return p + 4;
-        }
+        if (n >= kl && strncmp(p, key, kl) == 0)
+            return strlen(name) == n - kl && strncmp(p + kl, name, n - kl) == 0;
         p = end ? end + 1 : NULL;
     }
-    return NULL;
+    return 1;
 }
 
 int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *only, hc_err *err)
@@ -46,13 +46,15 @@ int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *
                         s->nets[i].model);
         }
     }
-    size_t olen = 0;
-    const char *on = only_net(only, &olen);
     for (size_t i = 0; i < s->n_nets; i++) {
         int used = 0;
-        for (size_t k = 0; k < s->n_cases && !used; k++)
-            used = s->cases[k].net == i;
-        if (!used || (on && (strlen(s->nets[i].name) != olen || strncmp(s->nets[i].name, on, olen) != 0)))
+        for (size_t k = 0; k < s->n_cases && !used; k++) {
+            const hc_case *c = &s->cases[k];
+            used = c->net == i && only_allows(only, "net=", s->nets[i].name) &&
+                   only_allows(only, "board=", s->boards[c->board].name) &&
+                   only_allows(only, "backend=", s->backends[c->backend].name);
+        }
+        if (!used)
             continue;
         struct stat st;
         if (stat(s->nets[i].model, &st) != 0)
