@@ -1,15 +1,20 @@
 # halfcheck: `make` builds build/halfcheck; `make test` runs every test program and ends with
 # "N passed, N failed"; `make bench` prints the benchmark table; `make demo` runs the embedded
-# default suite. SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer.
+# default suite. SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer. Every build
+# first runs the setup step (ci/setup-deps: installs or names missing packages).
 
+# The setup step (ci/setup-deps) runs before anything is compiled: it installs missing packages
+# on Debian/Ubuntu as root, or prints the command to run and stops the build. So pkg-config is
+# asked lazily, at the first recipe that needs it (after setup), once (the eval memoizes).
+# SETUP=0 skips the step.
 PKGS := zlib yaml-0.1 libxml-2.0 jansson
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
 # OpenBLAS only for tests/bench_gemm (its sgemm beside hc_gemm): the reference computes its
 # products with refs/gemm.c, and a program linking OpenBLAS starts its worker threads, which
 # spin for about 0.1 s of CPU each, whether it is called or not.
-BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
-BLAS_LIBS := $(shell pkg-config --libs openblas)
+BLAS_CFLAGS = $(eval BLAS_CFLAGS := $$(shell pkg-config --cflags openblas))$(BLAS_CFLAGS)
+BLAS_LIBS = $(eval BLAS_LIBS := $$(shell pkg-config --libs openblas))$(BLAS_LIBS)
 
 CC ?= cc
 OPT ?= -O2 -march=native
@@ -68,16 +73,22 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all test test-gpu bench demo clean fuzz fuzz-smoke
+.PHONY: all test test-gpu bench demo clean fuzz fuzz-smoke setup
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 all: build/halfcheck
 
-$(BUILD)/%.o: %.c
+# Every compile waits for it (order-only: it never makes anything out of date).
+setup:
+ifneq ($(SETUP),0)
+	@sh ci/setup-deps
+endif
+
+$(BUILD)/%.o: %.c | setup
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/%.o: %.cu
+$(BUILD)/%.o: %.cu | setup
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Iharness -Irefs -Ibackends -Ireports -I. -MMD -MP -c $< -o $@
 
@@ -86,7 +97,7 @@ PROFILE_YAML := $(sort $(wildcard backends/profiles/*.yaml))
 $(BUILD)/gen/profiles_gen.c: $(PROFILE_YAML) backends/profiles/embed.awk
 	@mkdir -p $(dir $@)
 	awk -f backends/profiles/embed.awk $(PROFILE_YAML) > $@.tmp && mv $@.tmp $@
-$(BUILD)/gen/profiles_gen.o: $(BUILD)/gen/profiles_gen.c
+$(BUILD)/gen/profiles_gen.o: $(BUILD)/gen/profiles_gen.c | setup
 	$(CC) $(CFLAGS) -c $< -o $@
 LIB_OBJ += $(BUILD)/gen/profiles_gen.o
 
@@ -115,27 +126,27 @@ test: build/halfcheck $(HELPER_BIN) $(TEST_BIN) $(REPLAY_BIN)
 $(BUILD)/tests/fuzzreplay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/fuzzreplay/replay_%.o $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # A static pattern: make must not take the dependency files (.d) for targets of this rule.
-$(REPLAY_OBJ): $(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c
+$(REPLAY_OBJ): $(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c | setup
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DFUZZ_TARGET='"$*"' -MMD -MP -c $< -o $@
 
 FUZZ_CC ?= clang-14
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS := $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fno-omit-frame-pointer -gline-tables-only \
+FUZZ_CFLAGS = $(CFLAGS_BASE) -Wno-unknown-warning-option -O1 -fno-omit-frame-pointer -gline-tables-only \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link $(PKG_CFLAGS)
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o) $(FUZZ_DIR)/gen/profiles_gen.o
 FUZZ_BIN := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 # Executions per target in `make fuzz-smoke` (CI): seconds each, see docs/FUZZING.md.
 FUZZ_SMOKE_RUNS ?= 10000
 
-$(FUZZ_DIR)/%.o: %.c
+$(FUZZ_DIR)/%.o: %.c | setup
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 $(FUZZ_DIR)/gen/profiles_gen.c: $(PROFILE_YAML) backends/profiles/embed.awk
 	@mkdir -p $(dir $@)
 	awk -f backends/profiles/embed.awk $(PROFILE_YAML) > $@.tmp && mv $@.tmp $@
-$(FUZZ_DIR)/gen/profiles_gen.o: $(FUZZ_DIR)/gen/profiles_gen.c
+$(FUZZ_DIR)/gen/profiles_gen.o: $(FUZZ_DIR)/gen/profiles_gen.c | setup
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 $(FUZZ_DIR)/libhc.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "backend.h"
@@ -1030,4 +1031,97 @@ void hc_config_holder_free(hc_config_holder *h)
         pool_free(h->mem_);
         h->mem_ = NULL;
     }
+}
+
+/* ---- nets replaced from the command line (hc_suite_replace_nets) ---- */
+
+static int net_index(const hc_suite *s, const char *name, size_t len)
+{
+    for (size_t i = 0; i < s->n_nets; i++)
+        if (strlen(s->nets[i].name) == len && strncmp(s->nets[i].name, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int replace_net(hc_suite *s, size_t i, const char *path, int keep_version, hc_err *err)
+{
+    const char *p = pool_strdup(s->mem_, path, err);
+    if (!p)
+        return -1;
+    s->nets[i].model = p;
+    s->nets[i].sha256 = NULL;
+    if (!keep_version)
+        s->nets[i].model_version = -1;
+    return 0;
+}
+
+int hc_suite_replace_nets(hc_suite *s, const char *const *specs, size_t n, hc_err *err)
+{
+    unsigned char *named = calloc(s->n_nets ? s->n_nets : 1, 1);
+    if (!named)
+        return hc_err_set(err, HC_ENOMEM, "out of memory replacing nets");
+    const char *all = NULL; /* the one PATH or DIR spec */
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        const char *sp = specs[k], *eq = strchr(sp, '=');
+        struct stat st;
+        int ni = eq ? net_index(s, sp, (size_t)(eq - sp)) : -1;
+        if (ni >= 0) {
+            if (stat(eq + 1, &st) != 0)
+                rc = hc_err_set(err, HC_EUSAGE, "--net %s: %s: %s", sp, eq + 1, strerror(errno));
+            else if (!S_ISREG(st.st_mode))
+                rc = hc_err_set(err, HC_EUSAGE, "--net %s: %s: not a file", sp, eq + 1);
+            else if (named[ni])
+                rc = hc_err_set(err, HC_EUSAGE, "--net %s: net %s is given twice", sp, s->nets[ni].name);
+            else {
+                named[ni] = 1;
+                rc = replace_net(s, (size_t)ni, eq + 1, 0, err);
+            }
+        } else if (stat(sp, &st) != 0) {
+            if (eq) {
+                char names[512] = "";
+                for (size_t i = 0; i < s->n_nets; i++)
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                             s->nets[i].name);
+                rc = hc_err_set(err, HC_EUSAGE, "--net %s: the suite has no net named \"%.*s\" (its nets: %s)", sp,
+                                (int)(eq - sp), sp, names);
+            } else
+                rc = hc_err_set(err, HC_EUSAGE, "--net %s: %s", sp, strerror(errno));
+        } else if (all) {
+            rc = hc_err_set(err, HC_EUSAGE, "--net %s: only one --net PATH or DIR (already %s); name the others "
+                            "NAME=PATH", sp, all);
+        } else
+            all = sp;
+    }
+    struct stat st;
+    if (rc == 0 && all && stat(all, &st) == 0 && S_ISDIR(st.st_mode)) {
+        size_t matched = 0;
+        for (size_t i = 0; rc == 0 && i < s->n_nets; i++) {
+            if (named[i])
+                continue;
+            const char *base = strrchr(s->nets[i].model, '/');
+            base = base ? base + 1 : s->nets[i].model;
+            size_t need = strlen(all) + strlen(base) + 2;
+            char *cand = malloc(need);
+            if (!cand) {
+                rc = hc_err_set(err, HC_ENOMEM, "out of memory replacing nets");
+                break;
+            }
+            snprintf(cand, need, "%s/%s", all, base);
+            if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+                matched++;
+                rc = replace_net(s, i, cand, 1, err);
+            }
+            free(cand);
+        }
+        if (rc == 0 && matched == 0)
+            rc = hc_err_set(err, HC_EUSAGE, "--net %s: the directory holds none of the suite's net files (by file "
+                            "name)", all);
+    } else if (rc == 0 && all) {
+        for (size_t i = 0; rc == 0 && i < s->n_nets; i++)
+            if (!named[i])
+                rc = replace_net(s, i, all, 0, err);
+    }
+    free(named);
+    return rc;
 }

@@ -117,6 +117,19 @@ void hc_suite_free(hc_suite *s);
 int hc_suite_check_backends(const hc_suite *s, hc_err *err);
 int hc_suite_find_tier(const hc_suite *s, const char *name);
 
+/* Replaces nets' model files from the command line (halfcheck run --net, docs: README "--net").
+ * Each spec is one of
+ *   NAME=PATH   the net named NAME (an error when the suite has none);
+ *   PATH        a file: every net not named by a NAME=PATH spec;
+ *   DIR         a directory (a KataGo checkout's cpp/tests/models): every net not named by a
+ *               NAME=PATH spec whose model file name is in DIR; the others keep their files.
+ * At most one PATH or DIR spec. A replaced net keeps its name and place in the matrix; its
+ * sha256 pin is dropped (it names the suite's file, not the user's), and so is its
+ * modelVersion, except for a net matched by file name in a DIR (the same file name stands for
+ * the same net there, so a wrong version still means a wrong file). Paths are kept as given.
+ * Errors (HC_EUSAGE): a path that does not exist, a DIR that matches no net, a second PATH/DIR. */
+int hc_suite_replace_nets(hc_suite *s, const char *const *specs, size_t n, hc_err *err);
+
 /* A standalone net file. The strings live in *holder until hc_config_holder_free. */
 typedef struct hc_config_holder { void *mem_; } hc_config_holder;
 int hc_net_cfg_load(const char *path, hc_net_cfg *out, hc_config_holder *holder, hc_err *err);

@@ -14,6 +14,7 @@ typedef struct command {
 static const command commands[] = {
     {"demo", cmd_demo, "the embedded default: a synthetic net, random games, ref32 and emulated fp16 checked"},
     {"run", cmd_run, "run a suite: reference, backends, KataGo's metrics, tiers, reports (the main job)"},
+    {"katago", cmd_katago, "check a KataGo build on a net: KataGo's testgpuerror boards over GTP against the reference"},
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},

@@ -55,7 +55,15 @@ void cli_print_options(FILE *f, const cli_opt *opts);
 /* Maps an error code to an exit status and prints "halfcheck CMD: message". */
 int cli_fail(const char *cmd, const hc_err *err);
 
+/* --net (repeatable) of run and katago: replaces the suite's nets (hc_suite_replace_nets) and says
+ * on stderr which file each net now uses. Then every net that a case needs (only: the run's
+ * --only filter, or NULL) must exist: a missing one fails with a hint to pass --net, before
+ * anything runs. */
+struct hc_suite;
+int cli_apply_nets(const char *cmd, struct hc_suite *s, const cli_args *a, const char *only, hc_err *err);
+
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
+int cmd_katago(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);

@@ -19,6 +19,7 @@ static const cli_opt opts[] = {
     {"seed", 1, 0, "seed of the shuffled batch order (default 1)"},
     {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)"},
     {"quiet", 0, 0, "no progress line and no table on stdout"},
+    {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"Your nets\")"},
     {"help", 0, 0, "this help"},
     {NULL, 0, 0, NULL},
 };
@@ -88,6 +89,10 @@ int cmd_run(int argc, char **argv)
     hc_suite *suite = hc_suite_load(a.pos[0], &err);
     if (!suite)
         return cli_fail("run", &err);
+    if (cli_apply_nets("run", suite, &a, o.only, &err)) {
+        hc_suite_free(suite);
+        return cli_fail("run", &err);
+    }
     hc_run *run = hc_run_suite(suite, &o, &err);
     if (!run) {
         hc_suite_free(suite);

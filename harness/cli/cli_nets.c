@@ -1,0 +1,67 @@
+/* --net for `halfcheck run` and `halfcheck katago`: the user's model files in place of a suite's. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "config.h"
+
+enum { MAX_NET_SPECS = 16 };
+
+/* Whether name passes the --only filter's key (e.g. "board="): true when the filter does not
+ * name that key. The runner checks the filter itself; this only decides which nets must exist. */
+static int only_allows(const char *only, const char *key, const char *name)
+{
+    size_t kl = strlen(key);
+    for (const char *p = only; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n >= kl && strncmp(p, key, kl) == 0)
+            return strlen(name) == n - kl && strncmp(p + kl, name, n - kl) == 0;
+        p = end ? end + 1 : NULL;
+    }
+    return 1;
+}
+
+int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *only, hc_err *err)
+{
+    const char *specs[MAX_NET_SPECS];
+    int n = cli_get_all(a, "net", specs, MAX_NET_SPECS);
+    if (n > MAX_NET_SPECS)
+        return hc_err_set(err, HC_EUSAGE, "at most %d --net options", MAX_NET_SPECS);
+    if (n > 0) {
+        /* Which file each net had, to say which ones changed (the suite owns both strings). */
+        const char *before[64];
+        size_t nb = s->n_nets < 64 ? s->n_nets : 64;
+        for (size_t i = 0; i < nb; i++)
+            before[i] = s->nets[i].model;
+        if (hc_suite_replace_nets(s, specs, (size_t)n, err))
+            return -1;
+        for (size_t i = 0; i < nb; i++) {
+            if (s->nets[i].model != before[i])
+                fprintf(stderr, "halfcheck %s: net %s: %s\n", cmd, s->nets[i].name, s->nets[i].model);
+            else
+                fprintf(stderr, "halfcheck %s: net %s: not replaced, keeps %s\n", cmd, s->nets[i].name,
+                        s->nets[i].model);
+        }
+    }
+    for (size_t i = 0; i < s->n_nets; i++) {
+        int used = 0;
+        for (size_t k = 0; k < s->n_cases && !used; k++) {
+            const hc_case *c = &s->cases[k];
+            used = c->net == i && only_allows(only, "net=", s->nets[i].name) &&
+                   only_allows(only, "board=", s->boards[c->board].name) &&
+                   only_allows(only, "backend=", s->backends[c->backend].name);
+        }
+        if (!used)
+            continue;
+        struct stat st;
+        if (stat(s->nets[i].model, &st) != 0)
+            return hc_err_set(err, HC_EUSAGE,
+                              "net %s: %s: %s; give your model file with --net PATH (every net), --net %s=PATH "
+                              "(this one) or --net DIR (a directory of nets, matched by file name)",
+                              s->nets[i].name, s->nets[i].model, strerror(errno), s->nets[i].name);
+    }
+    return 0;
+}

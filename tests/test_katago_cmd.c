@@ -1,0 +1,164 @@
+/* halfcheck katago against the fake engine (tests/helper_fake_gtp) behind a stand-in for the
+ * katago binary that takes KataGo's command line (gtp -model M -config C -override-config ...),
+ * evaluates in the NN buffer the overrides ask for, and writes a gtp_logs/ directory into its
+ * working directory as KataGo's relative logDir does. The command must run, pass, write its
+ * reports and suite, and leave nothing in the directory it was started in. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hc_test.h"
+
+static char dir[1024];
+
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *rel)
+{
+    static char buf[65536];
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+static int exists(const char *rel)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return access(path, F_OK) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    hc_plan(12);
+    char cwd[1024], self[1024], helper[2048], hc[2048];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, ".");
+    snprintf(self, sizeof self, "%s", argv[0]);
+    const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : cwd, h[0] == '/' ? "" : "/", h);
+    snprintf(helper, sizeof helper, "%s%s%s/helper_fake_gtp", self[0] == '/' ? "" : cwd, self[0] == '/' ? "" : "/",
+             dirname(self));
+    const char *t = hc_tmpdir("test_katago_cmd");
+    snprintf(dir, sizeof dir, "%s/%s", cwd, t ? t : "build/tmp/test_katago_cmd");
+
+    /* The stand-in katago: refuses anything but KataGo's gtp command line. */
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "cd %s && rm -rf start out cache fakekatago && mkdir start && echo 'logDir = gtp_logs' "
+             ">gtp.cfg && %s synth-net --arch v17tf --out net.bin.gz 2>/dev/null", dir, hc);
+    int ok = sh(cmd) == 0;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/fakekatago", dir);
+    FILE *f = ok ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f,
+                "#!/bin/sh\n"
+                "[ \"$1\" = gtp ] || { echo \"fakekatago: not a gtp command: $1\" >&2; exit 2; }\n"
+                "shift\n"
+                "model= cfg= ov=\n"
+                "while [ $# -gt 0 ]; do\n"
+                "  case $1 in -model) model=$2 ;; -config) cfg=$2 ;; -override-config) ov=$2 ;;\n"
+                "  *) echo \"fakekatago: unknown argument $1\" >&2; exit 2 ;; esac\n"
+                "  shift 2\n"
+                "done\n"
+                "[ -f \"$cfg\" ] && [ -f \"$model\" ] || { echo \"fakekatago: no config or model\" >&2; exit 2; }\n"
+                "nx=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardXSizeForNNBuffer=//p')\n"
+                "ny=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardYSizeForNNBuffer=//p')\n"
+                "echo \"$ov\" | grep -q 'gtpForceMaxNNSize=true' || { echo 'fakekatago: no NN buffer override' >&2; exit 2; }\n"
+                "mkdir -p gtp_logs && pwd >gtp_logs/cwd.txt\n"
+                "exec '%s' \"$model\" -nn \"$nx\" \"$ny\"\n",
+                helper);
+        ok = fclose(f) == 0 && chmod(path, 0755) == 0;
+    } else
+        ok = 0;
+    if (!hc_check("katago-cmd-0.1", ok && access(helper, X_OK) == 0, "cannot set up %s (helper %s)", dir, helper)) {
+        hc_skip_n("katago-cmd-1..3", 11, "no stand-in engine");
+        return hc_test_exit();
+    }
+
+    /* Relative paths, from a start directory that must stay empty. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
+             "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
+             dir, hc);
+    int rc = sh(cmd);
+    const char *e = slurp("stderr.txt");
+    hc_check("katago-cmd-1.1", rc == 0, "halfcheck katago exited %d: %s", rc, e);
+    static const char *const files[] = {"junit.xml", "results.json", "report.md", "report.csv", "report.html",
+                                        "katago-suite.yaml"};
+    int all = 1;
+    for (int i = 0; i < 6; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "out/%s", files[i]);
+        all &= exists(rel);
+    }
+    hc_check("katago-cmd-1.2", all, "reports or suite missing in %s/out", dir);
+    const char *res = slurp("out/results.json");
+    hc_check("katago-cmd-1.3", strstr(res, "\"board\": \"size10x14\"") && strstr(res, "\"backend\": \"katago\"") &&
+                                   strstr(res, "\"outcome\": \"checked\"") && strstr(res, "\"tier\": \"fp16\"") &&
+                                   !strstr(res, "\"tier\": \"fp32\""),
+             "results.json is not the engine's checked fp16 case: %.500s", res);
+    snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
+    hc_check("katago-cmd-1.4", sh(cmd) == 0, "the start directory is not empty: the engine or halfcheck left files there");
+    char want[1200];
+    snprintf(want, sizeof want, "%s/out/katago-engine\n", dir);
+    const char *logged = slurp("out/katago-engine/gtp_logs/cwd.txt");
+    hc_check("katago-cmd-1.5", strcmp(logged, want) == 0 || strstr(logged, "/out/katago-engine\n"),
+             "the engine did not run in OUT/katago-engine: %s", logged);
+    const char *suite = slurp("out/katago-suite.yaml");
+    hc_check("katago-cmd-1.6", strstr(suite, "boards/size13-rectbuffer.yaml") && strstr(suite, "boards/rect.yaml") &&
+                                   strstr(suite, "maxBoardXSizeForNNBuffer={nnX}") && strstr(suite, "nnMaxBatchSize=1"),
+             "the written suite lacks the boards or overrides: %s", suite);
+
+    /* The written suite reruns as it says, and --tier picks the tiers. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
+             "--cache ../cache --only board=size10x14 --tier fp32 --tier fp16 --quiet >../stdout.txt 2>../stderr.txt",
+             dir, hc);
+    rc = sh(cmd);
+    res = slurp("out/results.json");
+    int both = strstr(res, "\"tier\": \"fp32\"") && strstr(res, "\"tier\": \"fp16\"");
+    hc_check("katago-cmd-2.1", rc == 0 && both, "--tier fp32 --tier fp16: exit %d, both tiers %d: %.300s", rc, both,
+             slurp("stderr.txt"));
+
+    /* Errors: a config that does not exist, an engine that refuses the command line. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && %s katago --katago ../fakekatago --config ../nope.cfg --model ../net.bin.gz --out ../out2 "
+             "--quiet >../stdout.txt 2>../stderr.txt",
+             dir, hc);
+    rc = sh(cmd);
+    e = slurp("stderr.txt");
+    hc_check("katago-cmd-3.1", rc == 2 && strstr(e, "--config ../nope.cfg"), "a missing config: exit %d: %s", rc, e);
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && %s katago --katago ../fakekatago --model ../net.bin.gz --quiet >../stdout.txt "
+             "2>../stderr.txt",
+             dir, hc);
+    rc = sh(cmd);
+    e = slurp("stderr.txt");
+    hc_check("katago-cmd-3.2", rc == 2 && strstr(e, "--config"), "no --config: exit %d: %s", rc, e);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && printf '#!/bin/sh\\necho broken >&2; exit 7\\n' >brokenkatago && chmod +x brokenkatago && cd "
+             "start && %s katago --katago ../brokenkatago --config ../gtp.cfg --model ../net.bin.gz --out ../out3 "
+             "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
+             dir, hc);
+    rc = sh(cmd);
+    e = slurp("stderr.txt");
+    hc_check("katago-cmd-3.3", rc == 3 && strstr(e, "broken"), "an engine that dies: exit %d (want 3): %s", rc, e);
+    snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
+    hc_check("katago-cmd-3.4", sh(cmd) == 0, "the start directory is not empty after the failures");
+    return hc_test_exit();
+}

@@ -1,0 +1,170 @@
+/* ci/setup-deps (the setup step of make and .ci/run) decides right without installing anything:
+ * it runs with a PATH of stub programs (uname, id, dpkg-query, pkg-config, apt-get, brew, the
+ * build tools) whose answers each case sets, and HC_SETUP_DRY_RUN=1; the apt-get and brew stubs
+ * leave a mark if they are ever run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hc_test.h"
+
+static char dir[512], bin[600];
+
+static int write_stub(const char *name, const char *body)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", bin, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "#!/bin/sh\n%s\n", body);
+    fclose(f);
+    return chmod(path, 0755);
+}
+
+/* Links a real program into the stub directory (the script needs grep). */
+static int link_real(const char *name)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ln -sf \"$(command -v %s)\" %s/%s", name, bin, name);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs the script in one world: env sets the stubs' answers (STUB_* variables), extra the
+ * script's arguments. Returns its exit status; its stderr is in dir/err.txt. */
+static int run(const char *env, const char *extra)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "rm -f %s/apt-ran %s/brew-ran; env -i PATH=%s HOME=/nonexistent CC=cc HC_SETUP_DRY_RUN=1 STUB_DIR=%s %s "
+             "/bin/sh ci/setup-deps %s >%s/out.txt 2>%s/err.txt",
+             dir, dir, bin, dir, env, extra, dir, dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *name)
+{
+    static char buf[8192];
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+static int marked(const char *name)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+#define DEB_ALL "build-essential pkg-config zlib1g-dev libopenblas-dev libyaml-dev libxml2-dev libjansson-dev parallel"
+#define MODS_ALL "zlib yaml-0.1 libxml-2.0 jansson openblas"
+
+int main(void)
+{
+    hc_plan(21);
+    const char *t = hc_tmpdir("test_setup");
+    snprintf(dir, sizeof dir, "%s", t ? t : "build/tmp/test_setup");
+    snprintf(bin, sizeof bin, "%s/bin", dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", bin, bin);
+    int ok = system(cmd) == 0;
+    ok = ok && write_stub("uname", "echo \"$STUB_UNAME\"") == 0 &&
+         write_stub("id", "[ \"$1\" = -u ] && echo \"$STUB_UID\"") == 0 &&
+         write_stub("dpkg-query", "for p in $STUB_INSTALLED; do [ \"$p\" = \"$3\" ] && { printf 'install ok installed'; "
+                                  "exit 0; }; done; exit 1") == 0 &&
+         write_stub("apt-get", "touch \"$STUB_DIR/apt-ran\"") == 0 &&
+         write_stub("brew", "touch \"$STUB_DIR/brew-ran\"") == 0 &&
+         write_stub("cc", "exit 0") == 0 && write_stub("make", "exit 0") == 0 &&
+         write_stub("parallel", "exit 0") == 0 && link_real("grep") == 0;
+    /* pkg-config knows the modules listed in STUB_MODULES. */
+    ok = ok && write_stub("pkg-config", "[ \"$1\" = --exists ] || exit 1; for m in $STUB_MODULES; do [ \"$m\" = \"$2\" ] "
+                                        "&& exit 0; done; exit 1") == 0;
+    if (!hc_check("setup-0.1", ok, "cannot build the stub directory %s", bin)) {
+        hc_skip_n("setup-1..7", 20, "no stub directory");
+        return hc_test_exit();
+    }
+
+    /* Debian, everything there: silent success, nothing run. */
+    int rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'", "");
+    hc_check("setup-1.1", rc == 0, "all present: exit %d: %s", rc, slurp("err.txt"));
+    hc_check("setup-1.2", !*slurp("err.txt") && !*slurp("out.txt"), "all present but it printed: %s", slurp("err.txt"));
+    hc_check("setup-1.3", !marked("apt-ran") && !marked("brew-ran"), "a package manager was run");
+
+    /* Debian, not root, jansson missing: the exact command, exit 1, nothing installed. */
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='build-essential pkg-config zlib1g-dev libopenblas-dev "
+             "libyaml-dev libxml2-dev parallel' STUB_MODULES='zlib yaml-0.1 libxml-2.0 openblas'",
+             "");
+    const char *e = slurp("err.txt");
+    hc_check("setup-2.1", rc == 1, "not root, a package missing: exit %d (want 1)", rc);
+    hc_check("setup-2.2",
+             strstr(e, "sudo apt-get update && sudo apt-get install -y --no-install-recommends libjansson-dev\n") != NULL,
+             "no exact apt-get command for libjansson-dev alone: %s", e);
+    hc_check("setup-2.3", !marked("apt-ran"), "apt-get ran without root");
+
+    /* Debian as root (dry run): says it installs the missing packages with apt-get. */
+    rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_INSTALLED='build-essential pkg-config zlib1g-dev libopenblas-dev "
+             "libyaml-dev libxml2-dev' STUB_MODULES='zlib yaml-0.1 libxml-2.0 openblas'",
+             "");
+    e = slurp("err.txt");
+    hc_check("setup-3.1", rc == 0, "root, dry run: exit %d: %s", rc, e);
+    hc_check("setup-3.2", strstr(e, "installing missing Debian packages with apt-get") && strstr(e, "libjansson-dev parallel"),
+             "does not say what it installs: %s", e);
+    hc_check("setup-3.3",
+             strstr(e, "would run: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                       "--no-install-recommends libjansson-dev parallel") != NULL,
+             "dry run does not show the command: %s", e);
+    hc_check("setup-3.4", !marked("apt-ran"), "apt-get ran in a dry run");
+
+    /* Extra packages (.ci/run's fuzz toolchain) are asked of dpkg even when the build has all. */
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_ALL " clang-14' STUB_MODULES='" MODS_ALL "'",
+             "clang-14 libfuzzer-14-dev");
+    e = slurp("err.txt");
+    hc_check("setup-4.1", rc == 1 && strstr(e, "install -y --no-install-recommends libfuzzer-14-dev\n"),
+             "extras: exit %d: %s", rc, e);
+
+    /* Debian packages installed but pkg-config does not see a module: no reinstall, a hint. */
+    rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='zlib yaml-0.1 libxml-2.0 openblas'",
+             "");
+    e = slurp("err.txt");
+    hc_check("setup-4.2", rc == 1 && strstr(e, "jansson") && strstr(e, "PKG_CONFIG_PATH") && !marked("apt-ran"),
+             "installed but unseen: exit %d: %s", rc, e);
+
+    /* macOS with Homebrew: the exact brew command, and brew is never run. */
+    rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='zlib libxml-2.0 openblas'", "");
+    e = slurp("err.txt");
+    hc_check("setup-5.1", rc == 1, "macOS, missing: exit %d (want 1)", rc);
+    hc_check("setup-5.2", strstr(e, "    brew install libyaml jansson\n") != NULL, "no exact brew command: %s", e);
+    hc_check("setup-5.3", !marked("brew-ran") && !marked("apt-ran"), "a package manager was run on macOS");
+    rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='" MODS_ALL "'", "");
+    hc_check("setup-5.4", rc == 0 && !*slurp("err.txt"), "macOS, all present: exit %d: %s", rc, slurp("err.txt"));
+
+    /* macOS without Homebrew, and without pkg-config: every module is missing, and it says how. */
+    snprintf(cmd, sizeof cmd, "rm -f %s/brew %s/pkg-config", bin, bin);
+    ok = system(cmd) == 0;
+    rc = run("STUB_UNAME=Darwin STUB_UID=501", "");
+    e = slurp("err.txt");
+    hc_check("setup-6.1", ok && rc == 1 && strstr(e, "https://brew.sh") &&
+                              strstr(e, "brew install pkg-config zlib libyaml libxml2 jansson openblas"),
+             "macOS without brew: exit %d: %s", rc, e);
+    hc_check("setup-6.2", !marked("brew-ran"), "brew ran");
+
+    /* Another Linux (no dpkg-query): names what is missing, exit 1. */
+    snprintf(cmd, sizeof cmd, "rm -f %s/dpkg-query", bin);
+    ok = system(cmd) == 0;
+    rc = run("STUB_UNAME=Linux STUB_UID=0", "");
+    e = slurp("err.txt");
+    hc_check("setup-7.1", ok && rc == 1 && strstr(e, "pkg-config") && strstr(e, "jansson"),
+             "other Linux: exit %d: %s", rc, e);
+    hc_check("setup-7.2", !marked("apt-ran"), "apt-get ran without dpkg");
+    return hc_test_exit();
+}
