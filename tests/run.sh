@@ -1,8 +1,8 @@
 #!/bin/sh
 # Runs every test program given and prints the total as the last line: "N passed, N failed".
 # Each program is held to its plan (the sum of its "PLAN n" lines, tests/hc_test.h's hc_plan):
-# it must report exactly that many checks (PASS + FAIL lines, plus skipped checks: a line
-# "SKIP name [n checks]: ..." counts n, any other SKIP line 1), so a check lost to an early
+# it must report exactly that many checks (PASS, FAIL and SKIP lines; a line
+# "SKIP name [n checks]: ..." or "FAIL name [n checks]: ..." counts n), so a check lost to an early
 # return or a failed precondition cannot pass unseen. Each of these is one failure, with a
 # FAIL line saying why:
 #   - a program with no PLAN line, or whose count differs from its plan (fewer or more);
@@ -26,11 +26,11 @@ for t in "$@"; do
         /^PLAN [0-9]+$/ { plans++; plan += substr($0, 6) + 0; next }
         /^(PASS|FAIL|SKIP) / {
             split($0, w, " "); tag = w[1]; name = w[2]; n = 1
-            if (tag == "SKIP" && match($0, /^SKIP [^ ]+ \[[0-9]+ checks\]/)) {
+            if (tag != "PASS" && match($0, /^[A-Z]+ [^ ]+ \[[0-9]+ checks\]/)) {
                 s = substr($0, 1, RLENGTH); sub(/ checks\]$/, "", s); sub(/^.*\[/, "", s); n = s + 0
             }
             sub(/:$/, "", name)
-            if (tag == "PASS") p++; else if (tag == "FAIL") f++; else sk += n
+            if (tag == "PASS") p++; else if (tag == "FAIL") f += n; else sk += n
             if (name in first) {
                 msg[++nmsg] = sprintf("FAIL %s: check name %s reported again (first by %s)", prog, name, first[name])
             } else {
