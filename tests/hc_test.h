@@ -93,6 +93,14 @@ static inline unsigned hc_test_rest(void)
     return hc_test_planned > hc_test_reported ? (unsigned)(hc_test_planned - hc_test_reported) : 0;
 }
 
+/* For a group of n checks that may stop early: hc_test_left(mark, n) is how many of them are
+ * still unreported, mark being hc_test_reported when the group began. */
+static inline unsigned hc_test_left(unsigned long mark, unsigned n)
+{
+    unsigned long done = hc_test_reported - mark;
+    return done < n ? (unsigned)(n - done) : 0;
+}
+
 /* Skips, or fails, every check planned and not yet reported, on one line (nothing when none
  * is left): a program that cannot go on (../shared absent; a net that does not load) still
  * accounts for its plan. */
