@@ -306,12 +306,12 @@ static int all_finite(const float *v, size_t n)
 /* Same bits for every batch size and thread count; finite outputs. */
 static void determinism(const char *id, const char *rel, int nx, int ny)
 {
-    const unsigned long mark = hc_test_reported; /* 6 checks */
+    const unsigned long mark = hc_test_reported; /* 7 checks */
     char name[96];
     snprintf(name, sizeof name, "engine-det-%s.0", id);
     const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip_n(name, hc_test_left(mark, 6), "%s absent", rel);
+        hc_skip_n(name, hc_test_left(mark, 7), "%s absent", rel);
         return;
     }
     hc_err err = {0};
@@ -415,13 +415,13 @@ static void test_hook(void *user, const hc_tap *t)
  * pooling block's bias and mid batch norm in its regular convolution's output stage). */
 static void hook_checks(const char *id, const char *rel)
 {
-    const unsigned long mark = hc_test_reported; /* 7 checks */
+    const unsigned long mark = hc_test_reported; /* 6 checks */
     char nm[8][48];
     for (int i = 0; i < 8; i++)
         snprintf(nm[i], sizeof nm[i], "engine-hook%s.%d", id, i + 1);
     const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip_n(nm[0], hc_test_left(mark, 7), "%s absent", rel);
+        hc_skip_n(nm[0], hc_test_left(mark, 6), "%s absent", rel);
         return;
     }
     hc_err err = {0};
@@ -516,7 +516,7 @@ static void tf_path_checks(void)
 
 static void api_checks(void)
 {
-    const unsigned long mark = hc_test_reported; /* 8 checks */
+    const unsigned long mark = hc_test_reported; /* 11 checks */
     hc_err err = {0};
     const char *params = NULL;
     const hc_backend_vtbl *vt = hc_backend_find("ref32", &params, &err);
@@ -529,7 +529,7 @@ static void api_checks(void)
              "ref32 with params must fail: %s", err.msg);
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p) {
-        hc_skip_n("engine-api.4", hc_test_left(mark, 8), "g170 net absent");
+        hc_skip_n("engine-api.4", hc_test_left(mark, 11), "g170 net absent");
         return;
     }
     hc_net *net = hc_net_load(p, &err);

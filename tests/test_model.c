@@ -763,6 +763,8 @@ static void check_shared(void)
                                    n->policy.pass_act.kind == HC_ACT_IDENTITY && !hc_net_supports_policy_optimism(n),
                  "v15 metadata encoder layout: %s", n ? "differs" : e.msg);
         hc_net_free(n);
+    } else {
+        hc_skip("model-1.20", "shared net nets/synth/pub_v15meta.bin.gz absent");
     }
     p = hc_shared("nets/synth/pub_v7.bin.gz");
     if (p) {
@@ -782,6 +784,8 @@ static void check_shared(void)
         hc_check("model-1.21", n && with > 0 && without > 0 && n->trunk.initial_conv.ky == 5,
                  "v7: bn with %d without %d", with, without);
         hc_net_free(n);
+    } else {
+        hc_skip("model-1.21", "shared net nets/synth/pub_v7.bin.gz absent");
     }
     p = hc_shared("nets/synth/pub_v11nbt.bin.gz");
     if (p) {
@@ -790,6 +794,8 @@ static void check_shared(void)
         hc_check("model-1.22", n && n->trunk.blocks[0].nbt.pre_conv.out_c == 24 && n->trunk.blocks[0].nbt.num_blocks == 2,
                  "v11 bottleneck width");
         hc_net_free(n);
+    } else {
+        hc_skip("model-1.22", "shared net nets/synth/pub_v11nbt.bin.gz absent");
     }
 }
 
