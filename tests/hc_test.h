@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 
 static int hc_test_failed_count;
+/* Checks planned (sum of hc_plan) and reported so far (PASS, FAIL, and skipped or failed
+ * groups counted by their size): what hc_skip_rest and hc_fail_rest account for. */
+static unsigned long hc_test_planned, hc_test_reported;
 
 static void hc_test_vreport(const char *tag, const char *name, const char *fmt, va_list ap)
 {
@@ -31,6 +34,7 @@ static inline int hc_check(const char *name, int cond, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    hc_test_reported++;
     if (cond) {
         hc_test_vreport("PASS", name, NULL, ap);
     } else {
@@ -47,8 +51,17 @@ static inline int hc_check(const char *name, int cond, const char *fmt, ...)
  * it before the checks it covers; a data-driven part may add its share once its count is known. */
 static inline void hc_plan(unsigned n)
 {
+    hc_test_planned += n;
     printf("PLAN %u\n", n);
     fflush(stdout);
+}
+
+static inline void hc_test_vgroup(const char *tag, const char *name, unsigned n, const char *fmt, va_list ap)
+{
+    char head[256];
+    snprintf(head, sizeof head, "%s [%u checks]", name, n);
+    hc_test_reported += n;
+    hc_test_vreport(tag, head, fmt, ap);
 }
 
 /* Skips n checks at once (a group whose precondition, e.g. ../shared, is absent): one line,
@@ -56,11 +69,63 @@ static inline void hc_plan(unsigned n)
 static inline void hc_skip_n(const char *name, unsigned n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline void hc_skip_n(const char *name, unsigned n, const char *fmt, ...)
 {
-    char head[256];
-    snprintf(head, sizeof head, "%s [%u checks]", name, n);
     va_list ap;
     va_start(ap, fmt);
-    hc_test_vreport("SKIP", head, fmt, ap);
+    hc_test_vgroup("SKIP", name, n, fmt, ap);
+    va_end(ap);
+}
+
+/* Fails n checks at once: the checks a failed precondition (not an absent ../shared: a real
+ * failure, e.g. a net that no longer loads) leaves unrun. One line, counted as n failures. */
+static inline void hc_fail_n(const char *name, unsigned n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void hc_fail_n(const char *name, unsigned n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hc_test_failed_count++;
+    hc_test_vgroup("FAIL", name, n, fmt, ap);
+    va_end(ap);
+}
+
+/* The checks planned so far and not yet reported: for a program that stops early. */
+static inline unsigned hc_test_rest(void)
+{
+    return hc_test_planned > hc_test_reported ? (unsigned)(hc_test_planned - hc_test_reported) : 0;
+}
+
+/* For a group of n checks that may stop early: hc_test_left(mark, n) is how many of them are
+ * still unreported, mark being hc_test_reported when the group began. */
+static inline unsigned hc_test_left(unsigned long mark, unsigned n)
+{
+    unsigned long done = hc_test_reported - mark;
+    return done < n ? (unsigned)(n - done) : 0;
+}
+
+/* Skips, or fails, every check planned and not yet reported, on one line (nothing when none
+ * is left): a program that cannot go on (../shared absent; a net that does not load) still
+ * accounts for its plan. */
+static inline void hc_skip_rest(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void hc_skip_rest(const char *name, const char *fmt, ...)
+{
+    unsigned n = hc_test_rest();
+    if (!n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    hc_test_vgroup("SKIP", name, n, fmt, ap);
+    va_end(ap);
+}
+
+static inline void hc_fail_rest(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void hc_fail_rest(const char *name, const char *fmt, ...)
+{
+    unsigned n = hc_test_rest();
+    if (!n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    hc_test_failed_count++;
+    hc_test_vgroup("FAIL", name, n, fmt, ap);
     va_end(ap);
 }
 
@@ -76,6 +141,7 @@ static inline void hc_skip(const char *name, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
+    hc_test_reported++;
     hc_test_vreport("SKIP", name, fmt, ap);
     va_end(ap);
 }

@@ -171,20 +171,21 @@ static int write_outputs(const char *path, const hc_nnoutput *o, size_t n, int f
 
 static void test_file(const char *tmp)
 {
+    const unsigned long mark = hc_test_reported; /* 23 checks */
     const char *p = hc_shared(net_rel);
     char net[2048], golden[2048], positions[2048], katago[2300], path[2300];
     if (!p) {
-        hc_skip("backends-2", "../shared/%s absent", net_rel);
+        hc_skip_n("backends-2", hc_test_left(mark, 23), "../shared/%s absent", net_rel);
         return;
     }
     absolute(p, net, sizeof net);
     if (!(p = hc_shared(golden_rel))) {
-        hc_skip("backends-2", "../shared/%s absent", golden_rel);
+        hc_skip_n("backends-2", hc_test_left(mark, 23), "../shared/%s absent", golden_rel);
         return;
     }
     absolute(p, golden, sizeof golden);
     if (!(p = hc_shared(positions_rel))) {
-        hc_skip("backends-2", "../shared/%s absent", positions_rel);
+        hc_skip_n("backends-2", hc_test_left(mark, 23), "../shared/%s absent", positions_rel);
         return;
     }
     absolute(p, positions, sizeof positions);
@@ -400,9 +401,10 @@ static int any_nan(const float *v, size_t n)
 
 static void test_wrappers(void)
 {
+    const unsigned long mark = hc_test_reported; /* 32 checks */
     const char *p = hc_shared(net_rel);
     if (!p) {
-        hc_skip("backends-6", "../shared/%s absent", net_rel);
+        hc_skip_n("backends-6", hc_test_left(mark, 32), "../shared/%s absent", net_rel);
         return;
     }
     hc_err err = {0};
@@ -570,10 +572,11 @@ done:
 
 int main(void)
 {
+    hc_plan(4 + 8 + 23 + 32); /* the registry; 2-5 against KataGo golden outputs; 6-9 on the g170 net */
     const char *tmp = hc_tmpdir("test_backends");
     test_registry();
     if (!tmp) {
-        hc_skip("backends-2", "no scratch directory");
+        hc_skip_rest("backends-2", "no scratch directory");
         return hc_test_exit();
     }
     char tmpbuf[1024];

@@ -50,13 +50,14 @@ static int rev(const char *r, char *out, size_t len)
 
 int main(void)
 {
+    hc_plan(1 + 3 + 2 + 2); /* the repository; 1.1-1.3 single steps, 1.4-1.5 the log; 2.x git bisect run */
     const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_bisect"));
     if (sh("command -v git >/dev/null 2>&1") != 0) {
-        hc_skip("bisect-0.1", "git is not installed");
+        hc_skip_rest("bisect-0.1", "git is not installed");
         return hc_test_exit();
     }
     /* The history: c1 good, c2 notes, c3 build broken, c4 build fixed, c5 the planted bug,
@@ -80,10 +81,10 @@ int main(void)
                 "echo more >> NOTES && git add -A && %s commit -qm c7-notes",
                 dir, hc, hc, g, g, g, g, g, g, g);
     if (!hc_check("bisect-0.1", rc == 0, "could not build the throwaway repository in %s/repo", dir))
-        return hc_test_exit();
+        return hc_fail_rest("bisect-0.2", "not run: no repository to bisect"), hc_test_exit();
     char c1[64], c3[64], c5[64];
     if (rev("HEAD~6", c1, sizeof c1) || rev("HEAD~4", c3, sizeof c3) || rev("HEAD~2", c5, sizeof c5))
-        return hc_check("bisect-0.2", 0, "git rev-parse failed"), hc_test_exit();
+        return hc_fail_rest("bisect-0.2", "not run: git rev-parse failed"), hc_test_exit();
 
     char step[4096];
     snprintf(step, sizeof step,

@@ -269,47 +269,47 @@ static void record_cases(void)
     hc_move occ[] = {{HC_BLACK, 2, 2}, {HC_WHITE, 2, 2}};
     hc_position p = base_position(occ, 2);
     hc_history *h = hc_history_from_position(&p, &err);
-    hc_check("record-1.1", !h && strstr(err.msg, "position 42") && strstr(err.msg, "move 2") && strstr(err.msg, "occupied"),
+    hc_check("board-record-1.1", !h && strstr(err.msg, "position 42") && strstr(err.msg, "move 2") && strstr(err.msg, "occupied"),
              "occupied point: %s", err.msg);
     hc_history_free(h);
     hc_move off[] = {{HC_BLACK, 9, 0}};
     p = base_position(off, 1);
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.2", !h && strstr(err.msg, "position 42") && strstr(err.msg, "move 1") && strstr(err.msg, "off"),
+    hc_check("board-record-1.2", !h && strstr(err.msg, "position 42") && strstr(err.msg, "move 1") && strstr(err.msg, "off"),
              "off-board: %s", err.msg);
     hc_history_free(h);
     hc_move ok[] = {{HC_BLACK, 2, 2}, {HC_WHITE, -1, -1}, {HC_BLACK, 3, 3}};
     p = base_position(ok, 3);
     p.next_pla = HC_BLACK;
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.3", !h && strstr(err.msg, "nextPla"), "wrong next player: %s", err.msg);
+    hc_check("board-record-1.3", !h && strstr(err.msg, "nextPla"), "wrong next player: %s", err.msg);
     hc_history_free(h);
     p.next_pla = HC_WHITE;
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.4", h && hc_history_num_moves(h) == 3 && hc_history_board(h)->colors[hc_loc_of(3, 3, 9)] == HC_C_BLACK,
+    hc_check("board-record-1.4", h && hc_history_num_moves(h) == 3 && hc_history_board(h)->colors[hc_loc_of(3, 3, 9)] == HC_C_BLACK,
              "valid record: %s", err.msg);
     hc_history_free(h);
     p = base_position(NULL, 0);
     snprintf(p.rules, sizeof p.rules, "koBOGUS");
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.5", !h && strstr(err.msg, "position 42") && strstr(err.msg, "koBOGUS"), "bad rules: %s", err.msg);
+    hc_check("board-record-1.5", !h && strstr(err.msg, "position 42") && strstr(err.msg, "koBOGUS"), "bad rules: %s", err.msg);
     p = base_position(NULL, 0);
     p.x_size = 25;
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.6", !h && strstr(err.msg, "position 42"), "bad size: %s", err.msg);
+    hc_check("board-record-1.6", !h && strstr(err.msg, "position 42"), "bad size: %s", err.msg);
     hc_xy setup[] = {{0, 0}, {0, 0}};
     p = base_position(NULL, 0);
     p.initial_black = setup;
     p.n_initial_black = 2;
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.7", !h && strstr(err.msg, "setup"), "repeated setup stone: %s", err.msg);
+    hc_check("board-record-1.7", !h && strstr(err.msg, "setup"), "repeated setup stone: %s", err.msg);
     /* handicap: with the flag, consecutive black moves count as handicap stones under whbN */
     hc_move hcap[] = {{HC_BLACK, 2, 2}, {HC_WHITE, -1, -1}, {HC_BLACK, 6, 6}, {HC_WHITE, 4, 4}};
     p = base_position(hcap, 4);
     snprintf(p.rules, sizeof p.rules, "chinese");
     p.assume_multiple_starting_black_moves_are_handicap = true;
     h = hc_history_from_position(&p, &err);
-    hc_check("record-1.8", h && hc_history_white_handicap_bonus_score(h) == 2.0f, "handicap bonus %g: %s",
+    hc_check("board-record-1.8", h && hc_history_white_handicap_bonus_score(h) == 2.0f, "handicap bonus %g: %s",
              h ? (double)hc_history_white_handicap_bonus_score(h) : -1.0, err.msg);
     hc_history_free(h);
 }
@@ -349,6 +349,7 @@ static void encore_cases(void)
 
 int main(void)
 {
+    hc_plan(6 + 27 + 2 + 5 + 4 + 2 + 9 + 6 + 8); /* history-5 encore; board-1..4 play cases; board-5 ko; 6 hashes; 7 ladders; 8 area; history-1..3 superko; history-4 legality; board-record-1 */
     encore_cases();
     run_play_cases();
     ko_cases();

@@ -17,6 +17,7 @@ static int sh(const char *cmd)
 
 int main(void)
 {
+    hc_plan(9);
     const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
     const char *dir = hc_tmpdir("test_cli_eval");
     char cmd[4096], net[512], pos[512], feat[512], gold[512];
@@ -31,7 +32,7 @@ int main(void)
     hc_check("cli-eval-1.3", sh(cmd) == 2, "bad format accepted");
 
     if (!hc_shared("golden/outputs/g170_size10x14.jsonl.gz")) {
-        hc_skip("cli-eval-2", "../shared absent");
+        hc_skip_rest("cli-eval-2", "../shared absent");
         return hc_test_exit();
     }
     snprintf(net, sizeof net, "%s", hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz"));

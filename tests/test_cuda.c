@@ -10,18 +10,19 @@
 
 int main(void)
 {
+    hc_plan(7);
     hc_err err = {0};
     const char *params = NULL;
     const hc_backend_vtbl *vt = hc_backend_find("cuda:fp16", &params, &err);
 #ifndef HC_HAVE_CUDA
     hc_check("cuda-1.1", vt == NULL && err.code == HC_ECONFIG, "cuda registered in a build without CUDA");
-    hc_skip("cuda-1.2", "built without CUDA (no nvcc, CUDA=0 or SAN=1)");
+    hc_skip_rest("cuda-1.2", "built without CUDA (no nvcc, CUDA=0 or SAN=1)");
     return hc_test_exit();
 #else
     hc_check("cuda-1.1", vt != NULL && strcmp(params, "fp16") == 0, "cuda not registered: %s", err.msg);
     const char *p = hc_shared("nets/synth/pub_v5.bin.gz");
     if (!p) {
-        hc_skip("cuda-1.2", "../shared/nets/synth/pub_v5.bin.gz absent");
+        hc_skip_rest("cuda-1.2", "../shared/nets/synth/pub_v5.bin.gz absent");
         return hc_test_exit();
     }
     hc_net *net = hc_net_load(p, &err);

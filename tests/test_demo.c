@@ -5,10 +5,42 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <jansson.h>
+
 #include "hc_test.h"
+
+/* Looks at the emulate:fp16 results of the demo's results.json: how many there are, how many
+ * differ from the reference (winrate and policy KL maxima above zero, all finite), and how many
+ * pass every tier they were checked against. */
+static void fp16_results(const char *path, int *n, int *differ, int *within)
+{
+    *n = *differ = *within = 0;
+    json_t *root = json_load_file(path, 0, NULL);
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(root, "results"), i, r)
+    {
+        const char *backend = json_string_value(json_object_get(r, "backend"));
+        if (!backend || strncmp(backend, "emulate", 7) != 0)
+            continue;
+        (*n)++;
+        json_t *m = json_object_get(json_object_get(r, "stats"), "metrics");
+        double wr = json_number_value(json_object_get(json_object_get(m, "winrateError"), "max"));
+        double kl = json_number_value(json_object_get(json_object_get(m, "policyKLDiv"), "max"));
+        json_t *nf = json_object_get(json_object_get(m, "winrateError"), "nonfinite");
+        *differ += wr > 0 && kl > 0 && json_is_integer(nf) && json_integer_value(nf) == 0;
+        json_t *tiers = json_object_get(r, "tiers"), *t;
+        size_t j;
+        int pass = json_array_size(tiers) > 0;
+        json_array_foreach(tiers, j, t) pass &= json_is_true(json_object_get(t, "pass"));
+        *within += pass;
+    }
+    json_decref(root);
+}
 
 int main(void)
 {
+    hc_plan(1 + 9 + 4); /* the run; 2.x one per file; 3.x the reports */
     const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
     const char *dir = hc_tmpdir("test_demo");
     char cmd[2048];
@@ -42,5 +74,12 @@ int main(void)
     hc_check("demo-3.1", cases == 16, "%d testcases (want 2 boards x 2 backends x 2 modes x 2 tiers)", cases);
     snprintf(cmd, sizeof cmd, "grep -q '<error' %s/demo/reports/junit.xml", dir);
     hc_check("demo-3.2", system(cmd) != 0, "the demo's JUnit holds errors");
+    char json[1024];
+    snprintf(json, sizeof json, "%s/demo/reports/results.json", dir);
+    int n, differ, within;
+    fp16_results(json, &n, &differ, &within);
+    hc_check("demo-3.3", n == 4 && differ == n, "%d of %d emulate:fp16 results differ from ref32 (want 2 boards x 2 modes)",
+             differ, n);
+    hc_check("demo-3.4", n == 4 && within == n, "%d of %d emulate:fp16 results pass all their tiers", within, n);
     return hc_test_exit();
 }

@@ -541,6 +541,7 @@ static void test_sums(hc_net *net, const hc_net *tf, const hc_position *ps, cons
 
 int main(void)
 {
+    hc_plan(59);
     test_kernel_modes();
     test_inner_kernels();
     test_winograd2();
@@ -550,7 +551,7 @@ int main(void)
     size_t n = 0;
     hc_err err = {0};
     if (!net || !pp || hc_positions_load(pp, &ps, &n, &err)) {
-        hc_skip("emulate", "shared g170 net or %s absent", NX14);
+        hc_skip_rest("emulate", "shared g170 net or %s absent", NX14);
         hc_net_free(net);
         return hc_test_exit();
     }

@@ -90,12 +90,13 @@ static const char *gname(const golden_cfg *g, const char *suffix)
 
 static void golden_check(const golden_cfg *g)
 {
+    const unsigned long mark = hc_test_reported; /* 9 checks */
     char name[96];
     char *netp = shared_dup(g->net), *posp = shared_dup(g->positions);
     char *featp = shared_dup(g->features), *outp = shared_dup(g->outputs);
     snprintf(name, sizeof name, "engine-golden-%s.0", g->id);
     if (!netp || !posp || !featp || !outp) {
-        hc_skip(name, "shared data for %s absent", g->id);
+        hc_skip_n(name, hc_test_left(mark, 9), "shared data for %s absent", g->id);
         goto done0;
     }
     hc_err err = {0};
@@ -305,11 +306,12 @@ static int all_finite(const float *v, size_t n)
 /* Same bits for every batch size and thread count; finite outputs. */
 static void determinism(const char *id, const char *rel, int nx, int ny)
 {
+    const unsigned long mark = hc_test_reported; /* 7 checks */
     char name[96];
     snprintf(name, sizeof name, "engine-det-%s.0", id);
     const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip(name, "%s absent", rel);
+        hc_skip_n(name, hc_test_left(mark, 7), "%s absent", rel);
         return;
     }
     hc_err err = {0};
@@ -413,12 +415,13 @@ static void test_hook(void *user, const hc_tap *t)
  * pooling block's bias and mid batch norm in its regular convolution's output stage). */
 static void hook_checks(const char *id, const char *rel)
 {
+    const unsigned long mark = hc_test_reported; /* 6 checks */
     char nm[8][48];
     for (int i = 0; i < 8; i++)
         snprintf(nm[i], sizeof nm[i], "engine-hook%s.%d", id, i + 1);
     const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip(nm[0], "%s absent", rel);
+        hc_skip_n(nm[0], hc_test_left(mark, 6), "%s absent", rel);
         return;
     }
     hc_err err = {0};
@@ -513,6 +516,7 @@ static void tf_path_checks(void)
 
 static void api_checks(void)
 {
+    const unsigned long mark = hc_test_reported; /* 11 checks */
     hc_err err = {0};
     const char *params = NULL;
     const hc_backend_vtbl *vt = hc_backend_find("ref32", &params, &err);
@@ -525,7 +529,7 @@ static void api_checks(void)
              "ref32 with params must fail: %s", err.msg);
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p) {
-        hc_skip("engine-api.4", "g170 net absent");
+        hc_skip_n("engine-api.4", hc_test_left(mark, 11), "g170 net absent");
         return;
     }
     hc_net *net = hc_net_load(p, &err);
@@ -557,6 +561,7 @@ static void api_checks(void)
 
 int main(void)
 {
+    hc_plan(11 + 6 + 6 + 2 * 2 + 9 * 9 + 10 * 7); /* api; two hook nets; two transformer paths; 9 golden sets of 9; 10 determinism nets of 7 */
     golden_opts = hc_engine_default_opts();
     if (getenv("HC_TEST_GOLDEN_MAX")) /* a longer golden run by hand */
         MAX_GOLDEN = atoi(getenv("HC_TEST_GOLDEN_MAX"));

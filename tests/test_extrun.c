@@ -80,6 +80,7 @@ static char *report(hc_run *r, const char *dir, const char *file)
 
 int main(int argc, char **argv)
 {
+    hc_plan(25);
     (void)argc;
     char self[4096], helper[4096];
     snprintf(self, sizeof self, "%s", argv[0]);
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
     const char *p10 = hc_shared("positions/size10x14.jsonl.gz");
     snprintf(pp, sizeof pp, "%s", p10 ? p10 : "");
     if (!m || !p10) {
-        hc_skip("extrun-1", "../shared absent: needs the g170 net and the 10x14 positions");
+        hc_skip_rest("extrun-1", "../shared absent: needs the g170 net and the 10x14 positions");
         return hc_test_exit();
     }
     const char *dir = hc_tmpdir("test_extrun");

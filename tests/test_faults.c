@@ -316,7 +316,7 @@ static void test_run_kills(void)
     int present = 0;
     if (!hc_check("faults-1.0", (rc == 0 || rc == 1) && check_reports(p, &present, why, sizeof why) && present == 5,
                   "undisturbed run: status %d, %d of 5 reports, %s", rc, present, why))
-        return;
+        return (void)hc_fail_n("faults-1.1", 4, "not run: no undisturbed run to compare with");
     printf("  undisturbed run %.2f s (%.2f s with the cache)\n", full, cached);
 
     /* The kills fall anywhere in a run, half of them late (while the reports are written). */
@@ -408,7 +408,7 @@ static void test_sweep_kills(void)
     snprintf(suite, sizeof suite, "%s/suite.yaml", dir);
     snprintf(tool, sizeof tool, "%s/ci/sweep", root);
     if (sh("command -v parallel >/dev/null 2>&1") != 0) {
-        hc_skip("faults-2", "GNU parallel is not installed (ci/sweep needs it)");
+        hc_skip_n("faults-2", 4, "GNU parallel is not installed (ci/sweep needs it)");
         return;
     }
     double t0 = now_s();
@@ -418,7 +418,7 @@ static void test_sweep_kills(void)
     int present = 0;
     if (!hc_check("faults-2.0", (rc == 0 || rc == 1) && check_reports(p, &present, why, sizeof why) && present == 5,
                   "undisturbed sweep: status %d, %d of 5 reports, %s", rc, present, why))
-        return;
+        return (void)hc_fail_n("faults-2.1", 3, "not run: no undisturbed sweep to compare with");
     printf("  undisturbed sweep %.2f s\n", full);
     /* --resume once the sweep has written its cases file (before that there is nothing to go on
      * with, and ci/sweep says so). */
@@ -547,12 +547,14 @@ static void test_fsize(void)
 
 int main(void)
 {
+    /* setup; 1.0-1.5 killed runs and a truncated entry; 2.0-2.3 killed sweeps; 3.0 and one per file-size limit */
+    hc_plan(1 + 6 + 4 + 1 + 6);
     const char *h = getenv("HALFCHECK");
     if (!getcwd(root, sizeof root))
         return 1;
     snprintf(hc, sizeof hc, "%s/%s", root, h && *h ? h : "build/halfcheck");
     if (access(hc, X_OK) != 0) {
-        hc_skip("faults", "%s not built", hc);
+        hc_skip_rest("faults", "%s not built", hc);
         return hc_test_exit();
     }
     const char *t = hc_tmpdir("test_faults");
@@ -578,7 +580,7 @@ int main(void)
     hc_err err = {0};
     if (!hc_check("faults-0", rc == 0 && schema && hc_positions_load(path, &ps, &n, &err) == 0 && n > 0 &&
                   n < N_POSITIONS_MAX, "setup: status %d, schema %s, %s", rc, schema ? "read" : "unreadable", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("faults-1", "not run: no test data"), hc_test_exit();
     hc_positions_free(ps, n);
     n_positions = (long)n;
     double t0 = now_s();

@@ -19,19 +19,20 @@ static const char *chan_name(int c) { return c < HC_FEATURES_V7_SPATIAL ? "spati
 
 static void check_set(const char *id, const char *pos_rel, const char *feat_rel, int nn_x, int nn_y, long expect_count)
 {
+    const unsigned long mark = hc_test_reported; /* 8 checks a set, whatever stops it */
     char name[96];
     char pos_path[4096], feat_path[4096];
     const char *p = hc_shared(pos_rel);
     if (!p) {
         snprintf(name, sizeof name, "%s.0", id);
-        hc_skip(name, "../shared/%s absent", pos_rel);
+        hc_skip_n(name, hc_test_left(mark, 8), "../shared/%s absent", pos_rel);
         return;
     }
     snprintf(pos_path, sizeof pos_path, "%s", p);
     p = hc_shared(feat_rel);
     if (!p) {
         snprintf(name, sizeof name, "%s.0", id);
-        hc_skip(name, "../shared/%s absent", feat_rel);
+        hc_skip_n(name, hc_test_left(mark, 8), "../shared/%s absent", feat_rel);
         return;
     }
     snprintf(feat_path, sizeof feat_path, "%s", p);
@@ -129,7 +130,7 @@ static void check_cli(void)
     const char *pos = hc_shared("positions/size10x14.jsonl.gz");
     char pos_path[4096], gold[4096];
     if (!bin || !pos) {
-        hc_skip("features-9.0", "HALFCHECK unset or ../shared/positions absent");
+        hc_skip_n("features-9.0", 3, "HALFCHECK unset or ../shared/positions absent");
         return;
     }
     snprintf(pos_path, sizeof pos_path, "%s", pos);
@@ -229,17 +230,18 @@ static void check_settings(void)
 
 int main(void)
 {
+    hc_plan(8 + 3 + 2); /* settings, cli, the count of golden sets; each golden set adds its 8 */
     check_settings();
     check_cli();
     const char *cfg = hc_shared("golden/configs.json");
     if (!cfg) {
-        hc_skip("features-1.0", "../shared/golden/configs.json absent");
+        hc_skip_rest("features-1.0", "../shared/golden/configs.json absent");
         return hc_test_exit();
     }
     json_error_t jerr;
     json_t *root = json_load_file(cfg, 0, &jerr);
     if (!hc_check("features-1.1", root && json_is_array(root), "configs.json: %s", jerr.text))
-        return hc_test_exit();
+        return hc_fail_rest("features-1.2", "not run: no configs"), hc_test_exit();
     /* each distinct (features file, buffer) once */
     char seen[16][256];
     int n_seen = 0;
@@ -260,6 +262,7 @@ int main(void)
         snprintf(seen[n_seen++], sizeof seen[0], "%s", feat);
         char id[32];
         snprintf(id, sizeof id, "features-%d", n_seen + 1);
+        hc_plan(8);
         check_set(id, pos, feat, (int)json_integer_value(json_object_get(c, "nnXLen")),
                   (int)json_integer_value(json_object_get(c, "nnYLen")), (long)json_integer_value(json_object_get(c, "count")));
     }

@@ -565,7 +565,7 @@ static void check_positions(const char *id, const char *rel, int nx, int ny)
     const char *path = hc_shared(rel);
     if (!path) {
         snprintf(name, sizeof name, "%s.0", id);
-        hc_skip(name, "../shared/%s absent", rel);
+        hc_skip_n(name, 12, "../shared/%s absent", rel);
         return;
     }
     hc_err err = {0};
@@ -626,7 +626,7 @@ static void check_cli(void)
     const char *bin = getenv("HALFCHECK");
     const char *pos = hc_shared("positions/size10x14.jsonl.gz");
     if (!bin || !pos) {
-        hc_skip("features-old-9.0", "HALFCHECK unset or ../shared/positions absent");
+        hc_skip_n("features-old-9.0", 6, "HALFCHECK unset or ../shared/positions absent");
         return;
     }
     char pos_path[4096], net[4096], cmd[10000], out[600];
@@ -683,6 +683,7 @@ static void check_cli(void)
 
 int main(void)
 {
+    hc_plan(2 + 9 + 2 + 4 + 7 + 1 + 5 + 2 + 2 * 12 + 6); /* 1-8 the API and rules; 10, 11 two position files (12 each); 9 the cli */
     check_api();
     check_ko();
     check_ladder();

@@ -129,6 +129,7 @@ static void test_invariance(void)
 
 int main(void)
 {
+    hc_plan(2 + 2); /* 1.x exact and wide shapes, 2.x shape invariance */
     test_exact();
     test_wide();
     test_invariance();

@@ -65,11 +65,12 @@ static void compare(const hc_nnoutput *ref, const hc_nnoutput *got, long i, maxe
 
 static void run_config(json_t *c, const char *id)
 {
+    const unsigned long mark = hc_test_reported; /* 5 checks: the load and 4 metrics */
     const char *name = json_string_value(json_object_get(c, "name"));
     char net_path[512], pos_path[512], out_path[512];
     const char *p;
     if (!(p = hc_shared(json_string_value(json_object_get(c, "net"))))) {
-        hc_skip(id, "%s: net absent", name);
+        hc_skip_n(id, 5, "%s: net absent", name);
         return;
     }
     snprintf(net_path, sizeof net_path, "%s", p);
@@ -148,6 +149,11 @@ static void run_config(json_t *c, const char *id)
              "%s: lead %.3g scoreMean %.3g scoreStdev %.3g stWinloss %.3g stScore %.3g (bound 1e-3)", name, m.lead,
              m.score_mean, m.score_stdev, m.stwl, m.stsc);
 done:
+    if (hc_test_left(mark, 5)) { /* a failed load leaves the metrics unrun */
+        char rest[96];
+        snprintf(rest, sizeof rest, "%s.rest", id);
+        hc_fail_n(rest, hc_test_left(mark, 5), "not run: %s did not load", name);
+    }
     hc_backend_close(&b);
     hc_nnoutputs_free(outs, outs ? nsub : 0);
     free(sub_ps);
@@ -159,6 +165,7 @@ done:
 
 static void run_file(const char *rel, const char *prefix)
 {
+    hc_plan(1); /* the file; its configs add 5 checks each once it is read */
     const char *path = hc_shared(rel);
     if (!path) {
         hc_skip(prefix, "../shared/%s absent: golden comparison skipped", rel);
@@ -168,6 +175,7 @@ static void run_file(const char *rel, const char *prefix)
     json_t *arr = json_load_file(path, 0, &je);
     if (!hc_check(prefix, json_is_array(arr), "%s: %s", rel, je.text))
         return;
+    hc_plan(5 * (unsigned)json_array_size(arr));
     for (size_t i = 0; i < json_array_size(arr); i++) {
         char id[64];
         snprintf(id, sizeof id, "%s.%zu", prefix, i + 1);

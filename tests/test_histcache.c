@@ -261,6 +261,7 @@ static void shared_cases(void)
 
 int main(void)
 {
+    hc_plan(23);
     selfplay_cases();
     error_cases();
     shared_cases();

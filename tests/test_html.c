@@ -33,6 +33,7 @@ static int count(xmlDocPtr doc, const char *xpath)
 
 int main(void)
 {
+    hc_plan(3 + 4 + 4 + 5 + 9 + 2); /* 1.x results, 2.x quantile sketches, 3.x the page, 4.x-5.x its content, 6.x in a browser */
     const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
     const char *dir = hc_tmpdir("test_html");
     char cmd[4096], path[1024];
@@ -55,7 +56,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/run/results.json", dir);
     hc_results_doc *d = hc_results_read_json(path, &err);
     if (!hc_check("html-1.2", d != NULL, "%s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("html-1.3", "not run: no results"), hc_test_exit();
     const hc_results *rs = hc_results_doc_results(d);
     hc_check("html-1.3", rs->n == 6, "%zu results, want 2 boards x 3 backends", rs->n);
 
@@ -100,7 +101,7 @@ int main(void)
     char *text = hc_read_file(path, 64u << 20, &len, &err);
     if (!hc_check("html-3.2", text && len > 1000, "no page: %s", err.msg)) {
         hc_results_doc_free(d);
-        return hc_test_exit();
+        return hc_fail_rest("html-3.3", "not run: no page"), hc_test_exit();
     }
     hc_check("html-3.3", !strstr(text, "http") && !strstr(text, "<script") && !strstr(text, "src=") &&
                              !strstr(text, "<link") && !strstr(text, "url("),
@@ -146,7 +147,7 @@ int main(void)
 
     /* The same page in a real browser: its DOM holds every SVG, and a screenshot renders. */
     if (sh("command -v chromium >/dev/null 2>&1") != 0) {
-        hc_skip("html-6.1", "chromium is not installed (apt-get install -y chromium); browser checks skipped");
+        hc_skip_n("html-6", 2, "chromium is not installed (apt-get install -y chromium); browser checks skipped");
     } else {
         snprintf(cmd, sizeof cmd,
                  "cd %s && timeout 60 chromium --headless --no-sandbox --disable-gpu --window-size=1400,2400 "

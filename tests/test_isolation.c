@@ -155,7 +155,7 @@ static void check_cli(const char *tmp, const char *net)
 {
     const char *bin = getenv("HALFCHECK");
     if (!bin || access(bin, X_OK) != 0) {
-        hc_skip("isolation-5", "HALFCHECK (the halfcheck binary, set by make test) not set");
+        hc_skip_n("isolation-5", 3, "HALFCHECK (the halfcheck binary, set by make test) not set");
         return;
     }
     char path[2300], cmd[8192];
@@ -191,17 +191,18 @@ static void check_cli(const char *tmp, const char *net)
 
 int main(void)
 {
+    hc_plan(64);
     const char *tmp = hc_tmpdir("test_isolation");
     const char *netp = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     char net[2048], posdst[2048];
     if (!netp) {
-        hc_skip("isolation-1", "../shared/nets/g170-b6c96-s175395328-d26788732.bin.gz absent");
+        hc_skip_rest("isolation-1", "../shared/nets/g170-b6c96-s175395328-d26788732.bin.gz absent");
         return hc_test_exit();
     }
     absolute(netp, net, sizeof net);
     const char *posp = hc_shared("positions/size10x14.jsonl.gz");
     if (!posp || !tmp) {
-        hc_skip("isolation-1", "../shared/positions/size10x14.jsonl.gz absent (or no scratch directory)");
+        hc_skip_rest("isolation-1", "../shared/positions/size10x14.jsonl.gz absent (or no scratch directory)");
         return hc_test_exit();
     }
     char pos[2048];

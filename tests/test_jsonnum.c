@@ -63,6 +63,7 @@ static double from_float_bits(uint32_t b)
 
 int main(void)
 {
+    hc_plan(5);
     tally t = {0};
     /* Special and boundary values. */
     const double fixed[] = {0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 10.0, 100.0, 1e16, 9.99999e16, 1e17, 1e-4, 1e-5,

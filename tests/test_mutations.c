@@ -125,10 +125,11 @@ static void print_figures(const char *spec, const hc_result *r)
 
 int main(void)
 {
+    hc_plan(57);
     const char *tmp = hc_tmpdir("test_mutations");
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p || !tmp) {
-        hc_skip("mutations-1", "../shared/nets/g170-b6c96-s175395328-d26788732.bin.gz absent");
+        hc_skip_rest("mutations-1", "../shared/nets/g170-b6c96-s175395328-d26788732.bin.gz absent");
         return hc_test_exit();
     }
     char net[2048];
@@ -142,7 +143,7 @@ int main(void)
     for (int b = 0; b < 2; b++) {
         p = hc_shared(src[b]);
         if (!p) {
-            hc_skip("mutations-1", "../shared/%s absent", src[b]);
+            hc_skip_rest("mutations-1", "../shared/%s absent", src[b]);
             return hc_test_exit();
         }
         char in[2048], out[2048], name[32];

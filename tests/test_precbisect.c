@@ -49,6 +49,7 @@ static int run_cmd(const char *cmd)
 
 int main(void)
 {
+    hc_plan(1 + 4 + 8 + 4 + 4); /* setup; 1.x loose tier, 2.x tight, 3.x zero, 4.x the command line */
     hc_err err = {0};
     const char *dir0 = hc_tmpdir("test_precbisect");
     char dir[512], net_path[600], pos_path[600], out_path[600], tier_path[600], cmd[4096];
@@ -74,8 +75,10 @@ int main(void)
     if (!hc_check("pbisect-0.1",
                   hc_synth_write(&spec, net_path, 1, &err) == 0 && hc_selfplay_write(&so, pos_path, NULL, &err) == 0 &&
                       (net = hc_net_load(net_path, &err)) && hc_positions_load(pos_path, &ps, &n, &err) == 0 && n >= 8,
-                  "setup: %s", err.msg))
+                  "setup: %s", err.msg)) {
+        hc_fail_rest("pbisect-0.2", "not run: no net and positions to bisect");
         goto end;
+    }
     hc_net_reduce_activations(net);
     hc_eval_settings s = hc_eval_settings_default(9, 9);
 

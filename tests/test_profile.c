@@ -191,19 +191,19 @@ static void test_builtins(const hc_net *conv_net, const hc_net *tf_net)
         fclose(f);
     }
     p = hc_profile_load(path, &err);
-    hc_check("profile-3.5", p && strcmp(p->name, "my-prof") == 0 && p->storage == HC_FMT_BF16, "%s",
+    hc_check("profile-6.1", p && strcmp(p->name, "my-prof") == 0 && p->storage == HC_FMT_BF16, "%s",
              p ? p->name : err.msg);
     hc_profile_free(p);
 
     /* coreml-tiers: the convnet is pure fp16; the 96-channel transformer entirely fp32 */
     p = hc_profile_load("coreml-tiers", &err);
-    if (!hc_check("profile-3.6", p != NULL, "%s", err.msg))
+    if (!hc_check("profile-6.2", p != NULL, "%s", err.msg))
         return;
     hc_prof_choice c1 = hc_profile_resolve(p, conv_net, "rconv1/w1", HC_LK_CONV | HC_LK_TRUNK);
     hc_prof_choice c2 = hc_profile_resolve(p, conv_net, "matmulg2w", HC_LK_MATMUL | HC_LK_GPOOL);
     hc_prof_choice c3 = hc_profile_resolve(p, tf_net, "q", HC_LK_MATMUL | HC_LK_ATTN_Q | HC_LK_TRANSFORMER);
     hc_prof_choice c4 = hc_profile_resolve(p, tf_net, "input", HC_LK_INPUT);
-    hc_check("profile-3.7",
+    hc_check("profile-6.3",
              c1.storage == HC_FMT_FP16 && c1.weights == HC_FMT_FP16 && c2.storage == HC_FMT_FP16 &&
                  c3.storage == HC_FMT_FP32 && c3.weights == HC_FMT_FP32 && c4.storage == HC_FMT_FP32,
              "%d %d %d %d %d %d", c1.storage, c1.weights, c2.storage, c3.storage, c3.weights, c4.storage);
@@ -216,7 +216,7 @@ static void test_builtins(const hc_net *conv_net, const hc_net *tf_net)
     hc_prof_choice w4 = hc_profile_resolve(p, &wide, "n", HC_LK_RMSNORM | HC_LK_TRANSFORMER);
     wide.trunk.trunk_c = 320;
     hc_prof_choice w5 = hc_profile_resolve(p, &wide, "c", HC_LK_CONV | HC_LK_TRUNK);
-    hc_check("profile-3.8",
+    hc_check("profile-6.4",
              w1.storage == HC_FMT_FP32 && w2.storage == HC_FMT_FP16 && w3.storage == HC_FMT_FP16 &&
                  w4.storage == HC_FMT_FP16 && w5.storage == HC_FMT_FP32,
              "%d %d %d %d %d", w1.storage, w2.storage, w3.storage, w4.storage, w5.storage);
@@ -369,6 +369,7 @@ static void test_writer(void)
 
 int main(void)
 {
+    hc_plan(79);
     test_errors();
     test_writer();
     const char *pc = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
@@ -379,7 +380,7 @@ int main(void)
     hc_net *conv_net = conv_path ? hc_net_load(conv_path, &err) : NULL;
     hc_net *tf_net = tf_path ? hc_net_load(tf_path, &err) : NULL;
     if (!conv_net || !tf_net) {
-        hc_skip("profile-2", "shared nets absent");
+        hc_skip_n("profile-2", 46, "shared nets absent");
     } else {
         test_resolve(conv_net, tf_net);
         test_builtins(conv_net, tf_net);
@@ -400,7 +401,7 @@ int main(void)
             if (sn)
                 test_layers(id, sn);
             else
-                hc_skip(id, "%s absent", synth[i]);
+                hc_skip_n(id, 2, "%s absent", synth[i]);
             hc_net_free(sn);
         }
     }

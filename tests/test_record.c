@@ -268,13 +268,13 @@ static void test_shared(const char *dir)
         char sgf_path[512], pos_path[512];
         const char *p1 = hc_shared(rel_sgf);
         if (!p1) {
-            hc_skip(name, "../shared/%s absent", rel_sgf);
+            hc_skip_n(name, 2, "../shared/%s absent", rel_sgf);
             continue;
         }
         snprintf(sgf_path, sizeof sgf_path, "%s", p1);
         const char *p2 = hc_shared(rel_pos);
         if (!p2) {
-            hc_skip(name, "../shared/%s absent", rel_pos);
+            hc_skip_n(name, 2, "../shared/%s absent", rel_pos);
             continue;
         }
         snprintf(pos_path, sizeof pos_path, "%s", p2);
@@ -282,7 +282,9 @@ static void test_shared(const char *dir)
         hc_err err;
         hc_err_clear(&err);
         long n = -1;
-        if (!hc_check(name, hc_record_file(sgf_path, out, &n, &err) == 0, "%s: %s", rel_sgf, err.msg))
+        char rec_name[80];
+        snprintf(rec_name, sizeof rec_name, "%s.record", name);
+        if (!hc_check(rec_name, hc_record_file(sgf_path, out, &n, &err) == 0, "%s: %s", rel_sgf, err.msg))
             continue;
         hc_position *got = NULL, *want = NULL;
         size_t n_got = 0, n_want = 0;
@@ -395,6 +397,7 @@ static void test_cli(const char *dir)
 
 int main(void)
 {
+    hc_plan(8 * 2 + 9 + 4 + 5 * 2 + 3);
     const char *dir = hc_tmpdir("test_record");
     test_walks();
     test_failures();

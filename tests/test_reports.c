@@ -332,7 +332,7 @@ static void test_compare_cli(const char *dir)
     const char *bin = getenv("HALFCHECK");
     const char *gold = hc_shared("golden/outputs/g170_size10x14.jsonl.gz");
     if (!bin || !gold) {
-        hc_skip("reports-5", "needs $HALFCHECK (make test sets it) and the shared golden outputs");
+        hc_skip_n("reports-5", 5, "needs $HALFCHECK (make test sets it) and the shared golden outputs");
         return;
     }
     char ref[600], pert[600], json[600], cmd[2400];
@@ -378,6 +378,7 @@ static void test_compare_cli(const char *dir)
 
 int main(void)
 {
+    hc_plan(11 + 7 + 8 + 3 + 5);
     const char *dir = hc_tmpdir("test_reports");
     if (!dir) {
         hc_check("reports-0", 0, "no scratch dir");

@@ -103,8 +103,11 @@ static void run_case(const char *id, const hc_selfplay_opts *o, long want_min)
     long n1 = 0, n2 = 0;
     int rc = hc_selfplay_write(o, a, &n1, &err);
     snprintf(sub, sizeof sub, "%s.write", id);
-    if (!hc_check(sub, rc == 0 && n1 >= want_min, "%ld positions (want >= %ld): %s", n1, want_min, err.msg))
+    if (!hc_check(sub, rc == 0 && n1 >= want_min, "%ld positions (want >= %ld): %s", n1, want_min, err.msg)) {
+        snprintf(sub, sizeof sub, "%s.rest", id);
+        hc_fail_n(sub, 4, "not run: nothing written");
         return;
+    }
     rc = hc_selfplay_write(o, b, &n2, &err);
     snprintf(sub, sizeof sub, "%s.same-bytes", id);
     hc_check(sub, rc == 0 && n1 == n2 && same_file(a, b), "two runs with seed %llu differ", (unsigned long long)o->seed);
@@ -127,6 +130,9 @@ static void run_case(const char *id, const hc_selfplay_opts *o, long want_min)
         hc_check(sub, !bad, "%s", why);
         snprintf(sub, sizeof sub, "%s.fields", id);
         hc_check(sub, fields, "index or size fields wrong");
+    } else {
+        snprintf(sub, sizeof sub, "%s.rebuild", id);
+        hc_fail_n(sub, 2, "not run: the file does not reload");
     }
     hc_positions_free(ps, n);
     unlink(a);
@@ -135,9 +141,10 @@ static void run_case(const char *id, const hc_selfplay_opts *o, long want_min)
 
 int main(void)
 {
+    hc_plan(3 * 5 + 2 + 6 + 1); /* three run_case; the rect and territory extras; opts; cli */
     snprintf(tmpdir, sizeof tmpdir, "/tmp/hc_test_selfplay_XXXXXX");
     if (!mkdtemp(tmpdir)) {
-        hc_check("selfplay-tmp", 0, "mkdtemp failed");
+        hc_fail_rest("selfplay-tmp", "mkdtemp failed");
         return hc_test_exit();
     }
     hc_selfplay_opts o;
@@ -193,6 +200,8 @@ int main(void)
         }
         hc_check("selfplay-opts.2", hcap, "handicap setup missing");
         hc_check("selfplay-opts.3", strided, "positions of a game are not 5 moves apart");
+    } else {
+        hc_fail_n("selfplay-opts.2", 2, "not run: no positions");
     }
     hc_positions_free(ps, np);
     o.seed = 2;

@@ -480,6 +480,7 @@ static void test_files(void)
 
 int main(void)
 {
+    hc_plan(124);
     test_files();
     test_structure();
     test_root_readers();

@@ -7,6 +7,7 @@
 
 int main(void)
 {
+    hc_plan(3 + 7 + 4); /* 1.x profiles, 2.x one per bad profile, 3.x the metadata row */
     hc_sgfmeta m;
     hc_err err = {0};
     hc_check("sgfmeta-1.1", hc_sgfmeta_profile("preaz_5k", &m, &err) == 0 && m.inverse_b_rank == 14 &&

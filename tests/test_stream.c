@@ -44,6 +44,7 @@ static void roundtrip(const char *dir, const char *name, const char *id)
 
 int main(void)
 {
+    hc_plan(4 + 4 + 1 + 2 + 1 + 1); /* two round trips; limits, truncation, abort, slurp */
     const char *dir = hc_tmpdir("test_stream");
     roundtrip(dir, "plain.txt", "stream-1");
     roundtrip(dir, "packed.txt.gz", "stream-2");

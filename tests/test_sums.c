@@ -256,6 +256,7 @@ static void test_norm_overflow(void)
 
 int main(void)
 {
+    hc_plan(4 + 4);
     test_pool_sums();
     test_norm_sums();
     test_norm_overflow();

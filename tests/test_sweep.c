@@ -178,6 +178,7 @@ static int job_done(const char *sw, int i)
 
 int main(void)
 {
+    hc_plan(1 + 4 + 9 + 6 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
     const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
     if (!getcwd(root, sizeof root - 64))
         return 1;
@@ -197,7 +198,7 @@ int main(void)
                 "{name: crash, backend: \"fault:segv@1:ref32\", tiers: [fp32]}]' 'modes: [unbatched]' > nan.yaml",
                 dir, hc, hc, hc);
     if (!hc_check("sweep-0.1", rc == 0, "could not make the test data in %s", dir))
-        return hc_test_exit();
+        return hc_fail_rest("sweep-1", "not run: no test data"), hc_test_exit();
 
     /* 1. The case list and the filter. */
     rc = sh("cd %s && %s cases suite.yaml > cases.txt", dir, hc);

@@ -26,6 +26,7 @@ static void sym_xy(int x, int y, int w, int h, int s, int *ox, int *oy)
 
 int main(void)
 {
+    hc_plan(6 + 6 + 6 + 3);
     const int sizes[][2] = {{19, 19}, {9, 9}, {18, 19}, {10, 14}, {1, 5}, {7, 3}};
     char name[64];
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {

@@ -320,7 +320,7 @@ static int out_finite(const hc_nnoutput *o)
 static double out_diff(const hc_nnoutput *a, const hc_nnoutput *b)
 {
     double m = 0;
-#define D(x) m = fmax(m, fabs((double)(a->x) - (double)(b->x)) / fmax(1.0, fabs((double)(a->x))))
+#define D(x) m = hc_max_nan(m, fabs((double)(a->x) - (double)(b->x)) / fmax(1.0, fabs((double)(a->x))))
     D(white_win_prob);
     D(white_loss_prob);
     D(white_no_result_prob);
@@ -333,10 +333,10 @@ static double out_diff(const hc_nnoutput *a, const hc_nnoutput *b)
 #undef D
     int area = a->nn_x_len * a->nn_y_len;
     for (int i = 0; i <= area; i++)
-        m = fmax(m, fabs((double)a->policy_probs[i] - b->policy_probs[i]));
+        m = hc_max_nan(m, fabs((double)a->policy_probs[i] - b->policy_probs[i]));
     if (a->white_owner_map && b->white_owner_map)
         for (int i = 0; i < area; i++)
-            m = fmax(m, fabs((double)a->white_owner_map[i] - b->white_owner_map[i]));
+            m = hc_max_nan(m, fabs((double)a->white_owner_map[i] - b->white_owner_map[i]));
     return m;
 }
 
@@ -354,8 +354,20 @@ static const int grid_acts[] = {HC_ACT_RELU, HC_ACT_MISH, HC_ACT_SILU, HC_ACT_ID
 
 static double worst_batch_diff, worst_buffer_diff;
 
+/* The checks one grid cell reports: build, write-read, same-bin, same-txt; then, where the
+ * version is featurized, eval, finite, batch (and buffer on square-board cells), else one
+ * skipped eval on the first cell of the version. */
+static unsigned grid_cell_checks(int v, int bi)
+{
+    if (hc_features_num_spatial(hc_model_input_version(v)) > 0)
+        return 4 + 3 + !(bi % 2);
+    return 4 + (bi == 0);
+}
+
 static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *evaluated)
 {
+    const unsigned long mark = hc_test_reported;
+    const unsigned want = grid_cell_checks(v, bi);
     char id[64], path_b[512], path_t[512];
     hc_synth_spec s;
     hc_synth_spec_default(&s);
@@ -381,8 +393,11 @@ static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *
     hc_net *net = hc_synth_net(&s, &err);
     char sub[96];
     snprintf(sub, sizeof sub, "%s.build", id);
-    if (!hc_check(sub, net != NULL, "v%d %s: %s", v, s.blocks, err.msg))
+    if (!hc_check(sub, net != NULL, "v%d %s: %s", v, s.blocks, err.msg)) {
+        snprintf(sub, sizeof sub, "%s.rest", id);
+        hc_fail_n(sub, want - 1, "not run: no net");
         return;
+    }
     snprintf(path_b, sizeof path_b, "%s/g%d_%d.bin.gz", tmpdir, v, bi);
     snprintf(path_t, sizeof path_t, "%s/g%d_%d.txt.gz", tmpdir, v, bi);
     hc_net *rb = NULL, *rt = NULL;
@@ -409,7 +424,7 @@ static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *
             double d = 0;
             for (size_t i = 0; i < n; i++) {
                 fin &= out_finite(&o1[i]) && out_finite(&o7[i]);
-                d = fmax(d, out_diff(&o1[i], &o7[i]));
+                d = hc_max_nan(d, out_diff(&o1[i], &o7[i]));
             }
             worst_batch_diff = fmax(worst_batch_diff, d);
             if (!(bi % 2)) {
@@ -426,15 +441,16 @@ static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *
                     double db = 0;
                     for (size_t i = 0; i < n; i++) {
                         hc_nnoutput *x = &of[i], *y = &oe[i];
-                        db = fmax(db, fabs((double)x->white_win_prob - y->white_win_prob));
-                        db = fmax(db, fabs((double)x->white_lead - y->white_lead) / fmax(1.0, fabs(x->white_lead)));
+                        db = hc_max_nan(db, fabs((double)x->white_win_prob - y->white_win_prob));
+                        db = hc_max_nan(db, fabs((double)x->white_lead - y->white_lead) / fmax(1.0, fabs(x->white_lead)));
                         for (int yy = 0; yy < ys; yy++)
                             for (int xx = 0; xx < xs; xx++) {
-                                db = fmax(db, fabs((double)x->policy_probs[yy * nx + xx] - y->policy_probs[yy * xs + xx]));
-                                db = fmax(db, fabs((double)x->white_owner_map[yy * nx + xx] -
-                                                   y->white_owner_map[yy * xs + xx]));
+                                db = hc_max_nan(db, fabs((double)x->policy_probs[yy * nx + xx] -
+                                                         y->policy_probs[yy * xs + xx]));
+                                db = hc_max_nan(db, fabs((double)x->white_owner_map[yy * nx + xx] -
+                                                         y->white_owner_map[yy * xs + xx]));
                             }
-                        db = fmax(db, fabs((double)x->policy_probs[nx * ny] - y->policy_probs[xs * ys]));
+                        db = hc_max_nan(db, fabs((double)x->policy_probs[nx * ny] - y->policy_probs[xs * ys]));
                     }
                     worst_buffer_diff = fmax(worst_buffer_diff, db);
                     snprintf(sub, sizeof sub, "%s.buffer", id);
@@ -460,6 +476,10 @@ static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *
         snprintf(sub, sizeof sub, "%s.eval", id);
         hc_skip(sub, "input version %d (model version %d) is not featurized yet", rb->input_version, v);
     }
+    if (hc_test_reported - mark < want) { /* a failed write-read or eval left these unrun */
+        snprintf(sub, sizeof sub, "%s.rest", id);
+        hc_fail_n(sub, want - (unsigned)(hc_test_reported - mark), "not run: an earlier step failed");
+    }
     hc_net_free(rb);
     hc_net_free(rt);
     hc_net_free(net);
@@ -471,9 +491,16 @@ static void test_grid(void)
 {
     posvec p9 = play(9, 9, 2, 7, 9, 7);
     posvec prect = play(7, 12, 2, 8, 11, 7);
+    unsigned cells = 0;
+    for (int v = HC_MODEL_VERSION_MIN; v <= HC_MODEL_VERSION_MAX; v++)
+        for (int bi = 0; bi < 4; bi++)
+            cells += grid_cell_checks(v, bi);
+    hc_plan(1 + cells);
     if (!hc_check("synth-grid.positions", p9.n >= 7 && prect.n >= 7, "selfplay gave %zu and %zu positions", p9.n,
-                  prect.n))
+                  prect.n)) {
+        hc_fail_n("synth-grid.cells", cells, "not run: no positions");
         return;
+    }
     int evaluated = 0;
     for (int v = HC_MODEL_VERSION_MIN; v <= HC_MODEL_VERSION_MAX; v++)
         for (int bi = 0; bi < 4; bi++)
@@ -597,13 +624,16 @@ static void test_outputs(void)
             s.v2_c = 24;
         }
         if (hc_features_num_spatial(hc_model_input_version(s.version)) == 0) {
-            hc_skip(id, "input version %d (model version %d) is not featurized yet", hc_model_input_version(s.version),
-                    s.version);
+            hc_skip_n(id, 4, "input version %d (model version %d) is not featurized yet",
+                      hc_model_input_version(s.version), s.version);
             continue;
         }
         hc_net *net = hc_synth_net(&s, &err);
         hc_nnoutput *o = calloc(n, sizeof *o);
         if (!hc_check(id, net && eval(net, ps, n, nx, ny, 16, o, &err) == 0, "%s: %s", presets[k], err.msg)) {
+            char rest[96];
+            snprintf(rest, sizeof rest, "%s.rest", id);
+            hc_fail_n(rest, 3, "not run: no outputs");
             hc_net_free(net);
             free_outs(o, n);
             continue;
@@ -684,7 +714,7 @@ static void test_symmetry(void)
             double d = 0, spread = 0;
             for (size_t i = 0; i < pv.n; i++)
                 for (int k = 1; k < 8; k++)
-                    d = fmax(d, out_diff(&o[8 * i], &o[8 * i + k]));
+                    d = hc_max_nan(d, out_diff(&o[8 * i], &o[8 * i + k]));
             /* The same comparison between different positions is far from 0: the test can fail. */
             spread = out_diff(&o[0], &o[8]);
             printf("INFO synth-sym %s board %d buffer %d: max difference over the 8 symmetries %.3g (between positions "
@@ -694,8 +724,14 @@ static void test_symmetry(void)
             snprintf(sub, sizeof sub, "%s.invariant", id);
             hc_check(sub, d <= 1e-5 && spread > 1e-3, "max difference %.3g over symmetries (%.3g between positions)", d,
                      spread);
+        } else {
+            char sub[96];
+            snprintf(sub, sizeof sub, "%s.invariant", id);
+            hc_fail_n(sub, 1, "not run: no outputs");
         }
         /* Without symmetrized kernels the outputs do depend on the symmetry. */
+        if (!net && c == 0)
+            hc_fail_n("synth-sym.control", 1, "not run: no net");
         if (net && c == 0) {
             s.symmetric = 0;
             hc_net *raw = hc_synth_net(&s, &err);
@@ -703,7 +739,7 @@ static void test_symmetry(void)
             if (raw && eval(raw, ps, 8, nn, nn, 8, o2, &err) == 0) {
                 double d = 0;
                 for (int k = 1; k < 8; k++)
-                    d = fmax(d, out_diff(&o2[0], &o2[k]));
+                    d = hc_max_nan(d, out_diff(&o2[0], &o2[k]));
                 hc_check("synth-sym.control", d > 1e-3, "unsymmetrized net is invariant too (%.3g)", d);
             } else {
                 hc_check("synth-sym.control", 0, "%s", err.msg);
@@ -723,7 +759,7 @@ static void test_cli(void)
 {
     const char *hc = getenv("HALFCHECK");
     if (!hc || access(hc, X_OK) != 0) {
-        hc_skip("synth-cli.1", "HALFCHECK not set (run through make test)");
+        hc_skip_n("synth-cli.1", 2, "HALFCHECK not set (run through make test)");
         return;
     }
     char path[512], cmd[1200];
@@ -753,9 +789,15 @@ static void test_cli(void)
 
 int main(void)
 {
+    unsigned presets = 0;
+    while (hc_synth_preset_name((int)presets, NULL))
+        presets++;
+    /* spec, seed, one per preset and the unknown one, outputs (8 presets x 4), symmetry (3 x 2
+     * and the control), cli; the grid adds its own once it has positions */
+    hc_plan(9 + 2 + presets + 1 + 8 * 4 + 3 * 2 + 1 + 2);
     snprintf(tmpdir, sizeof tmpdir, "/tmp/hc_test_synth_XXXXXX");
     if (!mkdtemp(tmpdir)) {
-        hc_check("synth-tmp", 0, "mkdtemp failed");
+        hc_fail_rest("synth-tmp", "mkdtemp failed");
         return hc_test_exit();
     }
     test_spec();

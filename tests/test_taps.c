@@ -81,6 +81,7 @@ static void test_threads(const hc_net *net)
 
 int main(void)
 {
+    hc_plan(16);
     const char *np0 = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     char *np = np0 ? strdup(np0) : NULL;
     hc_err err = {0};
@@ -89,7 +90,7 @@ int main(void)
     hc_position *ps = NULL;
     size_t n = 0;
     if (!net || !pp || hc_positions_load(pp, &ps, &n, &err)) {
-        hc_skip("taps", "shared g170 net or 10x14 positions absent");
+        hc_skip_rest("taps", "shared g170 net or 10x14 positions absent");
         hc_net_free(net);
         free(np);
         return hc_test_exit();

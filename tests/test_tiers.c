@@ -176,6 +176,7 @@ static void test_user(void)
 
 int main(void)
 {
+    hc_plan(7 + 38 + 4 + 3 + 5);
     test_builtin_limits();
     test_edges();
     test_nonfinite();
