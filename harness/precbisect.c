@@ -387,8 +387,7 @@ int hc_pbisect_split_positions(const hc_position *ps, size_t n, hc_pbisect_split
     size_t nv = n / HC_PBISECT_HOLDOUT_EVERY;
     if (nv < HC_PBISECT_MIN_VERIFY)
         return hc_err_set(err, HC_EUSAGE,
-                          "%zu positions: holding every %dth out for the verification needs at least %d "
-                          "(or a separate verification set)",
+                          "%zu positions: holding every %dth out for the verification needs at least %d",
                           n, HC_PBISECT_HOLDOUT_EVERY, HC_PBISECT_HOLDOUT_EVERY * HC_PBISECT_MIN_VERIFY);
     if (!(out->search = hc_calloc(n - nv, sizeof *out->search, err, "search positions")) ||
         !(out->verify = hc_calloc(nv, sizeof *out->verify, err, "verification positions"))) {

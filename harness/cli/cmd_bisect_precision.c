@@ -106,6 +106,9 @@ int cmd_bisect_precision(int argc, char **argv)
     if (!vpath) {
         if (hc_pbisect_split_positions(ps, use, &sp, &err)) {
             hc_err_prefix(&err, "%s: ", pos_path);
+            char why[sizeof err.msg];
+            snprintf(why, sizeof why, "%s", err.msg);
+            hc_err_set(&err, HC_EUSAGE, "%s; give more positions or --verify-positions FILE", why);
             rc = cli_fail(cmd, &err);
             goto done;
         }
@@ -130,8 +133,8 @@ int cmd_bisect_precision(int argc, char **argv)
     }
     printf("bisect-precision: profile %s, tier %s at %dx%d, %d evaluations\n", prof, tier.name, nx, ny, r->n_evals);
     if (vpath)
-        printf("positions: search on %zu (the first of %s), verification on %zu (the first of %s)\n", r->n_search,
-               pos_path, r->n_verify, vpath);
+        printf("positions: search on %zu from %s, verification on %zu from %s\n", r->n_search, pos_path, r->n_verify,
+               vpath);
     else
         printf("positions: search on %zu, verification on %zu held out (every %dth of the first %zu of %s)\n",
                r->n_search, r->n_verify, HC_PBISECT_HOLDOUT_EVERY, use, pos_path);
