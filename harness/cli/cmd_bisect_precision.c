@@ -133,8 +133,9 @@ int cmd_bisect_precision(int argc, char **argv)
     }
     printf("bisect-precision: profile %s, tier %s at %dx%d, %d evaluations\n", prof, tier.name, nx, ny, r->n_evals);
     if (vpath)
-        printf("positions: search on %zu from %s, verification on %zu from %s\n", r->n_search, pos_path, r->n_verify,
-               vpath);
+        printf("positions: search on %zu from %s, verification on %zu from %s%s\n", r->n_search, pos_path,
+               r->n_verify, vpath,
+               strcmp(vpath, pos_path) == 0 ? " (the same file: nothing is held out of the search)" : "");
     else
         printf("positions: search on %zu, verification on %zu held out (every %dth of the first %zu of %s)\n",
                r->n_search, r->n_verify, HC_PBISECT_HOLDOUT_EVERY, use, pos_path);
@@ -181,7 +182,7 @@ int cmd_bisect_precision(int argc, char **argv)
                "positions but fails it on the %zu verification positions%s%s%s\n",
                r->n_escalated, tier.name, r->n_search, r->n_verify, out ? "; " : "", out ? out : "",
                out ? " not written" : "");
-        fprintf(stderr, "%s: NOT VERIFIED on the verification positions: %s\n", cmd,
+        fprintf(stderr, "halfcheck %s: NOT VERIFIED on the verification positions: %s\n", cmd,
                 out ? "--out not written" : "no profile");
         rc = HC_EXIT_FAIL;
         goto done;
