@@ -159,16 +159,31 @@ static hc_profile *result_profile(const hc_profile *prof, const hc_net *net, con
     return p;
 }
 
-static int finish(ctx *c, const hc_profile *prof, hc_pbisect *r, hc_err *err)
+/* ref32's outputs over ps[0..n) into outs (the caller's, n entries). */
+static int ref_outputs(const ctx *c, const hc_position *ps, size_t n, hc_nnoutput *outs, hc_err *err)
+{
+    hc_backend rb = {0};
+    if (hc_backend_open(&rb, "ref32", c->net, c->s->nn_x, c->s->nn_y, c->batch, c->threads, err))
+        return -1;
+    hc_eval_failure fail;
+    int rc = hc_eval_positions(&rb, c->net, ps, n, NULL, c->batch, c->s, outs, NULL, &fail, NULL, NULL, err);
+    hc_backend_close(&rb);
+    return rc;
+}
+
+/* The result profile as YAML, parsed back from that text and evaluated on the verification
+ * positions (vs[0..nv), which the search never saw). */
+static int finish(ctx *c, const hc_profile *prof, const hc_position *vs, size_t nv, hc_pbisect *r, hc_err *err)
 {
     hc_profile *p = result_profile(prof, c->net, r, c->tier, err);
     if (!p)
         return -1;
     char head[512];
     snprintf(head, sizeof head,
-             "written by halfcheck bisect-precision: profile %s, tier %s, %zu positions at %dx%d;\n"
+             "written by halfcheck bisect-precision: profile %s, tier %s at %dx%d, searched on %zu positions,\n"
+             "checked against the tier on %zu positions the search did not use;\n"
              "%d layer(s) escalated to fp32 (the rules at the end)",
-             prof->name, c->tier->name, c->n, c->s->nn_x, c->s->nn_y, r->n_escalated);
+             prof->name, c->tier->name, c->s->nn_x, c->s->nn_y, c->n, nv, r->n_escalated);
     int rc = hc_profile_format(p, head, &r->yaml, &r->yaml_len, err);
     hc_profile_free(p);
     if (rc)
@@ -178,12 +193,24 @@ static int finish(ctx *c, const hc_profile *prof, hc_pbisect *r, hc_err *err)
         hc_err_prefix(err, "the written profile does not read back: ");
         return -1;
     }
-    double ratio;
-    rc = eval_set(c, back, NULL, &r->result_stats, &r->result_check, &ratio, err);
+    ctx v = *c;
+    v.ps = vs;
+    v.n = nv;
+    v.ref = hc_calloc(nv, sizeof *v.ref, err, "verification outputs");
+    rc = -1;
+    if (v.ref) {
+        double ratio;
+        if (ref_outputs(&v, vs, nv, v.ref, err))
+            hc_err_prefix(err, "verification positions: ");
+        else
+            rc = eval_set(&v, back, NULL, &r->result_stats, &r->result_check, &ratio, err);
+        hc_nnoutputs_free(v.ref, nv);
+    }
+    c->n_evals = v.n_evals;
     hc_profile_free(back);
     if (rc)
         return -1;
-    if (r->outcome == HC_PB_FOUND && !pass_of(&r->result_check))
+    if ((r->outcome == HC_PB_FOUND || r->outcome == HC_PB_PASSES) && !pass_of(&r->result_check))
         r->outcome = HC_PB_UNVERIFIED;
     return 0;
 }
@@ -201,21 +228,23 @@ static int by_score_desc(const void *a, const void *b)
     return x->i - y->i;
 }
 
-int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                   const char *profile, const hc_tier *tier, int batch, int threads, hc_pbisect **out,
-                   hc_err *err)
+int hc_pbisect_run(const hc_net *net, const hc_pbisect_opts *o, hc_pbisect **out, hc_err *err)
 {
     *out = NULL;
+    const hc_position *ps = o->search;
+    size_t n = o->n_search;
     if (n == 0)
-        return hc_err_set(err, HC_EUSAGE, "bisect-precision: no positions");
-    ctx c = {.net = net, .ps = ps, .n = n, .s = s, .tier = tier, .batch = batch, .threads = threads};
-    hc_profile *prof = hc_profile_load(profile, err);
+        return hc_err_set(err, HC_EUSAGE, "bisect-precision: no positions to search on");
+    if (o->n_verify == 0)
+        return hc_err_set(err, HC_EUSAGE, "bisect-precision: no positions to verify the result on");
+    ctx c = {.net = net, .ps = ps, .n = n, .s = o->settings, .tier = o->tier, .batch = o->batch,
+             .threads = o->threads};
+    hc_profile *prof = hc_profile_load(o->profile, err);
     hc_layer_ref *ls = NULL;
     int nl = 0, rc = -1;
     hc_pbisect *r = NULL;
     unsigned char *esc = NULL, *active = NULL;
     ord *order = NULL;
-    hc_backend rb = {0};
     /* hc_net_layers hands out mutable pointers; only names and kinds are read here */
     if (!prof || hc_net_layers((hc_net *)net, &ls, &nl, err))
         goto done;
@@ -228,6 +257,8 @@ int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_
         !(c.ref = hc_calloc(n, sizeof *c.ref, err, "outputs")))
         goto done;
     r->n_layers = c.nl;
+    r->n_search = n;
+    r->n_verify = o->n_verify;
     for (int i = 0; i < c.nl; i++) {
         hc_pbisect_layer *l = &r->layers[i];
         const char *name = i < nl ? ls[i].name : "input";
@@ -236,10 +267,7 @@ int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_
         hc_prof_choice ch = hc_profile_resolve(prof, net, name, l->kinds);
         l->reduced = is_reduced(&ch);
     }
-    if (hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, batch, threads, err))
-        goto done;
-    hc_eval_failure fail;
-    if (hc_eval_positions(&rb, net, ps, n, NULL, batch, s, c.ref, NULL, &fail, NULL, NULL, err))
+    if (ref_outputs(&c, ps, n, c.ref, err))
         goto done;
 
     double ratio;
@@ -247,7 +275,7 @@ int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_
         goto done;
     if (pass_of(&r->full_check)) {
         r->outcome = HC_PB_PASSES;
-        rc = finish(&c, prof, r, err);
+        rc = finish(&c, prof, o->verify, o->n_verify, r, err);
         goto done;
     }
     /* every layer escalated: ref32's arithmetic, which must pass */
@@ -325,9 +353,8 @@ int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_
         r->n_escalated += esc[i];
     }
     r->outcome = HC_PB_FOUND;
-    rc = finish(&c, prof, r, err);
+    rc = finish(&c, prof, o->verify, o->n_verify, r, err);
 done:
-    hc_backend_close(&rb);
     if (c.ref)
         hc_nnoutputs_free(c.ref, n);
     if (r)
@@ -352,4 +379,33 @@ void hc_pbisect_free(hc_pbisect *r)
     free(r->layers);
     free(r->yaml);
     free(r);
+}
+
+int hc_pbisect_split_positions(const hc_position *ps, size_t n, hc_pbisect_split *out, hc_err *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t nv = n / HC_PBISECT_HOLDOUT_EVERY;
+    if (nv < HC_PBISECT_MIN_VERIFY)
+        return hc_err_set(err, HC_EUSAGE,
+                          "%zu positions: holding every %dth out for the verification needs at least %d",
+                          n, HC_PBISECT_HOLDOUT_EVERY, HC_PBISECT_HOLDOUT_EVERY * HC_PBISECT_MIN_VERIFY);
+    if (!(out->search = hc_calloc(n - nv, sizeof *out->search, err, "search positions")) ||
+        !(out->verify = hc_calloc(nv, sizeof *out->verify, err, "verification positions"))) {
+        hc_pbisect_split_free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i % HC_PBISECT_HOLDOUT_EVERY == HC_PBISECT_HOLDOUT_EVERY - 1)
+            out->verify[out->n_verify++] = ps[i];
+        else
+            out->search[out->n_search++] = ps[i];
+    }
+    return 0;
+}
+
+void hc_pbisect_split_free(hc_pbisect_split *sp)
+{
+    free(sp->search);
+    free(sp->verify);
+    memset(sp, 0, sizeof *sp);
 }

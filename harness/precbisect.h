@@ -16,8 +16,10 @@
  *  5. The result profile: the input profile plus one rule per escalated layer (`layer:` its
  *     name as an exact glob, or `kind: input`) setting storage, weights, accum, winogradTiles,
  *     pool, attnScores and softmax to fp32; formatted as YAML, parsed back from that text and
- *     evaluated over the same positions: the verification.
- * Every evaluation runs emulate over the same positions, so the verdicts are deterministic. */
+ *     evaluated over the verification positions, which the search never saw: a set fitted to
+ *     the search's positions that does not carry over to others fails there (HC_PB_UNVERIFIED).
+ * Every search evaluation runs emulate over the same search positions, so the verdicts are
+ * deterministic. */
 #ifndef HC_PRECBISECT_H
 #define HC_PRECBISECT_H
 
@@ -43,7 +45,8 @@ enum hc_pbisect_outcome {
     HC_PB_FOUND = 0,      /* a set found and the written profile verified */
     HC_PB_PASSES = 1,     /* the profile passes the tier already: empty set */
     HC_PB_IMPOSSIBLE = 2, /* even every layer in fp32 fails (a broken setup) */
-    HC_PB_UNVERIFIED = 3  /* a set passed in the search but the written profile did not */
+    HC_PB_UNVERIFIED = 3  /* a set (possibly empty) passed in the search, but the written profile
+                           * fails the tier on the verification positions */
 };
 
 typedef struct hc_pbisect {
@@ -51,22 +54,48 @@ typedef struct hc_pbisect {
     int n_layers;              /* layers + 1 (the input rows, last) */
     hc_pbisect_layer *layers;  /* forward order */
     int n_escalated;
-    hc_stats full_stats;       /* the whole profile */
+    size_t n_search, n_verify; /* positions searched on; held out for the verification */
+    hc_stats full_stats;       /* the whole profile, on the search positions */
     hc_tier_check full_check;
-    hc_stats result_stats;     /* the result profile, re-evaluated from its text */
-    hc_tier_check result_check;
-    int n_evals;               /* emulated evaluations over the positions */
+    hc_stats result_stats;     /* the result profile, re-evaluated from its text on the */
+    hc_tier_check result_check; /* verification positions (unset for HC_PB_IMPOSSIBLE) */
+    int n_evals;               /* emulated evaluations (search and verification) */
     char *yaml;                /* the result profile as YAML (malloc'd) */
     size_t yaml_len;
 } hc_pbisect;
 
-/* Runs the search for profile (a built-in name or a .yaml path) and tier over ps[0..n) at
- * settings s, batch rows per evaluation, threads engine threads. *out is the caller's
- * (hc_pbisect_free). Returns -1 with err only on errors (bad profile, net, positions, I/O);
- * every outcome above is a 0 return. */
-int hc_pbisect_run(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                   const char *profile, const hc_tier *tier, int batch, int threads, hc_pbisect **out,
-                   hc_err *err);
+typedef struct hc_pbisect_opts {
+    const hc_position *search; /* the positions the search evaluates */
+    size_t n_search;
+    const hc_position *verify; /* the positions the result is verified on: none of the search's */
+    size_t n_verify;
+    const hc_eval_settings *settings;
+    const char *profile;       /* a built-in name or a .yaml path */
+    const hc_tier *tier;
+    int batch, threads;        /* rows per evaluation, engine threads */
+} hc_pbisect_opts;
+
+/* Runs the search. *out is the caller's (hc_pbisect_free). Returns -1 with err only on errors
+ * (no search or no verification positions, bad profile, net, positions, I/O); every outcome
+ * above is a 0 return. */
+int hc_pbisect_run(const hc_net *net, const hc_pbisect_opts *o, hc_pbisect **out, hc_err *err);
 void hc_pbisect_free(hc_pbisect *r);
+
+/* The split of one positions set when no separate verification set is given: every
+ * HC_PBISECT_HOLDOUT_EVERY-th position (indices 3, 7, 11, ...: a quarter, spread over the
+ * file rather than its tail, whose positions are often of one game) is held out for the
+ * verification, the rest searched on; at least HC_PBISECT_MIN_VERIFY held out. */
+enum { HC_PBISECT_HOLDOUT_EVERY = 4, HC_PBISECT_MIN_VERIFY = 2 };
+
+typedef struct hc_pbisect_split {
+    hc_position *search, *verify; /* shallow copies: they share the arrays of the positions */
+    size_t n_search, n_verify;
+} hc_pbisect_split;
+
+/* Fills *out from ps[0..n); -1 (HC_EUSAGE, naming the minimum) when n is too small to hold
+ * HC_PBISECT_MIN_VERIFY positions out. Free with hc_pbisect_split_free before the positions. */
+int hc_pbisect_split_positions(const hc_position *ps, size_t n, hc_pbisect_split *out, hc_err *err);
+/* Frees the two arrays (never the positions' own arrays, which ps keeps). */
+void hc_pbisect_split_free(hc_pbisect_split *sp);
 
 #endif

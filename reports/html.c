@@ -479,6 +479,30 @@ static int first_of(const hc_results *rs, size_t i, int by_backend)
     return 1;
 }
 
+/* The distinct reasons of the skipped results of item i's net and backend: ": reason; other". */
+static void skip_reasons(sbuf *b, const hc_results *rs, size_t i)
+{
+    const hc_result *r0 = &rs->items[i];
+    const char *sep = ": ";
+    for (size_t j = i; j < rs->n; j++) {
+        const hc_result *r = &rs->items[j];
+        if (strcmp(r->net, r0->net) != 0 || strcmp(r->backend, r0->backend) != 0 || r->outcome != HC_OUT_SKIPPED)
+            continue;
+        const char *why = r->message ? r->message : "no reason given";
+        int seen = 0;
+        for (size_t k = i; k < j && !seen; k++) {
+            const hc_result *q = &rs->items[k];
+            seen = strcmp(q->net, r0->net) == 0 && strcmp(q->backend, r0->backend) == 0 &&
+                   q->outcome == HC_OUT_SKIPPED && strcmp(q->message ? q->message : "no reason given", why) == 0;
+        }
+        if (seen)
+            continue;
+        sb_printf(b, "%s", sep);
+        sb_esc(b, why);
+        sep = "; ";
+    }
+}
+
 static void summary(sbuf *b, const hc_results *rs)
 {
     sb_printf(b, "<h2>Summary across nets</h2>\n<table><tr><th>net</th><th>model version</th><th>backend</th><th>results</th><th>verdict</th>"
@@ -488,12 +512,16 @@ static void summary(sbuf *b, const hc_results *rs)
             continue;
         const hc_result *r0 = &rs->items[i];
         double p99 = -1, mx = -1;
-        int n = 0, pass = 0, err = 0, nan99 = 0, nanmx = 0;
+        int n = 0, pass = 0, err = 0, skip = 0, nan99 = 0, nanmx = 0;
         for (size_t j = i; j < rs->n; j++) {
             const hc_result *r = &rs->items[j];
             if (strcmp(r->net, r0->net) != 0 || strcmp(r->backend, r0->backend) != 0)
                 continue;
             n++;
+            if (r->outcome == HC_OUT_SKIPPED) {
+                skip++; /* neither passes nor fails: counted apart, never as a failing tier */
+                continue;
+            }
             pass += result_pass(r);
             err += hc_result_is_error(r) || r->outcome == HC_OUT_ERROR;
             if (r->stats) {
@@ -504,7 +532,8 @@ static void summary(sbuf *b, const hc_results *rs)
                 mx = isfinite(c) && c > mx ? c : mx;
             }
         }
-        const char *cls = err ? "err" : pass == n ? "pass" : "fail";
+        int ran = n - skip;
+        const char *cls = err ? "err" : ran == 0 ? "skip" : pass == ran ? "pass" : "fail";
         sb_printf(b, "<tr class=%s><td><a href=\"#net-", cls);
         sb_esc(b, r0->net);
         sb_printf(b, "\">");
@@ -515,8 +544,13 @@ static void summary(sbuf *b, const hc_results *rs)
         else
             sb_printf(b, "<td>-</td><td>");
         sb_esc(b, r0->backend);
-        sb_printf(b, "</td><td class=num>%d</td><td>%s</td>", n,
-                  err ? "error" : pass == n ? "all tiers pass" : "a tier fails");
+        sb_printf(b, "</td><td class=num>%d</td><td>%s", n,
+                  err ? "error" : ran == 0 ? "skipped" : pass == ran ? "all tiers pass" : "a tier fails");
+        if (ran == 0)
+            skip_reasons(b, rs, i);
+        else if (skip > 0)
+            sb_printf(b, "; %d of %d skipped", skip, n);
+        sb_printf(b, "</td>");
         char buf[64];
         sb_printf(b, "<td class=num>%s</td>", nan99 ? "non-finite" : p99 < 0 ? "-" : hc_metric_format(HC_M_WINRATE, p99, buf, sizeof buf));
         sb_printf(b, "<td class=num>%s</td></tr>\n", nanmx ? "non-finite" : mx < 0 ? "-" : hc_metric_format(HC_M_WINRATE, mx, buf, sizeof buf));
@@ -548,6 +582,7 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
                   "tr.pass td:first-child{border-left:4px solid #2ca02c}\n"
                   "tr.fail td:first-child{border-left:4px solid #d62728}\n"
                   "tr.err td:first-child{border-left:4px solid #000}\n"
+                  "tr.skip td:first-child{border-left:4px solid #bbb} tr.skip td{color:#666}\n"
                   "span.pass{color:#2ca02c} span.fail{color:#d62728;font-weight:bold} span.skip{color:#888}\n"
                   ".plots{display:flex;flex-wrap:wrap;gap:8px} figure{margin:0}\n"
                   "svg text{font:10px sans-serif} svg text.pt{font:bold 11px sans-serif} svg text.lim{fill:#555;font-size:9px}\n"

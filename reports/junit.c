@@ -2,6 +2,7 @@
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,16 +92,39 @@ static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
     }
 }
 
-static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, int counts[4])
+/* A result's wall time in whole milliseconds: testcase and testsuite times are sums of these
+ * integers, so that a viewer adding up the testcases gets the suite's time to the digit. */
+static long long time_ms(const hc_result *r)
 {
-    char name[512], cls[512];
-    snprintf(name, sizeof name, "backend=%s mode=%s tier=%s", r->backend ? r->backend : "", r->mode ? r->mode : "",
-             tier < r->n_tiers ? r->tiers[tier].name : "-");
+    return r->seconds > 0 ? llround(r->seconds * 1000.0) : 0;
+}
+
+static void set_ms(xmlNodePtr n, long long ms)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%lld.%03lld", ms / 1000, ms % 1000);
+    xmlNewProp(n, X("time"), X(buf));
+}
+
+/* Net and board lead the name: viewers that show only names would otherwise lose them. */
+static void case_name(char *buf, size_t len, const hc_result *r, const char *rest)
+{
+    snprintf(buf, len, "net=%s board=%s backend=%s mode=%s%s", r->net ? r->net : "", r->board ? r->board : "",
+             r->backend ? r->backend : "", r->mode ? r->mode : "", rest);
+}
+
+/* ms: the time put on this testcase; a result's time goes on its first tier's testcase only,
+ * so a result checked against several tiers is not counted once per tier. */
+static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, long long ms, int counts[4])
+{
+    char name[1024], cls[512], rest[96];
+    snprintf(rest, sizeof rest, " tier=%s", tier < r->n_tiers ? r->tiers[tier].name : "-");
+    case_name(name, sizeof name, r, rest);
     snprintf(cls, sizeof cls, "%s.%s", r->net ? r->net : "", r->board ? r->board : "");
     xmlNodePtr tc = xmlNewChild(suite, NULL, X("testcase"), NULL);
     xmlNewProp(tc, X("name"), X(name));
     xmlNewProp(tc, X("classname"), X(cls));
-    setf(tc, "time", "%.3f", r->seconds >= 0 ? r->seconds : 0.0);
+    set_ms(tc, ms);
     counts[0]++;
     case_properties(tc, r, tier);
     if (r->outcome == HC_OUT_SKIPPED) {
@@ -144,14 +168,13 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, int coun
  * testcase of their own, so that nothing is dropped silently. */
 static void add_skipped_positions(xmlNodePtr suite, const hc_result *r, int counts[4])
 {
-    char name[600], cls[512];
-    snprintf(name, sizeof name, "backend=%s mode=%s/unexpressible", r->backend ? r->backend : "",
-             r->mode ? r->mode : "");
+    char name[1024], cls[512];
+    case_name(name, sizeof name, r, "/unexpressible");
     snprintf(cls, sizeof cls, "%s.%s", r->net ? r->net : "", r->board ? r->board : "");
     xmlNodePtr tc = xmlNewChild(suite, NULL, X("testcase"), NULL);
     xmlNewProp(tc, X("name"), X(name));
     xmlNewProp(tc, X("classname"), X(cls));
-    setf(tc, "time", "%.3f", 0.0);
+    set_ms(tc, 0);
     xmlNodePtr props = xmlNewChild(tc, NULL, X("properties"), NULL);
     char buf[32];
     snprintf(buf, sizeof buf, "%zu", r->n_skipped);
@@ -174,7 +197,7 @@ int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
         return hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
     }
     int total[4] = {0, 0, 0, 0};
-    double total_time = 0;
+    long long total_ms = 0;
     for (size_t i = 0; i < rs->n; i++) {
         if (done[i])
             continue;
@@ -186,18 +209,18 @@ int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
         if (rs->timestamp)
             xmlNewProp(suite, X("timestamp"), X(rs->timestamp));
         int counts[4] = {0, 0, 0, 0}; /* tests, failures, errors, skipped */
-        double time = 0;
+        long long ms = 0;
         for (size_t j = i; j < rs->n; j++) {
             const hc_result *b = &rs->items[j];
             if (done[j] || strcmp(a->net ? a->net : "", b->net ? b->net : "") ||
                 strcmp(a->board ? a->board : "", b->board ? b->board : ""))
                 continue;
             done[j] = 1;
-            time += b->seconds >= 0 ? b->seconds : 0.0;
+            ms += time_ms(b);
             if (b->n_tiers == 0)
-                add_case(suite, b, 0, counts);
+                add_case(suite, b, 0, time_ms(b), counts);
             for (size_t t = 0; t < b->n_tiers; t++)
-                add_case(suite, b, t, counts);
+                add_case(suite, b, t, t == 0 ? time_ms(b) : 0, counts);
             if (b->n_skipped > 0)
                 add_skipped_positions(suite, b, counts);
         }
@@ -205,17 +228,17 @@ int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
         setf(suite, "failures", "%.0f", counts[1]);
         setf(suite, "errors", "%.0f", counts[2]);
         setf(suite, "skipped", "%.0f", counts[3]);
-        setf(suite, "time", "%.3f", time);
+        set_ms(suite, ms);
         for (int k = 0; k < 4; k++)
             total[k] += counts[k];
-        total_time += time;
+        total_ms += ms;
     }
     free(done);
     setf(root, "tests", "%.0f", total[0]);
     setf(root, "failures", "%.0f", total[1]);
     setf(root, "errors", "%.0f", total[2]);
     setf(root, "skipped", "%.0f", total[3]);
-    setf(root, "time", "%.3f", total_time);
+    set_ms(root, total_ms);
 
     xmlChar *mem = NULL;
     int len = 0;

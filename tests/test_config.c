@@ -157,7 +157,7 @@ static void test_shipped(void)
         if (c->settings.max_batch_size != 6 || c->settings.policy_temperature != 1.0 || c->n_tiers != 1)
             ok = 0;
         const char *tier = s->tiers[c->tiers[0]].name;
-        if (strcmp(tier, strcmp(s->backends[c->backend].name, "ref32") ? "fp16" : "fp32"))
+        if (strcmp(tier, strcmp(s->backends[c->backend].name, "ref32-batch-invariance") ? "fp16" : "exact"))
             ok = 0;
     }
     /* requireMaxBoardSize=True: g170 on 9 and 10x14, both transformers on 19: 4 pairs x 2. */

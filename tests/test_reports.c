@@ -180,14 +180,14 @@ static void test_junit(const char *dir)
     xmlFree(fails);
     xmlFree(errs);
     xmlFree(skips);
-    char *ftext = xpath_string(doc, "string(//testcase[@name='backend=emulate:fp16 mode=batched tier=fp32']/failure)");
-    char *fmsg = xpath_string(doc, "string(//testcase[@name='backend=emulate:fp16 mode=batched tier=fp32']/failure/@message)");
+    char *ftext = xpath_string(doc, "string(//testcase[@name='net=netA board=b9 backend=emulate:fp16 mode=batched tier=fp32']/failure)");
+    char *fmsg = xpath_string(doc, "string(//testcase[@name='net=netA board=b9 backend=emulate:fp16 mode=batched tier=fp32']/failure/@message)");
     hc_check("reports-1.6", ftext && strstr(ftext, "leadError max: 2.50000 > limit 0.9 (worst position 13)") &&
              !strstr(ftext, "p99") && fmsg && strstr(fmsg, "tier fp32: 1 of 18 limits exceeded; first: leadError max"),
              "failure text \"%s\" message \"%s\"", ftext, fmsg);
     xmlFree(ftext);
     xmlFree(fmsg);
-    char *emsg = xpath_string(doc, "string(//testsuite[@name='netB.b9']/testcase[@name='backend=emulate:fp16 mode=unbatched tier=fp16']/error/@message)");
+    char *emsg = xpath_string(doc, "string(//testsuite[@name='netB.b9']/testcase[@name='net=netB board=b9 backend=emulate:fp16 mode=unbatched tier=fp16']/error/@message)");
     hc_check("reports-1.7", emsg && strstr(emsg, "non-finite whiteLead = nan at position 7"), "non-finite error \"%s\"", emsg);
     xmlFree(emsg);
     char *crash = xpath_string(doc, "string(//testsuite[@name='netA.rect']/testcase[1]/error/@message)");

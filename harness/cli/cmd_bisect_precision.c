@@ -21,8 +21,10 @@ static const cli_opt opts[] = {
     {"profile", 1, 0, "precision profile: a built-in name (fp16, bf16, ...) or a .yaml path"},
     {"tier", 1, 0, "built-in tier to pass: fp32, fp16, fp32-strict"},
     {"tier-file", 1, 0, "YAML file holding the tier to pass (instead of --tier)"},
-    {"out", 1, 0, "write the result profile (YAML) here"},
-    {"max-positions", 1, 0, "use at most this many positions (default 100)"},
+    {"verify-positions", 1, 0,
+     "verify the result on these positions (default: every 4th of --positions, held out of the search)"},
+    {"out", 1, 0, "write the result profile (YAML) here, only once verified"},
+    {"max-positions", 1, 0, "use at most this many positions of each file (default 100)"},
     {"threads", 1, 0, "evaluation threads (default 1)"},
     {"batch", 1, 0, "positions per batch (default 8)"},
     {"help", 0, 0, "this help"},
@@ -55,9 +57,11 @@ int cmd_bisect_precision(int argc, char **argv)
                "[--out FILE.yaml] [options]\n"
                "Finds a small set of layers that must run in fp32 for profile P to pass tier T against ref32,\n"
                "reports each layer's share of the error (its single-layer worst tier ratio over the sum), and\n"
-               "writes P plus fp32 rules for those layers, verified by re-evaluating it.\n"
+               "writes P plus fp32 rules for those layers once verified: re-read from its YAML and evaluated\n"
+               "on positions the search did not use (every 4th of --positions, or --verify-positions).\n"
                "Exit: 0 found and verified; 1 the tier passes already (profile written unchanged), or no set\n"
-               "passes, or the written profile failed its verification; 2 usage or input error.\n");
+               "passes, or the result failed its verification (NOT VERIFIED: --out is not written, a file\n"
+               "already there is left as it was); 2 usage or input error.\n");
         cli_print_options(stdout, opts);
         return HC_EXIT_OK;
     }
@@ -87,22 +91,54 @@ int cmd_bisect_precision(int argc, char **argv)
     if (!net)
         return cli_fail(cmd, &err);
     hc_net_reduce_activations(net);
-    hc_position *ps = NULL;
-    size_t n = 0;
+    const char *vpath = cli_get(&a, "verify-positions", NULL);
+    hc_position *ps = NULL, *vs = NULL;
+    size_t n = 0, nv = 0;
+    hc_pbisect_split sp = {0};
     hc_pbisect *r = NULL;
     int rc = HC_EXIT_OK;
-    if (hc_positions_load(pos_path, &ps, &n, &err)) {
+    if (hc_positions_load(pos_path, &ps, &n, &err) || (vpath && hc_positions_load(vpath, &vs, &nv, &err))) {
         rc = cli_fail(cmd, &err);
         goto done;
     }
     size_t use = n < (size_t)maxp ? n : (size_t)maxp;
-    hc_eval_settings s = hc_eval_settings_default(nx, ny);
-    if (hc_pbisect_run(net, ps, use, &s, prof, &tier, batch, threads, &r, &err)) {
+    hc_pbisect_opts po = {.search = ps, .n_search = use, .verify = vs, .n_verify = nv < (size_t)maxp ? nv : (size_t)maxp};
+    if (!vpath) {
+        if (hc_pbisect_split_positions(ps, use, &sp, &err)) {
+            hc_err_prefix(&err, "%s: ", pos_path);
+            char why[sizeof err.msg];
+            snprintf(why, sizeof why, "%s", err.msg);
+            hc_err_set(&err, HC_EUSAGE, "%s; give more positions or --verify-positions FILE", why);
+            rc = cli_fail(cmd, &err);
+            goto done;
+        }
+        po.search = sp.search;
+        po.n_search = sp.n_search;
+        po.verify = sp.verify;
+        po.n_verify = sp.n_verify;
+    } else if (nv == 0) {
+        hc_err_set(&err, HC_EUSAGE, "%s: no positions", vpath);
         rc = cli_fail(cmd, &err);
         goto done;
     }
-    printf("bisect-precision: profile %s, tier %s, %zu positions at %dx%d, %d evaluations\n", prof, tier.name, use, nx,
-           ny, r->n_evals);
+    hc_eval_settings s = hc_eval_settings_default(nx, ny);
+    po.settings = &s;
+    po.profile = prof;
+    po.tier = &tier;
+    po.batch = batch;
+    po.threads = threads;
+    if (hc_pbisect_run(net, &po, &r, &err)) {
+        rc = cli_fail(cmd, &err);
+        goto done;
+    }
+    printf("bisect-precision: profile %s, tier %s at %dx%d, %d evaluations\n", prof, tier.name, nx, ny, r->n_evals);
+    if (vpath)
+        printf("positions: search on %zu from %s, verification on %zu from %s%s\n", r->n_search, pos_path,
+               r->n_verify, vpath,
+               strcmp(vpath, pos_path) == 0 ? " (the same file: nothing is held out of the search)" : "");
+    else
+        printf("positions: search on %zu, verification on %zu held out (every %dth of the first %zu of %s)\n",
+               r->n_search, r->n_verify, HC_PBISECT_HOLDOUT_EVERY, use, pos_path);
     print_check("whole profile", &tier, &r->full_stats, &r->full_check);
     if (r->outcome == HC_PB_IMPOSSIBLE) {
         printf("no set passes: even every layer in fp32 fails tier %s (the reference or the tier is broken)\n",
@@ -110,7 +146,10 @@ int cmd_bisect_precision(int argc, char **argv)
         rc = HC_EXIT_FAIL;
         goto done;
     }
-    if (r->outcome != HC_PB_PASSES) {
+    /* the whole profile passed on the search positions: nothing was searched (the outcome is
+     * HC_PB_PASSES, or HC_PB_UNVERIFIED when the verification positions disagree) */
+    int passed_already = r->full_check.pass && !r->full_check.nonfinite;
+    if (!passed_already) {
         printf("%-4s %-48s %10s %7s %s\n", "#", "layer", "ratio", "share", "");
         for (int i = 0; i < r->n_layers; i++) {
             const hc_pbisect_layer *l = &r->layers[i];
@@ -126,17 +165,30 @@ int cmd_bisect_precision(int argc, char **argv)
                 printf(" %s", r->layers[i].name);
         printf("\n");
     } else {
-        printf("the profile passes tier %s already: nothing to escalate (empty set); profile unchanged\n", tier.name);
+        printf("the profile passes tier %s already on the search positions: nothing to escalate (empty set); "
+               "profile unchanged\n",
+               tier.name);
         rc = HC_EXIT_FAIL;
     }
-    print_check("result profile (re-evaluated from its YAML)", &tier, &r->result_stats, &r->result_check);
+    char what[160];
+    snprintf(what, sizeof what, "result profile (re-read from its YAML) on the %zu verification positions",
+             r->n_verify);
+    print_check(what, &tier, &r->result_stats, &r->result_check);
+    const char *out = cli_get(&a, "out", NULL);
     if (r->outcome == HC_PB_UNVERIFIED) {
-        printf("NOT VERIFIED: the written profile fails the tier although the search's set passed\n");
+        /* An unverified profile never takes a verified one's place: nothing is written (a file
+         * already at --out is left as it was), and a script sees a non-zero status. */
+        printf("NOT VERIFIED: the result profile (%d layer(s) escalated) passes tier %s on the %zu search "
+               "positions but fails it on the %zu verification positions%s%s%s\n",
+               r->n_escalated, tier.name, r->n_search, r->n_verify, out ? "; " : "", out ? out : "",
+               out ? " not written" : "");
+        fprintf(stderr, "halfcheck %s: NOT VERIFIED on the verification positions: %s\n", cmd,
+                out ? "--out not written" : "no profile");
         rc = HC_EXIT_FAIL;
+        goto done;
     } else if (r->outcome == HC_PB_FOUND) {
         printf("verified: the result profile passes tier %s\n", tier.name);
     }
-    const char *out = cli_get(&a, "out", NULL);
     if (out) {
         hc_ostream *o = hc_ostream_open(out, &err);
         int bad = !o;
@@ -156,6 +208,8 @@ int cmd_bisect_precision(int argc, char **argv)
     }
 done:
     hc_pbisect_free(r);
+    hc_pbisect_split_free(&sp);
+    hc_positions_free(vs, nv);
     hc_positions_free(ps, n);
     hc_net_free(net);
     return rc;
