@@ -219,6 +219,22 @@ static void part1(void)
                               find(ss, "stale", "batched") && !strstr(find(ss, "stale", "batched")->message, "--seed"),
              "the rerun command does not carry --seed exactly when it must: \"%s\"",
              scr && scr->message ? scr->message : "");
+    /* A suite path the shell would split: the printed command quotes it, and runs as printed. */
+    rc = sh("cd %s && cp g.yaml 'g two.yaml' && %s run 'g two.yaml' --only backend=stale --out two --cache cache --quiet "
+            "2>/dev/null",
+            dir, hc);
+    hc_results_doc *two = readr("two");
+    const hc_result *tr = find(two, "stale", "batched");
+    const char *tcmd = tr ? rerun_of(tr->message) : NULL;
+    int rc2 = tcmd && !strncmp(tcmd, "halfcheck run 'g two.yaml' --only ", 34)
+                  ? sh("cd %s && rm -rf two-rerun && %s%s --out two-rerun --cache cache --quiet 2>/dev/null", dir, hc,
+                       tcmd + strlen("halfcheck"))
+                  : -1;
+    hc_results_doc *tworr = readr("two-rerun");
+    hc_check("gate-1.14", rc == 1 && rc2 == 1 && same_stats(tr, find(tworr, "stale", "batched"), why, sizeof why),
+             "a suite path with a space: \"%s\", rerun exit %d: %s", tcmd ? tcmd : "", rc2, why);
+    hc_results_doc_free(two);
+    hc_results_doc_free(tworr);
     hc_results_doc_free(ss);
     hc_results_doc_free(sc);
     hc_results_doc_free(rr);
@@ -358,7 +374,7 @@ int main(void)
         return 1;
     snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_gate"));
-    hc_plan(1 + 13 + 10 + 4);
+    hc_plan(1 + 14 + 10 + 4);
     const char *be = "'  - {name: ref32, backend: ref32, tiers: [fp32]}' "
                      "'  - {name: fp16, backend: \"emulate:fp16\", tiers: [fp16]}' "
                      "'  - {name: stale, backend: \"mutate:stale-row:ref32\", tiers: [fp32]}' "
@@ -376,7 +392,7 @@ int main(void)
                 "> mixed.yaml",
                 dir, hc, hc, head, be, head, be, head, engine, head, engine, head, engine);
     if (!hc_check("gate-0.1", rc == 0, "could not make the test data in %s", dir)) {
-        hc_skip_n("gate-rest", 13 + 10 + 4, "no test data");
+        hc_skip_n("gate-rest", 14 + 10 + 4, "no test data");
         return hc_test_exit();
     }
     part1();

@@ -218,7 +218,7 @@ int main(void)
         return 1;
     snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_interrupt"));
-    hc_plan(1 + 5 + 5 + 6);
+    hc_plan(1 + 5 + 5 + 1 + 6);
     int rc = sh("cd %s && rm -rf -- * && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 3 --seed 21 --moves 60 --stride 3 --out p9.jsonl.gz 2>/dev/null && "
                 "printf '%%s\\n' 'name: hang' 'nets: [{name: synth, model: net.bin.gz}]' "
@@ -229,11 +229,20 @@ int main(void)
                 "'  - {name: stale, backend: \"mutate:stale-row:ref32\", tiers: [fp32]}' > hang.yaml",
                 dir, hc, hc);
     if (!hc_check("interrupt-0.1", rc == 0, "could not make the test data in %s", dir)) {
-        hc_skip_n("interrupt-rest", 16, "no test data");
+        hc_skip_n("interrupt-rest", 17, "no test data");
         return hc_test_exit();
     }
     run_case(SIGINT, "interrupt-1", "sigint");
     run_case(SIGTERM, "interrupt-2", "sigterm");
+    /* halfcheck merge keeps the mark, and does not call a partial set complete. */
+    rc = sh("cd %s && rm -rf m-int && %s merge run-sigint --out m-int --quiet 2>/dev/null", dir, hc);
+    char mpath[2048];
+    snprintf(mpath, sizeof mpath, "%s/m-int/results.json", dir);
+    hc_err merr = {0};
+    hc_results_doc *md = hc_results_read_json(mpath, &merr);
+    hc_check("interrupt-4.1", rc == 130 && md && hc_results_doc_results(md)->interrupted,
+             "merge of an interrupted run: exit %d (want 130), %s", rc, md ? "merged results not marked" : merr.msg);
+    hc_results_doc_free(md);
 
     /* ci/sweep: the hanging job is running when the sweep is interrupted. */
     sh("cd %s && rm -rf sw sw.err tmp-sw && mkdir tmp-sw", dir);
