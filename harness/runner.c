@@ -199,11 +199,11 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     if (bad) {
         /* Every failure and error names the one command that reruns just this case. */
         char *full = with_rerun(run, c, message);
-        if (!full)
-            return hc_err_set(err, HC_ENOMEM, "out of memory for results");
-        free(message);
-        o->message = full;
-        r->message = full;
+        if (full) { /* out of memory: the message without it */
+            free(message);
+            o->message = full;
+            r->message = full;
+        }
     }
     run->n++;
     return 0;
@@ -878,7 +878,7 @@ static uint64_t case_seed(unsigned seed, const char *net, const char *board, con
 }
 
 static int case_outcome(hc_run *run, const hc_case *c, int mode, size_t n, const hc_nnoutput *ref,
-                        hc_nnoutput *outs, case_side *cs_, int rc, char *message, const char *spec, double secs,
+                        hc_nnoutput *outs, case_side *side, int rc, char *message, const char *spec, double secs,
                         hc_err *err);
 
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
@@ -939,74 +939,63 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
 /* Turns what run_isolated brought back into the case's result (adopting outs, cs's
  * buffers and message). */
 static int case_outcome(hc_run *run, const hc_case *c, int mode, size_t n, const hc_nnoutput *ref,
-                        hc_nnoutput *outs, case_side *cs_, int rc, char *message, const char *spec, double secs,
+                        hc_nnoutput *outs, case_side *side, int rc, char *message, const char *spec, double secs,
                         hc_err *err)
 {
-    case_side cs = *cs_;
-    {
-        /* (one block, as it was in run_case's loop) */
-        if (rc == 0 && cs.n_skipped == n) {
-            /* Every position refused: the case is skipped, with the reasons. */
-            free(outs);
-            free(cs.skipped);
-            char *reason = cs.skip_text ? cs.skip_text : strdup("every position skipped");
-            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
-                return -1;
-            return 0;
-        }
-        const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
-        if (rc && skip) {
-            /* The backend cannot take this case (a setting, an unset engine path): not an error. */
-            char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
-            free(message);
-            free(outs);
-            free(cs.skipped);
-            free(cs.skip_text);
-            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
-                return -1;
-            return 0;
-        }
-        if (rc) {
-            if (!message)
-                message = strdup("out of memory");
-            char *full = NULL;
-            /* Open errors already carry "backend SPEC: " from the registry. */
-            if (message && strncmp(message, "backend ", 8) == 0)
-                full = strdup(message);
-            else if (message && (full = malloc(strlen(spec) + strlen(message) + 16)) != NULL)
-                sprintf(full, "backend %s: %s", spec, message);
-            free(message);
-            run->backend_error = 1;
-            free(outs);
-            free(cs.skipped);
-            free(cs.skip_text);
-            if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err))
-                return -1;
-            return 0;
-        }
-        hc_stats *st = calloc(1, sizeof *st);
-        hc_err serr = {0};
-        if (!st || hc_stats_compute_ex(ref, outs, n, cs.skipped, cs.has_res ? &cs.res : NULL, st, &serr)) {
-            free(st);
-            free_outs(outs, n);
-            free(cs.skipped);
-            free(cs.skip_text);
-            char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
-            run->backend_error = 1;
-            if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err))
-                return -1;
-            return 0;
-        }
+    case_side cs = *side; /* its buffers are adopted */
+    if (rc == 0 && cs.n_skipped == n) {
+        /* Every position refused: the case is skipped, with the reasons. */
+        free(outs);
+        free(cs.skipped);
+        char *reason = cs.skip_text ? cs.skip_text : strdup("every position skipped");
+        return add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err);
+    }
+    const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
+    if (rc && skip) {
+        /* The backend cannot take this case (a setting, an unset engine path): not an error. */
+        char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
+        free(message);
+        free(outs);
+        free(cs.skipped);
+        free(cs.skip_text);
+        return add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err);
+    }
+    if (rc) {
+        if (!message)
+            message = strdup("out of memory");
+        char *full = NULL;
+        /* Open errors already carry "backend SPEC: " from the registry. */
+        if (message && strncmp(message, "backend ", 8) == 0)
+            full = strdup(message);
+        else if (message && (full = malloc(strlen(spec) + strlen(message) + 16)) != NULL)
+            sprintf(full, "backend %s: %s", spec, message);
+        free(message);
+        run->backend_error = 1;
+        free(outs);
+        free(cs.skipped);
+        free(cs.skip_text);
+        return add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err);
+    }
+    hc_stats *st = calloc(1, sizeof *st);
+    hc_err serr = {0};
+    if (!st || hc_stats_compute_ex(ref, outs, n, cs.skipped, cs.has_res ? &cs.res : NULL, st, &serr)) {
+        free(st);
         free_outs(outs, n);
         free(cs.skipped);
-        if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
-            free(cs.skip_text);
-            return -1;
-        }
-        run->items[run->n - 1].n_skipped = cs.n_skipped;
-        run->items[run->n - 1].skip_message = cs.skip_text;
-        run->own[run->n - 1].skip_message = cs.skip_text;
+        free(cs.skip_text);
+        char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
+        run->backend_error = 1;
+        return add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err);
     }
+    free_outs(outs, n);
+    free(cs.skipped);
+    if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
+        free(cs.skip_text);
+        return -1;
+    }
+    run->items[run->n - 1].n_skipped = cs.n_skipped;
+    run->items[run->n - 1].skip_message = cs.skip_text;
+    run->own[run->n - 1].skip_message = cs.skip_text;
     return 0;
 }
 
