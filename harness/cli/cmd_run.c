@@ -157,12 +157,14 @@ int cmd_run(int argc, char **argv)
     hc_suite *suite = hc_suite_load(a.pos[0], &err);
     if (!suite)
         return cli_fail("run", &err);
-    /* No SA_RESTART: the signal interrupts the runner's poll at once. */
-    struct sigaction sa;
+    /* No SA_RESTART: the signal interrupts the runner's poll at once. A SIGINT ignored on entry
+     * (a background job of a script) stays ignored, as the shell meant. */
+    struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
+    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o.stop = &stop_flag;
     hc_run *run = hc_run_suite(suite, &o, &err);
