@@ -554,7 +554,7 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
 /* ---- suites ---- */
 
 static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
-                                         "matrix", "notes", NULL};
+                                         "matrix", "notes", "seed", "allow_skips", NULL};
 static const char *const backend_keys[] = {"name", "backend", "tiers", NULL};
 static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
 
@@ -901,6 +901,13 @@ static int parse_suite(sctx *c, hc_err *err)
         if (!s->modes)
             return err_at(d, &v->start_mark, "", err, "modes: empty list");
     }
+    if ((v = map_get(d, r, "seed"))) {
+        if (get_int(d, v, "seed", "", 0, 2147483647L, &s->seed, err))
+            return -1;
+        s->has_seed = 1;
+    }
+    if ((v = map_get(d, r, "allow_skips")) && get_bool(d, v, "allow_skips", "", &s->allow_skips, err))
+        return -1;
     yaml_node_t *matrix = map_get(d, r, "matrix");
     if (matrix && expect(d, matrix, YAML_SEQUENCE_NODE, "matrix", "", err))
         return -1;

@@ -40,6 +40,9 @@
  *   defaultTiers: [fp32]          tiers of backends that name none
  *   tiers: [PATH | mapping, ...]  user tiers
  *   modes: [unbatched, batched]   default both
+ *   seed: 7                       optional: seeds every batched case's shuffle (default 1)
+ *   allow_skips: true             optional: a run that checks nothing, or skips a backend in
+ *                                 every case, may pass (exit 0 instead of 4)
  *   matrix:                       optional; default: every net x board x backend
  *     - nets: [NAME..]            required
  *       boards: [NAME..]          default all; backends: [NAME..] default all
@@ -101,6 +104,8 @@ typedef struct hc_suite {
     hc_backend_cfg *backends; size_t n_backends;
     hc_tier *tiers;           size_t n_tiers;   /* every tier referenced or defined: built-ins and user */
     int modes;                                  /* HC_MODE_* bits */
+    int has_seed, seed;                         /* seed: (has_seed 0: absent) */
+    int allow_skips;                            /* allow_skips: */
     hc_case *cases;           size_t n_cases;
     void *mem_;                                 /* private: owns every pointer above */
 } hc_suite;

@@ -37,7 +37,9 @@ static void usage(FILE *f)
                "  0  every check passed\n"
                "  1  a threshold failed\n"
                "  2  bad usage, config or input\n"
-               "  3  a backend crashed, hung or produced non-finite output\n");
+               "  3  a backend crashed, hung or produced non-finite output\n"
+               "  4  nothing was checked, or a backend was skipped in every case (run, merge; --allow-skips)\n"
+               "  130  interrupted (run: the reports hold the cases that finished)\n");
 }
 
 int main(int argc, char **argv)

@@ -80,6 +80,9 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
         }
         if (rc == 0 && r->timestamp && (!m->rs.timestamp || strcmp(r->timestamp, m->rs.timestamp) < 0))
             m->rs.timestamp = r->timestamp;
+        /* A part cut short leaves the whole incomplete; skips pass only where every part allowed them. */
+        m->rs.interrupted |= r->interrupted;
+        m->rs.allow_skips = i == 0 ? r->allow_skips : m->rs.allow_skips && r->allow_skips;
     }
     for (size_t i = 0; names && i < n; i++)
         free(names[i]);
@@ -102,16 +105,12 @@ const hc_results *hc_merge_results(const hc_merge *m)
 
 int hc_merge_status(const hc_merge *m)
 {
-    int fail = 0;
-    for (size_t i = 0; i < m->rs.n; i++) {
-        const hc_result *r = &m->rs.items[i];
-        if (hc_result_is_error(r))
-            return 3;
-        if (r->outcome == HC_OUT_CHECKED)
-            for (size_t t = 0; t < r->n_tiers; t++)
-                fail |= !r->checks[t].pass;
-    }
-    return fail;
+    return hc_results_status(&m->rs);
+}
+
+void hc_merge_allow_skips(hc_merge *m)
+{
+    m->rs.allow_skips = 1;
 }
 
 static int mkdir_p(const char *dir, hc_err *err)

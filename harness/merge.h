@@ -18,9 +18,13 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err);
 /* The merged results (owned by the merge); timestamp: the earliest input's. */
 const hc_results *hc_merge_results(const hc_merge *m);
 /* 3 if a result is an error (crash, hang, load failure, non-finite), else 1 if a tier
- * failed, else 0: hc_run_status's order, except that a load failure (2 for a run) reads as 3
- * here, since results.json does not say which inputs failed to load. */
+ * failed, else 4 if nothing was checked or a backend was skipped in every result (unless every
+ * input allowed skips, or hc_merge_allow_skips), else 0: hc_run_status's order, except that a
+ * load failure (2 for a run) reads as 3 here, since results.json does not say which inputs
+ * failed to load. The merged results are marked interrupted when an input is. */
 int hc_merge_status(const hc_merge *m);
+/* Lets skips pass (halfcheck merge --allow-skips); the merged results.json says so. */
+void hc_merge_allow_skips(hc_merge *m);
 /* junit.xml, results.json, report.md, report.csv and report.html into dir (created if absent),
  * each atomically. */
 int hc_merge_write_reports(const hc_merge *m, const char *dir, hc_err *err);

@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "backend.h"
 #include "evaluate.h"
@@ -47,6 +50,9 @@ struct hc_run {
     owned *own;
     size_t n, cap;
     int input_error, backend_error, tier_fail;
+    int interrupted;
+    unsigned seed;       /* the effective seed of the batched shuffles */
+    char rerun_tail[64]; /* what a rerun command needs beyond the case: " --seed N" or "" */
     int cache_hits, cache_misses;
     hc_results results;
     char timestamp[32];
@@ -66,11 +72,62 @@ hc_run_options hc_run_options_default(void)
     return o;
 }
 
+static int stopped(const hc_run_options *opts)
+{
+    return opts->stop && *opts->stop;
+}
+
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* s as one shell word: as it is when it holds only characters no shell treats specially,
+ * else single-quoted. Returns the bytes written (truncated to len). */
+static size_t shell_word(char *out, size_t len, const char *s)
+{
+    size_t o = 0;
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        plain = plain && (strchr("_-./:=,@+%", *p) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                          (*p >= '0' && *p <= '9'));
+    for (const char *p = plain ? s : "'"; *p && o + 1 < len; p++)
+        out[o++] = *p;
+    for (const char *p = s; !plain && *p && o + 5 < len; p++) {
+        if (*p == '\'') {
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    if (!plain && o + 1 < len)
+        out[o++] = '\'';
+    out[o < len ? o : len - 1] = '\0';
+    return o < len ? o : len - 1;
+}
+
+/* message, then the command that reruns just case c ("rerun: halfcheck run SUITE --only
+ * net=N,board=B,backend=K"), malloc'd. The suite's path is as it was given. */
+static char *with_rerun(const hc_run *run, const hc_case *c, const char *message)
+{
+    const hc_suite *s = run->suite;
+    char only[1200], cmd[4096];
+    snprintf(only, sizeof only, "net=%s,board=%s,backend=%s", s->nets[c->net].name, s->boards[c->board].name,
+             s->backends[c->backend].name);
+    size_t o = (size_t)snprintf(cmd, sizeof cmd, "%s%srerun: halfcheck run ", message ? message : "",
+                                message && *message ? "; " : "");
+    if (o < sizeof cmd)
+        o += shell_word(cmd + o, sizeof cmd - o, s->path ? s->path : "SUITE");
+    if (o < sizeof cmd)
+        o += (size_t)snprintf(cmd + o, sizeof cmd - o, " --only ");
+    if (o < sizeof cmd)
+        o += shell_word(cmd + o, sizeof cmd - o, only);
+    if (o < sizeof cmd)
+        snprintf(cmd + o, sizeof cmd - o, "%s", run->rerun_tail);
+    return strdup(cmd);
 }
 
 /* Appends a result; the strings and arrays given are adopted by the run. */
@@ -136,6 +193,18 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     r->model_version = run->model_version;
     if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
         run->backend_error = 1;
+    int bad = outcome == HC_OUT_ERROR || (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats));
+    for (size_t t = 0; outcome == HC_OUT_CHECKED && t < c->n_tiers; t++)
+        bad |= !o->checks[t].pass;
+    if (bad) {
+        /* Every failure and error names the one command that reruns just this case. */
+        char *full = with_rerun(run, c, message);
+        if (full) { /* out of memory: the message without it */
+            free(message);
+            o->message = full;
+            r->message = full;
+        }
+    }
     run->n++;
     return 0;
 }
@@ -289,7 +358,7 @@ static int report_progress(void *user, size_t done, size_t total)
     progress_ctx *pc = user;
     if (pc->opts->progress)
         pc->opts->progress(pc->opts->progress_user, pc->what, done, total);
-    return 0;
+    return stopped(pc->opts); /* non-zero stops the evaluation */
 }
 
 /* Sent through the progress pipe once the backend is open (done counts are far smaller). */
@@ -562,23 +631,41 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
         return -1;
     }
     if (pid == 0) {
+        /* Its own process group, so that a hang or an interrupt kills whatever the backend
+         * started (an engine) with it; the parent's signal handlers are the CLI's, not its. */
+        setpgid(0, 0);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+#ifdef __linux__
+        /* A parent killed outright (SIGKILL) cannot kill the group: the child follows it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(12);
+#endif
         close(pfd[0]);
         child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], records, sfd, errfile);
     }
+    setpgid(pid, pid); /* as the child does: whichever runs first */
     close(rfd);
     close(sfd);
     close(pfd[1]);
     size_t done = 0;
-    int hung = 0, opened = 0;
+    int hung = 0, opened = 0, stop = 0;
     double last = now_s();
     for (;;) {
         struct pollfd p = {.fd = pfd[0], .events = POLLIN};
         double left = opts->timeout_s - (now_s() - last);
+        if (stopped(opts)) {
+            stop = 1;
+            break;
+        }
         if (left <= 0) {
             hung = 1;
             break;
         }
-        int pr = poll(&p, 1, (int)(left * 1000) + 1);
+        /* A signal interrupts poll (EINTR); the short timeout covers one that lands just
+         * before it. */
+        int pr = poll(&p, 1, left > 0.2 ? 200 : (int)(left * 1000) + 1);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr == 0)
@@ -601,12 +688,25 @@ static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spe
             continue;
         break; /* EOF: the child is gone or going */
     }
-    if (hung)
-        kill(pid, SIGKILL);
+    if (hung || stop)
+        kill(-pid, SIGKILL);
     close(pfd[0]);
     int status = 0;
+    /* Wait for the child without reaping it, so that its process group id cannot have been
+     * reused, then kill what it left behind (an engine of a backend that crashed). */
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    kill(-pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    if (stop) {
+        unlink(records);
+        unlink(sidefile);
+        unlink(errfile);
+        run->interrupted = 1;
+        return -2;
+    }
     unsigned char *got = calloc(n ? n : 1, 1);
     hc_err err = {0};
     long k = got ? hc_nnoutput_read_records(records, outs, got, n, &err) : -1;
@@ -758,6 +858,29 @@ static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, ch
     return 0;
 }
 
+/* The seed of a batched case's shuffle: FNV-1a 64 over the run's seed and the case's names,
+ * so that a case deals the same batches whichever cases run beside it. */
+static uint64_t case_seed(unsigned seed, const char *net, const char *board, const char *backend, const char *mode)
+{
+    char text[64];
+    snprintf(text, sizeof text, "halfcheck-batches v1 seed %u", seed);
+    const char *parts[5] = {text, net, board, backend, mode};
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int k = 0; k < 5; k++) {
+        for (const unsigned char *p = (const unsigned char *)parts[k]; *p; p++) {
+            h ^= *p;
+            h *= 0x100000001b3ull;
+        }
+        h ^= 0xff; /* a separator no name holds as a byte of UTF-8 */
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int case_outcome(hc_run *run, const hc_case *c, int mode, size_t n, const hc_nnoutput *ref,
+                        hc_nnoutput *outs, case_side *side, int rc, char *message, const char *spec, double secs,
+                        hc_err *err);
+
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
                     size_t n, const hc_nnoutput *ref, hc_err *err)
 {
@@ -779,11 +902,14 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             order = malloc(sizeof(size_t) * (n ? n : 1));
             if (!order)
                 return hc_err_set(err, HC_ENOMEM, "out of memory");
-            shuffled_order(order, n, opts->seed + 7919u * (unsigned)(c - s->cases));
+            shuffled_order(order, n, case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
+                                               mode_name(mode)));
         }
         char what[512];
         snprintf(what, sizeof what, "%s %s %s %s", s->nets[c->net].name, s->boards[c->board].name, bc->name,
                  mode_name(mode));
+        if (opts->progress)
+            opts->progress(opts->progress_user, what, 0, n);
         hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
         case_side cs = {0};
         cs.skipped = calloc(n ? n : 1, 1);
@@ -794,68 +920,82 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
                                     : -1;
         double secs = now_s() - t0;
         free(order);
-        if (rc == 0 && cs.n_skipped == n) {
-            /* Every position refused: the case is skipped, with the reasons. */
-            free(outs);
-            free(cs.skipped);
-            char *reason = cs.skip_text ? cs.skip_text : strdup("every position skipped");
-            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
-                return -1;
-            continue;
-        }
-        const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
-        if (rc && skip) {
-            /* The backend cannot take this case (a setting, an unset engine path): not an error. */
-            char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
-            free(message);
+        if (rc == -2) {
+            /* Stopped: the case has no result, and no further case starts. */
             free(outs);
             free(cs.skipped);
             free(cs.skip_text);
-            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err))
-                return -1;
-            continue;
+            return 0;
         }
-        if (rc) {
-            if (!message)
-                message = strdup("out of memory");
-            char *full = NULL;
-            /* Open errors already carry "backend SPEC: " from the registry. */
-            if (message && strncmp(message, "backend ", 8) == 0)
-                full = strdup(message);
-            else if (message && asprintf(&full, "backend %s: %s", spec, message) < 0)
-                full = NULL;
-            free(message);
-            run->backend_error = 1;
-            free(outs);
-            free(cs.skipped);
-            free(cs.skip_text);
-            if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err))
-                return -1;
-            continue;
-        }
-        hc_stats *st = calloc(1, sizeof *st);
-        hc_err serr = {0};
-        if (!st || hc_stats_compute_ex(ref, outs, n, cs.skipped, cs.has_res ? &cs.res : NULL, st, &serr)) {
-            free(st);
-            free_outs(outs, n);
-            free(cs.skipped);
-            free(cs.skip_text);
-            char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
-            run->backend_error = 1;
-            if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err))
-                return -1;
-            continue;
-        }
+        size_t before = run->n;
+        if (case_outcome(run, c, mode, n, ref, outs, &cs, rc, message, spec, secs, err))
+            return -1;
+        if (opts->case_end && run->n > before)
+            opts->case_end(opts->progress_user, what, n, secs, &run->items[run->n - 1]);
+    }
+    return 0;
+}
+
+/* Turns what run_isolated brought back into the case's result (adopting outs, cs's
+ * buffers and message). */
+static int case_outcome(hc_run *run, const hc_case *c, int mode, size_t n, const hc_nnoutput *ref,
+                        hc_nnoutput *outs, case_side *side, int rc, char *message, const char *spec, double secs,
+                        hc_err *err)
+{
+    case_side cs = *side; /* its buffers are adopted */
+    if (rc == 0 && cs.n_skipped == n) {
+        /* Every position refused: the case is skipped, with the reasons. */
+        free(outs);
+        free(cs.skipped);
+        char *reason = cs.skip_text ? cs.skip_text : strdup("every position skipped");
+        return add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err);
+    }
+    const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
+    if (rc && skip) {
+        /* The backend cannot take this case (a setting, an unset engine path): not an error. */
+        char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
+        free(message);
+        free(outs);
+        free(cs.skipped);
+        free(cs.skip_text);
+        return add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err);
+    }
+    if (rc) {
+        if (!message)
+            message = strdup("out of memory");
+        char *full = NULL;
+        /* Open errors already carry "backend SPEC: " from the registry. */
+        if (message && strncmp(message, "backend ", 8) == 0)
+            full = strdup(message);
+        else if (message && (full = malloc(strlen(spec) + strlen(message) + 16)) != NULL)
+            sprintf(full, "backend %s: %s", spec, message);
+        free(message);
+        run->backend_error = 1;
+        free(outs);
+        free(cs.skipped);
+        free(cs.skip_text);
+        return add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err);
+    }
+    hc_stats *st = calloc(1, sizeof *st);
+    hc_err serr = {0};
+    if (!st || hc_stats_compute_ex(ref, outs, n, cs.skipped, cs.has_res ? &cs.res : NULL, st, &serr)) {
+        free(st);
         free_outs(outs, n);
         free(cs.skipped);
-        if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
-            free(cs.skip_text);
-            return -1;
-        }
-        run->items[run->n - 1].n_skipped = cs.n_skipped;
-        run->items[run->n - 1].skip_message = cs.skip_text;
-        run->own[run->n - 1].skip_message = cs.skip_text;
+        free(cs.skip_text);
+        char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
+        run->backend_error = 1;
+        return add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err);
     }
+    free_outs(outs, n);
+    free(cs.skipped);
+    if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
+        free(cs.skip_text);
+        return -1;
+    }
+    run->items[run->n - 1].n_skipped = cs.n_skipped;
+    run->items[run->n - 1].skip_message = cs.skip_text;
+    run->own[run->n - 1].skip_message = cs.skip_text;
     return 0;
 }
 
@@ -898,7 +1038,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
     hc_nnoutput *ref = NULL;
     const hc_board_cfg *ref_settings = NULL;
     int rc = 0;
-    for (size_t k = 0; rc == 0 && k < s->n_cases; k++) {
+    for (size_t k = 0; rc == 0 && !run->interrupted && k < s->n_cases; k++) {
         const hc_case *c = &s->cases[k];
         if (c->net != ni || c->board != bi)
             continue;
@@ -920,13 +1060,22 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             hc_eval_settings es = settings_of(cs);
             char what[512];
             snprintf(what, sizeof what, "%s %s reference", s->nets[ni].name, board->name);
+            if (opts->progress)
+                opts->progress(opts->progress_user, what, 0, n);
+            double t0 = now_s();
             if (!ref || reference(run, opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
                 free(ref);
                 ref = NULL;
+                if (stopped(opts)) {
+                    run->interrupted = 1;
+                    break;
+                }
                 hc_err_prefix(&cerr, "fp32 reference: ");
                 bad = 1;
             } else {
                 ref_settings = cs;
+                if (opts->case_end)
+                    opts->case_end(opts->progress_user, what, n, now_s() - t0, NULL);
             }
         }
         if (bad) {
@@ -935,6 +1084,10 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             continue;
         }
         rc = run_case(run, opts, c, net, ps, n, ref, err);
+        if (run->interrupted || stopped(opts)) {
+            run->interrupted = 1;
+            break;
+        }
     }
     free_outs(ref, n);
     hc_positions_free(ps, n);
@@ -1020,8 +1173,16 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         free(run);
         return NULL;
     }
+    run->seed = opts->seed_given ? opts->seed : suite->has_seed ? (unsigned)suite->seed : 1u;
+    unsigned suite_seed = suite->has_seed ? (unsigned)suite->seed : 1u;
+    if (run->seed != suite_seed)
+        snprintf(run->rerun_tail, sizeof run->rerun_tail, " --seed %u", run->seed);
     int rc = 0;
     for (size_t ni = 0; rc == 0 && ni < suite->n_nets; ni++) {
+        if (stopped(opts))
+            run->interrupted = 1;
+        if (run->interrupted)
+            break;
         int used = 0;
         for (size_t k = 0; k < suite->n_cases; k++)
             used |= suite->cases[k].net == ni;
@@ -1035,7 +1196,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
             check_net(nc, net, digest, &lerr) == 0) {
             hc_net_reduce_activations(net);
             run->model_version = net->model_version;
-            for (size_t bi = 0; rc == 0 && bi < suite->n_boards; bi++) {
+            for (size_t bi = 0; rc == 0 && !run->interrupted && bi < suite->n_boards; bi++) {
                 int pair = 0;
                 for (size_t k = 0; k < suite->n_cases; k++)
                     pair |= suite->cases[k].net == ni && suite->cases[k].board == bi;
@@ -1057,6 +1218,8 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     run->results.version = HC_VERSION;
     run->results.items = run->items;
     run->results.n = run->n;
+    run->results.interrupted = run->interrupted;
+    run->results.allow_skips = opts->allow_skips || suite->allow_skips;
     if (rc) {
         hc_run_free(run);
         return NULL;
@@ -1075,10 +1238,12 @@ int hc_run_status(const hc_run *run)
         return 2;
     if (run->backend_error)
         return 3;
-    for (size_t i = 0; i < run->n; i++)
-        if (hc_result_is_error(&run->items[i]))
-            return 3;
-    return run->tier_fail ? 1 : 0;
+    return hc_results_status(&run->results);
+}
+
+int hc_run_interrupted(const hc_run *run)
+{
+    return run->interrupted;
 }
 
 int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)

@@ -7,6 +7,8 @@
 #ifndef HC_RUNNER_H
 #define HC_RUNNER_H
 
+#include <signal.h>
+
 #include "config.h"
 #include "err.h"
 #include "results.h"
@@ -16,10 +18,23 @@ typedef struct hc_run_options {
     const char *tmp_dir;   /* parent of this run's private scratch directory; NULL: $TMPDIR or /tmp */
     int threads;           /* evaluation threads per backend (>= 1) */
     double timeout_s;      /* a backend case with no progress for this long is killed as hung */
-    /* Called as evaluations advance (what: "net board backend mode"); may be NULL. */
+    /* Called as evaluations advance (what: "net board backend mode", or "net board reference"),
+     * first with done = 0 when the case starts; may be NULL. */
     void (*progress)(void *user, const char *what, size_t done, size_t total);
+    /* Called when a case ends with its result (NULL for a reference computation), not for a
+     * case cut short by stop; may be NULL. Shares progress_user. */
+    void (*case_end)(void *user, const char *what, size_t total, double seconds, const hc_result *r);
     void *progress_user;
-    unsigned seed;         /* seeds the shuffled batch order of batched mode */
+    /* The batched cases' shuffle is a function of the case alone (net, board, backend and mode
+     * names, and the seed), so that every entry point (the whole suite, --only, a sweep) deals
+     * the same batches. seed_given 0: the suite's seed: (default 1). */
+    unsigned seed;
+    int seed_given;
+    int allow_skips;       /* skips may pass (as the suite's allow_skips:); see hc_run_status */
+    /* Polled while the run goes on (the CLI's signal handler sets it): once non-zero, the case
+     * under way is stopped (its process group killed), no further case starts, and the run
+     * returns what finished, marked interrupted. NULL: never stops. */
+    const volatile sig_atomic_t *stop;
     /* Case filter "net=N,board=B,backend=K" (any subset of the keys; NULL: every case), so that
      * a sweep can run one case per process. A name the suite lacks, or a filter that selects
      * nothing, is an HC_EUSAGE error of hc_run_suite. */
@@ -39,8 +54,13 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
 const hc_results *hc_run_results(const hc_run *run);
 
 /* Exit status of the run: 2 if an input (net, positions) failed to load, else 3 if a backend
- * crashed, hung, failed or produced non-finite output, else 1 if a tier failed, else 0. */
+ * crashed, hung, failed or produced non-finite output, else 1 if a tier failed, else 4 if no
+ * check ran or a backend was skipped in every case (unless skips are allowed: the suite's
+ * allow_skips: or hc_run_options.allow_skips), else 0. An interrupted run has the status of
+ * what finished; the CLI exits 130 for it. */
 int hc_run_status(const hc_run *run);
+/* Whether the run was stopped through hc_run_options.stop before every case ran. */
+int hc_run_interrupted(const hc_run *run);
 
 /* Writes junit.xml, results.json, report.md, report.csv and report.html into dir (created if absent),
  * each atomically. */

@@ -135,6 +135,11 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, long lon
         char buf[400];
         const char *msg = r->outcome == HC_OUT_ERROR ? (r->message ? r->message : "backend error")
                                                      : hc_result_nonfinite_text(r, buf, sizeof buf);
+        char full[4600];
+        if (r->outcome != HC_OUT_ERROR && r->message) { /* the command that reruns the case */
+            snprintf(full, sizeof full, "%s; %s", msg, r->message);
+            msg = full;
+        }
         xmlNodePtr e = xmlNewChild(tc, NULL, X("error"), NULL);
         xmlNewProp(e, X("message"), X(msg));
         xmlNewProp(e, X("type"), X(r->outcome == HC_OUT_ERROR ? "BackendError" : "NonFinite"));
@@ -142,7 +147,7 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, long lon
         counts[2]++;
     } else if (tier < r->n_tiers && r->checks && !r->checks[tier].pass) {
         const hc_tier_check *c = &r->checks[tier];
-        char msg[400], val[64], lim[64];
+        char msg[4600], val[64], lim[64];
         int m = c->first_fail_metric, p = c->first_fail_pct;
         char resb[96] = "";
         if (r->stats->res[m] > 0) {
@@ -153,6 +158,8 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, long lon
                  c->n_failed, c->n_checked, hc_metric_infos[m].name, hc_pct_names[p],
                  hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
                  hc_limit_format(&r->tiers[tier], m, p, lim, sizeof lim), resb);
+        if (r->message) /* the command that reruns the case */
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "; %s", r->message);
         xmlNodePtr f = xmlNewChild(tc, NULL, X("failure"), NULL);
         xmlNewProp(f, X("message"), X(msg));
         xmlNewProp(f, X("type"), X("TierExceeded"));
@@ -234,6 +241,26 @@ int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
         total_ms += ms;
     }
     free(done);
+    if (rs->interrupted) {
+        /* A run cut short must not read as a clean one in a CI's test report. */
+        xmlNodePtr suite = xmlNewChild(root, NULL, X("testsuite"), NULL);
+        xmlNewProp(suite, X("name"), X("halfcheck"));
+        xmlNodePtr tc = xmlNewChild(suite, NULL, X("testcase"), NULL);
+        xmlNewProp(tc, X("name"), X("interrupted"));
+        xmlNewProp(tc, X("classname"), X("halfcheck"));
+        setf(tc, "time", "%.3f", 0.0);
+        xmlNodePtr e = xmlNewChild(tc, NULL, X("error"), NULL);
+        const char *msg = "the run was interrupted (SIGINT or SIGTERM): only the cases that finished are reported";
+        xmlNewProp(e, X("message"), X(msg));
+        xmlNewProp(e, X("type"), X("Interrupted"));
+        setf(suite, "tests", "%.0f", 1.0);
+        setf(suite, "failures", "%.0f", 0.0);
+        setf(suite, "errors", "%.0f", 1.0);
+        setf(suite, "skipped", "%.0f", 0.0);
+        setf(suite, "time", "%.3f", 0.0);
+        total[0]++;
+        total[2]++;
+    }
     setf(root, "tests", "%.0f", total[0]);
     setf(root, "failures", "%.0f", total[1]);
     setf(root, "errors", "%.0f", total[2]);

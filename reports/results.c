@@ -254,6 +254,11 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
                              items);
     if (!root)
         return hc_err_set(err, HC_EINTERNAL, "%s: could not build the JSON document", path);
+    /* Only when set, so that the files of complete runs keep their bytes. */
+    if (rs->interrupted)
+        json_object_set_new(root, "interrupted", json_true());
+    if (rs->allow_skips)
+        json_object_set_new(root, "allowSkips", json_true());
     char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     json_decref(root);
     if (!text)
@@ -344,6 +349,14 @@ static int rd_str(rd *r, json_t *o, const char *field, int required, char **out)
     if ((!v || json_is_null(v)) && !required)
         return 0;
     return rd_fail(r, field, v ? "not a string" : "missing");
+}
+
+/* An optional boolean: absent reads as 0. */
+static int rd_flag(rd *r, json_t *o, const char *field, int *out)
+{
+    json_t *v = json_object_get(o, field);
+    *out = v && json_is_true(v);
+    return !v || json_is_boolean(v) ? 0 : rd_fail(r, field, "not a boolean");
 }
 
 static int rd_nonfinite(rd *r, json_t *o, const char *field, hc_nonfinite *nf)
@@ -635,6 +648,8 @@ hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *
     if (ok && (rd_str(&r, root, "suite", 0, &d->suite) || rd_str(&r, root, "timestamp", 0, &d->timestamp) ||
                rd_str(&r, root, "version", 0, &d->version)))
         ok = 0;
+    if (ok && (rd_flag(&r, root, "interrupted", &d->rs.interrupted) || rd_flag(&r, root, "allowSkips", &d->rs.allow_skips)))
+        ok = 0;
     if (ok) {
         size_t n = json_array_size(items);
         d->items = calloc(n ? n : 1, sizeof *d->items);
@@ -676,4 +691,54 @@ hc_results_doc *hc_results_read_json(const char *path, hc_err *err)
 const hc_results *hc_results_doc_results(const hc_results_doc *d)
 {
     return &d->rs;
+}
+
+void hc_results_count(const hc_results *rs, hc_check_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        size_t k = r->n_tiers ? r->n_tiers : 1;
+        c->checks += k;
+        if (r->outcome == HC_OUT_SKIPPED) {
+            c->skipped += k;
+        } else if (hc_result_is_error(r)) {
+            c->errored += k;
+        } else {
+            for (size_t t = 0; t < r->n_tiers; t++) {
+                if (r->checks && r->checks[t].pass)
+                    c->passed++;
+                else
+                    c->failed++;
+            }
+            if (r->n_tiers == 0)
+                c->passed++;
+        }
+    }
+    c->nothing_checked = c->passed + c->failed == 0;
+    /* A backend skipped wherever it appears: its whole column of the matrix says nothing. */
+    for (size_t i = 0; i < rs->n && !c->backend_all_skipped; i++) {
+        const char *b = rs->items[i].backend ? rs->items[i].backend : "";
+        int all = 1;
+        for (size_t j = 0; j < rs->n && all; j++)
+            if (!strcmp(b, rs->items[j].backend ? rs->items[j].backend : ""))
+                all = rs->items[j].outcome == HC_OUT_SKIPPED;
+        if (all) {
+            c->backend_all_skipped = 1;
+            c->skipped_backend = rs->items[i].backend;
+        }
+    }
+}
+
+int hc_results_status(const hc_results *rs)
+{
+    hc_check_counts c;
+    hc_results_count(rs, &c);
+    if (c.errored)
+        return 3;
+    if (c.failed)
+        return 1;
+    if (!rs->allow_skips && (c.nothing_checked || c.backend_all_skipped))
+        return 4;
+    return 0;
 }

@@ -42,7 +42,31 @@ typedef struct hc_results {
     const char *version;                /* halfcheck version, or NULL */
     const hc_result *items;
     size_t n;
+    /* The run was stopped (SIGINT/SIGTERM) before every case ran: the results are of the cases
+     * that finished. Written to results.json as "interrupted": true, only when set. */
+    int interrupted;
+    /* The suite (allow_skips: true) or the command line (--allow-skips) lets a run in which
+     * nothing was checked, or a backend was skipped in every case, pass. Written as
+     * "allowSkips": true, only when set, so that halfcheck merge applies the same rule. */
+    int allow_skips;
 } hc_results;
+
+/* Checks, as the final line of `halfcheck run` and `halfcheck merge` counts them: one per
+ * result x tier (one per result that has no tier); a checked result's tier check passed or
+ * failed, every check of an error result (or a checked one with non-finite figures) errored,
+ * every check of a skipped result skipped. */
+typedef struct hc_check_counts {
+    size_t checks, passed, failed, errored, skipped;
+    int nothing_checked;      /* no check passed or failed */
+    int backend_all_skipped;  /* a backend (by name) was skipped in every result of it */
+    const char *skipped_backend; /* the first such backend, or NULL */
+} hc_check_counts;
+void hc_results_count(const hc_results *rs, hc_check_counts *c);
+
+/* The exit status the results call for: 3 if a result is an error, else 1 if a tier failed,
+ * else 4 if nothing was checked or a backend was skipped in every result (unless
+ * rs->allow_skips), else 0. (A run also knows about inputs that failed to load: 2 first.) */
+int hc_results_status(const hc_results *rs);
 
 /* Whether a checked result counts as an error for reports (non-finite anywhere). */
 int hc_result_is_error(const hc_result *r);

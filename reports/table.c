@@ -49,6 +49,7 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
     if (hc_result_is_error(r)) {
         char buf[400];
         if (hc_ostream_printf(o, err, "- **ERROR**: ") || md_text(o, hc_result_nonfinite_text(r, buf, sizeof buf), err) ||
+            (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))) ||
             hc_ostream_printf(o, err, "\n"))
             return -1;
     }
@@ -65,7 +66,8 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
             if (hc_ostream_printf(o, err, "; %d of %d limits exceeded, first %s %s %s > %s%s", c->n_failed, c->n_checked,
                                   hc_metric_infos[m].name, hc_pct_names[p],
                                   hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                                  hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), resb))
+                                  hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), resb) ||
+                (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))))
                 return -1;
         }
         if (hc_ostream_printf(o, err, "\n"))
@@ -183,6 +185,9 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
     int rc = done ? 0 : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
     if (!rc)
         rc = hc_ostream_printf(o, err, "## halfcheck: %s\n\n", rs->suite ? rs->suite : "results");
+    if (!rc && rs->interrupted)
+        rc = hc_ostream_printf(o, err, "**Interrupted**: the run was stopped (SIGINT or SIGTERM) before every case ran; "
+                                       "only the cases that finished are reported.\n\n");
     for (size_t i = 0; !rc && i < rs->n; i++) {
         if (done[i])
             continue;
@@ -289,10 +294,14 @@ static int csv_row(hc_ostream *o, const hc_result *r, size_t tier, int metric, h
     if (r->n_skipped > 0)
         snprintf(buf[12], 64, "%zu", r->n_skipped);
     f[k++] = buf[12];
-    char nf[400] = "";
+    char nf[4600] = "";
     const char *msg = r->message;
-    if (!msg && hc_result_is_error(r))
-        msg = hc_result_nonfinite_text(r, nf, sizeof nf);
+    if (r->outcome == HC_OUT_CHECKED && hc_result_is_error(r)) {
+        hc_result_nonfinite_text(r, nf, sizeof nf);
+        if (r->message) /* the command that reruns the case */
+            snprintf(nf + strlen(nf), sizeof nf - strlen(nf), "; %s", r->message);
+        msg = nf;
+    }
     f[k++] = msg;
     for (int i = 0; i < k; i++)
         if (csv_field(o, f[i], i == k - 1, err))

@@ -12,7 +12,9 @@ enum {
     HC_EXIT_OK = 0,        /* every check passed */
     HC_EXIT_FAIL = 1,      /* a threshold failed */
     HC_EXIT_USAGE = 2,     /* bad usage, config or input */
-    HC_EXIT_BACKEND = 3    /* a backend crashed, hung or produced non-finite output */
+    HC_EXIT_BACKEND = 3,   /* a backend crashed, hung or produced non-finite output */
+    HC_EXIT_NOTHING = 4,   /* nothing checked, or a backend skipped in every case (runner.h) */
+    HC_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM: the reports hold the cases that finished */
 };
 
 /* An option a command accepts: "--name value" or "--name=value"; flags take no value. */

@@ -1,4 +1,5 @@
 /* halfcheck run SUITE.yaml: the main job. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +17,33 @@ static const cli_opt opts[] = {
     {"no-cache", 0, 0, "always recompute the fp32 reference"},
     {"threads", 1, 0, "evaluation threads (default 2)"},
     {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)"},
-    {"seed", 1, 0, "seed of the shuffled batch order (default 1)"},
+    {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)"},
     {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)"},
-    {"quiet", 0, 0, "no progress line and no table on stdout"},
+    {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)"},
+    {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line"},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"Your nets\")"},
     {"help", 0, 0, "this help"},
     {NULL, 0, 0, NULL},
 };
 
+/* Set by SIGINT/SIGTERM; the runner polls it through hc_run_options.stop. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    stop_flag = sig;
+}
+
+/* The progress of the case under way: on a terminal one line rewritten in place, elsewhere (a
+ * CI log) a line when a case starts and ends and a heartbeat at most every 30 s. */
 typedef struct progress_state {
-    double start;
-    char what[256];
+    int tty;
+    double start, last_line;
+    size_t done;
+    char what[512];
 } progress_state;
+
+enum { HEARTBEAT_S = 30 };
 
 static double now_s(void)
 {
@@ -36,19 +52,65 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* ", 12.3 pos/s" once a rate means something (a second and some positions behind it). */
+static const char *rate_text(char *buf, size_t len, size_t done, double elapsed)
+{
+    buf[0] = '\0';
+    if (elapsed >= 1.0 && done > 0)
+        snprintf(buf, len, ", %.1f pos/s", (double)done / elapsed);
+    return buf;
+}
+
 static void progress(void *user, const char *what, size_t done, size_t total)
 {
     progress_state *ps = user;
-    if (strcmp(ps->what, what) != 0) {
+    double t = now_s();
+    if (done == 0 || strcmp(ps->what, what) != 0) {
+        /* The case starts now: its rate counts from here, not from its first report. */
         snprintf(ps->what, sizeof ps->what, "%s", what);
-        ps->start = now_s();
+        ps->start = ps->last_line = t;
+        if (!ps->tty)
+            fprintf(stderr, "halfcheck run: %s: started, %zu positions\n", what, total);
     }
-    double el = now_s() - ps->start;
-    double rate = el > 0 ? (double)done / el : 0;
-    fprintf(stderr, "\r\033[K%s: %zu/%zu, %.0f pos/s, ETA %.0fs", what, done, total, rate,
-            rate > 0 ? (double)(total - done) / rate : 0.0);
-    if (done == total)
-        fprintf(stderr, "\n");
+    ps->done = done;
+    double el = t - ps->start;
+    char rate[64];
+    if (ps->tty) {
+        double r = el >= 1.0 && done > 0 ? (double)done / el : 0;
+        fprintf(stderr, "\r\033[K%s: %zu/%zu%s", what, done, total, rate_text(rate, sizeof rate, done, el));
+        if (r > 0)
+            fprintf(stderr, ", ETA %.0fs", (double)(total - done) / r);
+    } else if (t - ps->last_line >= HEARTBEAT_S) {
+        ps->last_line = t;
+        fprintf(stderr, "halfcheck run: %s: %zu/%zu positions after %.0f s%s\n", what, done, total, el,
+                rate_text(rate, sizeof rate, done, el));
+    }
+}
+
+static const char *verdict_of(const hc_result *r)
+{
+    if (!r)
+        return "done";
+    if (r->outcome == HC_OUT_SKIPPED)
+        return "skipped";
+    if (hc_result_is_error(r))
+        return "ERROR";
+    for (size_t t = 0; t < r->n_tiers; t++)
+        if (r->checks && !r->checks[t].pass)
+            return "FAILED";
+    return "passed";
+}
+
+static void case_end(void *user, const char *what, size_t total, double seconds, const hc_result *r)
+{
+    progress_state *ps = user;
+    char rate[64];
+    size_t n = r && r->stats ? r->stats->n_positions : r ? ps->done : total;
+    if (ps->tty)
+        fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "halfcheck run: %s: %zu positions in %.1f s%s: %s\n", what, n, seconds,
+            rate_text(rate, sizeof rate, n, seconds), verdict_of(r));
+    ps->what[0] = '\0';
 }
 
 int cmd_run(int argc, char **argv)
@@ -59,7 +121,10 @@ int cmd_run(int argc, char **argv)
         return cli_fail("run", &err);
     if (cli_has(&a, "help") || a.n_pos != 1) {
         FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck run SUITE.yaml [options]\n");
+        fprintf(f, "usage: halfcheck run SUITE.yaml [options]\n"
+                   "exit status: 0 every check passed, 1 a tier failed, 2 bad usage, config or input, 3 a backend "
+                   "crashed, hung or produced non-finite output, 4 nothing checked or a backend skipped in every "
+                   "case, 130 interrupted\n");
         cli_print_options(f, opts);
         return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
     }
@@ -69,19 +134,23 @@ int cmd_run(int argc, char **argv)
     if (cli_get_int(&a, "threads", 2, &threads, &err) || cli_get_double(&a, "timeout", 600, &timeout, &err) ||
         cli_get_int(&a, "seed", 1, &seed, &err))
         return cli_fail("run", &err);
-    if (threads < 1 || threads > 256 || timeout <= 0) {
-        hc_err_set(&err, HC_EUSAGE, "--threads must be 1..256 and --timeout positive");
+    if (threads < 1 || threads > 256 || timeout <= 0 || seed < 0) {
+        hc_err_set(&err, HC_EUSAGE, "--threads must be 1..256, --timeout positive and --seed not negative");
         return cli_fail("run", &err);
     }
     o.threads = threads;
     o.timeout_s = timeout;
     o.seed = (unsigned)seed;
+    o.seed_given = cli_has(&a, "seed");
+    o.allow_skips = cli_has(&a, "allow-skips");
     o.only = cli_get(&a, "only", NULL);
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};
-    if (!quiet && isatty(2)) {
+    ps.tty = isatty(2);
+    if (!quiet) {
         o.progress = progress;
+        o.case_end = case_end;
         o.progress_user = &ps;
     }
     const char *out_dir = cli_get(&a, "out", "halfcheck-out");
@@ -93,18 +162,29 @@ int cmd_run(int argc, char **argv)
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }
+    /* No SA_RESTART: the signal interrupts the runner's poll at once. A SIGINT ignored on entry
+     * (a background job of a script) stays ignored, as the shell meant. */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    o.stop = &stop_flag;
     hc_run *run = hc_run_suite(suite, &o, &err);
     if (!run) {
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }
+    int interrupted = hc_run_interrupted(run);
     int status = hc_run_status(run);
     if (hc_run_write_reports(run, out_dir, &err)) {
         hc_run_free(run);
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }
-    if (!quiet) {
+    if (!quiet && !interrupted) {
         char path[1024];
         snprintf(path, sizeof path, "%s/report.md", out_dir);
         char *md = hc_read_file(path, 64u << 20, NULL, &err);
@@ -114,20 +194,43 @@ int cmd_run(int argc, char **argv)
         }
     }
     const hc_results *rs = hc_run_results(run);
-    size_t errors = 0, skipped = 0;
+    /* Every error and failure with its message, which ends with the command that reruns it. */
     for (size_t i = 0; i < rs->n; i++) {
-        errors += rs->items[i].outcome == HC_OUT_ERROR || hc_result_is_error(&rs->items[i]);
-        skipped += rs->items[i].outcome == HC_OUT_SKIPPED;
+        const hc_result *r = &rs->items[i];
+        const char *v = verdict_of(r);
+        if (r->outcome == HC_OUT_SKIPPED || !strcmp(v, "passed"))
+            continue;
+        char buf[400] = "";
+        if (r->outcome != HC_OUT_ERROR && hc_result_is_error(r)) {
+            hc_result_nonfinite_text(r, buf, sizeof buf);
+        } else if (r->outcome != HC_OUT_ERROR) {
+            size_t o = 0;
+            for (size_t t = 0; t < r->n_tiers && o < sizeof buf; t++)
+                if (r->checks && !r->checks[t].pass)
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%stier %s failed (%d of %d limits)", o ? ", " : "",
+                                          r->tiers[t].name, r->checks[t].n_failed, r->checks[t].n_checked);
+        }
+        const char *what = buf;
+        fprintf(stderr, "halfcheck run: %s %s %s %s: %s%s%s\n", r->net, r->board, r->backend, r->mode, what,
+                *what && r->message ? "; " : "", r->message ? r->message : *what ? "" : "error");
     }
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->items[i].outcome == HC_OUT_ERROR)
-            fprintf(stderr, "halfcheck run: %s %s %s %s: %s\n", rs->items[i].net, rs->items[i].board,
-                    rs->items[i].backend, rs->items[i].mode, rs->items[i].message ? rs->items[i].message : "error");
+    hc_check_counts c;
+    hc_results_count(rs, &c);
     static const char *const verdicts[] = {"all checks passed", "a tier check failed", "an input failed to load",
-                                           "a backend crashed, hung or failed"};
-    fprintf(stderr, "halfcheck run: %zu results (%zu errors, %zu skipped): %s; reports in %s/\n", rs->n, errors, skipped,
-            verdicts[status], out_dir);
+                                           "a backend crashed, hung or failed", "nothing was checked"};
+    char why[600];
+    snprintf(why, sizeof why, "%s", verdicts[status]);
+    if (status == 4 && !c.nothing_checked)
+        snprintf(why, sizeof why, "backend %s was skipped in every case (--allow-skips lets that pass)",
+                 c.skipped_backend ? c.skipped_backend : "?");
+    else if (status == 4)
+        snprintf(why, sizeof why, "nothing was checked (--allow-skips lets that pass)");
+    if (interrupted)
+        snprintf(why, sizeof why, "interrupted by %s; reports of the cases that finished",
+                 stop_flag == SIGTERM ? "SIGTERM" : "SIGINT");
+    fprintf(stderr, "halfcheck run: %zu checks: %zu passed, %zu failed, %zu errored, %zu skipped: %s; reports in %s/\n",
+            c.checks, c.passed, c.failed, c.errored, c.skipped, why, out_dir);
     hc_run_free(run);
     hc_suite_free(suite);
-    return status;
+    return interrupted ? HC_EXIT_INTERRUPTED : status;
 }
