@@ -765,10 +765,21 @@ static void free_outs(hc_nnoutput *o, size_t n)
 
 /* The reference outputs of one net x board x settings: from the cache, or ref32 in this
  * process (the reference is halfcheck's own code, not a backend under test). */
-static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest, const hc_position *ps,
-                     size_t n, const char *pos_digest, const hc_eval_settings *s, const char *what,
-                     hc_nnoutput *outs, hc_err *err)
+/* A board config's positions as the reference needs them: the records, the digest of their
+ * source (the cache key) and the positions file's path (NULL for an SGF collection). */
+typedef struct pos_set {
+    const hc_position *ps;
+    size_t n;
+    const char *digest;
+    const char *path;
+} pos_set;
+
+static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest,
+                     const pos_set *set, const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err)
 {
+    const hc_position *ps = set->ps;
+    size_t n = set->n;
+    const char *pos_digest = set->digest, *pos_path = set->path;
     char key[65], path[1200];
     path[0] = '\0';
     if (opts->cache_dir) {
@@ -785,7 +796,12 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     if (hc_backend_open(&b, "ref32", net, s->nn_x, s->nn_y, batch, opts->threads, err))
         return -1;
     progress_ctx pc = {opts, what};
-    int rc = hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, NULL, report_progress, &pc, err);
+    hc_eval_failure fail;
+    int rc = hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, &fail, report_progress, &pc, err);
+    /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
+    if (rc && pos_path && err->code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
+        ps[fail.position].file_line > 0)
+        hc_err_prefix(err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
     hc_backend_close(&b);
     if (rc) {
         for (size_t i = 0; i < n; i++)
@@ -1034,6 +1050,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
                 return -1;
         return 0;
     }
+    const pos_set set = {ps, n, pos_digest, board->positions};
     /* Cases of this net x board, grouped by the settings that change the reference. */
     hc_nnoutput *ref = NULL;
     const hc_board_cfg *ref_settings = NULL;
@@ -1063,7 +1080,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             if (opts->progress)
                 opts->progress(opts->progress_user, what, 0, n);
             double t0 = now_s();
-            if (!ref || reference(run, opts, net, net_digest, ps, n, pos_digest, &es, what, ref, &cerr)) {
+            if (!ref || reference(run, opts, net, net_digest, &set, &es, what, ref, &cerr)) {
                 free(ref);
                 ref = NULL;
                 if (stopped(opts)) {

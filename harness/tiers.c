@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const hc_tier_builtin_names[] = {"fp32", "fp16", "fp32-strict", NULL};
+const char *const hc_tier_builtin_names[] = {"fp32", "fp16", "fp32-strict", "exact", NULL};
 const char *const hc_verdict_names[] = {"unset", "pass", "fail", "nonfinite"};
 
 void hc_tier_init(hc_tier *t, const char *name)
@@ -78,7 +78,16 @@ int hc_tier_builtin(const char *name, hc_tier *t, hc_err *err)
         put(t, HC_M_SCORE_MEAN, HC_P_MAX, 1, 1e-2);
         return 0;
     }
-    return hc_err_set(err, HC_ECONFIG, "unknown tier \"%s\" (built-in tiers: fp32, fp16, fp32-strict)", name);
+    if (strcmp(name, "exact") == 0) {
+        /* Bit-identical outputs: every limit of every metric 0, for a backend that must give the
+         * reference's outputs exactly (ref32 itself, batched or unbatched: batch invariance). */
+        hc_tier_init(t, name);
+        for (int m = 0; m < HC_M_COUNT; m++)
+            for (int p = 0; p < HC_P_COUNT; p++)
+                put(t, m, p, 1, 0.0);
+        return 0;
+    }
+    return hc_err_set(err, HC_ECONFIG, "unknown tier \"%s\" (built-in tiers: fp32, fp16, fp32-strict, exact)", name);
 }
 
 void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out)

@@ -40,7 +40,7 @@ static void fp16_results(const char *path, int *n, int *differ, int *within)
 
 int main(void)
 {
-    hc_plan(1 + 9 + 4); /* the run; 2.x one per file; 3.x the reports */
+    hc_plan(1 + 9 + 5); /* the run; 2.x one per file; 3.x the reports */
     const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
     const char *dir = hc_tmpdir("test_demo");
     char cmd[2048];
@@ -71,7 +71,8 @@ int main(void)
             cases = 0;
         pclose(p);
     }
-    hc_check("demo-3.1", cases == 16, "%d testcases (want 2 boards x 2 backends x 2 modes x 2 tiers)", cases);
+    /* 2 boards x 2 modes x (ref32 under exact + emulate:fp16 under fp16 and fp32) */
+    hc_check("demo-3.1", cases == 12, "%d testcases (want 2 boards x 2 modes x 3 backend tiers)", cases);
     snprintf(cmd, sizeof cmd, "grep -q '<error' %s/demo/reports/junit.xml", dir);
     hc_check("demo-3.2", system(cmd) != 0, "the demo's JUnit holds errors");
     char json[1024];
@@ -81,5 +82,15 @@ int main(void)
     hc_check("demo-3.3", n == 4 && differ == n, "%d of %d emulate:fp16 results differ from ref32 (want 2 boards x 2 modes)",
              differ, n);
     hc_check("demo-3.4", n == 4 && within == n, "%d of %d emulate:fp16 results pass all their tiers", within, n);
+    /* The ref32 cases check something that can fail: batch invariance, under the exact tier. */
+    snprintf(cmd, sizeof cmd, "grep -c '<testcase name=\"[^\"]*backend=ref32-batch-invariance [^\"]*tier=exact\"' %s/demo/reports/junit.xml", dir);
+    p = popen(cmd, "r");
+    int exact = 0;
+    if (p) {
+        if (fscanf(p, "%d", &exact) != 1)
+            exact = 0;
+        pclose(p);
+    }
+    hc_check("demo-3.5", exact == 4, "%d ref32 testcases under the exact tier (want 2 boards x 2 modes)", exact);
     return hc_test_exit();
 }

@@ -246,8 +246,8 @@ static void test_exact(void)
     }
     hc_err err = {0};
     hc_tier exact;
-    int loaded = hc_tier_cfg_load("suites/tiers/exact.yaml", &exact, &err) == 0;
-    hc_check("junitcount-2.2", loaded && all_zero(&exact) && !strcmp(exact.name, "exact"), "suites/tiers/exact.yaml: %s",
+    int loaded = hc_tier_builtin("exact", &exact, &err) == 0;
+    hc_check("junitcount-2.2", loaded && all_zero(&exact) && !strcmp(exact.name, "exact"), "the built-in tier exact: %s",
              loaded ? "not every limit 0" : err.msg);
     /* one ulp in each compared output, one at a time. A probability other than the top move's
      * is moved down: moved up alone, it makes KataGo's policyKL slightly negative (the test's
@@ -314,11 +314,11 @@ static void test_run(const char *dir)
              "%s selfplay --size 9 --games 2 --seed 9 --moves 50 --stride 4 --out p9.jsonl.gz >/dev/null 2>&1 && "
              "printf '%%s\\n' 'name: exact-test' 'nets: [{name: synth, model: net.bin.gz}]' "
              "'boards: [{name: b9, positions: p9.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 4}]' "
-             "'tiers: [%s/suites/tiers/exact.yaml]' 'backends:' "
+             "'backends:' "
              "'  - {name: ref32-batch-invariance, backend: ref32, tiers: [exact, fp32]}' "
              "'  - {name: stale, backend: \"mutate:stale-row:ref32\", tiers: [exact]}' "
              "'modes: [unbatched, batched]' > suite.yaml",
-             dir, hc, hc, root);
+             dir, hc, hc);
     if (!hc_check("junitcount-3.1", sh(cmd) == 0, "could not make the test data in %s", dir)) {
         hc_skip_n("junitcount-3.2", 4, "no test data");
         return;

@@ -471,6 +471,20 @@ static void test_replay_refusal(void)
              "%s features --positions %s --nn 9x9 --out %s 2>%s; test $? = 2 && grep -q 'halfcheck features: %s:3: .*occupied' %s",
              hc, pos, feat, log, pos, log);
     hc_check("refusals-13.2", sh(cmd) == 0, "features did not name %s:3 for the illegal move (see %s)", pos, log);
+    /* run: the suite's reference refuses the board's positions, naming the file and line. */
+    char suite[700];
+    snprintf(suite, sizeof suite, "%s", path_of("replay.yaml"));
+    f = fopen(suite, "w");
+    if (f) {
+        fprintf(f, "name: replay\nnets: [{name: n, model: synth.bin.gz}]\n"
+                   "boards: [{name: b, positions: illegal.jsonl, nnBuffer: 9x9}]\n"
+                   "backends: [{name: r, backend: ref32, tiers: [exact]}]\n");
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd,
+             "%s run %s --no-cache --quiet --out %s 2>%s; test $? = 2 && grep -q 'reference: %s:3: .*occupied' %s", hc,
+             suite, path_of("replay-out"), log, pos, log);
+    hc_check("refusals-13.3", sh(cmd) == 0, "run did not name %s:3 for the illegal move (see %s)", pos, log);
 }
 
 int main(void)
@@ -494,7 +508,7 @@ int main(void)
         printf("INFO no synthetic net: %s\n", err.msg);
     test_range_everywhere(net);
     hc_net_free(net);
-    hc_plan(2);
+    hc_plan(3);
     test_replay_refusal();
     return hc_test_exit();
 }

@@ -10,8 +10,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "config.h"
-#include "runner.h"
 #include "selfplay.h"
 #include "stream.h"
 #include "synth.h"
@@ -35,17 +33,9 @@ static const char *const suite_yaml =
     "  - {name: selfplay9, positions: selfplay9.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 8}\n"
     "  - {name: selfplay13-in-19, positions: selfplay13.jsonl.gz, nnBuffer: 19x19, maxBatchSize: 8}\n"
     "backends:\n"
-    "  - {name: ref32, backend: ref32, tiers: [fp32, fp32-strict]}\n"
+    "  - {name: ref32-batch-invariance, backend: ref32, tiers: [exact]}\n"
     "  - {name: emulate-fp16, backend: \"emulate:fp16\", tiers: [fp16, fp32]}\n"
     "modes: [unbatched, batched]\n";
-
-static void progress(void *user, const char *what, size_t done, size_t total)
-{
-    (void)user;
-    fprintf(stderr, "\r\033[K%s: %zu/%zu", what, done, total);
-    if (done == total)
-        fprintf(stderr, "\n");
-}
 
 int cmd_demo(int argc, char **argv)
 {
@@ -110,40 +100,12 @@ int cmd_demo(int argc, char **argv)
             return cli_fail("demo", &err);
         return cli_fail("demo", &err);
     }
-    hc_suite *suite = hc_suite_load(path, &err);
-    if (!suite)
-        return cli_fail("demo", &err);
-    hc_run_options ro = hc_run_options_default();
-    ro.threads = threads;
-    ro.cache_dir = NULL; /* the net is new every time */
-    ro.timeout_s = 300;
-    if (!quiet && isatty(2))
-        ro.progress = progress;
-    hc_run *run = hc_run_suite(suite, &ro, &err);
-    if (!run) {
-        hc_suite_free(suite);
-        return cli_fail("demo", &err);
-    }
+    /* The same runner, reports, exit status, signals and progress as `halfcheck run`, through its
+     * own command line (no cache: the net is new every time). */
+    char threads_text[16];
+    snprintf(threads_text, sizeof threads_text, "%d", threads);
     snprintf(reports, sizeof reports, "%s/reports", dir);
-    int status = hc_run_status(run);
-    if (hc_run_write_reports(run, reports, &err)) {
-        hc_run_free(run);
-        hc_suite_free(suite);
-        return cli_fail("demo", &err);
-    }
-    if (!quiet) {
-        snprintf(path, sizeof path, "%s/report.md", reports);
-        char *md = hc_read_file(path, 64u << 20, NULL, &err);
-        if (md) {
-            fputs(md, stdout);
-            free(md);
-        }
-    }
-    static const char *const verdicts[] = {"all checks passed", "a tier check failed", "an input failed to load",
-                                           "a backend crashed, hung or failed"};
-    fprintf(stderr, "halfcheck demo: %s; JUnit in %s/junit.xml, tables in %s/report.md\n", verdicts[status], reports,
-            reports);
-    hc_run_free(run);
-    hc_suite_free(suite);
-    return status;
+    char *rargv[] = {"run", path, "--out", reports, "--no-cache", "--threads", threads_text, "--timeout", "300",
+                     quiet ? "--quiet" : NULL, NULL};
+    return cmd_run(quiet ? 10 : 9, rargv);
 }
