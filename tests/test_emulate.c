@@ -102,8 +102,8 @@ static void ovf_hook(void *user, const hc_tap *t)
         float v = fabsf(t->data[i]);
         if (isinf(v))
             o->saw_inf = 1;
-        else if (v > o->max_finite)
-            o->max_finite = v;
+        else
+            o->max_finite = (float)hc_max_nan(o->max_finite, v);
     }
 }
 
@@ -225,8 +225,8 @@ static void test_kernel_modes(void)
     hc_kconv_run(&c2, 1, NX, NY, in, b, 0, wsw);
     double maxd = 0, maxa = 0;
     for (int i = 0; i < O * HW; i++) {
-        maxd = fmax(maxd, fabs((double)a[i] - b[i]));
-        maxa = fmax(maxa, fabs((double)a[i]));
+        maxd = hc_max_nan(maxd, fabs((double)a[i] - b[i]));
+        maxa = hc_max_nan(maxa, fabs((double)a[i]));
     }
     hc_check("emulate-5.2", maxd > 0 && maxd < 1e-2 * maxa, "fp16 tiles: max diff %g of %g", maxd, maxa);
     free(wsw);
@@ -273,10 +273,10 @@ static void test_winograd2(void)
     hc_kconv_run(&c4h, BT, NX, NY, in, f4h, 0, ws);
     double e2 = 0, e2h = 0, e4h = 0, mx = 0, sum_abs = 0;
     for (int i = 0; i < O * BT * HW; i++) {
-        e2 = fmax(e2, fabs((double)f2[i] - d[i]));
-        e2h = fmax(e2h, fabs((double)f2h[i] - d[i]));
-        e4h = fmax(e4h, fabs((double)f4h[i] - d[i]));
-        mx = fmax(mx, fabs((double)d[i]));
+        e2 = hc_max_nan(e2, fabs((double)f2[i] - d[i]));
+        e2h = hc_max_nan(e2h, fabs((double)f2h[i] - d[i]));
+        e4h = hc_max_nan(e4h, fabs((double)f4h[i] - d[i]));
+        mx = hc_max_nan(mx, fabs((double)d[i]));
         sum_abs += fabs((double)d[i]);
     }
     /* fp32: a 144-term sum of magnitude ~mx; a few ulps of the largest partial sums */
@@ -330,7 +330,7 @@ static void test_inner_kernels(void)
         int same = memcmp(o0, o1, sizeof o0) == 0;
         double maxd = 0;
         for (int i = 0; i < H * VD * S; i++)
-            maxd = fmax(maxd, fabs((double)o0[i] - o1[i]));
+            maxd = hc_max_nan(maxd, fabs((double)o0[i] - o1[i]));
         char id[32];
         snprintf(id, sizeof id, "emulate-6.%d", m + 1);
         hc_check(id, m == 0 ? same : !same && maxd < 2e-2, "attention rounding %s: same %d, max diff %g", what[m], same,

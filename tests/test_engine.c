@@ -192,23 +192,19 @@ static void golden_check(const golden_cfg *g)
         }
         double wr = fabs(0.5 * (o.white_win_prob - o.white_loss_prob) - 0.5 * (go->white_win_prob - go->white_loss_prob)) +
                     fabs(o.white_no_result_prob - go->white_no_result_prob);
-        e_wr = isnan(wr) || wr > e_wr ? (isnan(wr) ? INFINITY : wr) : e_wr;
+        e_wr = hc_max_nan(e_wr, wr);
         for (int i = 0; i <= hw; i++) {
             double d = fabs(o.policy_probs[i] - go->policy_probs[i]);
-            if (!(d <= e_pol))
-                e_pol = isnan(d) ? INFINITY : d;
+            e_pol = hc_max_nan(e_pol, d);
         }
         for (int y = 0; y < p->y_size; y++)
             for (int x = 0; x < p->x_size; x++) {
                 double d = fabs(o.white_owner_map[y * g->nx + x] - go->white_owner_map[y * g->nx + x]);
-                if (!(d <= e_own))
-                    e_own = isnan(d) ? INFINITY : d;
+                e_own = hc_max_nan(e_own, d);
             }
         double dl = fabs(o.white_lead - go->white_lead), dm = fabs(o.white_score_mean - go->white_score_mean);
-        if (!(dl <= e_lead))
-            e_lead = isnan(dl) ? INFINITY : dl;
-        if (!(dm <= e_mean))
-            e_mean = isnan(dm) ? INFINITY : dm;
+        e_lead = hc_max_nan(e_lead, dl);
+        e_mean = hc_max_nan(e_mean, dm);
         hc_nnoutput_free(&o);
     }
     free(legal);

@@ -178,17 +178,17 @@ int main(int argc, char **argv)
             hc_stats_position_resolution(&ref[i], &q, &kr, rr);
             double ot = 0, oq = 0;
             for (int c = 0; c < NX * NY; c++) {
-                ot = fmax(ot, fabsf(ref[i].white_owner_map[c] - t.white_owner_map[c]));
-                oq = fmax(oq, fabsf(ref[i].white_owner_map[c] - q.white_owner_map[c]));
+                ot = hc_max_nan(ot, fabsf(ref[i].white_owner_map[c] - t.white_owner_map[c]));
+                oq = hc_max_nan(oq, fabsf(ref[i].white_owner_map[c] - q.white_owner_map[c]));
             }
             et[HC_M_OWNERSHIP] = ot;
             eq[HC_M_OWNERSHIP] = oq;
             for (int mm = 0; mm < HC_M_COUNT; mm++) {
                 double d = mm == HC_M_POLICY_KL ? eq[mm] - et[mm] : fabs(eq[mm] - et[mm]);
                 moved |= eq[mm] != et[mm];
-                if (rr[mm] > 0 && d / rr[mm] > worst)
-                    worst = d / rr[mm];
-                if (d > rr[mm] * (1 + 1e-9) + 1e-12) {
+                if (rr[mm] > 0)
+                    worst = hc_max_nan(worst, d / rr[mm]);
+                if (!(d <= rr[mm] * (1 + 1e-9) + 1e-12)) { /* a NaN moved it out of range too */
                     within = 0;
                     snprintf(what, sizeof what, "position %zu %s: moved %g, resolution %g", i,
                              hc_metric_infos[mm].name, d, rr[mm]);

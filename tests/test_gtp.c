@@ -33,7 +33,7 @@ static int compare(const hc_resolution *r, const hc_nnoutput *a, const hc_nnoutp
     const float wb[3] = {b->white_win_prob, b->white_loss_prob, b->white_no_result_prob};
     for (int i = 0; i < 3; i++) {
         double d = fabs((double)wa[i] - wb[i]);
-        mx[0] = fmax(mx[0], d);
+        mx[0] = hc_max_nan(mx[0], d);
         ok &= d <= tol(r->winrate, wa[i]);
     }
     const float sa[6] = {a->white_lead, a->white_score_mean, a->white_score_mean_sq, a->var_time_left,
@@ -42,17 +42,17 @@ static int compare(const hc_resolution *r, const hc_nnoutput *a, const hc_nnoutp
                          b->shortterm_winloss_error, b->shortterm_score_error};
     for (int i = 0; i < 6; i++) {
         double d = fabs((double)sa[i] - sb[i]);
-        mx[1] = fmax(mx[1], d);
+        mx[1] = hc_max_nan(mx[1], d);
         ok &= d <= tol(r->score, sa[i]);
     }
     for (int i = 0; i <= NX * NY; i++) {
         double d = fabs((double)a->policy_probs[i] - b->policy_probs[i]);
-        mx[2] = fmax(mx[2], d);
+        mx[2] = hc_max_nan(mx[2], d);
         ok &= d <= tol(r->policy, a->policy_probs[i]);
     }
     for (int i = 0; i < NX * NY; i++) {
         double d = fabs((double)a->white_owner_map[i] - b->white_owner_map[i]);
-        mx[3] = fmax(mx[3], d);
+        mx[3] = hc_max_nan(mx[3], d);
         ok &= d <= tol(r->ownership, a->white_owner_map[i]);
     }
     return ok;
