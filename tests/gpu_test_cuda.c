@@ -135,14 +135,49 @@ static void run_variants(const cfg *c, const char *id, const hc_net *net, const 
     }
 }
 
+/* The backends and batches every config runs: a tier check each, and cuda:fp32's winrate bound. */
+static const char *const specs[] = {"cuda:fp32", "cuda:fp16"};
+static const int batches[] = {1, 6};
+enum { N_SPECS = sizeof specs / sizeof specs[0], N_BATCHES = sizeof batches / sizeof batches[0],
+       CFG_CHECKS = N_SPECS * N_BATCHES + N_BATCHES };
+
+/* With HC_GPU_VARIANTS, a config's checks: one per spec run (emulate:fp16 and each listed one). */
+static unsigned n_variants(void)
+{
+    char list[1024];
+    snprintf(list, sizeof list, "emulate:fp16;%s", getenv("HC_GPU_VARIANTS"));
+    unsigned k = 0;
+    char *save = NULL;
+    for (char *spec = strtok_r(list, ";", &save); spec; spec = strtok_r(NULL, ";", &save))
+        k++;
+    return k;
+}
+
+static unsigned cfg_checks(void)
+{
+    return getenv("HC_GPU_VARIANTS") ? n_variants() : CFG_CHECKS;
+}
+
+/* Whether spec can open at all: without a CUDA device every config skips its checks before
+ * the (slow) fp32 reference runs. */
+static int no_device(const hc_net *net, const cfg *c, hc_err *err)
+{
+    hc_backend b = {0};
+    int rc = hc_backend_open(&b, "cuda:fp32", net, c->nx, c->ny, 1, 1, err);
+    hc_backend_close(&b);
+    return rc != 0 && strstr(err->msg, "no CUDA device") != NULL;
+}
+
 static void run_cfg(int ci, FILE *cal, int *any_device)
 {
     const cfg *c = &cfgs[ci];
+    const unsigned long mark = hc_test_reported;
+    const unsigned per = cfg_checks();
     char id[64], path[4096];
     snprintf(id, sizeof id, "gpu-cuda-%d", ci + 1);
     const char *p = hc_shared(c->net);
     if (!p) {
-        hc_skip(id, "%s: ../shared/%s absent", c->name, c->net);
+        hc_skip_n(id, per, "%s: ../shared/%s absent", c->name, c->net);
         return;
     }
     snprintf(path, sizeof path, "%s", p);
@@ -153,18 +188,28 @@ static void run_cfg(int ci, FILE *cal, int *any_device)
     hc_nnoutput *ref = NULL;
     double secs;
     if (!net) {
-        hc_check(id, 0, "%s: %s", c->name, err.msg);
+        hc_fail_n(id, per, "%s: %s", c->name, err.msg);
         return;
     }
     hc_net_reduce_activations(net);
+    if (no_device(net, c, &err)) {
+        hc_skip_n(id, per, "%s: %s", c->name, err.msg);
+        hc_net_free(net);
+        return;
+    }
     p = hc_shared(c->positions);
-    if (!p || hc_positions_load(p, &ps, &n, &err)) {
-        hc_check(id, 0, "%s: positions: %s", c->name, p ? err.msg : "absent");
+    if (!p) {
+        hc_skip_n(id, per, "%s: ../shared/%s absent", c->name, c->positions);
+        hc_net_free(net);
+        return;
+    }
+    if (hc_positions_load(p, &ps, &n, &err)) {
+        hc_fail_n(id, per, "%s: positions: %s", c->name, err.msg);
         hc_net_free(net);
         return;
     }
     if (run_backend("ref32", net, ps, n, c, 16, &ref, &secs, &err)) {
-        hc_check(id, 0, "%s: ref32: %s", c->name, err.msg);
+        hc_fail_n(id, per, "%s: ref32: %s", c->name, err.msg);
         goto done;
     }
     printf("INFO %s: ref32 %zu positions in %.1fs\n", c->name, n, secs);
@@ -176,27 +221,25 @@ static void run_cfg(int ci, FILE *cal, int *any_device)
     hc_tier_builtin("fp32", &t32, &err);
     hc_tier_builtin("fp16", &t16, &err);
     hc_stats *st16b = NULL;
-    static const char *const specs[] = {"cuda:fp32", "cuda:fp16"};
-    static const int batches[] = {1, 6};
-    for (int si = 0; si < 2; si++)
-        for (int bi = 0; bi < 2; bi++) {
+    for (int si = 0; si < N_SPECS; si++)
+        for (int bi = 0; bi < N_BATCHES; bi++) {
             char sub[128];
             snprintf(sub, sizeof sub, "%s.%s.b%d", id, specs[si] + 5, batches[bi]);
             hc_nnoutput *got = NULL;
             if (run_backend(specs[si], net, ps, n, c, batches[bi], &got, &secs, &err)) {
                 if (strstr(err.msg, "no CUDA device")) {
-                    hc_skip(sub, "%s", err.msg);
+                    hc_skip_n(sub, hc_test_left(mark, per), "%s", err.msg);
                     hc_nnoutputs_free(got, n);
                     goto done;
                 }
-                hc_check(sub, 0, "%s %s: %s", c->name, specs[si], err.msg);
+                hc_fail_n(sub, si == 0 ? 2 : 1, "%s %s: %s", c->name, specs[si], err.msg); /* .tier (.wr1e-4) */
                 hc_nnoutputs_free(got, n);
                 continue;
             }
             *any_device = 1;
             hc_stats *st = calloc(1, sizeof *st);
             if (!st || hc_stats_compute(ref, got, n, st, &err)) {
-                hc_check(sub, 0, "%s: stats: %s", c->name, err.msg);
+                hc_fail_n(sub, si == 0 ? 2 : 1, "%s: stats: %s", c->name, err.msg);
                 free(st);
                 hc_nnoutputs_free(got, n);
                 continue;
@@ -257,14 +300,18 @@ int main(int argc, char **argv)
         if (cal && getenv("HC_GPU_VARIANTS"))
             fprintf(cal, "| config | backend | p99 winrate (x emulate) | lead | topPolicy | policyKL | ownership |\n|---|---|---|---|---|---|---|\n");
     }
-    int any_device = 0;
+    int any_device = 0, want[N_CFG];
+    unsigned n_want = 0;
     for (int i = 0; i < N_CFG; i++) {
-        int want = argc < 2;
+        want[i] = argc < 2;
         for (int a = 1; a < argc; a++)
-            want |= strcmp(argv[a], cfgs[i].name) == 0;
-        if (want)
-            run_cfg(i, cal, &any_device);
+            want[i] |= strcmp(argv[a], cfgs[i].name) == 0;
+        n_want += (unsigned)want[i];
     }
+    hc_plan(n_want * cfg_checks());
+    for (int i = 0; i < N_CFG; i++)
+        if (want[i])
+            run_cfg(i, cal, &any_device);
     if (cal)
         fclose(cal);
     return hc_test_exit();

@@ -136,6 +136,12 @@ static inline double hc_max_nan(double m, double d)
     return (m != m || d != d) ? (double)NAN : (d > m ? d : m);
 }
 
+/* The smaller of m and d, keeping a NaN the same way. */
+static inline double hc_min_nan(double m, double d)
+{
+    return (m != m || d != d) ? (double)NAN : (d < m ? d : m);
+}
+
 static inline void hc_skip(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline void hc_skip(const char *name, const char *fmt, ...)
 {

@@ -71,7 +71,10 @@ static void test_registry(void)
 
 /* --- file: ------------------------------------------------------------------------------ */
 
-/* A result of a one-backend suite: both modes checked and passing every tier. */
+/* A result of a one-backend suite: both modes checked and passing every tier. 5 checks. */
+enum { SUITE_CHECKS = 5, SUITE_MODES = 2 };
+/* test_file's checks: 2.1-2.2, two suites, 4.1 and 4.3-4.5, 5.1-5.7 */
+enum { FILE_CHECKS = 2 + 2 * SUITE_CHECKS + 4 + 7 };
 static void run_file_suite(const char *id, const char *tmp, const char *net, const char *positions, const char *outputs)
 {
     char yaml[4096], suite_path[2048];
@@ -86,8 +89,11 @@ static void run_file_suite(const char *id, const char *tmp, const char *net, con
     hc_suite *suite = hc_suite_parse(yaml, (size_t)len, suite_path, &err);
     char name[64];
     snprintf(name, sizeof name, "%s.1", id);
-    if (!hc_check(name, suite != NULL, "%s", err.msg))
+    if (!hc_check(name, suite != NULL, "%s", err.msg)) {
+        snprintf(name, sizeof name, "%s.2", id);
+        hc_fail_n(name, SUITE_CHECKS - 1, "not run: the suite did not parse");
         return;
+    }
     char cache[2100];
     snprintf(cache, sizeof cache, "%s/cache", tmp);
     hc_run_options o = hc_run_options_default();
@@ -100,10 +106,15 @@ static void run_file_suite(const char *id, const char *tmp, const char *net, con
     if (hc_check(name, run != NULL, "%s", err.msg)) {
         const hc_results *rs = hc_run_results(run);
         snprintf(name, sizeof name, "%s.3", id);
-        hc_check(name, hc_run_status(run) == 0 && rs->n == 2, "status %d, %zu results", hc_run_status(run), rs->n);
-        for (size_t i = 0; i < rs->n; i++) {
-            const hc_result *r = &rs->items[i];
+        hc_check(name, hc_run_status(run) == 0 && rs->n == SUITE_MODES, "status %d, %zu results", hc_run_status(run),
+                 rs->n);
+        for (size_t i = 0; i < SUITE_MODES; i++) {
             snprintf(name, sizeof name, "%s.4.%zu", id, i + 1);
+            if (i >= rs->n) {
+                hc_check(name, 0, "no result %zu", i + 1);
+                continue;
+            }
+            const hc_result *r = &rs->items[i];
             int ok = r->outcome == HC_OUT_CHECKED && !hc_result_is_error(r) && r->checks && r->n_tiers == 2 &&
                      r->checks[0].pass && r->checks[1].pass;
             hc_check(name, ok, "%s: %s", r->mode, r->message ? r->message : "a tier failed");
@@ -115,6 +126,9 @@ static void run_file_suite(const char *id, const char *tmp, const char *net, con
                        r->stats->m[HC_M_LEAD].v[HC_P_MAX]);
         }
         hc_run_free(run);
+    } else {
+        snprintf(name, sizeof name, "%s.3", id);
+        hc_fail_n(name, SUITE_CHECKS - 2, "not run: the suite did not run");
     }
     hc_suite_free(suite);
 }
@@ -171,21 +185,21 @@ static int write_outputs(const char *path, const hc_nnoutput *o, size_t n, int f
 
 static void test_file(const char *tmp)
 {
-    const unsigned long mark = hc_test_reported; /* 23 checks */
+    const unsigned long mark = hc_test_reported; /* FILE_CHECKS */
     const char *p = hc_shared(net_rel);
     char net[2048], golden[2048], positions[2048], katago[2300], path[2300];
     if (!p) {
-        hc_skip_n("backends-2", hc_test_left(mark, 23), "../shared/%s absent", net_rel);
+        hc_skip_n("backends-2", hc_test_left(mark, FILE_CHECKS), "../shared/%s absent", net_rel);
         return;
     }
     absolute(p, net, sizeof net);
     if (!(p = hc_shared(golden_rel))) {
-        hc_skip_n("backends-2", hc_test_left(mark, 23), "../shared/%s absent", golden_rel);
+        hc_skip_n("backends-2", hc_test_left(mark, FILE_CHECKS), "../shared/%s absent", golden_rel);
         return;
     }
     absolute(p, golden, sizeof golden);
     if (!(p = hc_shared(positions_rel))) {
-        hc_skip_n("backends-2", hc_test_left(mark, 23), "../shared/%s absent", positions_rel);
+        hc_skip_n("backends-2", hc_test_left(mark, FILE_CHECKS), "../shared/%s absent", positions_rel);
         return;
     }
     absolute(p, positions, sizeof positions);
@@ -194,13 +208,16 @@ static void test_file(const char *tmp)
     hc_nnoutput *gold = NULL;
     size_t n_gold = 0;
     if (!hc_check("backends-2.1", hc_nnoutputs_load(golden, &gold, &n_gold, &err) == 0 && n_gold == 140, "%s (%zu)",
-                  err.msg, n_gold))
+                  err.msg, n_gold)) {
+        hc_fail_n("backends-2.rest", hc_test_left(mark, FILE_CHECKS), "not run: the golden outputs did not load");
         return;
+    }
     hc_position *ps = NULL;
     size_t n_ps = 0;
     if (!hc_check("backends-2.2", hc_positions_load(positions, &ps, &n_ps, &err) == 0 && n_ps == n_gold, "%s (%zu)",
                   err.msg, n_ps)) {
         hc_nnoutputs_free(gold, n_gold);
+        hc_fail_n("backends-2.rest", hc_test_left(mark, FILE_CHECKS), "not run: the positions did not load");
         return;
     }
 
@@ -375,8 +392,7 @@ static float max_abs_diff(const float *a, const float *b, size_t n)
     float m = 0;
     for (size_t i = 0; i < n; i++) {
         float d = fabsf(a[i] - b[i]);
-        if (!(d <= m))
-            m = d;
+        m = (float)hc_max_nan(m, d);
     }
     return m;
 }
@@ -399,18 +415,40 @@ static int any_nan(const float *v, size_t n)
     return 0;
 }
 
+/* Parameter errors (backends-9.N): the spec, and what its message must say. */
+static const struct {
+    const char *spec, *want;
+} bad_specs[] = {
+    {"mutate:pass-dropped", "KIND:BACKEND"},
+    {"mutate:no-such-bug:ref32", "no-such-bug"},
+    {"mutate:pass-dropped:nosuch", "nosuch"},
+    {"fault:boom", "boom"},
+    {"fault:segv@x", "@N"},
+    {"fault:segv@-1", "@N"},
+    {"fault:segv@3:", "empty backend"},
+    {"fault:hang:nosuch", "nosuch"},
+    {"fault:error@open", "injected failure at open"},
+    {"fault:nan-value@open", "@open does not apply"},
+    {"fault:segv@opener", "@N"},
+};
+enum { N_BAD = sizeof bad_specs / sizeof bad_specs[0] };
+/* test_wrappers' checks: 6.1-6.3, 7.1-7.11, 8.1-8.5, a parameter error each, 9.19 and 9.20 */
+enum { WRAP_CHECKS = 3 + 11 + 5 + N_BAD + 2 };
+
 static void test_wrappers(void)
 {
-    const unsigned long mark = hc_test_reported; /* 32 checks */
+    const unsigned long mark = hc_test_reported; /* WRAP_CHECKS */
     const char *p = hc_shared(net_rel);
     if (!p) {
-        hc_skip_n("backends-6", hc_test_left(mark, 32), "../shared/%s absent", net_rel);
+        hc_skip_n("backends-6", hc_test_left(mark, WRAP_CHECKS), "../shared/%s absent", net_rel);
         return;
     }
     hc_err err = {0};
     hc_net *net = hc_net_load(p, &err);
-    if (!hc_check("backends-6.1", net != NULL, "%s", err.msg))
+    if (!hc_check("backends-6.1", net != NULL, "%s", err.msg)) {
+        hc_fail_n("backends-6.rest", hc_test_left(mark, WRAP_CHECKS), "not run: the net did not load");
         return;
+    }
     hc_net_reduce_activations(net);
     rows full = {0}, small = {0};
     hc_raw_heads *ref = heads_new(net), *got = heads_new(net), *ref1 = heads_new(net);
@@ -518,27 +556,12 @@ static void test_wrappers(void)
 
     /* Parameter errors. */
     hc_backend b = {0};
-    struct {
-        const char *spec, *want;
-    } bad[] = {
-        {"mutate:pass-dropped", "KIND:BACKEND"},
-        {"mutate:no-such-bug:ref32", "no-such-bug"},
-        {"mutate:pass-dropped:nosuch", "nosuch"},
-        {"fault:boom", "boom"},
-        {"fault:segv@x", "@N"},
-        {"fault:segv@-1", "@N"},
-        {"fault:segv@3:", "empty backend"},
-        {"fault:hang:nosuch", "nosuch"},
-        {"fault:error@open", "injected failure at open"},
-        {"fault:nan-value@open", "@open does not apply"},
-        {"fault:segv@opener", "@N"},
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    for (size_t i = 0; i < N_BAD; i++) {
         char name[48];
         snprintf(name, sizeof name, "backends-9.%zu", i + 1);
-        rc = hc_backend_open(&b, bad[i].spec, net, NX, NY, BATCH, 1, &err);
-        hc_check(name, rc == -1 && contains(err.msg, bad[i].want) && contains(err.msg, bad[i].spec),
-                 "%s: rc %d: %s", bad[i].spec, rc, err.msg);
+        rc = hc_backend_open(&b, bad_specs[i].spec, net, NX, NY, BATCH, 1, &err);
+        hc_check(name, rc == -1 && contains(err.msg, bad_specs[i].want) && contains(err.msg, bad_specs[i].spec),
+                 "%s: rc %d: %s", bad_specs[i].spec, rc, err.msg);
         if (rc == 0)
             hc_backend_close(&b);
     }
@@ -549,6 +572,8 @@ static void test_wrappers(void)
         hc_check("backends-9.19", t == -1 && contains(err.msg, "ref32") && contains(err.msg, "not supported"), "taps: %ld: %s",
                  t, err.msg);
         hc_backend_close(&b);
+    } else {
+        hc_check("backends-9.19", 0, "mutate:stale-row:ref32 did not open: %s", err.msg);
     }
     /* A position backend cannot be mutated: mutations act on raw heads. */
     const char *gp = hc_shared(golden_rel);
@@ -559,9 +584,13 @@ static void test_wrappers(void)
         hc_check("backends-9.20", rc == -1 && contains(err.msg, "not a tensor backend"), "rc %d: %s", rc, err.msg);
         if (rc == 0)
             hc_backend_close(&b);
+    } else {
+        hc_skip("backends-9.20", "../shared/%s absent", golden_rel);
     }
 
 done:
+    if (hc_test_left(mark, WRAP_CHECKS))
+        hc_fail_n("backends-6.rest", hc_test_left(mark, WRAP_CHECKS), "not run: out of memory");
     rows_free(&full);
     rows_free(&small);
     hc_raw_heads_free(ref);
@@ -572,7 +601,12 @@ done:
 
 int main(void)
 {
-    hc_plan(4 + 8 + 23 + 32); /* the registry; 2-5 against KataGo golden outputs; 6-9 on the g170 net */
+    unsigned n_kinds = 0;
+    while (hc_backends[n_kinds])
+        n_kinds++;
+    /* the registry (4, and one per backend kind); 2-5 against KataGo golden outputs; 6-9 on the
+     * g170 net */
+    hc_plan(4 + n_kinds + FILE_CHECKS + WRAP_CHECKS);
     const char *tmp = hc_tmpdir("test_backends");
     test_registry();
     if (!tmp) {

@@ -54,12 +54,15 @@ static const char *good =
     "    backends: [half]\n"
     "    tiers: [fp32-strict]\n";
 
+enum { GOOD_CHECKS = 14 }; /* config-1.1 to 1.14 */
 static void test_good(void)
 {
     hc_err err = {0};
     hc_suite *s = parse(good, &err);
-    if (!hc_check("config-1.1", s != NULL, "parse: %s", err.msg))
+    if (!hc_check("config-1.1", s != NULL, "parse: %s", err.msg)) {
+        hc_fail_n("config-1.rest", GOOD_CHECKS - 1, "not run: the suite did not parse");
         return;
+    }
     hc_check("config-1.2", !strcmp(s->name, "demo") && s->n_nets == 2 && s->n_boards == 2 && s->n_backends == 2,
              "counts %zu %zu %zu", s->n_nets, s->n_boards, s->n_backends);
     hc_check("config-1.3", !strcmp(s->nets[0].model, "cfg/m1.bin.gz") && !strcmp(s->nets[1].model, "/abs/m2.bin.gz"),
@@ -83,6 +86,8 @@ static void test_good(void)
                  t->limit[HC_M_WINRATE][HC_P_AVG] == 0.001 && t->scale[HC_M_WINRATE][HC_P_AVG] == 1 &&
                  !t->set[HC_M_LEAD][HC_P_MAX] && t->limit[HC_M_OWNERSHIP][HC_P_MAX] == 20.0,
                  "user tier limits");
+    } else {
+        hc_check("config-1.8", 0, "no tier \"tight\"");
     }
     hc_check("config-1.9", !strcmp(s->backends[0].spec, "ref32") && !strcmp(s->backends[0].name, "ref32") &&
              s->backends[0].n_tiers == 1 && s->backends[0].tiers[0] == fp32 && !strcmp(s->backends[1].spec, "emulate:fp16") &&
@@ -100,6 +105,8 @@ static void test_good(void)
         hc_check("config-1.13", c->net == 1 && c->board == 1 && c->backend == 1 && c->settings.max_batch_size == 11 &&
                  c->n_tiers == 1 && !strcmp(s->tiers[c->tiers[0]].name, "fp32-strict"), "case 4");
         hc_check("config-1.14", s->boards[1].max_batch_size == 11, "override leaked into the board");
+    } else {
+        hc_fail_n("config-1.12", 3, "not run: %zu cases, not 5", s->n_cases);
     }
     hc_suite_free(s);
 }
@@ -125,8 +132,10 @@ static void test_profiles_suite(void)
 {
     hc_err err = {0};
     hc_suite *s = hc_suite_load("suites/profiles.yaml", &err);
-    if (!hc_check("config-2.8", s != NULL, "load: %s", err.msg))
+    if (!hc_check("config-2.8", s != NULL, "load: %s", err.msg)) {
+        hc_check("config-2.9", 0, "not run: suites/profiles.yaml did not load");
         return;
+    }
     size_t listed = 0, missing = 0;
     const char *absent = "";
     for (const char *const *p = hc_profile_builtin_names(); *p; p++, listed++) {
@@ -146,8 +155,10 @@ static void test_shipped(void)
 {
     hc_err err = {0};
     hc_suite *s = hc_suite_load("suites/testgpuerror.yaml", &err);
-    if (!hc_check("config-2.1", s != NULL, "load: %s", err.msg))
+    if (!hc_check("config-2.1", s != NULL, "load: %s", err.msg)) {
+        hc_fail_n("config-2.rest", 4, "not run: suites/testgpuerror.yaml did not load"); /* 2.2-2.4, 2.7 */
         return;
+    }
     /* g170: 6 boards; each transformer: rect and 19x19; two backends each. */
     hc_check("config-2.2", s->n_nets == 3 && s->n_boards == 6 && s->n_cases == (6 + 2 * 2) * 2, "cases %zu", s->n_cases);
     int exact = 0, ok = 1;
@@ -167,9 +178,10 @@ static void test_shipped(void)
         if (!strcmp(s->boards[i].name, "size13-rectbuffer"))
             rb = (int)i;
     hc_check("config-2.4", rb >= 0 && s->boards[rb].nn_x_len == 18 && s->boards[rb].nn_y_len == 19, "rect buffer");
+    hc_plan((unsigned)(s->n_nets + s->n_boards)); /* 2.5.N and 2.6.N */
     const char *shared = hc_shared("nets/README.md");
     if (!shared) {
-        hc_skip_n("config-2.5", 9, "shared nets absent");
+        hc_skip_n("config-2.5", (unsigned)(s->n_nets + s->n_boards), "shared nets absent");
     } else {
         /* The nets' paths resolve to the shared files, and their sha256 is right. */
         for (size_t i = 0; i < s->n_nets; i++) {
@@ -255,10 +267,11 @@ static const char *bad_cases[][3] = {
      "requireExactNNLen: expected true or false, got \"maybe\"", "bad bool"},
     {"", "cfg/t.yaml:1:1: empty document", "empty"},
 };
+enum { N_BAD_CASES = sizeof bad_cases / sizeof bad_cases[0] };
 
 static void test_bad(void)
 {
-    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+    for (size_t i = 0; i < N_BAD_CASES; i++) {
         hc_err err = {0};
         hc_suite *s = parse(bad_cases[i][0], &err);
         char name[32];
@@ -273,8 +286,10 @@ static void test_bad(void)
 static void test_include(void)
 {
     const char *dir = hc_tmpdir("test_config");
-    if (!hc_check("config-4.1", dir != NULL, "no tmpdir"))
+    if (!hc_check("config-4.1", dir != NULL, "no tmpdir")) {
+        hc_fail_n("config-4.rest", 3, "not run: no scratch directory");
         return;
+    }
     char path[600], suite[600];
     snprintf(path, sizeof path, "%s/board.yaml", dir);
     FILE *f = fopen(path, "w");
@@ -338,7 +353,9 @@ static void test_standalone(void)
 
 int main(void)
 {
-    hc_plan(67);
+    /* fixed sequences (test_good, 2.1-2.4 and 2.7-2.9, 4.x, 5.x, 7.x) and one per bad case;
+     * test_shipped adds one per net and board of the shipped suite */
+    hc_plan(GOOD_CHECKS + 7 + N_BAD_CASES + 4 + 6 + 2);
     test_standalone();
     test_good();
     test_shipped();

@@ -88,15 +88,26 @@ static const char *gname(const golden_cfg *g, const char *suffix)
     return buf;
 }
 
+/* The checks of one golden set, one determinism net, one hook net, api_checks. */
+enum { GOLDEN_CHECKS = 9, DET_CHECKS = 7, HOOK_CHECKS = 6, API_CHECKS = 11 };
+
+/* Fails what is left of a group of n checks begun at mark: the checks a failed precondition
+ * (reported FAIL just before) leaves unrun. */
+static void fail_left(const char *name, unsigned long mark, unsigned n)
+{
+    if (hc_test_left(mark, n))
+        hc_fail_n(name, hc_test_left(mark, n), "not run: a precondition failed (see the FAIL above)");
+}
+
 static void golden_check(const golden_cfg *g)
 {
-    const unsigned long mark = hc_test_reported; /* 9 checks */
+    const unsigned long mark = hc_test_reported; /* GOLDEN_CHECKS */
     char name[96];
     char *netp = shared_dup(g->net), *posp = shared_dup(g->positions);
     char *featp = shared_dup(g->features), *outp = shared_dup(g->outputs);
     snprintf(name, sizeof name, "engine-golden-%s.0", g->id);
     if (!netp || !posp || !featp || !outp) {
-        hc_skip_n(name, hc_test_left(mark, 9), "shared data for %s absent", g->id);
+        hc_skip_n(name, hc_test_left(mark, GOLDEN_CHECKS), "shared data for %s absent", g->id);
         goto done0;
     }
     hc_err err = {0};
@@ -192,23 +203,19 @@ static void golden_check(const golden_cfg *g)
         }
         double wr = fabs(0.5 * (o.white_win_prob - o.white_loss_prob) - 0.5 * (go->white_win_prob - go->white_loss_prob)) +
                     fabs(o.white_no_result_prob - go->white_no_result_prob);
-        e_wr = isnan(wr) || wr > e_wr ? (isnan(wr) ? INFINITY : wr) : e_wr;
+        e_wr = hc_max_nan(e_wr, wr);
         for (int i = 0; i <= hw; i++) {
             double d = fabs(o.policy_probs[i] - go->policy_probs[i]);
-            if (!(d <= e_pol))
-                e_pol = isnan(d) ? INFINITY : d;
+            e_pol = hc_max_nan(e_pol, d);
         }
         for (int y = 0; y < p->y_size; y++)
             for (int x = 0; x < p->x_size; x++) {
                 double d = fabs(o.white_owner_map[y * g->nx + x] - go->white_owner_map[y * g->nx + x]);
-                if (!(d <= e_own))
-                    e_own = isnan(d) ? INFINITY : d;
+                e_own = hc_max_nan(e_own, d);
             }
         double dl = fabs(o.white_lead - go->white_lead), dm = fabs(o.white_score_mean - go->white_score_mean);
-        if (!(dl <= e_lead))
-            e_lead = isnan(dl) ? INFINITY : dl;
-        if (!(dm <= e_mean))
-            e_mean = isnan(dm) ? INFINITY : dm;
+        e_lead = hc_max_nan(e_lead, dl);
+        e_mean = hc_max_nan(e_mean, dm);
         hc_nnoutput_free(&o);
     }
     free(legal);
@@ -237,6 +244,7 @@ done:
         hc_positions_free(pos, npos);
     hc_net_free(net);
 done0:
+    fail_left(gname(g, "rest"), mark, GOLDEN_CHECKS);
     free(netp), free(posp), free(featp), free(outp);
 }
 
@@ -306,18 +314,21 @@ static int all_finite(const float *v, size_t n)
 /* Same bits for every batch size and thread count; finite outputs. */
 static void determinism(const char *id, const char *rel, int nx, int ny)
 {
-    const unsigned long mark = hc_test_reported; /* 7 checks */
+    const unsigned long mark = hc_test_reported; /* DET_CHECKS */
     char name[96];
     snprintf(name, sizeof name, "engine-det-%s.0", id);
     const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip_n(name, hc_test_left(mark, 7), "%s absent", rel);
+        hc_skip_n(name, hc_test_left(mark, DET_CHECKS), "%s absent", rel);
         return;
     }
     hc_err err = {0};
     hc_net *net = hc_net_load(p, &err);
-    if (!hc_check(name, net != NULL, "load %s: %s", rel, err.msg))
+    if (!hc_check(name, net != NULL, "load %s: %s", rel, err.msg)) {
+        snprintf(name, sizeof name, "engine-det-%s.rest", id);
+        fail_left(name, mark, DET_CHECKS);
         return;
+    }
     const int N = 7;
     int hw = nx * ny;
     float *spatial = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
@@ -377,6 +388,8 @@ static void determinism(const char *id, const char *rel, int nx, int ny)
     snprintf(name, sizeof name, "engine-det-%s.5", id);
     hc_check(name, ok_eval && memcmp(got, ref, per * N * sizeof(float)) == 0, "second run differs");
 out:
+    snprintf(name, sizeof name, "engine-det-%s.rest", id);
+    fail_left(name, mark, DET_CHECKS);
     hc_engine_free(e1);
     hc_raw_heads_free(h);
     free(spatial), free(global), free(meta), free(ref), free(got);
@@ -415,19 +428,21 @@ static void test_hook(void *user, const hc_tap *t)
  * pooling block's bias and mid batch norm in its regular convolution's output stage). */
 static void hook_checks(const char *id, const char *rel)
 {
-    const unsigned long mark = hc_test_reported; /* 6 checks */
+    const unsigned long mark = hc_test_reported; /* HOOK_CHECKS */
     char nm[8][48];
     for (int i = 0; i < 8; i++)
         snprintf(nm[i], sizeof nm[i], "engine-hook%s.%d", id, i + 1);
     const char *p = hc_shared(rel);
     if (!p) {
-        hc_skip_n(nm[0], hc_test_left(mark, 6), "%s absent", rel);
+        hc_skip_n(nm[0], hc_test_left(mark, HOOK_CHECKS), "%s absent", rel);
         return;
     }
     hc_err err = {0};
     hc_net *net = hc_net_load(p, &err);
-    if (!hc_check(nm[0], net != NULL, "%s", err.msg))
+    if (!hc_check(nm[0], net != NULL, "%s", err.msg)) {
+        fail_left(nm[1], mark, HOOK_CHECKS);
         return;
+    }
     const int N = 3, nx = 9, ny = 9, hw = nx * ny;
     float *sp = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
     float *gl = malloc((size_t)N * net->num_input_global_c * sizeof(float));
@@ -460,6 +475,7 @@ static void hook_checks(const char *id, const char *rel)
     hc_check(nm[5], memcmp(got, ref, per * sizeof(float)) != 0, "zeroing the trunk tip through the hook changed nothing");
     pthread_mutex_destroy(&log.mu);
 out:
+    fail_left(nm[2], mark, HOOK_CHECKS);
     hc_engine_free(e);
     hc_raw_heads_free(h);
     free(sp), free(gl), free(ref), free(got);
@@ -469,10 +485,13 @@ out:
 /* Transformer blocks run in column chunks with grouped projections unless a hook watches the
  * layers; then layer by layer. Both must give the same bits (GQA, v dim 16, learnable RoPE, and
  * boards smaller than the buffer). */
+static const char *const tf_nets[] = {"nets/b7c96h3tfrs-test5-cnorm.bin.gz", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"};
+enum { N_TF_NETS = sizeof tf_nets / sizeof tf_nets[0] };
+
 static void tf_path_checks(void)
 {
-    static const char *nets[] = {"nets/b7c96h3tfrs-test5-cnorm.bin.gz", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"};
-    for (int ni = 0; ni < 2; ni++) {
+    const char *const *nets = tf_nets;
+    for (int ni = 0; ni < N_TF_NETS; ni++) {
         char name[64], name2[64];
         snprintf(name, sizeof name, "engine-tfpath.%d.1", ni + 1);
         snprintf(name2, sizeof name2, "engine-tfpath.%d.2", ni + 1);
@@ -484,8 +503,10 @@ static void tf_path_checks(void)
         }
         hc_err err = {0};
         hc_net *net = hc_net_load(p, &err);
-        if (!hc_check(name, net != NULL, "%s", err.msg))
+        if (!hc_check(name, net != NULL, "%s", err.msg)) {
+            hc_check(name2, 0, "not run: %s did not load", nets[ni]);
             continue;
+        }
         const int N = 3, nx = 7, ny = 6, hw = nx * ny;
         float *sp = malloc((size_t)N * net->num_input_c * hw * sizeof(float));
         float *gl = malloc((size_t)N * net->num_input_global_c * sizeof(float));
@@ -516,7 +537,7 @@ static void tf_path_checks(void)
 
 static void api_checks(void)
 {
-    const unsigned long mark = hc_test_reported; /* 11 checks */
+    const unsigned long mark = hc_test_reported; /* API_CHECKS */
     hc_err err = {0};
     const char *params = NULL;
     const hc_backend_vtbl *vt = hc_backend_find("ref32", &params, &err);
@@ -529,12 +550,14 @@ static void api_checks(void)
              "ref32 with params must fail: %s", err.msg);
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p) {
-        hc_skip_n("engine-api.4", hc_test_left(mark, 11), "g170 net absent");
+        hc_skip_n("engine-api.4", hc_test_left(mark, API_CHECKS), "g170 net absent");
         return;
     }
     hc_net *net = hc_net_load(p, &err);
-    if (!hc_check("engine-api.4", net != NULL, "%s", err.msg))
+    if (!hc_check("engine-api.4", net != NULL, "%s", err.msg)) {
+        fail_left("engine-api.rest", mark, API_CHECKS);
         return;
+    }
     int ok = hc_backend_open(&b, "ref32", net, 9, 9, 2, 1, &err) == 0;
     hc_check("engine-api.5", ok, "open ref32: %s", err.msg);
     if (ok) {
@@ -555,34 +578,48 @@ static void api_checks(void)
         hc_raw_heads_free(h);
         free(sp);
         hc_backend_close(&b);
+    } else {
+        hc_fail_n("engine-api.6", 6, "not run: ref32 did not open"); /* 6, 6b, 6c, 7-9 */
     }
     hc_net_free(net);
 }
 
+static const struct {
+    const char *id, *rel;
+} hook_nets[] = {{"", "nets/b7c96h3tfrs-test5-cnorm.bin.gz"}, {"-g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz"}};
+static const struct {
+    const char *id, *rel;
+    int nx, ny;
+} dets[] = {
+    {"g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 19, 19},
+    {"g170-rect", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 11, 7},
+    {"tfrs", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", 9, 9},
+    {"gqa", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz", 13, 11},
+    {"synth-v5", "nets/synth/pub_v5.bin.gz", 10, 14},
+    {"synth-v7", "nets/synth/pub_v7.bin.gz", 10, 14},
+    {"synth-v11nbt", "nets/synth/pub_v11nbt.bin.gz", 10, 14},
+    {"synth-v15meta", "nets/synth/pub_v15meta.bin.gz", 10, 14},
+    {"synth-v16", "nets/synth/pub_v16.bin.gz", 10, 14},
+    {"synth-v17nbttf", "nets/synth/pub_v17nbttf.bin.gz", 10, 14},
+};
+enum { N_HOOK_NETS = sizeof hook_nets / sizeof hook_nets[0], N_DETS = sizeof dets / sizeof dets[0],
+       N_GOLDENS = sizeof goldens / sizeof goldens[0] };
+
 int main(void)
 {
-    hc_plan(11 + 6 + 6 + 2 * 2 + 9 * 9 + 10 * 7); /* api; two hook nets; two transformer paths; 9 golden sets of 9; 10 determinism nets of 7 */
+    hc_plan(API_CHECKS + N_HOOK_NETS * HOOK_CHECKS + N_TF_NETS * 2 + N_GOLDENS * GOLDEN_CHECKS + N_DETS * DET_CHECKS);
     golden_opts = hc_engine_default_opts();
     if (getenv("HC_TEST_GOLDEN_MAX")) /* a longer golden run by hand */
         MAX_GOLDEN = atoi(getenv("HC_TEST_GOLDEN_MAX"));
     if (getenv("HC_TEST_WINOGRAD"))
         golden_opts.winograd = atoi(getenv("HC_TEST_WINOGRAD"));
     api_checks();
-    hook_checks("", "nets/b7c96h3tfrs-test5-cnorm.bin.gz");
-    hook_checks("-g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    for (int i = 0; i < N_HOOK_NETS; i++)
+        hook_checks(hook_nets[i].id, hook_nets[i].rel);
     tf_path_checks();
-    for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++)
+    for (int i = 0; i < N_GOLDENS; i++)
         golden_check(&goldens[i]);
-    determinism("g170", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 19, 19);
-    determinism("g170-rect", "nets/g170-b6c96-s175395328-d26788732.bin.gz", 11, 7);
-    determinism("tfrs", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", 9, 9);
-    determinism("gqa", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz", 13, 11);
-    static const char *synth[] = {"v5", "v7", "v11nbt", "v15meta", "v16", "v17nbttf"};
-    for (int i = 0; i < 6; i++) {
-        char rel[64], id[32];
-        snprintf(rel, sizeof rel, "nets/synth/pub_%s.bin.gz", synth[i]);
-        snprintf(id, sizeof id, "synth-%s", synth[i]);
-        determinism(id, rel, 10, 14);
-    }
+    for (int i = 0; i < N_DETS; i++)
+        determinism(dets[i].id, dets[i].rel, dets[i].nx, dets[i].ny);
     return hc_test_exit();
 }

@@ -80,7 +80,7 @@ static char *report(hc_run *r, const char *dir, const char *file)
 
 int main(int argc, char **argv)
 {
-    hc_plan(25);
+    hc_plan(25); /* a fixed sequence of checks */
     (void)argc;
     char self[4096], helper[4096];
     snprintf(self, sizeof self, "%s", argv[0]);
@@ -106,8 +106,10 @@ int main(int argc, char **argv)
     hc_position *ps = NULL;
     size_t nps = 0;
     hc_net *net = hc_net_load(model, &err);
-    if (!hc_check("extrun-1.1", net && hc_positions_load(pp, &ps, &nps, &err) == 0 && nps >= N, "%s", err.msg))
+    if (!hc_check("extrun-1.1", net && hc_positions_load(pp, &ps, &nps, &err) == 0 && nps >= N, "%s", err.msg)) {
+        hc_fail_rest("extrun-1.rest", "not run: the g170 net or the positions did not load");
         return hc_test_exit();
+    }
     hc_net_reduce_activations(net);
     for (size_t i = 0; i < N; i++)
         ps[i].index = (long)i;
@@ -132,8 +134,10 @@ int main(int argc, char **argv)
         ok &= hc_nnoutwriter_write(w, &o, NULL, &err) == 0;
     }
     ok = ok && w && hc_nnoutwriter_commit(w, &err) == 0;
-    if (!hc_check("extrun-1.3", ok, "recorded outputs: %s", err.msg))
+    if (!hc_check("extrun-1.3", ok, "recorded outputs: %s", err.msg)) {
+        hc_fail_rest("extrun-1.rest", "not run: no recorded outputs");
         return hc_test_exit();
+    }
 
     /* 0. The metric resolutions bound what printing does: round a test output as kata-raw-nn
      * prints it, and no metric moves by more than its resolution (the KL only upwards). The test
@@ -178,17 +182,17 @@ int main(int argc, char **argv)
             hc_stats_position_resolution(&ref[i], &q, &kr, rr);
             double ot = 0, oq = 0;
             for (int c = 0; c < NX * NY; c++) {
-                ot = fmax(ot, fabsf(ref[i].white_owner_map[c] - t.white_owner_map[c]));
-                oq = fmax(oq, fabsf(ref[i].white_owner_map[c] - q.white_owner_map[c]));
+                ot = hc_max_nan(ot, fabsf(ref[i].white_owner_map[c] - t.white_owner_map[c]));
+                oq = hc_max_nan(oq, fabsf(ref[i].white_owner_map[c] - q.white_owner_map[c]));
             }
             et[HC_M_OWNERSHIP] = ot;
             eq[HC_M_OWNERSHIP] = oq;
             for (int mm = 0; mm < HC_M_COUNT; mm++) {
                 double d = mm == HC_M_POLICY_KL ? eq[mm] - et[mm] : fabs(eq[mm] - et[mm]);
                 moved |= eq[mm] != et[mm];
-                if (rr[mm] > 0 && d / rr[mm] > worst)
-                    worst = d / rr[mm];
-                if (d > rr[mm] * (1 + 1e-9) + 1e-12) {
+                if (rr[mm] > 0)
+                    worst = hc_max_nan(worst, d / rr[mm]);
+                if (!(d <= rr[mm] * (1 + 1e-9) + 1e-12)) { /* a NaN moved it out of range too */
                     within = 0;
                     snprintf(what, sizeof what, "position %zu %s: moved %g, resolution %g", i,
                              hc_metric_infos[mm].name, d, rr[mm]);
@@ -250,6 +254,8 @@ int main(int argc, char **argv)
                                    dr->items[0].stats->res[HC_M_WINRATE] == st->res[HC_M_WINRATE],
                  "results.json round trip: %s", err.msg);
         hc_results_doc_free(d);
+    } else {
+        hc_fail_n("extrun-2.2", 8, "not run: no checked result"); /* 2.2-2.9 */
     }
     hc_run_free(r);
     hc_suite_free(s);
@@ -349,6 +355,8 @@ int main(int argc, char **argv)
         free(a);
         free(b2);
         hc_results_doc_free(d);
+    } else {
+        hc_fail_n("extrun-3.4", 6, "not run: the run with skipped positions failed"); /* 3.4-3.8, 3.10 */
     }
     hc_run_free(r);
     hc_suite_free(s);

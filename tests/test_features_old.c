@@ -572,8 +572,11 @@ static void check_positions(const char *id, const char *rel, int nx, int ny)
     hc_position *ps = NULL;
     size_t n = 0;
     snprintf(name, sizeof name, "%s.1", id);
-    if (!hc_check(name, hc_positions_load(path, &ps, &n, &err) == 0 && n > 0, "%s", err.msg))
+    if (!hc_check(name, hc_positions_load(path, &ps, &n, &err) == 0 && n > 0, "%s", err.msg)) {
+        snprintf(name, sizeof name, "%s.rest", id);
+        hc_fail_n(name, 11, "not run: the positions did not load"); /* 12 checks a file */
         return;
+    }
     const char *variants[] = {NULL, "koSIMPLEscoreTERRITORYtaxSEKIsui0", "koPOSITIONALscoreAREAtaxALLsui0",
                               "koSIMPLEscoreTERRITORYtaxNONEsui0"};
     agg g;

@@ -50,8 +50,7 @@ static double maxerr_rel(size_t n, const float *got, const double *want, const d
     double e = 0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - want[i]) / (scale[i] + 1e-30);
-        if (!(d <= e))
-            e = isnan(d) ? INFINITY : d;
+        e = hc_max_nan(e, d);
     }
     return e;
 }
@@ -158,8 +157,7 @@ static void test_bn_pool(void)
                         /* the merged form rounds relative to its terms, not to the result */
                         double terms = fabs((double)in[i] * sc[ch]) + fabs((double)sc[ch] * mean[ch]) + fabs((double)bet[ch]) + 1e-6;
                         double d = fabs(out[i] - want) / (fabs(want) + terms);
-                        if (!(d <= e))
-                            e = isnan(d) ? INFINITY : d;
+                        e = hc_max_nan(e, d);
                         if (mask[b * hw + p] == 0.0f && out[i] != 0.0f)
                             e = INFINITY;
                     }
@@ -189,15 +187,13 @@ static void test_bn_pool(void)
                     }
                     double mean_ = s / area, tol = sa / area + 1e-6;
                     const float *gr = g + (size_t)b * 3 * c, *vr = v + (size_t)b * 3 * c;
-                    double d1 = fmax(fabs(gr[ch] - mean_), fabs(gr[c + ch] - mean_ * q * 0.1) / (fabs(q) * 0.1 + 1e-9));
-                    d1 = fmax(d1 / tol, fabs(gr[2 * c + ch] - mx) / (fabs(mx) + 1e-6));
-                    double d2 = fmax(fabs(vr[ch] - mean_), fabs(vr[c + ch] - mean_ * q * 0.1) / (fabs(q) * 0.1 + 1e-9));
-                    d2 = fmax(d2, fabs(vr[2 * c + ch] - mean_ * (q * q * 0.01 - 0.1)) / fabs(q * q * 0.01 - 0.1));
+                    double d1 = hc_max_nan(fabs(gr[ch] - mean_), fabs(gr[c + ch] - mean_ * q * 0.1) / (fabs(q) * 0.1 + 1e-9));
+                    d1 = hc_max_nan(d1 / tol, fabs(gr[2 * c + ch] - mx) / (fabs(mx) + 1e-6));
+                    double d2 = hc_max_nan(fabs(vr[ch] - mean_), fabs(vr[c + ch] - mean_ * q * 0.1) / (fabs(q) * 0.1 + 1e-9));
+                    d2 = hc_max_nan(d2, fabs(vr[2 * c + ch] - mean_ * (q * q * 0.01 - 0.1)) / fabs(q * q * 0.01 - 0.1));
                     d2 /= tol;
-                    if (!(d1 <= eg))
-                        eg = isnan(d1) ? INFINITY : d1;
-                    if (!(d2 <= ev))
-                        ev = isnan(d2) ? INFINITY : d2;
+                    eg = hc_max_nan(eg, d1);
+                    ev = hc_max_nan(ev, d2);
                 }
             }
             snprintf(name, sizeof name, "kernels-3.%d", id);
@@ -290,8 +286,7 @@ static void test_matmul(void)
                     a += fabs((double)in[b * ic + i] * w[i * oc + o]);
                 }
                 double d = fabs(out[b * oc + o] - act_d(HC_ACT_MISH, s)) / (a + 1e-9);
-                if (!(d <= e))
-                    e = isnan(d) ? INFINITY : d;
+                e = hc_max_nan(e, d);
             }
         char name[64];
         snprintf(name, sizeof name, "kernels-6.%d", ++id);
@@ -309,8 +304,7 @@ static void test_matmul(void)
                     a += fabs((double)w[i * oc + o] * x[(size_t)i * s + j]);
                 }
                 double d = fabs(y[(size_t)o * s + j] - acc) / (a + 1e-9);
-                if (!(d <= e))
-                    e = isnan(d) ? INFINITY : d;
+                e = hc_max_nan(e, d);
             }
         snprintf(name, sizeof name, "kernels-7.%d", id);
         hc_check(name, e < 1e-6, "matmul_cs s %d: err %g", s, e);
@@ -364,8 +358,7 @@ static void test_rmsnorm(void)
                          * term, and term + bias rounds at their magnitude */
                         double allowed = 2e-5 * fabs(want) + 1e-5 * (fabs(term) + fabs(b)) + 1e-12;
                         double d = fabs(out[ch * cs + col] - want) / allowed;
-                        if (!(d <= e))
-                            e = isnan(d) ? INFINITY : d;
+                        e = hc_max_nan(e, d);
                     }
                 }
             }
@@ -461,8 +454,7 @@ static void test_attention(void)
                                 o = 0, a = 0;
                             double got = out[(size_t)(h * vd + j) * s + b * hw + qi];
                             double d = fabs(got - o) / (a + 1e-6);
-                            if (!(d <= e))
-                                e = isnan(d) ? INFINITY : d;
+                            e = hc_max_nan(e, d);
                         }
                     }
                 }
@@ -485,8 +477,7 @@ static void test_swiglu_residual(void)
     for (size_t i = 0; i < n; i++) {
         double want = act_d(HC_ACT_SILU, a0[i]) * g[i];
         double d = fabs(a[i] - want) / (fabs(want) + 1e-6);
-        if (!(d <= e))
-            e = isnan(d) ? INFINITY : d;
+        e = hc_max_nan(e, d);
     }
     hc_check("kernels-10.1", e < 1e-5, "swiglu err %g", e);
 
@@ -541,8 +532,7 @@ static void test_vexpf(void)
     for (size_t i = 0; i < n; i++) {
         double want = exp((double)x[i]);
         double d = fabs(y[i] - want) / want;
-        if (!(d <= e))
-            e = isnan(d) ? INFINITY : d;
+        e = hc_max_nan(e, d);
     }
     hc_check("kernels-vexpf.1", e < 3.0e-7, "vexpf max rel err %g (want < 2.5 ulp)", e);
     float big[3] = {-1000.0f, 1000.0f, 0.0f};

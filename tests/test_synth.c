@@ -426,7 +426,7 @@ static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *
                 fin &= out_finite(&o1[i]) && out_finite(&o7[i]);
                 d = hc_max_nan(d, out_diff(&o1[i], &o7[i]));
             }
-            worst_batch_diff = fmax(worst_batch_diff, d);
+            worst_batch_diff = hc_max_nan(worst_batch_diff, d);
             if (!(bi % 2)) {
                 /* The same boards in a buffer of their own size: on-board outputs agree, once
                  * the transposing symmetries (which only a square buffer applies) are left out. */
@@ -452,7 +452,7 @@ static void grid_one(int v, int bi, const posvec *p9, const posvec *prect, int *
                             }
                         db = hc_max_nan(db, fabs((double)x->policy_probs[nx * ny] - y->policy_probs[xs * ys]));
                     }
-                    worst_buffer_diff = fmax(worst_buffer_diff, db);
+                    worst_buffer_diff = hc_max_nan(worst_buffer_diff, db);
                     snprintf(sub, sizeof sub, "%s.buffer", id);
                     hc_check(sub, db <= 1e-4, "v%d %s: %dx%d board in %dx%d vs own buffer differ by %.3g", v, s.blocks,
                              xs, ys, nx, ny, db);
@@ -642,13 +642,13 @@ static void test_outputs(void)
         int fin = 1, saturated = 0;
         for (size_t i = 0; i < n; i++) {
             fin &= out_finite(&o[i]);
-            float m = 0;
+            double m = 0;
             for (int j = 0; j <= nx * ny; j++)
-                m = fmaxf(m, o[i].policy_probs[j]);
+                m = hc_max_nan(m, o[i].policy_probs[j]);
             sum_max += m;
             double w = o[i].white_win_prob;
-            wmin = fmin(wmin, w);
-            wmax = fmax(wmax, w);
+            wmin = hc_min_nan(wmin, w);
+            wmax = hc_max_nan(wmax, w);
             wsum += w;
             wsq += w * w;
             saturated += w < 1e-3 || w > 1 - 1e-3;

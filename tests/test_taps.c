@@ -155,8 +155,7 @@ int main(void)
         for (int i = 0; i < nr; i++) {
             sum += rows[i].winrate_avg;
             nonzero += rows[i].winrate_avg > 0 || rows[i].policy_kl_avg > 0;
-            if (rows[i].winrate_avg > mx)
-                mx = rows[i].winrate_avg;
+            mx = hc_max_nan(mx, rows[i].winrate_avg);
         }
         hc_check("taps-5.2", nr == nl + 1 && strcmp(rows[nl].name, "input") == 0, "%d rows for %d layers", nr, nl);
         hc_check("taps-5.3", nonzero > nl / 2 && full.winrate_avg > 0 && mx < full.winrate_avg * 2,
