@@ -13,11 +13,12 @@
 #ifndef HC_BACKEND_H
 #define HC_BACKEND_H
 
-#include "engine.h"
 #include "err.h"
+#include "heads.h"
 #include "model.h"
 #include "nnoutput.h"
-#include "positions.h"
+#include "position.h"
+#include "settings.h"
 
 enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
 
@@ -29,8 +30,6 @@ enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
  * such a case as skipped (HC_OUT_SKIPPED) rather than as an error. Prefixes added on the way
  * up ("backend X: ", "position N ...: ") come before it, so look for it with strstr. */
 #define HC_BACKEND_SKIP "skipped: "
-
-struct hc_eval_settings; /* harness/evaluate.h */
 
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */
