@@ -8,7 +8,7 @@
 
 #include "board.h"
 #include "history.h"
-#include "record.h"
+#include "sgfwalk.h"
 #include "rules.h"
 #include "sizes.h"
 
