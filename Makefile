@@ -18,7 +18,12 @@ BLAS_LIBS = $(eval BLAS_LIBS := $$(shell pkg-config --libs openblas))$(BLAS_LIBS
 
 CC ?= cc
 OPT ?= -O2 -march=native
-CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wno-format-truncation -g -pthread -Iharness -Irefs -Ibackends -Ireports -I.
+# The library's folders are layers, lowest first (docs/ARCHITECTURE.md, ci/layers-check): each includes
+# only itself and folders before it. Includes are by basename, so every folder is on the include path.
+LIB_DIRS := harness/base harness/go harness/data harness/features harness/model refs backends \
+	harness/eval harness/metrics harness/config reports harness/run
+INC_FLAGS := $(addprefix -I,$(LIB_DIRS) harness/cli) -I.
+CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wno-format-truncation -g -pthread $(INC_FLAGS)
 ifeq ($(SAN),1)
   OPT := -O1 -march=native -fno-omit-frame-pointer
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -52,8 +57,8 @@ ifneq ($(NVCC),)
 endif
 endif
 
-LIB_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c refs/*.c backends/*.c reports/*.c))
-CLI_SRC := $(wildcard harness/cli/*.c) harness/main.c
+LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
+CLI_SRC := $(wildcard harness/cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -90,7 +95,7 @@ $(BUILD)/%.o: %.c | setup
 
 $(BUILD)/%.o: %.cu | setup
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Iharness -Irefs -Ibackends -Ireports -I. -MMD -MP -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
 
 # The precision profiles (backends/profiles/*.yaml, the single source) embedded as C strings.
 PROFILE_YAML := $(sort $(wildcard backends/profiles/*.yaml))

@@ -3,7 +3,7 @@
  *  - tensor backends (ref32, emulate, cuda, pipe, ...) take featurized, symmetrized rows and
  *    return raw heads (refs/engine.h: logits, no softmax or scaling);
  *  - position backends (a KataGo engine, a recorded outputs file) take positions and return
- *    post-processed outputs (harness/nnoutput.h).
+ *    post-processed outputs (harness/data/nnoutput.h).
  * The registry (backends/registry.c) holds one line per backend kind and finds a kind by the
  * prefix of a spec: "emulate:fp16-tc" opens the `emulate` backend with params "fp16-tc";
  * "ref32" opens ref32 with params "". Only the backend itself parses its params.
@@ -13,15 +13,16 @@
 #ifndef HC_BACKEND_H
 #define HC_BACKEND_H
 
-#include "engine.h"
 #include "err.h"
+#include "heads.h"
 #include "model.h"
 #include "nnoutput.h"
-#include "positions.h"
+#include "position.h"
+#include "settings.h"
 
 enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
 
-/* hc_resolution (harness/nnoutput.h): what a backend declares of its outputs. */
+/* hc_resolution (harness/data/nnoutput.h): what a backend declares of its outputs. */
 
 /* A backend that cannot run a case at all (an environment variable its spec names is unset, a
  * setting its engine cannot take, a position it cannot express) fails with HC_EBACKEND and a
@@ -29,8 +30,6 @@ enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
  * such a case as skipped (HC_OUT_SKIPPED) rather than as an error. Prefixes added on the way
  * up ("backend X: ", "position N ...: ") come before it, so look for it with strstr. */
 #define HC_BACKEND_SKIP "skipped: "
-
-struct hc_eval_settings; /* harness/evaluate.h */
 
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */

@@ -20,6 +20,7 @@
  * HC_CUDA_SYNC=1 synchronizes after every layer to name the layer exactly. */
 extern "C" {
 #include "backend.h"
+#include "engine.h"
 #include "kernels.h"
 }
 

@@ -1,7 +1,7 @@
 /* emulate:PROFILE — reduced-precision storage emulated on the fp32 engine (any CPU).
  *
  * The backend keeps a private copy of the net whose weight arrays are rounded per the
- * profile (harness/profile.h), runs refs/engine.c over it with a layer hook that rounds each
+ * profile (backends/profile.h), runs refs/engine.c over it with a layer hook that rounds each
  * layer's output tensor to the layer's storage format, and rounds the input rows. Rounding is
  * IEEE round-to-nearest-even with overflow to inf (refs/round.h), never clamped. A non-finite
  * on-board value in any layer's stored output (an activation, or a weight, that overflowed)

@@ -1,6 +1,6 @@
 /* file:PATH — outputs recorded elsewhere (another machine, KataGo's own testgpuerror
  * -reference-file, an earlier run) played back as a position backend. The file is an outputs
- * file in the golden format or KataGo's reference-file format (harness/nnoutput.h reads both);
+ * file in the golden format or KataGo's reference-file format (harness/data/nnoutput.h reads both);
  * its i-th record belongs to the position whose `index` field is i, so a file written in
  * KataGo's visiting order serves any subset or order of the positions it was written for.
  *
@@ -8,7 +8,7 @@
  * board config's; a position whose index has no record fails at evaluation, naming the file.
  *
  * file:@resolution=W,S,P,O PATH declares that the file holds values rounded to that resolution
- * (winrate, score, policy, ownership; harness/nnoutput.h hc_resolution), e.g. outputs printed by
+ * (winrate, score, policy, ownership; harness/data/nnoutput.h hc_resolution), e.g. outputs printed by
  * an engine; @resolution=kata-raw-nn is KataGo's kata-raw-nn printing (the gtp: backend's). */
 #include <stdio.h>
 #include <stdlib.h>

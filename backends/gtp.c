@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "evaluate.h"
+#include "settings.h"
 #include "extproc.h"
 #include "gtp.h"
 #include "history.h"

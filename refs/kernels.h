@@ -213,7 +213,7 @@ void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, co
 /* ---- reduced-precision emulation inside layers (halfcheck's emulate backend; the reference
  * never calls these) ------------------------------------------------------------------ */
 
-/* Formats, numbered as harness/profile.h's hc_fmt. */
+/* Formats, numbered as backends/profile.h's hc_fmt. */
 enum { HC_KFMT_FP32 = 0, HC_KFMT_FP16 = 1, HC_KFMT_BF16 = 2 };
 
 /* x[0..n) rounded to fmt in place (fp32: untouched). */

@@ -9,7 +9,7 @@
 
 #include "hc_test.h"
 #include "positions.h"
-#include "record.h"
+#include "sgfwalk.h"
 #include "sgf.h"
 
 /* Describes the first field where a and b differ into buf; returns 0 when equal. */

@@ -24,7 +24,7 @@
 #include "nnoutput.h"
 #include "positions.h"
 #include "profile.h"
-#include "record.h"
+#include "sgfwalk.h"
 #include "results.h"
 #include "selfplay.h"
 #include "sizes.h"

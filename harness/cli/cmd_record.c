@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "record.h"
+#include "sgfwalk.h"
 
 static const cli_opt opts[] = {
     {"sgf", 1, 0, "SGF collection: one game per line (.sgfs) or a multi-game .sgf, gzip'd or not"},

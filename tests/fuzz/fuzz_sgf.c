@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "record.h"
+#include "sgfwalk.h"
 #include "sgf.h"
 
 static int count_position(const hc_position *p, const hc_history *h, void *user, hc_err *err)

@@ -14,7 +14,7 @@
 
 #include "board.h"
 #include "err.h"
-#include "positions.h"
+#include "position.h"
 #include "rules.h"
 
 typedef struct hc_history hc_history;

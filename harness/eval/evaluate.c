@@ -15,17 +15,6 @@
 #include "stream.h"
 #include "symmetry.h"
 
-hc_eval_settings hc_eval_settings_default(int nn_x, int nn_y)
-{
-    hc_eval_settings s;
-    memset(&s, 0, sizeof s);
-    s.nn_x = nn_x;
-    s.nn_y = nn_y;
-    s.policy_temperature = 1.0f;
-    snprintf(s.meta_profile, sizeof s.meta_profile, "preaz_5k");
-    return s;
-}
-
 /* Per-batch scratch: input rows, raw heads and the post-processing facts of each row. */
 typedef struct batch_buf {
     int max_batch, area, c_spatial, c_global, c_meta;

@@ -12,18 +12,8 @@
 #include "model.h"
 #include "nnoutput.h"
 #include "positions.h"
+#include "settings.h"
 
-/* The settings of a board config that act on evaluation (testgpuerror's defaults:
- * optimism 0, PDA 0, temperature 1, human-SL profile "preaz_5k"). */
-typedef struct hc_eval_settings {
-    int nn_x, nn_y;
-    double policy_optimism;
-    double playout_doubling_advantage;
-    float policy_temperature;
-    char meta_profile[32];
-} hc_eval_settings;
-
-hc_eval_settings hc_eval_settings_default(int nn_x, int nn_y);
 
 /* Where an evaluation failed, for reports: the position (index into the array, its index and
  * SGF line fields, its move count) and the message. */

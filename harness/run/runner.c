@@ -26,7 +26,7 @@
 #include "model.h"
 #include "nnoutput.h"
 #include "positions.h"
-#include "record.h"
+#include "sgfwalk.h"
 #include "sgf.h"
 #include "sha256.h"
 #include "stats.h"

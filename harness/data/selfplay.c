@@ -1,5 +1,5 @@
 /* Random legal games recorded as positions (see selfplay.h). The position filler is this
- * module's own: record.c keeps its filler private to the SGF walk. */
+ * module's own: sgfwalk.c keeps its filler private to the SGF walk. */
 #include "selfplay.h"
 
 #include <stdio.h>
@@ -8,7 +8,7 @@
 
 #include "board.h"
 #include "history.h"
-#include "record.h"
+#include "sgfwalk.h"
 #include "rules.h"
 #include "sizes.h"
 

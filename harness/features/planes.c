@@ -1,41 +1,10 @@
-/* KataGo's NNInputs::fillRowV7 (neuralnet/nninputs.cpp), NCHW, and the pieces V3-V6 share with it. */
-#include "nnfeatures.h"
-#include "nnfeatures_int.h"
+/* The pieces every input version's filler builds its planes from (KataGo's neuralnet/nninputs.cpp helpers). */
+#include "planes.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "sizes.h"
-
-hc_nninput_params hc_nninput_params_default(void)
-{
-    hc_nninput_params p;
-    p.draw_equivalent_wins_for_white = 0.5;
-    p.conservative_pass_and_is_root = false;
-    p.enable_passing_hacks = false;
-    p.playout_doubling_advantage = 0.0;
-    p.nn_policy_temperature = 1.0f;
-    p.policy_optimism = 0.0;
-    p.max_history = 1000;
-    p.pass_alive_suicide_rules_override = -1;
-    return p;
-}
-
-int hc_features_num_spatial(int v) { return v >= 3 && v <= 7 ? (v == 5 ? 13 : 22) : 0; }
-int hc_features_num_global(int v) { return v == 3 || v == 4 ? 14 : v == 5 ? 12 : v == 6 ? 16 : v == 7 ? 19 : 0; }
-
-int hc_features_fill(int v, const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
-                     float *spatial, float *global, hc_err *err)
-{
-    switch (v) {
-    case 3: return hc_features_fill_v3(h, next_pla, params, nn_x, nn_y, spatial, global, err);
-    case 4: return hc_features_fill_v4(h, next_pla, params, nn_x, nn_y, spatial, global, err);
-    case 5: return hc_features_fill_v5(h, next_pla, params, nn_x, nn_y, spatial, global, err);
-    case 6: return hc_features_fill_v6(h, next_pla, params, nn_x, nn_y, spatial, global, err);
-    case 7: return hc_features_fill_v7(h, next_pla, params, nn_x, nn_y, spatial, global, err);
-    }
-    return hc_err_set(err, HC_EFORMAT, "input features version %d not supported (only 3 to 7)", v);
-}
 
 bool hc_feat_suicide_legal_for_pass_alive(const hc_history *h, const hc_nninput_params *p)
 {
@@ -347,53 +316,4 @@ int hc_feat_max_history_turns_v6(const hc_history *h, int pla, const hc_nninput_
     if (params->max_history < max_turns)
         max_turns = params->max_history;
     return max_turns;
-}
-
-int hc_features_fill_v7(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
-                        float *spatial, float *global, hc_err *err)
-{
-    hc_feat_ctx c;
-    if (hc_feat_begin(h, next_pla, nn_x, nn_y, HC_FEATURES_V7_SPATIAL, HC_FEATURES_V7_GLOBAL, spatial, global, &c, err))
-        return -1;
-    const hc_board *board = hc_history_board(h);
-    const hc_rules *rules = hc_history_rules(h);
-    int x_size = board->x_size, y_size = board->y_size;
-    int pla = next_pla, opp = hc_opp(pla);
-    int encore = hc_history_encore_phase(h);
-
-    hc_feat_stone_planes(&c, board, pla, true);
-    hc_feat_ko_planes(&c, h, 6);
-    bool final_not_win = hc_feat_area_planes_v6(&c, h, pla, params);
-
-    bool suppress_pass_ends_phase;
-    int max_turns = hc_feat_max_history_turns_v6(h, pla, params, final_not_win, &suppress_pass_ends_phase);
-
-    int n_included = 0;
-    if (max_turns > 0) {
-        int approx = hc_history_num_approx_valid_turns_this_phase(h);
-        n_included = hc_feat_history_planes(&c, h, pla, max_turns < approx ? max_turns : approx, 9, global);
-    }
-    if (hc_feat_ladder_planes(&c, h, n_included, opp, err))
-        return -1;
-    hc_feat_second_encore_planes(&c, h, pla, 20);
-
-    float self_komi = hc_feat_clipped_self_komi(h, next_pla, params, 20.0f);
-    global[5] = self_komi / 20.0f;
-    hc_feat_rules_globals(global, rules, true);
-    if (encore > 0)
-        global[12] = 1.0f;
-    if (encore > 1)
-        global[13] = 1.0f;
-    bool pass_ends_phase = suppress_pass_ends_phase ? false : hc_history_pass_would_end_phase(h, next_pla);
-    global[14] = pass_ends_phase ? 1.0f : 0.0f;
-    if (params->playout_doubling_advantage != 0) {
-        global[15] = 1.0f;
-        global[16] = (float)(0.5 * params->playout_doubling_advantage);
-    }
-    if (hc_history_has_button(h))
-        global[17] = 1.0f;
-
-    if (rules->scoring_rule == HC_SCORING_AREA || encore >= 2)
-        global[18] = hc_feat_komi_wave(self_komi, x_size, y_size);
-    return 0;
 }

@@ -86,11 +86,11 @@ hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, c
 
 /* Which layers' precision matters: for each layer of the net (hc_net_layers order) and the
  * input rows, emulate:PROFILE applied to that layer alone (every other layer fp32), its
- * outputs' errors against ref32 over ps (KataGo's metrics, harness/stats.h). *full gets the
+ * outputs' errors against ref32 over ps (KataGo's metrics, harness/metrics/stats.h). *full gets the
  * whole profile's errors. *rows is malloc'd (n_layers + 1 entries, the input last). */
 typedef struct hc_prec_row {
     char name[256];
-    unsigned kinds;        /* harness/profile.h HC_LK_* */
+    unsigned kinds;        /* backends/profile.h HC_LK_* */
     int storage, weights;  /* what the profile gives the layer (enum hc_fmt) */
     double winrate_avg, winrate_p99, lead_avg, policy_kl_avg;
 } hc_prec_row;

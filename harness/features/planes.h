@@ -1,7 +1,7 @@
-/* Pieces shared by the feature fillers of every input version (nnfeatures.c: V7, nnfeatures_old.c:
- * V3-V6). Internal to those two files, not a public API. */
-#ifndef HC_NNFEATURES_INT_H
-#define HC_NNFEATURES_INT_H
+/* Pieces shared by the feature fillers of every input version (planes.c; used by features_v7.c and
+ * features_v3_v6.c). Internal to the features folder, not a public API. */
+#ifndef HC_PLANES_H
+#define HC_PLANES_H
 
 #include <stdbool.h>
 
@@ -72,15 +72,5 @@ int hc_feat_max_history_turns_v6(const hc_history *h, int pla, const hc_nninput_
 
 /* The komi parity triangle wave of input versions 3, 4, 6 and 7, for an already clipped self komi. */
 float hc_feat_komi_wave(float self_komi, int x_size, int y_size);
-
-/* The fillers themselves (nnfeatures_old.c). */
-int hc_features_fill_v3(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
-                        float *spatial, float *global, hc_err *err);
-int hc_features_fill_v4(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
-                        float *spatial, float *global, hc_err *err);
-int hc_features_fill_v5(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
-                        float *spatial, float *global, hc_err *err);
-int hc_features_fill_v6(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
-                        float *spatial, float *global, hc_err *err);
 
 #endif

@@ -10,8 +10,8 @@
  * skipped, and so is any position (stones, player, simple ko point) already seen in the game.
  * An illegal placement or move (occupied, single-stone suicide, simple ko, off-board) fails the
  * whole game with HC_EFORMAT, as KataGo's run fails. */
-#ifndef HC_RECORD_H
-#define HC_RECORD_H
+#ifndef HC_SGFWALK_H
+#define HC_SGFWALK_H
 
 #include "err.h"
 #include "history.h"

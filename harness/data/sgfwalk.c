@@ -1,6 +1,6 @@
 /* Positions of SGF games in KataGo's testgpuerror order (dataio/sgf.cpp, iterAllUniquePositions
- * and the helpers it calls, with the flags testgpuerror passes). See record.h. */
-#include "record.h"
+ * and the helpers it calls, with the flags testgpuerror passes). See sgfwalk.h. */
+#include "sgfwalk.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -93,7 +93,7 @@ int hc_sgf_komi(const hc_sgf_node *root, float def, float *komi, hc_err *err);
 int hc_sgf_handicap(const hc_sgf_node *root, int *handicap, hc_err *err);
 /* RU and KM, both required, as Sgf::getRulesOrFail: RU is any string KataGo's rules parser
  * accepts (rule-set names such as "Japanese" or "tromp-taylor", "koSIMPLEscoreTERRITORY...", JSON),
- * and KM (hc_sgf_komi) then sets the komi. (Not what testgpuerror plays under: see record.h.) */
+ * and KM (hc_sgf_komi) then sets the komi. (Not what testgpuerror plays under: see sgfwalk.h.) */
 int hc_sgf_rules(const hc_sgf_node *root, hc_rules *out, hc_err *err);
 /* PL: HC_BLACK, HC_WHITE, or HC_EMPTY when absent or unrecognised ("b", "black", "w",
  * "white", any case). */

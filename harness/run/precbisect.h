@@ -34,7 +34,7 @@
 
 typedef struct hc_pbisect_layer {
     char name[256];
-    unsigned kinds;   /* harness/profile.h HC_LK_* */
+    unsigned kinds;   /* backends/profile.h HC_LK_* */
     int reduced;      /* the profile gives it some format other than fp32 */
     double score;     /* the tier's worst ratio with only this layer reduced (0 when not reduced) */
     double share;     /* score / sum of scores, in [0, 1] */

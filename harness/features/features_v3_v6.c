@@ -1,6 +1,6 @@
 /* KataGo's older input features (neuralnet/nninputs.cpp): NNInputs::fillRowV3 (model versions 3
  * and 4), fillRowV4 (5), fillRowV5 (6) and fillRowV6 (7), NCHW, built from the pieces they share
- * with fillRowV7 (nnfeatures.c). How they differ from V7:
+ * with fillRowV7 (planes.c). How they differ from V7:
  * - V3-V5 hide the whole history (and the pass-ends-phase flag) once the game or phase is over or
  *   when a pass would end the game and the root's conservative pass or a friendly pass suppresses
  *   that; otherwise the last 5 alternating moves are shown whatever the phase, rules violations or
@@ -11,7 +11,8 @@
  * - V5 has no liberty, ladder or area planes: ko in 3/4, moves in 6-10, second encore in 11/12.
  * - Komi is clipped to +-(area + 1), divided by 15 (by 20 in V6); V3-V5 have no tax global. */
 #include "nnfeatures.h"
-#include "nnfeatures_int.h"
+#include "features_rows.h"
+#include "planes.h"
 
 enum {
     V3_SPATIAL = 22, V3_GLOBAL = 14,

@@ -1,0 +1,67 @@
+/* The library's folders stay layers: ci/layers-check passes on the tree, and fails on a copy given
+ * an upward include or a file-level include cycle (so the check can fail at all). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "hc_test.h"
+
+/* Runs cmd with its output into out; returns its exit status (-1 when it did not exit). */
+static int run(const char *cmd, const char *out)
+{
+    char full[2048];
+    snprintf(full, sizeof full, "%s > %s 2>&1", cmd, out);
+    int st = system(full);
+    return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* 1 when the file contains needle. */
+static int contains(const char *path, const char *needle)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "grep -qF '%s' %s", needle, path);
+    return system(cmd) == 0;
+}
+
+int main(void)
+{
+    hc_plan(3);
+    const char *tmp = hc_tmpdir("test_layers");
+    if (!tmp) {
+        hc_fail_rest("layers-1", "no scratch directory");
+        return hc_test_exit();
+    }
+    char out[600], cmd[1600], copy[600];
+    snprintf(out, sizeof out, "%s/out.txt", tmp);
+    int rc = run("sh ci/layers-check .", out);
+    hc_check("layers-1.1", rc == 0 && contains(out, "layers: ok"), "ci/layers-check exits %d on the tree (%s)", rc, out);
+
+    /* A copy of the library with a Go-layer file including the evaluator (an upward include). */
+    snprintf(copy, sizeof copy, "%s/up", tmp);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
+             "echo '#include \"evaluate.h\"' >> %s/harness/go/board.c", copy, copy, copy, copy);
+    rc = system(cmd) == 0 ? 0 : -1;
+    if (rc == 0) {
+        snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
+        rc = run(cmd, out);
+    }
+    hc_check("layers-1.2", rc == 1 && contains(out, "harness/go/board.c includes harness/eval/evaluate.h"),
+             "an upward include: exit %d, want 1 naming it (%s)", rc, out);
+
+    /* A file-level cycle inside one folder (allowed by the order, refused as a cycle). */
+    snprintf(copy, sizeof copy, "%s/cycle", tmp);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
+             "echo '#include \"rules.h\"' >> %s/harness/go/err_cycle_a.h && "
+             "echo '#include \"err_cycle_a.h\"' >> %s/harness/go/rules.h", copy, copy, copy, copy, copy);
+    rc = system(cmd) == 0 ? 0 : -1;
+    if (rc == 0) {
+        snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
+        rc = run(cmd, out);
+    }
+    hc_check("layers-1.3", rc == 1 && contains(out, "file-level include cycle"),
+             "a file-level include cycle: exit %d, want 1 naming it (%s)", rc, out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s/up %s/cycle", tmp, tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "test_layers: could not remove the copies under %s\n", tmp);
+    return hc_test_exit();
+}
