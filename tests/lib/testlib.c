@@ -118,20 +118,6 @@ int hc_file_exists(const char *path)
     return access(path, F_OK) == 0;
 }
 
-int hc_count_lines(const char *text, const char *needle)
-{
-    int n = 0;
-    while (text && *text) {
-        const char *end = strchr(text, '\n');
-        size_t len = end ? (size_t)(end - text) : strlen(text);
-        const char *hit = strstr(text, needle);
-        if (hit && hit + strlen(needle) <= text + len)
-            n++;
-        text = end ? end + 1 : text + len;
-    }
-    return n;
-}
-
 /* Calls fn(pid, state) for every process of session sid; returns -1 without /proc. */
 static int each_in_session(pid_t sid, void (*fn)(pid_t, char, int *), int *acc)
 {

@@ -30,9 +30,6 @@ void hc_abspath(const char *rel, char *buf, size_t len);
 
 int hc_file_exists(const char *path);
 
-/* How many lines of text contain needle. */
-int hc_count_lines(const char *text, const char *needle);
-
 /* The live (not zombie) processes of session sid, and killing them all (with a wait for them to
  * go, up to 3 s): the programs that start a run with setsid check it leaves nothing behind.
  * Linux only (/proc): elsewhere the count is -1 and the kill only signals the process group. */
