@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/testlib.h"
+
 static int hc_test_failed_count;
 /* Checks planned (sum of hc_plan) and reported so far (PASS, FAIL, and skipped or failed
  * groups counted by their size): what hc_skip_rest and hc_fail_rest account for. */

@@ -26,18 +26,6 @@ static const char *const net_rel = "nets/g170-b6c96-s175395328-d26788732.bin.gz"
 static const char *const golden_rel = "golden/outputs/g170_size10x14.jsonl.gz";
 static const char *const positions_rel = "positions/size10x14.jsonl.gz";
 
-static void absolute(const char *rel, char *buf, size_t len)
-{
-    if (rel[0] == '/') {
-        snprintf(buf, len, "%s", rel);
-        return;
-    }
-    char cwd[2048];
-    if (!getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    snprintf(buf, len, "%s/%s", cwd, rel);
-}
-
 static int contains(const char *s, const char *needle)
 {
     return s && strstr(s, needle) != NULL;
@@ -192,17 +180,17 @@ static void test_file(const char *tmp)
         hc_skip_n("backends-2", hc_test_left(mark, FILE_CHECKS), "../shared/%s absent", net_rel);
         return;
     }
-    absolute(p, net, sizeof net);
+    hc_abspath(p, net, sizeof net);
     if (!(p = hc_shared(golden_rel))) {
         hc_skip_n("backends-2", hc_test_left(mark, FILE_CHECKS), "../shared/%s absent", golden_rel);
         return;
     }
-    absolute(p, golden, sizeof golden);
+    hc_abspath(p, golden, sizeof golden);
     if (!(p = hc_shared(positions_rel))) {
         hc_skip_n("backends-2", hc_test_left(mark, FILE_CHECKS), "../shared/%s absent", positions_rel);
         return;
     }
-    absolute(p, positions, sizeof positions);
+    hc_abspath(p, positions, sizeof positions);
 
     hc_err err = {0};
     hc_nnoutput *gold = NULL;
@@ -614,7 +602,7 @@ int main(void)
         return hc_test_exit();
     }
     char tmpbuf[1024];
-    absolute(tmp, tmpbuf, sizeof tmpbuf);
+    hc_abspath(tmp, tmpbuf, sizeof tmpbuf);
     test_file(tmpbuf);
     test_wrappers();
     return hc_test_exit();

@@ -14,26 +14,6 @@
 
 static char hc[1024], root[1024], dir[1024];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *name)
-{
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    hc_err err = {0};
-    return hc_read_file(path, 16u << 20, NULL, &err);
-}
-
 /* The commit id of the repository's revision rev (e.g. "HEAD~2"), into out. */
 static int rev(const char *r, char *out, size_t len)
 {
@@ -51,12 +31,12 @@ static int rev(const char *r, char *out, size_t len)
 int main(void)
 {
     hc_plan(1 + 3 + 2 + 2); /* the repository; 1.1-1.3 single steps, 1.4-1.5 the log; 2.x git bisect run */
-    const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *h = hc_halfcheck_bin();
     if (!getcwd(root, sizeof root - 64))
         return 1;
-    snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
+    snprintf(hc, sizeof hc, "%s", h); /* absolute already */
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_bisect"));
-    if (sh("command -v git >/dev/null 2>&1") != 0) {
+    if (hc_shf("command -v git >/dev/null 2>&1") != 0) {
         hc_skip_rest("bisect-0.1", "git is not installed");
         return hc_test_exit();
     }
@@ -64,7 +44,7 @@ int main(void)
      * c6 and c7 unrelated. */
     const char *g = "unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE; git -c user.name=test -c user.email=test@example.org "
                     "-c commit.gpgsign=false";
-    int rc = sh("cd %s && rm -rf repo bisect.log cache out* && mkdir repo && cd repo && "
+    int rc = hc_shf("cd %s && rm -rf repo bisect.log cache out* && mkdir repo && cd repo && "
                 "unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE; git init -q . && "
                 "%s synth-net --arch v7 --seed 5 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 2 --seed 8 --moves 40 --stride 4 --out p9.jsonl.gz 2>/dev/null && "
@@ -100,16 +80,16 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         char name[32];
         if (i < 2)
-            rc = sh("cd %s/repo && unset GIT_DIR GIT_WORK_TREE; git checkout -q %s && %s 2>/dev/null", dir, steps[i].at, step);
+            rc = hc_shf("cd %s/repo && unset GIT_DIR GIT_WORK_TREE; git checkout -q %s && %s 2>/dev/null", dir, steps[i].at, step);
         else /* the branch tip, whatever git names the default branch */
-            rc = sh("cd %s/repo && unset GIT_DIR GIT_WORK_TREE; git checkout -q $(git for-each-ref --format='%%(refname:short)' "
+            rc = hc_shf("cd %s/repo && unset GIT_DIR GIT_WORK_TREE; git checkout -q $(git for-each-ref --format='%%(refname:short)' "
                     "refs/heads | head -1) && %s 2>/dev/null",
                     dir, step);
         snprintf(name, sizeof name, "bisect-1.%d", i + 1);
         hc_check(name, rc == steps[i].want, "ci/bisect at the %s commit exited %d, want %d", steps[i].what, rc,
                  steps[i].want);
     }
-    char *log = slurp("bisect.log");
+    char *log = hc_slurp(hc_path(dir, "bisect.log"));
     hc_check("bisect-1.4", log && strstr(log, "build failed") && strstr(log, "compiler error"),
              "the log does not record the failed build and its output");
     hc_check("bisect-1.5", log && strstr(log, "winrate p99") && strstr(log, "=> good") && strstr(log, "=> bad") &&
@@ -118,17 +98,17 @@ int main(void)
     free(log);
 
     /* The whole bisection. */
-    sh("rm -f %s/bisect.log", dir);
-    rc = sh("cd %s/repo && unset GIT_DIR GIT_WORK_TREE; git checkout -q $(git for-each-ref --format='%%(refname:short)' "
+    hc_shf("rm -f %s/bisect.log", dir);
+    rc = hc_shf("cd %s/repo && unset GIT_DIR GIT_WORK_TREE; git checkout -q $(git for-each-ref --format='%%(refname:short)' "
             "refs/heads | head -1) && git bisect start HEAD %s >/dev/null && git bisect run %s > %s/bisect-run.txt 2>&1; "
             "r=$?; git bisect reset -q >/dev/null 2>&1; exit $r",
             dir, c1, step, dir);
-    char *out = slurp("bisect-run.txt");
+    char *out = hc_slurp(hc_path(dir, "bisect-run.txt"));
     char want[128];
     snprintf(want, sizeof want, "%s is the first bad commit", c5);
     hc_check("bisect-2.1", rc == 0 && out && strstr(out, want), "git bisect run exited %d and did not name %s:\n%s", rc, c5,
              out ? out : "");
-    log = slurp("bisect.log");
+    log = hc_slurp(hc_path(dir, "bisect.log"));
     int steps_logged = 0;
     for (const char *p = log; p && (p = strstr(p, "\n   => ")); p++)
         steps_logged++;

@@ -9,27 +9,21 @@
 #include "hc_test.h"
 #include "nnoutput.h"
 
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 int main(void)
 {
     hc_plan(9);
-    const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *hc = hc_halfcheck_bin();
     const char *dir = hc_tmpdir("test_cli_eval");
     char cmd[4096], net[512], pos[512], feat[512], gold[512];
     snprintf(cmd, sizeof cmd, "%s eval --net x 2>/dev/null", hc);
-    hc_check("cli-eval-1.1", sh(cmd) == 2, "missing options not exit 2");
+    hc_check("cli-eval-1.1", hc_sh(cmd) == 2, "missing options not exit 2");
     snprintf(cmd, sizeof cmd, "%s eval --net /nonexistent.bin.gz --positions p --nn 9x9 --out %s/o.jsonl 2>%s/err.txt",
              hc, dir, dir);
-    int rc = sh(cmd);
+    int rc = hc_sh(cmd);
     snprintf(cmd, sizeof cmd, "grep -q /nonexistent.bin.gz %s/err.txt", dir);
-    hc_check("cli-eval-1.2", rc == 2 && sh(cmd) == 0, "bad net: rc %d or message lacks the path", rc);
+    hc_check("cli-eval-1.2", rc == 2 && hc_sh(cmd) == 0, "bad net: rc %d or message lacks the path", rc);
     snprintf(cmd, sizeof cmd, "%s eval --net n --positions p --nn 9x9 --out o --format nope 2>/dev/null", hc);
-    hc_check("cli-eval-1.3", sh(cmd) == 2, "bad format accepted");
+    hc_check("cli-eval-1.3", hc_sh(cmd) == 2, "bad format accepted");
 
     if (!hc_shared("golden/outputs/g170_size10x14.jsonl.gz")) {
         hc_skip_rest("cli-eval-2", "../shared absent");
@@ -42,15 +36,15 @@ int main(void)
 
     snprintf(cmd, sizeof cmd, "%s eval --net %s --positions %s --nn 10x14 --batch 7 --threads 2 --out %s/pos.jsonl.gz 2>/dev/null",
              hc, net, pos, dir);
-    hc_check("cli-eval-2.1", sh(cmd) == 0, "eval from positions failed");
+    hc_check("cli-eval-2.1", hc_sh(cmd) == 0, "eval from positions failed");
     snprintf(cmd, sizeof cmd, "%s eval --net %s --features %s --positions %s --nn 10x14 --out %s/feat.jsonl --format katago 2>/dev/null",
              hc, net, feat, pos, dir);
-    hc_check("cli-eval-2.2", sh(cmd) == 0, "eval from features failed");
+    hc_check("cli-eval-2.2", hc_sh(cmd) == 0, "eval from features failed");
     /* Both agree with KataGo within fp32-strict, and with each other exactly (same rows). */
     snprintf(cmd, sizeof cmd, "%s compare %s %s/pos.jsonl.gz --tier fp32-strict >/dev/null 2>&1", hc, gold, dir);
-    hc_check("cli-eval-2.3", sh(cmd) == 0, "positions path vs golden failed fp32-strict");
+    hc_check("cli-eval-2.3", hc_sh(cmd) == 0, "positions path vs golden failed fp32-strict");
     snprintf(cmd, sizeof cmd, "%s compare %s %s/feat.jsonl --tier fp32-strict >/dev/null 2>&1", hc, gold, dir);
-    hc_check("cli-eval-2.4", sh(cmd) == 0, "features path (katago format) vs golden failed fp32-strict");
+    hc_check("cli-eval-2.4", hc_sh(cmd) == 0, "features path (katago format) vs golden failed fp32-strict");
     hc_nnoutput *a, *b;
     size_t na, nb;
     hc_err err = {0};
@@ -65,7 +59,7 @@ int main(void)
     hc_check("cli-eval-2.5", same, "features and positions paths differ (%s)", err.msg);
     /* KataGo's reference-file format pads the policy to 362 entries and carries nnHash. */
     snprintf(cmd, sizeof cmd, "head -c 100000 %s/feat.jsonl | head -1 | grep -q '\"nnHash\"'", dir);
-    hc_check("cli-eval-2.6", sh(cmd) == 0, "nnHash missing in katago format");
+    hc_check("cli-eval-2.6", hc_sh(cmd) == 0, "nnHash missing in katago format");
     hc_nnoutputs_free(a, na);
     hc_nnoutputs_free(b, nb);
     return hc_test_exit();

@@ -27,7 +27,7 @@ int main(void)
     }
     hc_net *net = hc_net_load(p, &err);
     if (!hc_check("cuda-1.2", net != NULL, "%s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("cuda-1.2.rest", "not run: %s failed", "cuda-1.2"), hc_test_exit();
     static const char *const bad[] = {"cuda", "cuda:fp64", "cuda:fp32,pool32", "cuda:fp16,x"};
     for (int i = 0; i < 4; i++) {
         hc_backend b = {0};

@@ -41,7 +41,7 @@ static void fp16_results(const char *path, int *n, int *differ, int *within)
 int main(void)
 {
     hc_plan(1 + 9 + 5); /* the run; 2.x one per file; 3.x the reports */
-    const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *hc = hc_halfcheck_bin();
     const char *dir = hc_tmpdir("test_demo");
     char cmd[2048];
     /* No shared data may be needed: point HC_SHARED somewhere empty. */

@@ -18,25 +18,6 @@
 
 enum { N = 12, NX = 10, NY = 14 };
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    if (b)
-        b[len] = '\0';
-    fclose(f);
-    return b;
-}
-
 static hc_run *run_yaml(const char *yaml, hc_suite **suite_out)
 {
     hc_err err = {0};
@@ -75,7 +56,7 @@ static char *report(hc_run *r, const char *dir, const char *file)
     if (hc_run_write_reports(r, dir, &err))
         return NULL;
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    return slurp(path);
+    return hc_slurp(path);
 }
 
 int main(int argc, char **argv)
@@ -348,7 +329,7 @@ int main(int argc, char **argv)
         hc_results_doc *d = hc_results_read_json(j1, &err);
         const hc_results *dr = d ? hc_results_doc_results(d) : NULL;
         int same = dr && dr->n == 2 && dr->items[0].n_skipped == 3 && hc_results_write_json(dr, j2, &err) == 0;
-        char *a = same ? slurp(j1) : NULL, *b2 = same ? slurp(j2) : NULL;
+        char *a = same ? hc_slurp(j1) : NULL, *b2 = same ? hc_slurp(j2) : NULL;
         hc_check("extrun-3.10", a && b2 && strcmp(a, b2) == 0 && strstr(a, "\"skippedPositions\"") &&
                                     strstr(a, "\"resolution\""),
                  "results.json round trip: %s", err.msg);

@@ -34,18 +34,6 @@ enum { N_POSITIONS_MAX = 4096 };
 static char hc[1024], dir[1024], root[1024];
 static xmlSchemaPtr schema;
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -53,16 +41,10 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    hc_err err = {0};
-    return hc_read_file(path, 64u << 20, len, &err);
-}
-
 /* results.json without the lines that name a time. */
 static char *normalized_results(const char *path)
 {
-    char *t = slurp(path, NULL);
+    char *t = hc_slurp_len(path, NULL);
     if (!t)
         return NULL;
     char *o = malloc(strlen(t) + 1), *w = o;
@@ -90,7 +72,7 @@ static int check_report(const char *d, const char *name, char *why, size_t len)
     if (stat(path, &st) != 0)
         return 1;
     size_t n = 0;
-    char *t = slurp(path, &n);
+    char *t = hc_slurp_len(path, &n);
     int ok = 0;
     if (!t) {
         snprintf(why, len, "%s: unreadable", path);
@@ -188,7 +170,7 @@ static int check_cache(const char *cache, const char *ref_cache, int *entries, c
             if (got[i])
                 hc_nnoutput_free(&outs[i]);
         size_t la = 0, lb = 0;
-        char *a = slurp(path, &la), *b = slurp(rpath, &lb);
+        char *a = hc_slurp_len(path, &la), *b = hc_slurp_len(rpath, &lb);
         if (k != n_positions) {
             ok = 0;
             snprintf(why, len, "%s: %ld of %ld records %s", path, k, n_positions, err.msg);
@@ -202,44 +184,6 @@ static int check_cache(const char *cache, const char *ref_cache, int *entries, c
     }
     closedir(d);
     return ok;
-}
-
-/* Kills every process of session sid (the run or sweep was started with setsid). */
-static void kill_session(pid_t sid)
-{
-    kill(-sid, SIGKILL);
-    for (int round = 0; round < 300; round++) {
-        int left = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            pid_t p = (pid_t)atoi(e->d_name);
-            if (p <= 0)
-                continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            size_t n = fread(buf, 1, sizeof buf - 1, f);
-            fclose(f);
-            buf[n] = 0;
-            char *rp = strrchr(buf, ')');
-            char state;
-            int ppid, pgrp, sess;
-            if (rp && sscanf(rp + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sess) == 4 && sess == sid && state != 'Z') {
-                kill(p, SIGKILL);
-                left++;
-            }
-        }
-        if (d)
-            closedir(d);
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
-        if (!left)
-            return;
-        usleep(10000);
-    }
 }
 
 /* Starts argv in a new session, output to /dev/null; returns its pid. */
@@ -269,7 +213,7 @@ static int run_and_kill(char *const argv[], double delay)
             return 0;
         usleep(2000);
     }
-    kill_session(pid);
+    hc_session_kill(pid);
     waitpid(pid, &st, 0);
     return 1;
 }
@@ -306,10 +250,10 @@ static void test_run_kills(void)
     char *argv[] = {hc, "run", suite, "--out", out, "--cache", cache, "--threads", "1", "--quiet", NULL};
     /* How long an undisturbed run takes: the kills fall anywhere in it, cache write included. */
     double t0 = now_s();
-    int rc = sh("%s run %s --out %s/ref-out --cache %s/ref-cache --threads 1 --quiet >/dev/null 2>&1", hc, suite, dir, dir);
+    int rc = hc_shf("%s run %s --out %s/ref-out --cache %s/ref-cache --threads 1 --quiet >/dev/null 2>&1", hc, suite, dir, dir);
     double full = now_s() - t0;
     t0 = now_s();
-    sh("%s run %s --out %s/ref-out2 --cache %s/ref-cache --threads 1 --quiet >/dev/null 2>&1", hc, suite, dir, dir);
+    hc_shf("%s run %s --out %s/ref-out2 --cache %s/ref-cache --threads 1 --quiet >/dev/null 2>&1", hc, suite, dir, dir);
     double cached = now_s() - t0;
     char p[2048];
     snprintf(p, sizeof p, "%s/ref-out", dir);
@@ -320,7 +264,7 @@ static void test_run_kills(void)
     printf("  undisturbed run %.2f s (%.2f s with the cache)\n", full, cached);
 
     /* The kills fall anywhere in a run, half of them late (while the reports are written). */
-    sh("rm -rf %s", cache);
+    hc_shf("rm -rf %s", cache);
     t0 = now_s();
     run_and_kill(argv, 1e9);
     full = now_s() - t0;
@@ -341,7 +285,7 @@ static void test_run_kills(void)
         /* Every third kill starts without the cache entry, so that kills land while it is
          * computed and written; the others while reports are written. */
         if (i % 3 == 0)
-            sh("rm -rf %s", cache);
+            hc_shf("rm -rf %s", cache);
         double *span = i % 3 == 0 ? &full : &cached, u = uniform();
         int k = run_and_kill(argv, *span * (i % 2 ? 0.6 + 0.5 * u : 1.1 * u));
         killed += k;
@@ -364,7 +308,7 @@ static void test_run_kills(void)
     hc_check("faults-1.2", bad_cache == 0, "%d kills left a broken cache entry; first: %s", bad_cache, first_bad);
     hc_check("faults-1.3", killed == KILLS, "only %d of %d runs were killed before finishing", killed, runs);
     /* The rerun over what the kills left: same results as the undisturbed run. */
-    rc = sh("%s run %s --out %s --cache %s --threads 1 --quiet >/dev/null 2>&1", hc, suite, out, cache);
+    rc = hc_shf("%s run %s --out %s --cache %s --threads 1 --quiet >/dev/null 2>&1", hc, suite, out, cache);
     snprintf(p, sizeof p, "%s/results.json", out);
     char *a = normalized_results(p);
     snprintf(p, sizeof p, "%s/ref-out/results.json", dir);
@@ -381,9 +325,9 @@ static void test_run_kills(void)
 static void test_truncated_entry(void)
 {
     char why[2048] = "", p[2048];
-    int rc = sh("cd %s && rm -rf trunc-cache trunc-out && mkdir trunc-cache && for f in ref-cache/ref-*.bin; do "
+    int rc = hc_shf("cd %s && rm -rf trunc-cache trunc-out && mkdir trunc-cache && for f in ref-cache/ref-*.bin; do "
                 "head -c $(( $(stat -c %%s $f) / 2 + 3 )) $f > trunc-cache/$(basename $f); done", dir);
-    rc = rc || sh("%s run %s/suite.yaml --out %s/trunc-out --cache %s/trunc-cache --threads 1 --quiet >/dev/null 2>&1",
+    rc = rc || hc_shf("%s run %s/suite.yaml --out %s/trunc-out --cache %s/trunc-cache --threads 1 --quiet >/dev/null 2>&1",
                   hc, dir, dir, dir) > 1;
     snprintf(p, sizeof p, "%s/trunc-out/results.json", dir);
     char *a = normalized_results(p);
@@ -407,12 +351,12 @@ static void test_sweep_kills(void)
     snprintf(sw, sizeof sw, "%s/kill-sweep", dir);
     snprintf(suite, sizeof suite, "%s/suite.yaml", dir);
     snprintf(tool, sizeof tool, "%s/ci/sweep", root);
-    if (sh("command -v parallel >/dev/null 2>&1") != 0) {
+    if (hc_shf("command -v parallel >/dev/null 2>&1") != 0) {
         hc_skip_n("faults-2", 4, "GNU parallel is not installed (ci/sweep needs it)");
         return;
     }
     double t0 = now_s();
-    int rc = sh("%s -j 2 --out %s/ref-sweep --halfcheck %s %s >/dev/null 2>&1", tool, dir, hc, suite);
+    int rc = hc_shf("%s -j 2 --out %s/ref-sweep --halfcheck %s %s >/dev/null 2>&1", tool, dir, hc, suite);
     double full = now_s() - t0;
     snprintf(p, sizeof p, "%s/ref-sweep/merged", dir);
     int present = 0;
@@ -429,13 +373,13 @@ static void test_sweep_kills(void)
     enum { KILLS = 12 };
     int killed = 0, bad = 0, jobs_seen = 0;
     char first_bad[2048] = "";
-    sh("rm -rf %s", sw);
+    hc_shf("rm -rf %s", sw);
     int runs = 0;
     /* As for the runs above: go on until KILLS sweeps were killed, shrinking the span when one
      * finished first (the machine's load changes how long a sweep takes). */
     for (int i = 0; killed < KILLS && runs < 3 * KILLS; i++, runs++) {
         if (i % 4 == 0)
-            sh("rm -rf %s", sw);
+            hc_shf("rm -rf %s", sw);
         int k = run_and_kill(access(cases, F_OK) == 0 ? argv_resume : argv_new, uniform() * full * 1.1);
         killed += k;
         if (!k)
@@ -471,7 +415,7 @@ static void test_sweep_kills(void)
     printf("  %d of %d sweeps killed; %d finished jobs found on disk after the kills\n", killed, runs, jobs_seen);
     hc_check("faults-2.1", bad == 0, "%d kills left a broken report, job or cache entry; first: %s", bad, first_bad);
     hc_check("faults-2.2", killed == KILLS, "only %d of %d sweeps were killed before finishing", killed, runs);
-    rc = sh("%s -j 2 --out %s --halfcheck %s %s %s >/dev/null 2>&1", tool, sw, hc,
+    rc = hc_shf("%s -j 2 --out %s --halfcheck %s %s %s >/dev/null 2>&1", tool, sw, hc,
             access(cases, F_OK) == 0 ? "--resume" : "", suite);
     snprintf(p, sizeof p, "%s/merged/results.json", sw);
     char *a = normalized_results(p);
@@ -523,7 +467,7 @@ static void test_fsize(void)
     for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
         char out[2048], name[64], msg[4096], why[2048] = "";
         snprintf(out, sizeof out, "%s/fsize-%lu", dir, (unsigned long)limits[i]);
-        sh("rm -rf %s", out);
+        hc_shf("rm -rf %s", out);
         int st = run_limited(limits[i], out, msg, sizeof msg);
         int present = 0;
         int valid = check_reports(out, &present, why, sizeof why);
@@ -565,7 +509,7 @@ int main(void)
     schema = pc ? xmlSchemaParse(pc) : NULL;
     if (pc)
         xmlSchemaFreeParserCtxt(pc);
-    int rc = sh("cd %s && rm -rf kill-* ref-* fsize-* && "
+    int rc = hc_shf("cd %s && rm -rf kill-* ref-* fsize-* && "
                 "%s synth-net --arch res,gpool --channels 16 --seed 5 --out net.bin.gz >/dev/null 2>&1 && "
                 "%s selfplay --size 9 --games 4 --seed 7 --moves 60 --stride 2 --out p9.jsonl.gz >/dev/null 2>&1 && "
                 "printf '%%s\\n' 'name: faults' 'nets:' '  - {name: n, model: net.bin.gz}' "

@@ -15,12 +15,6 @@
 #include "results.h"
 #include "stream.h"
 
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static int count(xmlDocPtr doc, const char *xpath)
 {
     xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
@@ -34,7 +28,7 @@ static int count(xmlDocPtr doc, const char *xpath)
 int main(void)
 {
     hc_plan(3 + 4 + 4 + 5 + 9 + 2); /* 1.x results, 2.x quantile sketches, 3.x the page, 4.x-5.x its content, 6.x in a browser */
-    const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *hc = hc_halfcheck_bin();
     const char *dir = hc_tmpdir("test_html");
     char cmd[4096], path[1024];
     snprintf(cmd, sizeof cmd,
@@ -49,7 +43,7 @@ int main(void)
              "'modes: [unbatched]' > suite.yaml && %s run suite.yaml --out run --no-cache --quiet 2>run.log",
              dir, hc[0] == '/' ? hc : "../../../build/halfcheck", hc[0] == '/' ? hc : "../../../build/halfcheck",
              hc[0] == '/' ? hc : "../../../build/halfcheck", hc[0] == '/' ? hc : "../../../build/halfcheck");
-    int rc = sh(cmd);
+    int rc = hc_sh(cmd);
     hc_check("html-1.1", rc == 1, "the run (one backend with a planted bug) exited %d, want 1 (see %s/run.log)", rc, dir);
 
     hc_err err = {0};
@@ -146,7 +140,7 @@ int main(void)
     }
 
     /* The same page in a real browser: its DOM holds every SVG, and a screenshot renders. */
-    if (sh("command -v chromium >/dev/null 2>&1") != 0) {
+    if (hc_sh("command -v chromium >/dev/null 2>&1") != 0) {
         hc_skip_n("html-6", 2, "chromium is not installed (apt-get install -y chromium); browser checks skipped");
     } else {
         snprintf(cmd, sizeof cmd,
@@ -155,7 +149,7 @@ int main(void)
                  "timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom \"file://$PWD/report.html\" "
                  "2>>chromium.log | grep -o '<svg' | wc -l > svgs.txt",
                  dir);
-        rc = sh(cmd);
+        rc = hc_sh(cmd);
         snprintf(path, sizeof path, "%s/svgs.txt", dir);
         FILE *f = fopen(path, "r");
         int n = -1;

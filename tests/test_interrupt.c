@@ -20,86 +20,11 @@
 
 static char hc[1024], root[1024], dir[1024];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *rel)
-{
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    hc_err err = {0};
-    return hc_read_file(path, 64u << 20, NULL, &err);
-}
-
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Processes (not zombies) of session sid, from /proc; -1 where /proc is absent. */
-static int session_processes(pid_t sid)
-{
-    DIR *d = opendir("/proc");
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        pid_t p = (pid_t)atoi(e->d_name);
-        if (p <= 0)
-            continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        char *rp = strrchr(buf, ')');
-        char state;
-        int ppid, pgrp, sess;
-        if (rp && sscanf(rp + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sess) == 4 && sess == sid && state != 'Z')
-            n++;
-    }
-    closedir(d);
-    return n;
-}
-
-/* Kills what is left of session sid (cleanup after a failed check). */
-static void kill_session(pid_t sid)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        pid_t p = (pid_t)atoi(e->d_name);
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-        FILE *f = p > 0 ? fopen(path, "r") : NULL;
-        if (!f)
-            continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        char *rp = strrchr(buf, ')');
-        char state;
-        int ppid, pgrp, sess;
-        if (rp && sscanf(rp + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sess) == 4 && sess == sid)
-            kill(p, SIGKILL);
-    }
-    if (d)
-        closedir(d);
 }
 
 static int empty_dir(const char *rel)
@@ -134,7 +59,7 @@ static int wait_for(const char *rel, const char *text, double limit)
 {
     double t0 = now_s();
     while (now_s() - t0 < limit) {
-        char *t = slurp(rel);
+        char *t = hc_slurp(hc_path(dir, rel));
         int ok = t && strstr(t, text);
         free(t);
         if (ok)
@@ -155,7 +80,7 @@ static int wait_exit(pid_t pid, double limit)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st); /* killed: not an exit 130 */
         usleep(20000);
     }
-    kill_session(pid);
+    hc_session_kill(pid);
     waitpid(pid, &st, 0);
     return -1;
 }
@@ -166,7 +91,7 @@ static void run_case(int sig, const char *tag, const char *name)
     snprintf(out, sizeof out, "run-%s", name);
     snprintf(errf, sizeof errf, "run-%s.err", name);
     snprintf(tmp, sizeof tmp, "tmp-%s", name);
-    sh("cd %s && rm -rf %s %s %s && mkdir %s", dir, out, errf, tmp, tmp);
+    hc_shf("cd %s && rm -rf %s %s %s && mkdir %s", dir, out, errf, tmp, tmp);
     snprintf(cmd, sizeof cmd, "cd %s && TMPDIR=%s/%s exec %s run hang.yaml --out %s --cache cache >/dev/null 2>%s", dir, dir,
              tmp, hc, out, errf);
     pid_t pid = start(cmd);
@@ -175,7 +100,7 @@ static void run_case(int sig, const char *tag, const char *name)
     usleep(300000);
     kill(pid, sig);
     int rc = wait_exit(pid, 30);
-    int left = session_processes(pid);
+    int left = hc_session_count(pid);
     snprintf(nm, sizeof nm, "%s.1", tag);
     hc_check(nm, started && rc == 130, "%s: the hanging case %s; exit %d, want 130", name, started ? "started" : "never started",
              rc);
@@ -184,7 +109,7 @@ static void run_case(int sig, const char *tag, const char *name)
         hc_skip(nm, "no /proc: cannot list the processes left");
     else
         hc_check(nm, left == 0, "%s: %d processes of the run left (the hanging backend?)", name, left);
-    kill_session(pid);
+    hc_session_kill(pid);
     snprintf(nm, sizeof nm, "%s.3", tag);
     hc_check(nm, empty_dir(tmp), "%s: the scratch directory was left in %s/%s", name, dir, tmp);
     char path[2048];
@@ -200,9 +125,9 @@ static void run_case(int sig, const char *tag, const char *name)
              !rs ? err.msg : !rs->interrupted ? "not marked interrupted" : "not the 4 finished results");
     hc_results_doc_free(d);
     snprintf(path, sizeof path, "%s/junit.xml", out);
-    char *junit = slurp(path);
+    char *junit = hc_slurp(hc_path(dir, path));
     snprintf(path, sizeof path, "%s/report.md", out);
-    char *md = slurp(path);
+    char *md = hc_slurp(hc_path(dir, path));
     snprintf(nm, sizeof nm, "%s.5", tag);
     hc_check(nm, junit && strstr(junit, "type=\"Interrupted\"") && strstr(junit, "</testsuites>") && md &&
                      strstr(md, "**Interrupted**"),
@@ -213,13 +138,13 @@ static void run_case(int sig, const char *tag, const char *name)
 
 int main(void)
 {
-    const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *h = hc_halfcheck_bin();
     if (!getcwd(root, sizeof root - 64))
         return 1;
-    snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
+    snprintf(hc, sizeof hc, "%s", h); /* absolute already */
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_interrupt"));
     hc_plan(1 + 5 + 5 + 1 + 6);
-    int rc = sh("cd %s && rm -rf -- * && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
+    int rc = hc_shf("cd %s && rm -rf -- * && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 3 --seed 21 --moves 60 --stride 3 --out p9.jsonl.gz 2>/dev/null && "
                 "printf '%%s\\n' 'name: hang' 'nets: [{name: synth, model: net.bin.gz}]' "
                 "'boards: [{name: b9, positions: p9.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 4}]' 'backends:' "
@@ -229,13 +154,13 @@ int main(void)
                 "'  - {name: stale, backend: \"mutate:stale-row:ref32\", tiers: [fp32]}' > hang.yaml",
                 dir, hc, hc);
     if (!hc_check("interrupt-0.1", rc == 0, "could not make the test data in %s", dir)) {
-        hc_skip_n("interrupt-rest", 17, "no test data");
+        hc_fail_rest("interrupt-rest", "not run: no test data (interrupt-0.1 failed)");
         return hc_test_exit();
     }
     run_case(SIGINT, "interrupt-1", "sigint");
     run_case(SIGTERM, "interrupt-2", "sigterm");
     /* halfcheck merge keeps the mark, and does not call a partial set complete. */
-    rc = sh("cd %s && rm -rf m-int && %s merge run-sigint --out m-int --quiet 2>/dev/null", dir, hc);
+    rc = hc_shf("cd %s && rm -rf m-int && %s merge run-sigint --out m-int --quiet 2>/dev/null", dir, hc);
     char mpath[2048];
     snprintf(mpath, sizeof mpath, "%s/m-int/results.json", dir);
     hc_err merr = {0};
@@ -245,7 +170,7 @@ int main(void)
     hc_results_doc_free(md);
 
     /* ci/sweep: the hanging job is running when the sweep is interrupted. */
-    sh("cd %s && rm -rf sw sw.err tmp-sw && mkdir tmp-sw", dir);
+    hc_shf("cd %s && rm -rf sw sw.err tmp-sw && mkdir tmp-sw", dir);
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "cd %s && TMPDIR=%s/tmp-sw exec %s/ci/sweep hang.yaml -j 2 --out sw --halfcheck %s >/dev/null 2>sw.err",
              dir, dir, root, hc);
@@ -254,8 +179,8 @@ int main(void)
     usleep(300000);
     kill(pid, SIGINT);
     rc = wait_exit(pid, 30);
-    int left = session_processes(pid);
-    kill_session(pid);
+    int left = hc_session_count(pid);
+    hc_session_kill(pid);
     struct stat st;
     char path[2048];
     snprintf(path, sizeof path, "%s/sw/merged", dir);
@@ -266,12 +191,12 @@ int main(void)
         hc_skip("interrupt-3.2", "no /proc: cannot list the processes left");
     else
         hc_check("interrupt-3.2", left == 0, "%d processes of the sweep left", left);
-    rc = sh("ls -d %s/sw/jobs/*.tmp.* >/dev/null 2>&1", dir);
+    rc = hc_shf("ls -d %s/sw/jobs/*.tmp.* >/dev/null 2>&1", dir);
     hc_check("interrupt-3.3", rc != 0 && empty_dir("tmp-sw"), "the interrupted sweep left job or halfcheck scratch directories");
     snprintf(path, sizeof path, "%s/sw/jobs/job-0003", dir);
     hc_check("interrupt-3.4", stat(path, &st) != 0, "the interrupted job was kept as if it had finished");
     /* --resume finishes it (the hang now times out quickly: an error result, exit 3). */
-    rc = sh("cd %s && TMPDIR=%s/tmp-sw %s/ci/sweep hang.yaml -j 2 --out sw --resume --halfcheck %s -- --timeout 1 "
+    rc = hc_shf("cd %s && TMPDIR=%s/tmp-sw %s/ci/sweep hang.yaml -j 2 --out sw --resume --halfcheck %s -- --timeout 1 "
             ">/dev/null 2>sw2.err",
             dir, dir, root, hc);
     snprintf(path, sizeof path, "%s/sw/merged/results.json", dir);

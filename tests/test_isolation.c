@@ -22,18 +22,6 @@
 
 /* An absolute form of a path relative to the working directory (the suite resolves relative
  * paths against its own directory). */
-static void absolute(const char *rel, char *buf, size_t len)
-{
-    if (rel[0] == '/') {
-        snprintf(buf, len, "%s", rel);
-        return;
-    }
-    char cwd[2048];
-    if (!getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    snprintf(buf, len, "%s/%s", cwd, rel);
-}
-
 /* Writes the first n positions of src into dst with the positions module's reader and writer. */
 static int write_subset(const char *src, const char *dst, int n, hc_err *err)
 {
@@ -199,7 +187,7 @@ int main(void)
         hc_skip_rest("isolation-1", "../shared/nets/g170-b6c96-s175395328-d26788732.bin.gz absent");
         return hc_test_exit();
     }
-    absolute(netp, net, sizeof net);
+    hc_abspath(netp, net, sizeof net);
     const char *posp = hc_shared("positions/size10x14.jsonl.gz");
     if (!posp || !tmp) {
         hc_skip_rest("isolation-1", "../shared/positions/size10x14.jsonl.gz absent (or no scratch directory)");
@@ -210,7 +198,7 @@ int main(void)
     snprintf(posdst, sizeof posdst, "%s/first20.jsonl", tmp);
     hc_err err = {0};
     if (!hc_check("isolation-1.1", write_subset(pos, posdst, N_POSITIONS, &err) == 0, "%s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("isolation-1.1.rest", "not run: %s failed", "isolation-1.1"), hc_test_exit();
 
     /* ref32 first and last, the faults in between. */
     char yaml[8192];
@@ -228,7 +216,7 @@ int main(void)
     snprintf(suite_path, sizeof suite_path, "%s/isolation.yaml", tmp);
     hc_suite *suite = hc_suite_parse(yaml, (size_t)len, suite_path, &err);
     if (!hc_check("isolation-1.2", suite != NULL, "suite: %s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("isolation-1.2.rest", "not run: %s failed", "isolation-1.2"), hc_test_exit();
 
     hc_run_options o = hc_run_options_default();
     o.timeout_s = 2.5;
@@ -237,7 +225,7 @@ int main(void)
     hc_run *run = hc_run_suite(suite, &o, &err);
     if (!hc_check("isolation-1.3", run != NULL, "run: %s", err.msg)) {
         hc_suite_free(suite);
-        return hc_test_exit();
+        return hc_fail_rest("isolation-1.3.rest", "not run: isolation-1.3 failed"), hc_test_exit();
     }
     const hc_results *rs = hc_run_results(run);
     hc_check("isolation-1.4", rs->n == (N_FAULTS + 2) * 2, "%zu results, expected %zu", rs->n, (N_FAULTS + 2) * 2);

@@ -15,32 +15,6 @@
 
 static char dir[1024];
 
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *rel)
-{
-    static char buf[65536];
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    return buf;
-}
-
-static int exists(const char *rel)
-{
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    return access(path, F_OK) == 0;
-}
-
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -49,8 +23,8 @@ int main(int argc, char **argv)
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
     snprintf(self, sizeof self, "%s", argv[0]);
-    const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
-    snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : cwd, h[0] == '/' ? "" : "/", h);
+    const char *h = hc_halfcheck_bin();
+    snprintf(hc, sizeof hc, "%s", h); /* absolute already */
     snprintf(helper, sizeof helper, "%s%s%s/helper_fake_gtp", self[0] == '/' ? "" : cwd, self[0] == '/' ? "" : "/",
              dirname(self));
     const char *t = hc_tmpdir("test_katago_cmd");
@@ -60,7 +34,7 @@ int main(int argc, char **argv)
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "cd %s && rm -rf start out cache fakekatago && mkdir start && echo 'logDir = gtp_logs' "
              ">gtp.cfg && %s synth-net --arch v17tf --out net.bin.gz 2>/dev/null", dir, hc);
-    int ok = sh(cmd) == 0;
+    int ok = hc_sh(cmd) == 0;
     char path[1200];
     snprintf(path, sizeof path, "%s/fakekatago", dir);
     FILE *f = ok ? fopen(path, "w") : NULL;
@@ -86,7 +60,7 @@ int main(int argc, char **argv)
     } else
         ok = 0;
     if (!hc_check("katago-cmd-0.1", ok && access(helper, X_OK) == 0, "cannot set up %s (helper %s)", dir, helper)) {
-        hc_skip_n("katago-cmd-1..3", 11, "no stand-in engine");
+        hc_fail_rest("katago-cmd-1..3", "not run: no stand-in engine (katago-cmd-0.1 failed)");
         return hc_test_exit();
     }
 
@@ -95,8 +69,8 @@ int main(int argc, char **argv)
              "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
              "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
-    int rc = sh(cmd);
-    const char *e = slurp("stderr.txt");
+    int rc = hc_sh(cmd);
+    const char *e = hc_text(hc_path(dir, "stderr.txt"));
     hc_check("katago-cmd-1.1", rc == 0, "halfcheck katago exited %d: %s", rc, e);
     static const char *const files[] = {"junit.xml", "results.json", "report.md", "report.csv", "report.html",
                                         "katago-suite.yaml"};
@@ -104,22 +78,22 @@ int main(int argc, char **argv)
     for (int i = 0; i < 6; i++) {
         char rel[64];
         snprintf(rel, sizeof rel, "out/%s", files[i]);
-        all &= exists(rel);
+        all &= hc_file_exists(hc_path(dir, rel));
     }
     hc_check("katago-cmd-1.2", all, "reports or suite missing in %s/out", dir);
-    const char *res = slurp("out/results.json");
+    const char *res = hc_text(hc_path(dir, "out/results.json"));
     hc_check("katago-cmd-1.3", strstr(res, "\"board\": \"size10x14\"") && strstr(res, "\"backend\": \"katago\"") &&
                                    strstr(res, "\"outcome\": \"checked\"") && strstr(res, "\"tier\": \"fp16\"") &&
                                    !strstr(res, "\"tier\": \"fp32\""),
              "results.json is not the engine's checked fp16 case: %.500s", res);
     snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
-    hc_check("katago-cmd-1.4", sh(cmd) == 0, "the start directory is not empty: the engine or halfcheck left files there");
+    hc_check("katago-cmd-1.4", hc_sh(cmd) == 0, "the start directory is not empty: the engine or halfcheck left files there");
     char want[1200];
     snprintf(want, sizeof want, "%s/out/katago-engine\n", dir);
-    const char *logged = slurp("out/katago-engine/gtp_logs/cwd.txt");
+    const char *logged = hc_text(hc_path(dir, "out/katago-engine/gtp_logs/cwd.txt"));
     hc_check("katago-cmd-1.5", strcmp(logged, want) == 0 || strstr(logged, "/out/katago-engine\n"),
              "the engine did not run in OUT/katago-engine: %s", logged);
-    const char *suite = slurp("out/katago-suite.yaml");
+    const char *suite = hc_text(hc_path(dir, "out/katago-suite.yaml"));
     hc_check("katago-cmd-1.6", strstr(suite, "boards/size13-rectbuffer.yaml") && strstr(suite, "boards/rect.yaml") &&
                                    strstr(suite, "maxBoardXSizeForNNBuffer={nnX}") && strstr(suite, "nnMaxBatchSize=1"),
              "the written suite lacks the boards or overrides: %s", suite);
@@ -129,36 +103,36 @@ int main(int argc, char **argv)
              "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
              "--cache ../cache --only board=size10x14 --tier fp32 --tier fp16 --quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
-    rc = sh(cmd);
-    res = slurp("out/results.json");
+    rc = hc_sh(cmd);
+    res = hc_text(hc_path(dir, "out/results.json"));
     int both = strstr(res, "\"tier\": \"fp32\"") && strstr(res, "\"tier\": \"fp16\"");
     hc_check("katago-cmd-2.1", rc == 0 && both, "--tier fp32 --tier fp16: exit %d, both tiers %d: %.300s", rc, both,
-             slurp("stderr.txt"));
+             hc_text(hc_path(dir, "stderr.txt")));
 
     /* Errors: a config that does not exist, an engine that refuses the command line. */
     snprintf(cmd, sizeof cmd,
              "cd %s/start && %s katago --katago ../fakekatago --config ../nope.cfg --model ../net.bin.gz --out ../out2 "
              "--quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
-    rc = sh(cmd);
-    e = slurp("stderr.txt");
+    rc = hc_sh(cmd);
+    e = hc_text(hc_path(dir, "stderr.txt"));
     hc_check("katago-cmd-3.1", rc == 2 && strstr(e, "--config ../nope.cfg"), "a missing config: exit %d: %s", rc, e);
     snprintf(cmd, sizeof cmd,
              "cd %s/start && %s katago --katago ../fakekatago --model ../net.bin.gz --quiet >../stdout.txt "
              "2>../stderr.txt",
              dir, hc);
-    rc = sh(cmd);
-    e = slurp("stderr.txt");
+    rc = hc_sh(cmd);
+    e = hc_text(hc_path(dir, "stderr.txt"));
     hc_check("katago-cmd-3.2", rc == 2 && strstr(e, "--config"), "no --config: exit %d: %s", rc, e);
     snprintf(cmd, sizeof cmd,
              "cd %s && printf '#!/bin/sh\\necho broken >&2; exit 7\\n' >brokenkatago && chmod +x brokenkatago && cd "
              "start && %s katago --katago ../brokenkatago --config ../gtp.cfg --model ../net.bin.gz --out ../out3 "
              "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
-    rc = sh(cmd);
-    e = slurp("stderr.txt");
+    rc = hc_sh(cmd);
+    e = hc_text(hc_path(dir, "stderr.txt"));
     hc_check("katago-cmd-3.3", rc == 3 && strstr(e, "broken"), "an engine that dies: exit %d (want 3): %s", rc, e);
     snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
-    hc_check("katago-cmd-3.4", sh(cmd) == 0, "the start directory is not empty after the failures");
+    hc_check("katago-cmd-3.4", hc_sh(cmd) == 0, "the start directory is not empty after the failures");
     return hc_test_exit();
 }

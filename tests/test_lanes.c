@@ -195,7 +195,7 @@ int main(void)
     size_t n = 0;
     if (!hc_check("lanes-2.0", net && hc_positions_load(pp, &ps, &n, &err) == 0 && n > 20, "%s", err.msg)) {
         hc_net_free(net);
-        return hc_test_exit();
+        return hc_fail_rest("lanes-2.0.rest", "not run: lanes-2.0 failed"), hc_test_exit();
     }
     hc_net_reduce_activations(net);
     size_t n_all = n;

@@ -18,18 +18,6 @@
 
 #define N_POSITIONS 48
 
-static void absolute(const char *rel, char *buf, size_t len)
-{
-    if (rel[0] == '/') {
-        snprintf(buf, len, "%s", rel);
-        return;
-    }
-    char cwd[2048];
-    if (!getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    snprintf(buf, len, "%s/%s", cwd, rel);
-}
-
 /* Writes every stride-th position of src, n at most, into dst. */
 static int write_subset(const char *src, const char *dst, int n, int stride, hc_err *err)
 {
@@ -133,7 +121,7 @@ int main(void)
         return hc_test_exit();
     }
     char net[2048];
-    absolute(p, net, sizeof net);
+    hc_abspath(p, net, sizeof net);
     const char *src[2] = {"positions/sizerect.jsonl.gz", "positions/size10x14.jsonl.gz"};
     const char *dst[2] = {"rect48.jsonl", "b10x14_48.jsonl"};
     /* Every 14th of the rectangular set mixes all its board sizes (13x19 ... 7x11; its first
@@ -151,7 +139,7 @@ int main(void)
         snprintf(out, sizeof out, "%s/%s", tmp, dst[b]);
         snprintf(name, sizeof name, "mutations-1.%d", b + 1);
         if (!hc_check(name, write_subset(in, out, N_POSITIONS, stride[b], &err) == 0, "%s", err.msg))
-            return hc_test_exit();
+            return hc_fail_rest("mutations-setup.rest", "not run: %s failed", name), hc_test_exit();
         hc_position *ps = NULL;
         size_t n = 0;
         snprintf(name, sizeof name, "mutations-1.%d.1", b + 1);

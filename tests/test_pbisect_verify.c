@@ -126,7 +126,7 @@ int main(void)
          hc_positions_load(pa, &psa, &na, &err) == 0 && hc_positions_load(pb, &psb, &nb, &err) == 0 && na == 16 &&
          nb >= 8;
     if (!hc_check("pbverify-0.1", ok, "setup: %s (%zu and %zu positions)", err.msg, na, nb)) {
-        hc_skip_n("pbverify-1.1", 11, "no test data");
+        hc_fail_rest("pbverify-1.1", "not run: no test data (pbverify-0.1 failed)");
         goto end;
     }
     hc_net_reduce_activations(net);
@@ -188,7 +188,7 @@ int main(void)
     hc_tier_init(&mid, "between");
     if (!hc_check("pbverify-3.1", lim > 0 && hc_tier_set(&mid, HC_M_WINRATE, HC_P_MAX, 1.0, lim, &err) == 0,
                   "no limit between the two sets' worst errors (%s)", err.msg)) {
-        hc_skip_n("pbverify-3.2", 7, "no forcing tier");
+        hc_fail_n("pbverify-3.2", 7, "not run: no forcing tier (pbverify-3.1 failed)");
         goto end;
     }
     o = (hc_pbisect_opts){.search = ps_s, .n_search = n_s, .verify = ps_v, .n_verify = n_v, .settings = &s,
@@ -206,7 +206,7 @@ int main(void)
 
     /* 4. The command line: exit 1, a clear message, --out untouched (an existing file) or
      * absent (a fresh path), no temporary left beside it. */
-    const char *bin = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *bin = hc_halfcheck_bin();
     FILE *tf = fopen(tier_path, "w");
     if (tf) {
         fprintf(tf, "name: between\nlimits:\n  winrate: {max: %.17g}\n", lim);

@@ -92,14 +92,14 @@ int main(int argc, char **argv)
     net = hc_net_load(model, &err);
     if (!hc_check("pipe-1.0", net && hc_positions_load(hc_shared("positions/size10x14.jsonl.gz"), &ps, &nps, &err) == 0 &&
                                   nps >= N, "%s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("pipe-1.0.rest", "not run: %s failed", "pipe-1.0"), hc_test_exit();
     hc_net_reduce_activations(net);
     hc_backend rb = {0};
     hc_eval_settings s = hc_eval_settings_default(NX, NY);
     if (!hc_check("pipe-1.1", hc_backend_open(&rb, "ref32", net, NX, NY, B, 1, &err) == 0 &&
                                   hc_eval_positions(&rb, net, ps, N, NULL, B, &s, ref, NULL, NULL, NULL, NULL, &err) == 0,
                   "ref32: %s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("pipe-1.1.rest", "not run: %s failed", "pipe-1.1"), hc_test_exit();
     hc_backend_close(&rb);
 
     {
@@ -125,6 +125,8 @@ int main(int argc, char **argv)
                      err.msg, agree, N);
         }
         hc_backend_close(&b);
+    } else {
+        hc_fail_n("pipe-2.2", 2, "not run: the pipe backend did not open (pipe-2.1)");
     }
 
     {

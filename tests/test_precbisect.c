@@ -109,6 +109,8 @@ int main(void)
         wr_avg = r->full_stats.m[HC_M_WINRATE].v[HC_P_AVG];
         kl_avg = r->full_stats.m[HC_M_POLICY_KL].v[HC_P_AVG];
         hc_check("pbisect-1.4", wr_avg > 0 && kl_avg > 0, "fp16 errors %g %g", wr_avg, kl_avg);
+    } else {
+        hc_fail_n("pbisect-1.2", 3, "not run: the bisection under the loose tier failed (pbisect-1.1)");
     }
     hc_pbisect_free(r);
     r = NULL;
@@ -156,6 +158,8 @@ int main(void)
             hc_check("pbisect-2.7", c_res.pass && !c_fp16.pass && st_res.m[HC_M_WINRATE].v[HC_P_AVG] > 0,
                      "written profile %s (winrate avg %g), plain fp16 %s", c_res.pass ? "passes" : "fails",
                      st_res.m[HC_M_WINRATE].v[HC_P_AVG], c_fp16.pass ? "passes" : "fails");
+        } else {
+            hc_check("pbisect-2.7", 0, "not run: no errors of the written profile (pbisect-2.6)");
         }
         /* minimal: putting any one escalated layer back to fp16 fails the tier */
         int minimal = 1, tried = 0;
@@ -190,6 +194,8 @@ int main(void)
         }
         hc_check("pbisect-2.8", minimal && tried > 0, "dropping one of %d escalations must fail the tier (%s)", tried,
                  err.msg);
+    } else {
+        hc_fail_n("pbisect-2.2", 7, "not run: the bisection under the tight tier failed (pbisect-2.1)");
     }
     hc_pbisect_free(r);
     r = NULL;
@@ -203,6 +209,8 @@ int main(void)
     if (hc_check("pbisect-3.1", run_pb(net, ps, n, &s, "bf16", &zero, &r, &err) == 0, "%s", err.msg))
         hc_check("pbisect-3.2", r->outcome == HC_PB_FOUND && r->result_stats.m[HC_M_WINRATE].v[HC_P_MAX] == 0.0,
                  "outcome %d, result winrate max %g", r->outcome, r->result_stats.m[HC_M_WINRATE].v[HC_P_MAX]);
+    else
+        hc_check("pbisect-3.2", 0, "not run: the bisection under the zero tier failed (pbisect-3.1)");
     hc_pbisect_free(r);
     r = NULL;
     /* a profile reducing only the pooling sums: escalating a layer must escalate its sums
@@ -229,13 +237,15 @@ int main(void)
                      "outcome %d, %d escalated, %d rules with both sums fp32, %d setting other keys, result winrate max %g",
                      r->outcome, r->n_escalated, sum_rules, other, r->result_stats.m[HC_M_WINRATE].v[HC_P_MAX]);
             hc_profile_free(back);
+        } else {
+            hc_check("pbisect-3.4", 0, "not run: the bisection of the sums profile failed (pbisect-3.3)");
         }
         hc_pbisect_free(r);
         r = NULL;
     }
 
     /* the command line */
-    const char *bin = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *bin = hc_halfcheck_bin();
     FILE *tf = fopen(tier_path, "w");
     if (tf) {
         fprintf(tf, "name: tight\nlimits:\n  winrate: {avg: %.9g}\n  policyKL: {avg: %.9g}\n", wr_avg / 3, kl_avg / 3);

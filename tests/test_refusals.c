@@ -32,15 +32,6 @@
 
 static const char *dir;
 
-static const char *path_of(const char *name)
-{
-    static char buf[4][700];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
 static int write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -103,44 +94,44 @@ static void refused_positions(const char *name, const char *path, const char *wa
 static void test_positions(void)
 {
     char rec[1024], want[800];
-    const char *p = path_of("rules.jsonl");
+    const char *p = hc_path(dir, "rules.jsonl");
     record(rec, sizeof rec, 4, 9, "koFOOscoreAREA", "7.5", 0);
     positions_file(p, 6, 5, rec);
     snprintf(want, sizeof want, "%s:5: field \"rules\": ", p);
     refused_positions("refusals-1.1", p, want, "koFOOscoreAREA");
 
-    p = path_of("big.jsonl");
+    p = hc_path(dir, "big.jsonl");
     record(rec, sizeof rec, 4, 60, AREA, "7.5", 0);
     positions_file(p, 6, 5, rec);
     snprintf(want, sizeof want, "%s:5: ", p);
     refused_positions("refusals-1.2", p, want, "board (xSize x ySize) 60x60 is outside the supported sizes 1x1..19x19");
 
-    p = path_of("zero.jsonl");
+    p = hc_path(dir, "zero.jsonl");
     record(rec, sizeof rec, 4, 9, AREA, "7.5", 0);
     char *xs = strstr(rec, "\"xSize\":9");
     memcpy(xs, "\"xSize\":0", 9);
     positions_file(p, 6, 5, rec);
     refused_positions("refusals-1.3", p, (snprintf(want, sizeof want, "%s:5: ", p), want), "0x9 is outside");
 
-    p = path_of("komi.jsonl");
+    p = hc_path(dir, "komi.jsonl");
     record(rec, sizeof rec, 4, 9, AREA, "7.0", 0);
     positions_file(p, 6, 5, rec);
     refused_positions("refusals-1.4", p, (snprintf(want, sizeof want, "%s:5: field \"komi\"", p), want), "disagrees");
 
-    p = path_of("encore.jsonl");
+    p = hc_path(dir, "encore.jsonl");
     record(rec, sizeof rec, 4, 9, AREA, "7.5", 1);
     positions_file(p, 6, 5, rec);
     refused_positions("refusals-1.5", p, (snprintf(want, sizeof want, "%s:5: field \"initialEncorePhase\"", p), want),
                       "territory scoring");
 
     /* Enough lines for the bulk loader's threads; the bad one in the last thread's share. */
-    p = path_of("many.jsonl");
+    p = hc_path(dir, "many.jsonl");
     record(rec, sizeof rec, 1399, 20, AREA, "7.5", 0);
     positions_file(p, 1500, 1400, rec);
     refused_positions("refusals-1.6", p, (snprintf(want, sizeof want, "%s:1400: ", p), want), "20x20");
 
     /* A gzip'd file cut short: the offset in the decompressed stream. */
-    const char *gz = path_of("cut.jsonl.gz");
+    const char *gz = hc_path(dir, "cut.jsonl.gz");
     hc_err err = {0};
     hc_poswriter *w = hc_poswriter_open(gz, &err);
     hc_position pos;
@@ -166,16 +157,16 @@ static void test_positions(void)
 static void test_sgf(void)
 {
     hc_err err = {0};
-    const char *p = path_of("b60.sgfs");
+    const char *p = hc_path(dir, "b60.sgfs");
     write_text(p, "(;GM[1]SZ[9]RU[tromp-taylor]KM[7.5]\n;B[ee]\n)\n(;GM[1]SZ[60]\n;B[ee])\n");
-    int rc = hc_record_file(p, path_of("b60.jsonl"), NULL, &err);
+    int rc = hc_record_file(p, hc_path(dir, "b60.jsonl"), NULL, &err);
     char want[800];
     snprintf(want, sizeof want, "%s: game 1 (line 4): node at offset ", p);
     hc_check("refusals-2.1", rc == -1 && strncmp(err.msg, want, strlen(want)) == 0 && strstr(err.msg, "SZ[60]"),
              "want \"%s...SZ[60]...\", got \"%s\"", want, err.msg);
-    p = path_of("cut.sgfs");
+    p = hc_path(dir, "cut.sgfs");
     write_text(p, "(;GM[1]SZ[9]\n;B[ee];W[");
-    rc = hc_record_file(p, path_of("cut.jsonl"), NULL, &err);
+    rc = hc_record_file(p, hc_path(dir, "cut.jsonl"), NULL, &err);
     snprintf(want, sizeof want, "%s: game 0 (line 1): offset ", p);
     hc_check("refusals-2.2", rc == -1 && strncmp(err.msg, want, strlen(want)) == 0 && strstr(err.msg, "(line 2)"),
              "want \"%s...(line 2)...\", got \"%s\"", want, err.msg);
@@ -186,7 +177,7 @@ static void test_model(void)
     hc_err err = {0};
     hc_synth_spec s;
     hc_synth_spec_default(&s);
-    const char *p = path_of("cut.bin");
+    const char *p = hc_path(dir, "cut.bin");
     int ok = hc_synth_write(&s, p, 1, &err) == 0 && truncate(p, 3000) == 0;
     hc_net *net = ok ? hc_net_load(p, &err) : NULL;
     char want[800];
@@ -194,7 +185,7 @@ static void test_model(void)
     hc_check("refusals-3.1", ok && !net && strncmp(err.msg, want, strlen(want)) == 0 && strstr(err.msg, "layer "),
              "want \"%s...layer...\", got \"%s\"", want, err.msg);
     hc_net_free(net);
-    p = path_of("garbage.bin");
+    p = hc_path(dir, "garbage.bin");
     write_text(p, "not a model\n");
     net = hc_net_load(p, &err);
     snprintf(want, sizeof want, "%s: offset ", p);
@@ -206,7 +197,7 @@ static void test_model(void)
 static void test_yaml(void)
 {
     hc_err err = {0};
-    const char *p = path_of("suite.yaml");
+    const char *p = hc_path(dir, "suite.yaml");
     const char *text = "name: t\nnets:\n  - {name: n, model: m}\nboards:\n"
                        "  - {name: b, positions: p, nnBuffer: 9, maxBatchSize: [1]}\n";
     hc_suite *s = hc_suite_parse(text, strlen(text), p, &err);
@@ -216,7 +207,7 @@ static void test_yaml(void)
                                  strstr(err.msg, "maxBatchSize"),
              "want \"%s...maxBatchSize...\", got \"%s\"", want, err.msg);
     hc_suite_free(s);
-    p = path_of("prof.yaml");
+    p = hc_path(dir, "prof.yaml");
     text = "name: p\nstorage: [fp16]\n";
     hc_profile *pr = hc_profile_parse(text, strlen(text), p, &err);
     snprintf(want, sizeof want, "%s:2:", p);
@@ -232,7 +223,7 @@ static void test_outputs(void)
     hc_nnoutput_init(&o, 3, 2, 1, &err);
     char *good = hc_nnoutput_format(&o, HC_NNOUT_GOLDEN, NULL, &err);
     hc_nnoutput_free(&o);
-    const char *p = path_of("outs.jsonl");
+    const char *p = hc_path(dir, "outs.jsonl");
     char text[8192], want[800];
     snprintf(text, sizeof text, "%s\n%s\n{\"nnXLen\":\"a\"}\n", good ? good : "", good ? good : "");
     write_text(p, text);
@@ -258,7 +249,7 @@ static void test_outputs(void)
 static void test_results(void)
 {
     hc_err err = {0};
-    const char *p = path_of("results.json");
+    const char *p = hc_path(dir, "results.json");
     write_text(p, "{\n  \"format\": 1,\n  \"results\": [\n    oops\n");
     hc_results_doc *d = hc_results_read_json(p, &err);
     char want[800];
@@ -306,7 +297,7 @@ static void test_range_config(void)
                  "backends: [{backend: ref32, tiers: [fp32]}]\n",
                  sz[0], sz[1]);
         hc_err err = {0};
-        const char *p = path_of("range.yaml");
+        const char *p = hc_path(dir, "range.yaml");
         hc_suite *s = hc_suite_parse(text, strlen(text), p, &err);
         snprintf(name, sizeof name, "refusals-8.%d", i + 1);
         snprintf(want, sizeof want, "%s:3:", p);
@@ -372,12 +363,6 @@ static int selfplay_count(const hc_position *p, void *user, hc_err *err)
     return 0;
 }
 
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_range_everywhere(const hc_net *net)
 {
     /* 1x1 and 19x19 boards in buffers of their size, and a 20x20 buffer: features, evaluation,
@@ -407,43 +392,43 @@ static void test_range_everywhere(const hc_net *net)
         hc_check(name, ok ? rc == 0 && count > 0 : rc == -1 && strstr(err.msg, "20x20 is outside the supported sizes"),
                  "selfplay at %dx%d: rc %d, %ld positions: %s", n, n, rc, count, err.msg);
     }
-    const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *hc = hc_halfcheck_bin();
     char cmd[4096], rec[1024];
-    const char *pos1 = path_of("one1.jsonl"), *pos19 = path_of("one19.jsonl");
+    const char *pos1 = hc_path(dir, "one1.jsonl"), *pos19 = hc_path(dir, "one19.jsonl");
     record(rec, sizeof rec, 0, 1, AREA, "7.5", 0);
     write_text(pos1, rec);
     record(rec, sizeof rec, 0, 19, AREA, "7.5", 0);
     write_text(pos19, rec);
-    const char *log = path_of("cli.err");
+    const char *log = hc_path(dir, "cli.err");
     static const char *const nns[] = {"1x1", "19", "19x19", "20x20", "0x5", "19x", "x"};
     for (int i = 0; i < 7; i++) {
         snprintf(cmd, sizeof cmd, "%s features --positions %s --nn %s --out %s 2>%s", hc, i == 0 ? pos1 : pos19, nns[i],
-                 path_of("f.f32"), log);
-        int rc = sh(cmd);
+                 hc_path(dir, "f.f32"), log);
+        int rc = hc_sh(cmd);
         snprintf(cmd, sizeof cmd, "grep -q 'halfcheck features: %s' %s",
                  i < 5 ? "size .* is outside the supported sizes 1x1\\.\\.19x19" : "bad size", log);
-        int said = i < 3 || sh(cmd) == 0;
+        int said = i < 3 || hc_sh(cmd) == 0;
         char name[64];
         snprintf(name, sizeof name, "refusals-12.%d", i + 1);
         hc_check(name, (i < 3 ? rc == 0 : rc == 2) && said, "--nn %s: exit %d (message as expected: %d)", nns[i], rc,
                  said);
     }
     snprintf(cmd, sizeof cmd, "%s selfplay --size 20 --games 1 --out %s 2>%s && exit 9; grep -q 'size 20x20 is outside' %s",
-             hc, path_of("sp.jsonl"), log, log);
-    hc_check("refusals-12.8", sh(cmd) == 0, "selfplay --size 20 not refused with the range's message");
+             hc, hc_path(dir, "sp.jsonl"), log, log);
+    hc_check("refusals-12.8", hc_sh(cmd) == 0, "selfplay --size 20 not refused with the range's message");
 }
 
 /* A record whose game the replay refuses (line 3 plays on an occupied point): eval and features
  * name the positions file and the line, not only the position. */
 static void test_replay_refusal(void)
 {
-    const char *hc = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *hc = hc_halfcheck_bin();
     char pos[700], net[700], log[700], out[700], feat[700]; /* path_of's buffers rotate */
-    snprintf(pos, sizeof pos, "%s", path_of("illegal.jsonl"));
-    snprintf(net, sizeof net, "%s", path_of("synth.bin.gz"));
-    snprintf(log, sizeof log, "%s", path_of("replay.err"));
-    snprintf(out, sizeof out, "%s", path_of("o.jsonl"));
-    snprintf(feat, sizeof feat, "%s", path_of("o.f32"));
+    snprintf(pos, sizeof pos, "%s", hc_path(dir, "illegal.jsonl"));
+    snprintf(net, sizeof net, "%s", hc_path(dir, "synth.bin.gz"));
+    snprintf(log, sizeof log, "%s", hc_path(dir, "replay.err"));
+    snprintf(out, sizeof out, "%s", hc_path(dir, "o.jsonl"));
+    snprintf(feat, sizeof feat, "%s", hc_path(dir, "o.f32"));
     FILE *f = fopen(pos, "w");
     char rec[1024];
     for (int i = 0; f && i < 4; i++) {
@@ -466,14 +451,14 @@ static void test_replay_refusal(void)
              "%s synth-net --arch b6c96 --out %s >/dev/null 2>&1 && %s eval --net %s --positions %s --nn 9x9 --out %s 2>%s; "
              "test $? = 2 && grep -q 'halfcheck eval: %s:3: .*occupied' %s",
              hc, net, hc, net, pos, out, log, pos, log);
-    hc_check("refusals-13.1", sh(cmd) == 0, "eval did not name %s:3 for the illegal move (see %s)", pos, log);
+    hc_check("refusals-13.1", hc_sh(cmd) == 0, "eval did not name %s:3 for the illegal move (see %s)", pos, log);
     snprintf(cmd, sizeof cmd,
              "%s features --positions %s --nn 9x9 --out %s 2>%s; test $? = 2 && grep -q 'halfcheck features: %s:3: .*occupied' %s",
              hc, pos, feat, log, pos, log);
-    hc_check("refusals-13.2", sh(cmd) == 0, "features did not name %s:3 for the illegal move (see %s)", pos, log);
+    hc_check("refusals-13.2", hc_sh(cmd) == 0, "features did not name %s:3 for the illegal move (see %s)", pos, log);
     /* run: the suite's reference refuses the board's positions, naming the file and line. */
     char suite[700];
-    snprintf(suite, sizeof suite, "%s", path_of("replay.yaml"));
+    snprintf(suite, sizeof suite, "%s", hc_path(dir, "replay.yaml"));
     f = fopen(suite, "w");
     if (f) {
         fprintf(f, "name: replay\nnets: [{name: n, model: synth.bin.gz}]\n"
@@ -483,8 +468,8 @@ static void test_replay_refusal(void)
     }
     snprintf(cmd, sizeof cmd,
              "%s run %s --no-cache --quiet --out %s 2>%s; test $? = 2 && grep -q 'reference: %s:3: .*occupied' %s", hc,
-             suite, path_of("replay-out"), log, pos, log);
-    hc_check("refusals-13.3", sh(cmd) == 0, "run did not name %s:3 for the illegal move (see %s)", pos, log);
+             suite, hc_path(dir, "replay-out"), log, pos, log);
+    hc_check("refusals-13.3", hc_sh(cmd) == 0, "run did not name %s:3 for the illegal move (see %s)", pos, log);
 }
 
 int main(void)

@@ -107,13 +107,6 @@ static void build(void)
     rs.n = 5;
 }
 
-static char *slurp(const char *path)
-{
-    hc_err err = {0};
-    size_t len;
-    return hc_read_file(path, 1 << 24, &len, &err);
-}
-
 static int count_xpath(xmlDocPtr doc, const char *expr)
 {
     xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
@@ -267,7 +260,7 @@ static void test_tables(const char *dir)
     hc_err err = {0};
     snprintf(path, sizeof path, "%s/report.md", dir);
     hc_check("reports-3.1", hc_table_write_markdown(&rs, path, &err) == 0, "write: %s", err.msg);
-    char *md = slurp(path);
+    char *md = hc_slurp(path);
     hc_check("reports-3.2", md && strstr(md, "### netA\n") && strstr(md, "### netB\n") &&
              strstr(md, "#### b9 · emulate:fp16 · batched") && strstr(md, "- tier fp32: **FAIL**") &&
              strstr(md, "- tier fp16: **PASS**") && strstr(md, "| leadError | 0.13450 | 0.01000 | 0.01000 | 2.50000 | 13 |") &&
@@ -282,7 +275,7 @@ static void test_tables(const char *dir)
 
     snprintf(path, sizeof path, "%s/report.csv", dir);
     hc_check("reports-3.4", hc_table_write_csv(&rs, path, &err) == 0, "write: %s", err.msg);
-    char *csv = slurp(path);
+    char *csv = hc_slurp(path);
     int lines = 0;
     for (char *c = csv; c && *c; c++)
         lines += *c == '\n';
@@ -366,7 +359,7 @@ static void test_compare_cli(const char *dir)
         snprintf(cmd, sizeof cmd, "%s compare '%s' '%s' --tier fp32 --json '%s' >/dev/null 2>&1", bin, ref, pert, json);
         int st = system(cmd);
         int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        char *text = slurp(json);
+        char *text = hc_slurp(json);
         if (round == 0)
             hc_check("reports-5.3", code == 1 && text && strstr(text, "\"maxPosition\": 42"), "exit %d", code);
         else

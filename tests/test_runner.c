@@ -69,7 +69,7 @@ int main(void)
     hc_err err = {0};
     if (!hc_check("runner-1.1", hc_positions_load(hc_shared("positions/size10x14.jsonl.gz"), &ps, &n, &err) == 0,
                   "%s", err.msg))
-        return hc_test_exit();
+        return hc_fail_rest("runner-1.1.rest", "not run: %s failed", "runner-1.1"), hc_test_exit();
     hc_poswriter *w = hc_poswriter_open(pos_path, &err);
     for (size_t i = 0; i < 24; i++)
         hc_poswriter_write(w, &ps[i], &err);
@@ -85,7 +85,7 @@ int main(void)
     hc_suite *s;
     hc_run *r = run_yaml(yaml, "t.yaml", cache, &s);
     if (!hc_check("runner-1.2", r != NULL, "run failed"))
-        return hc_test_exit();
+        return hc_fail_rest("runner-1.2.rest", "not run: %s failed", "runner-1.2"), hc_test_exit();
     const hc_results *rs = hc_run_results(r);
     hc_check("runner-1.3", rs->n == 2 && rs->items[0].outcome == HC_OUT_CHECKED && rs->items[1].outcome == HC_OUT_CHECKED &&
                                strcmp(rs->items[0].mode, "unbatched") == 0 && strcmp(rs->items[1].mode, "batched") == 0,

@@ -13,34 +13,10 @@
 
 static char tmpdir[256];
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = malloc(cap);
-    size_t k;
-    while (buf && (k = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += k;
-        if (len == cap) {
-            unsigned char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    fclose(f);
-    *n = len;
-    return buf;
-}
-
 static int same_file(const char *a, const char *b)
 {
     size_t na = 0, nb = 0;
-    unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+    unsigned char *x = (unsigned char *)hc_slurp_len(a, &na), *y = (unsigned char *)hc_slurp_len(b, &nb);
     int same = x && y && na == nb && memcmp(x, y, na) == 0;
     free(x);
     free(y);

@@ -63,6 +63,8 @@ static void test_structure(void)
         const char *s = NULL;
         hc_check("sgf-1.13", hc_sgf_node_single(n, "GN", &s, &err) < 0 && err.code == HC_EFORMAT, "two values refused");
         hc_sgf_free(c);
+    } else {
+        hc_fail_n("sgf-1.11", 3, "not run: the text-value game did not parse (sgf-1.10)");
     }
 
     /* KataGo's move quirk: the first B/W value is the node's move; "W[aa]B[bb]" lists B first. */
@@ -87,6 +89,8 @@ static void test_structure(void)
                  "ss off a 9x9 board");
         hc_sgf_moves_free(&m);
         hc_sgf_free(c);
+    } else {
+        hc_fail_n("sgf-1.15", 4, "not run: the mixed-move game did not parse (sgf-1.14)");
     }
 }
 

@@ -22,24 +22,11 @@
 
 static char hc[1024], root[1024], dir[1024];
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static char *slurp(const char *fmt, const char *arg)
 {
     char path[2048];
     snprintf(path, sizeof path, fmt, dir, arg);
-    hc_err err = {0};
-    return hc_read_file(path, 64u << 20, NULL, &err);
+    return hc_slurp(path);
 }
 
 static const hc_result *find(const hc_results *rs, const hc_result *x)
@@ -131,43 +118,6 @@ static hc_results_doc *readr(const char *sub)
     return d;
 }
 
-/* Kills every process of session sid (the sweep started with setsid: parallel and its jobs). */
-static void kill_session(pid_t sid)
-{
-    for (int round = 0; round < 200; round++) {
-        int left = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            pid_t p = (pid_t)atoi(e->d_name);
-            if (p <= 0)
-                continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-            FILE *f = fopen(path, "r");
-            if (!f)
-                continue;
-            size_t n = fread(buf, 1, sizeof buf - 1, f);
-            fclose(f);
-            buf[n] = 0;
-            char *rp = strrchr(buf, ')');
-            char state;
-            int ppid, pgrp, sess;
-            if (rp && sscanf(rp + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sess) == 4 && sess == sid && state != 'Z') {
-                kill(p, SIGKILL);
-                left++;
-            }
-        }
-        if (d)
-            closedir(d);
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
-        if (!left)
-            return;
-        usleep(10000);
-    }
-}
-
 static int job_done(const char *sw, int i)
 {
     char path[2048];
@@ -179,12 +129,12 @@ static int job_done(const char *sw, int i)
 int main(void)
 {
     hc_plan(1 + 4 + 9 + 6 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
-    const char *h = getenv("HALFCHECK") ? getenv("HALFCHECK") : "build/halfcheck";
+    const char *h = hc_halfcheck_bin();
     if (!getcwd(root, sizeof root - 64))
         return 1;
-    snprintf(hc, sizeof hc, "%s%s%s", h[0] == '/' ? "" : root, h[0] == '/' ? "" : "/", h);
+    snprintf(hc, sizeof hc, "%s", h); /* absolute already */
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_sweep"));
-    int rc = sh("cd %s && rm -rf run* sw* m* bad* cache && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
+    int rc = hc_shf("cd %s && rm -rf run* sw* m* bad* cache && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 3 --seed 21 --moves 60 --stride 3 --out p9.jsonl.gz 2>/dev/null && "
                 "%s selfplay --size 7 --games 3 --seed 22 --moves 40 --stride 3 --out p7.jsonl.gz 2>/dev/null && "
                 "printf '%%s\\n' 'name: sweep-test' 'nets: [{name: synth, model: net.bin.gz}]' 'boards:' "
@@ -201,30 +151,30 @@ int main(void)
         return hc_fail_rest("sweep-1", "not run: no test data"), hc_test_exit();
 
     /* 1. The case list and the filter. */
-    rc = sh("cd %s && %s cases suite.yaml > cases.txt", dir, hc);
+    rc = hc_shf("cd %s && %s cases suite.yaml > cases.txt", dir, hc);
     char *cases = slurp("%s/cases.txt", "");
     hc_check("sweep-1.1", rc == 0 && cases &&
                               !strcmp(cases, "net=synth,board=b9,backend=ref32\nnet=synth,board=b9,backend=fp16\n"
                                              "net=synth,board=b7,backend=ref32\nnet=synth,board=b7,backend=fp16\n"),
              "halfcheck cases exited %d and printed:\n%s", rc, cases ? cases : "");
     free(cases);
-    rc = sh("cd %s && %s run suite.yaml --only board=b7,backend=fp16 --out run-one --cache cache --quiet 2>/dev/null", dir, hc);
+    rc = hc_shf("cd %s && %s run suite.yaml --only board=b7,backend=fp16 --out run-one --cache cache --quiet 2>/dev/null", dir, hc);
     hc_results_doc *one = readr("run-one");
     hc_check("sweep-1.2", rc == 0 && one && hc_results_doc_results(one)->n == 2 &&
                               !strcmp(hc_results_doc_results(one)->items[0].board, "b7") &&
                               !strcmp(hc_results_doc_results(one)->items[1].backend, "fp16"),
              "run --only: exit %d, want the two modes of b7 x fp16", rc);
     hc_results_doc_free(one);
-    rc = sh("cd %s && %s run suite.yaml --only board=b8 --out bad1 --quiet 2>bad1.txt && exit 9; grep -q 'no case with board' bad1.txt",
+    rc = hc_shf("cd %s && %s run suite.yaml --only board=b8 --out bad1 --quiet 2>bad1.txt && exit 9; grep -q 'no case with board' bad1.txt",
             dir, hc);
     hc_check("sweep-1.3", rc == 0, "an unknown board in --only is not refused by name");
-    rc = sh("cd %s && %s run suite.yaml --only size=9 --out bad2 --quiet 2>/dev/null", dir, hc);
+    rc = hc_shf("cd %s && %s run suite.yaml --only size=9 --out bad2 --quiet 2>/dev/null", dir, hc);
     hc_check("sweep-1.4", rc == 2, "a malformed --only exited %d, want 2", rc);
 
     /* 2. The reader: write, read, write gives the same bytes, non-finite values included. */
-    rc = sh("cd %s && %s run suite.yaml --out run --cache cache --quiet 2>/dev/null", dir, hc);
+    rc = hc_shf("cd %s && %s run suite.yaml --out run --cache cache --quiet 2>/dev/null", dir, hc);
     hc_check("sweep-2.1", rc == 0, "the single run exited %d", rc);
-    rc = sh("cd %s && %s run nan.yaml --out run-nan --cache cache --quiet 2>/dev/null", dir, hc);
+    rc = hc_shf("cd %s && %s run nan.yaml --out run-nan --cache cache --quiet 2>/dev/null", dir, hc);
     hc_check("sweep-2.2", rc == 3, "the faulty run exited %d, want 3", rc);
     const char *rt[] = {"run", "run-nan"};
     for (int i = 0; i < 2; i++) {
@@ -312,7 +262,7 @@ int main(void)
     }
 
     /* 3. An uninterrupted sweep, merged: the same figures as the single run. */
-    rc = sh("cd %s && %s/ci/sweep suite.yaml -j 2 --out sw-a --halfcheck %s >sw-a.txt 2>&1", dir, root, hc);
+    rc = hc_shf("cd %s && %s/ci/sweep suite.yaml -j 2 --out sw-a --halfcheck %s >sw-a.txt 2>&1", dir, root, hc);
     hc_check("sweep-3.1", rc == 0, "ci/sweep exited %d (see %s/sw-a.txt)", rc, dir);
     hc_results_doc *a = readr("run"), *b = readr("sw-a/merged");
     char why[512] = "unreadable";
@@ -322,16 +272,16 @@ int main(void)
              b ? hc_results_doc_results(b)->n : 0);
     hc_results_doc_free(b);
     /* Merging in another order changes the order, not the figures; a duplicate is refused. */
-    rc = sh("cd %s && %s merge sw-a/jobs/job-0004 sw-a/jobs/job-0002 sw-a/jobs/job-0003 sw-a/jobs/job-0001 --out m-rev --quiet 2>/dev/null",
+    rc = hc_shf("cd %s && %s merge sw-a/jobs/job-0004 sw-a/jobs/job-0002 sw-a/jobs/job-0003 sw-a/jobs/job-0001 --out m-rev --quiet 2>/dev/null",
             dir, hc);
     b = readr("m-rev");
     hc_check("sweep-3.4", rc == 0 && a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
                               !strcmp(hc_results_doc_results(b)->items[0].board, "b7"),
              "a merge in reverse order: exit %d, %s", rc, why);
     hc_results_doc_free(b);
-    rc = sh("cd %s && %s merge sw-a/jobs/job-0001 sw-a/jobs/job-0001 --out m-dup --quiet 2>/dev/null", dir, hc);
+    rc = hc_shf("cd %s && %s merge sw-a/jobs/job-0001 sw-a/jobs/job-0001 --out m-dup --quiet 2>/dev/null", dir, hc);
     hc_check("sweep-3.5", rc == 2, "merging a job twice exited %d, want 2", rc);
-    rc = sh("cd %s && %s/ci/sweep suite.yaml --out sw-a --halfcheck %s >/dev/null 2>&1", dir, root, hc);
+    rc = hc_shf("cd %s && %s/ci/sweep suite.yaml --out sw-a --halfcheck %s >/dev/null 2>&1", dir, root, hc);
     hc_check("sweep-3.6", rc == 2, "a second sweep into a used directory exited %d, want 2", rc);
     hc_results_doc_free(a);
 
@@ -357,7 +307,7 @@ int main(void)
             break;
         usleep(2000);
     }
-    kill_session(pid);
+    hc_session_kill(pid);
     waitpid(pid, NULL, 0);
     hc_check("sweep-4.1", first > 0, "no job finished within 60 s");
     int done = 0, whole = 1;
@@ -384,7 +334,7 @@ int main(void)
         hc_skip("sweep-4.4", "every job had finished before the kill landed; the resume has nothing left to run");
     else
         hc_check("sweep-4.4", done >= 1 && done < 4, "%d jobs finished before the kill", done);
-    rc = sh("cd %s && %s/ci/sweep suite.yaml -j 2 --out sw-b --resume --halfcheck %s >sw-b2.txt 2>&1", dir, root, hc);
+    rc = hc_shf("cd %s && %s/ci/sweep suite.yaml -j 2 --out sw-b --resume --halfcheck %s >sw-b2.txt 2>&1", dir, root, hc);
     hc_check("sweep-4.5", rc == 0, "the resumed sweep exited %d (see %s/sw-b2.txt)", rc, dir);
     int kept = 1;
     for (int i = 1; i <= 4; i++) {
@@ -394,7 +344,7 @@ int main(void)
             kept &= stat(path, &st) == 0 && st.st_ino == ino[i];
     }
     hc_check("sweep-4.6", kept, "the resume redid a job that had finished");
-    rc = sh("ls -d %s/sw-b/jobs/*.tmp.* >/dev/null 2>&1", dir);
+    rc = hc_shf("ls -d %s/sw-b/jobs/*.tmp.* >/dev/null 2>&1", dir);
     hc_check("sweep-4.7", rc != 0, "scratch job directories left after the resume");
     const char *files[] = {"junit.xml", "results.json", "report.md", "report.csv"};
     for (int i = 0; i < 4; i++) {

@@ -112,6 +112,8 @@ int main(void)
         hc_check("taps-1.2", zero, "ref32 vs ref32 must be zero at all %d layers (%d compared)", nl,
                  hc_tapcmp_count(self));
         hc_check("taps-1.3", hc_tapcmp_first_divergent(self, 0.0) == -1, "no layer diverges even at threshold 0");
+    } else {
+        hc_fail_n("taps-1.2", 2, "not run: no ref32-vs-ref32 comparison (taps-1.1 failed)");
     }
     hc_tapcmp_free(self);
 
@@ -134,6 +136,8 @@ int main(void)
                    hc_tapcmp_at(a, i)->sum_abs == hc_tapcmp_at(b, i)->sum_abs;
         hc_check("taps-2.4", same, "batch 1 and batch 4 must give the same per-layer errors");
         hc_check("taps-2.5", hc_tapcmp_first_divergent(a, 1.0) == -1, "nothing diverges at threshold 1");
+    } else {
+        hc_fail_n("taps-2.2", 4, "not run: no fp16 comparison (taps-2.1 failed)");
     }
     hc_tapcmp_free(a);
     hc_tapcmp_free(b);
@@ -161,6 +165,8 @@ int main(void)
         hc_check("taps-5.3", nonzero > nl / 2 && full.winrate_avg > 0 && mx < full.winrate_avg * 2,
                  "%d layers with an error; largest single %g vs whole %g", nonzero, mx, full.winrate_avg);
         free(rows);
+    } else {
+        hc_fail_n("taps-5.2", 2, "not run: no precision sensitivity rows (taps-5.1 failed)");
     }
 
     const char *bin = getenv("HALFCHECK");

@@ -1,0 +1,184 @@
+/* The one copy of the helpers the test programs share (tests/lib/testlib.h). */
+#include "testlib.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+char *hc_slurp_len(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    /* Read in chunks, not by size: a pipe or a file still being written has no reliable size. */
+    size_t cap = 1 << 16, n = 0, k;
+    char *buf = malloc(cap + 1);
+    while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+char *hc_slurp(const char *path)
+{
+    return hc_slurp_len(path, NULL);
+}
+
+const char *hc_text(const char *path)
+{
+    /* A ring, so that one check may read a few files (and a message still show the first). */
+    static char *ring[8];
+    static int k;
+    k = (k + 1) % 8;
+    free(ring[k]);
+    ring[k] = hc_slurp(path);
+    return ring[k] ? ring[k] : "";
+}
+
+int hc_sh(const char *cmd)
+{
+    int st = system(cmd);
+    if (st == -1)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int hc_shf(const char *fmt, ...)
+{
+    char cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    /* A truncated command could run something else than meant: refuse it. */
+    if (n < 0 || (size_t)n >= sizeof cmd)
+        return -1;
+    return hc_sh(cmd);
+}
+
+void hc_abspath(const char *rel, char *buf, size_t len)
+{
+    if (rel[0] == '/') {
+        snprintf(buf, len, "%s", rel);
+        return;
+    }
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    snprintf(buf, len, "%s/%s", cwd, rel);
+}
+
+const char *hc_halfcheck_bin(void)
+{
+    static char buf[4096];
+    const char *h = getenv("HALFCHECK");
+    if (!h || !*h)
+        h = "build/halfcheck";
+    hc_abspath(h, buf, sizeof buf);
+    return buf;
+}
+
+const char *hc_path(const char *dir, const char *name)
+{
+    static char buf[8][2048];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+int hc_file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* Calls fn(pid, state) for every process of session sid; returns -1 without /proc. */
+static int each_in_session(pid_t sid, void (*fn)(pid_t, char, int *), int *acc)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t p = (pid_t)atoi(e->d_name);
+        if (p <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t k = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[k] = 0;
+        /* The command name may hold spaces and parentheses: the fields start after the last ')'. */
+        char *rp = strrchr(buf, ')');
+        char state;
+        int ppid, pgrp, sess;
+        if (rp && sscanf(rp + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sess) == 4 && sess == sid)
+            fn(p, state, acc);
+    }
+    closedir(d);
+    return 0;
+}
+
+static void count_live(pid_t p, char state, int *acc)
+{
+    (void)p;
+    *acc += state != 'Z';
+}
+
+static void kill_live(pid_t p, char state, int *acc)
+{
+    if (state != 'Z') {
+        kill(p, SIGKILL);
+        (*acc)++;
+    }
+}
+
+int hc_session_count(pid_t sid)
+{
+    int n = 0;
+    return each_in_session(sid, count_live, &n) < 0 ? -1 : n;
+}
+
+void hc_session_kill(pid_t sid)
+{
+    kill(-sid, SIGKILL);
+    for (int round = 0; round < 300; round++) {
+        int left = 0;
+        int have_proc = each_in_session(sid, kill_live, &left) == 0;
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!have_proc || !left)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}

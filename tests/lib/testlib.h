@@ -1,0 +1,39 @@
+/* Helpers the test programs share (files, shell commands, the halfcheck binary, scratch paths). */
+#ifndef HC_TESTLIB_H
+#define HC_TESTLIB_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The whole file as a malloc'd NUL-terminated string (binary content kept; *len, when len is
+ * not NULL, gets its size), or NULL when it cannot be read. */
+char *hc_slurp(const char *path);
+char *hc_slurp_len(const char *path, size_t *len);
+
+/* The file's text for a quick look (strstr on a report): valid for the next 7 calls (a ring of
+ * 8, freed in turn), "" when the file cannot be read, so a missing file fails the check that reads it rather than crashing. */
+const char *hc_text(const char *path);
+
+/* The exit status of a shell command, -1 when it died of a signal (or could not run). */
+int hc_sh(const char *cmd);
+int hc_shf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The halfcheck binary: $HALFCHECK (set by make test) or build/halfcheck, absolute so that a
+ * command run from another directory still finds it. */
+const char *hc_halfcheck_bin(void);
+
+/* dir/name in one of 8 rotating static buffers: enough for the paths of one call. */
+const char *hc_path(const char *dir, const char *name);
+
+/* An absolute form of rel (relative to the working directory) into buf. */
+void hc_abspath(const char *rel, char *buf, size_t len);
+
+int hc_file_exists(const char *path);
+
+/* The live (not zombie) processes of session sid, and killing them all (with a wait for them to
+ * go, up to 3 s): the programs that start a run with setsid check it leaves nothing behind.
+ * Linux only (/proc): elsewhere the count is -1 and the kill only signals the process group. */
+int hc_session_count(pid_t sid);
+void hc_session_kill(pid_t sid);
+
+#endif
