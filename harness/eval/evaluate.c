@@ -286,7 +286,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
                 if (done_mask)
                     done_mask[first] = 0;
                 if (skip(user, first, reason))
-                    return hc_err_set(err, HC_EUSAGE, "interrupted");
+                    return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
             } else {
                 for (int r = 0; r < k && done_mask; r++)
                     done_mask[first + (size_t)r] = 1;
@@ -295,7 +295,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
                 single--;
             done += (size_t)k;
             if (progress && progress(user, done, n))
-                return hc_err_set(err, HC_EUSAGE, "interrupted");
+                return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
         }
         return 0;
     }
@@ -320,7 +320,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
         }
         done += (size_t)k;
         if (rc == 0 && progress && progress(user, done, n))
-            rc = hc_err_set(err, HC_EUSAGE, "interrupted");
+            rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
     free(idx);
     batch_free(&bb);
@@ -473,7 +473,7 @@ int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, int lane_batch, cons
             *fail = c.fail;
         rc = -1;
     } else if (rc == 0 && interrupted) {
-        rc = hc_err_set(err, HC_EUSAGE, "interrupted");
+        rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
     pthread_cond_destroy(&c.cv);
     pthread_mutex_destroy(&c.mu);

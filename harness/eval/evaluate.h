@@ -24,7 +24,7 @@ typedef struct hc_eval_failure {
     int move_number;
 } hc_eval_failure;
 
-/* Called after each batch with the count done so far; return nonzero to stop (HC_EUSAGE
+/* Called after each batch with the count done so far; return nonzero to stop (HC_EINTERRUPTED
  * "interrupted"). May be NULL. */
 typedef int (*hc_eval_progress)(void *user, size_t done, size_t total);
 
@@ -38,7 +38,7 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
 
 /* Called for a position that a position backend cannot express (its evaluation failed with
  * HC_BACKEND_SKIP, backend.h): i indexes ps, reason is the text after the marker. Return
- * nonzero to stop (HC_EUSAGE "interrupted"). */
+ * nonzero to stop (HC_EINTERRUPTED "interrupted"). */
 typedef int (*hc_eval_skip_fn)(void *user, size_t i, const char *reason);
 
 /* hc_eval_positions, but with skip non-NULL a position backend's per-position refusal leaves

@@ -21,8 +21,7 @@
 
 #include "backend.h"
 #include "evaluate.h"
-#include "html.h"
-#include "junit.h"
+#include "files.h"
 #include "model.h"
 #include "nnoutput.h"
 #include "positions.h"
@@ -31,7 +30,7 @@
 #include "sha256.h"
 #include "stats.h"
 #include "stream.h"
-#include "table.h"
+#include "reports.h"
 #include "tiers.h"
 #include "version.h"
 
@@ -294,22 +293,6 @@ static void cache_key(const char *net_digest, const char *pos_digest, const hc_e
     hc_sha256_final_hex(&h, hex);
 }
 
-static int mkdir_p(const char *dir, hc_err *err)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return hc_err_set(err, HC_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-            *p = '/';
-        }
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return hc_err_set(err, HC_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-    return 0;
-}
 
 /* A cached reference is used only when every record is there and fits the buffer. */
 static int cache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s)
@@ -810,7 +793,7 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     }
     if (path[0]) {
         hc_err cerr = {0};
-        if (mkdir_p(opts->cache_dir, &cerr) == 0)
+        if (hc_mkdir_p(opts->cache_dir, &cerr) == 0)
             cache_write(path, outs, n, &cerr); /* a cache that cannot be written only costs time */
     }
     return 0;
@@ -1265,23 +1248,7 @@ int hc_run_interrupted(const hc_run *run)
 
 int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
 {
-    if (mkdir_p(dir, err))
-        return -1;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/junit.xml", dir);
-    if (hc_junit_write(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    if (hc_results_write_json(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    if (hc_table_write_markdown(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.csv", dir);
-    if (hc_table_write_csv(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    return hc_html_write(&run->results, path, err);
+    return hc_reports_write_dir(&run->results, dir, err);
 }
 
 int hc_run_cache_hits(const hc_run *run)
