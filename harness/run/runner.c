@@ -398,7 +398,7 @@ static int child_progress(void *user, size_t done, size_t total)
 }
 
 /* The side file, a line per fact: "res W S P O" (the backend's declared resolution) and
- * "skip I REASON" per position the backend could not express (hc_eval_positions_skip). */
+ * "skip I REASON" per position the backend could not express (hc_eval_request.skip). */
 static int child_skip(void *user, size_t i, const char *reason)
 {
     child_ctx *cc = user;
@@ -433,19 +433,11 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
                        const char *records_path, int side_fd, const char *err_path)
 {
     hc_err err = {0};
-    hc_backend b = {0};
-    /* A CPU backend uses its threads as lanes, each taking its share of a batch per call. */
-    int n_lanes = hc_backend_lanes_for(spec, batch, threads);
-    int lane_batch = hc_backend_lane_batch(batch, n_lanes);
-    hc_backend *lanes = NULL;
-    if (n_lanes > 0) {
-        lanes = hc_backend_open_lanes(spec, net, s->nn_x, s->nn_y, n_lanes, lane_batch, &err);
-        if (!lanes)
-            child_fail(err_path, &err, NULL);
-        b = lanes[0];
-    } else if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = batch, .threads = threads};
+    hc_evaluator *ev = hc_evaluator_open(&eo, &err);
+    if (!ev)
         child_fail(err_path, &err, NULL);
-    const hc_resolution *res = b.vt->resolution ? b.vt->resolution(b.inst) : NULL;
+    const hc_resolution *res = hc_evaluator_resolution(ev);
     if (res) {
         char line[200];
         int len = snprintf(line, sizeof line, "res %.17g %.17g %.17g %.17g\n", res->winrate, res->score, res->policy,
@@ -464,13 +456,11 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
     }
     child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .records_path = records_path,
                     .side_fd = side_fd, .order = order, .outs = outs, .skipped = skipped};
-    hc_eval_failure fail;
+    hc_eval_failure fail = {.position = -1};
     /* Only a position backend refuses single positions; a tensor backend never calls child_skip. */
-    int rc = lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, order, s, outs, NULL, &fail,
-                                             child_progress,
-                                             &cc, &err)
-                   : hc_eval_positions_skip(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress,
-                                            child_skip, &cc, &err);
+    hc_eval_request req = {.ps = ps, .n = n, .order = order, .outs = outs, .fail = &fail, .progress = child_progress,
+                           .skip = child_skip, .user = &cc};
+    int rc = hc_evaluator_run(ev, &req, &err);
     if (rc) {
         if (cc.write_errno) {
             /* Not the backend's fault: say which file could not be written, and why. */
@@ -774,18 +764,19 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         }
     }
     run->cache_misses++;
-    hc_backend b = {0};
-    int batch = 16;
-    if (hc_backend_open(&b, "ref32", net, s->nn_x, s->nn_y, batch, opts->threads, err))
+    hc_evaluator_opts eo = {.spec = "ref32", .net = net, .settings = *s, .batch = 16, .threads = opts->threads};
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    if (!ev)
         return -1;
     progress_ctx pc = {opts, what};
-    hc_eval_failure fail;
-    int rc = hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, &fail, report_progress, &pc, err);
+    hc_eval_failure fail = {.position = -1};
+    hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = report_progress, .user = &pc};
+    int rc = hc_evaluator_run(ev, &req, err);
     /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
     if (rc && pos_path && err->code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
         ps[fail.position].file_line > 0)
         hc_err_prefix(err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
-    hc_backend_close(&b);
+    hc_evaluator_close(ev);
     if (rc) {
         for (size_t i = 0; i < n; i++)
             hc_nnoutput_free(&outs[i]);
