@@ -22,6 +22,24 @@
 
 enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
 
+struct hc_profile; /* backends/profile.h */
+
+/* How to open a backend (hc_backend_open_with): the spec and the sizes, plus options only
+ * some kinds take (zero: none). */
+typedef struct hc_backend_open_opts {
+    const char *spec; /* "name" or "name:params" */
+    const hc_net *net;
+    int nx, ny;
+    int max_batch; /* rows per eval call */
+    int threads;
+    /* emulate: a parsed profile used instead of the spec's params (copied; stays the
+     * caller's), and the layers it applies to (active[i] != 0, i indexing hc_net_layers's
+     * order, i == n_layers the input rows; NULL: every layer). */
+    const struct hc_profile *profile;
+    const unsigned char *active;
+    int n_active;
+} hc_backend_open_opts;
+
 /* hc_resolution (harness/data/nnoutput.h): what a backend declares of its outputs. */
 
 /* A backend that cannot run a case at all (an environment variable its spec names is unset, a
@@ -54,11 +72,6 @@ typedef struct hc_backend_vtbl {
 
     void (*close)(void *inst);
 
-    /* Optional (NULL = "not supported"): copies the intermediate tensor of the layer named
-     * `layer` for the last eval into buf (capacity floats), returns the float count, or -1
-     * with err. Callers use hc_backend_taps, which reports "not supported" for NULL. */
-    long (*taps)(void *inst, const char *layer, float *buf, long capacity, hc_err *err);
-
     /* Optional (NULL = "not supported"): installs a layer hook (refs/engine.h: hc_tap,
      * hc_engine_hook_fn) that later evals call after every layer, on worker threads; fn NULL
      * removes it. The hook reads (or, for storage emulation, modifies) each layer's output,
@@ -89,6 +102,10 @@ typedef struct hc_backend_vtbl {
      * (weights, prepared convolutions), so that lanes do not each hold a copy. base must
      * outlive it. NULL: lanes are opened independently. */
     void *(*open_sharing)(void *base, int max_batch, int threads, hc_err *err);
+
+    /* Optional: opens an instance with the extra options of hc_backend_open_opts (an
+     * in-memory profile, a layer subset). NULL: the kind takes none of them. */
+    void *(*open_opts)(const char *params, const struct hc_backend_open_opts *o, hc_err *err);
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */
@@ -104,28 +121,19 @@ typedef struct hc_backend {
     void *inst;
 } hc_backend;
 
-/* hc_backend_find + open. Returns 0 or -1 with err (prefixed with the spec). */
+/* hc_backend_find + open. Returns 0 or -1 with err (prefixed with the spec). The one way to
+ * open a backend; evaluations open theirs through the evaluator (harness/eval/evaluate.h). */
+int hc_backend_open_with(hc_backend *b, const hc_backend_open_opts *o, hc_err *err);
+/* hc_backend_open_with with the sizes only. */
 int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, int ny,
                     int max_batch, int threads, hc_err *err);
+/* Another instance like the open instance base (hc_backend_vtbl.open_sharing where the kind
+ * has it, else opened afresh from spec with o's options). */
+int hc_backend_open_like(hc_backend *b, const hc_backend *base, const hc_backend_open_opts *o, hc_err *err);
 void hc_backend_close(hc_backend *b);
 
-/* Evaluation over several instances (hc_backend_vtbl.lanes): the number of lanes to open given
- * `threads` (threads itself when the spec's kind has lanes and threads > 1), else 0: evaluate
- * on one instance with its own threads. */
-int hc_backend_lanes_for(const char *spec, int batch, int threads);
-/* The rows per call of each lane when a batch of `batch` is spread over n_lanes lanes:
- * ceil(batch / n_lanes), so that the rows in flight, and the scratch they need, are those of
- * one instance with n_lanes threads. */
-int hc_backend_lane_batch(int batch, int n_lanes);
-/* Opens n_lanes instances (max_batch lane_batch, one thread each; malloc'd array, close with
- * hc_backend_close_lanes): lanes after the first share its read-only state where the kind
- * has open_sharing. NULL with err when one fails (the others are closed). */
-hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, int lane_batch,
-                                  hc_err *err);
-void hc_backend_close_lanes(hc_backend *lanes, int n_lanes);
-
-/* Taps through the vtable; HC_EBACKEND "... taps not supported" when the backend has none. */
-long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity, hc_err *err);
+/* Installs a layer hook through the vtable; HC_EBACKEND "... taps not supported" when the
+ * backend has none. */
 int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err *err);
 
 #endif

@@ -469,6 +469,16 @@ static void *emu_open_sharing(void *base, int max_batch, int threads, hc_err *er
 
 static void emu_close(void *inst) { hc_emulate_close(inst); }
 
+/* taps and bisect-precision: a profile they built or a subset of layers, through the registry. */
+static void *emu_open_opts(const char *params, const hc_backend_open_opts *o, hc_err *err)
+{
+    if (o->profile)
+        return hc_emulate_open_profile(o->profile, o->net, o->nx, o->ny, o->max_batch, o->threads, o->active,
+                                       o->n_active, err);
+    return hc_emulate_open_subset(params, o->net, o->nx, o->ny, o->max_batch, o->threads, o->active, o->n_active,
+                                  err);
+}
+
 static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
 {
     (void)err;
@@ -485,8 +495,8 @@ const hc_backend_vtbl hc_backend_emulate = {
     .eval = emu_eval,
     .eval_positions = NULL,
     .close = emu_close,
-    .taps = NULL,
     .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
     .lanes = 1,
     .open_sharing = emu_open_sharing,
+    .open_opts = emu_open_opts,
 };

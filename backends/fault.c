@@ -200,14 +200,6 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     return 0;
 }
 
-/* The inner backend's intermediate tensors of the last eval (the wrapper acts on its inputs
- * or outputs only); "not supported" when the inner backend has no taps. */
-static long fault_taps(void *inst, const char *layer, float *buf, long capacity, hc_err *err)
-{
-    fault_backend *f = inst;
-    return hc_backend_taps(&f->inner, layer, buf, capacity, err);
-}
-
 const hc_backend_vtbl hc_backend_fault = {
     .name = "fault",
     .shape = HC_BACKEND_TENSOR,
@@ -218,5 +210,4 @@ const hc_backend_vtbl hc_backend_fault = {
     .eval = fault_eval,
     .eval_positions = NULL,
     .close = fault_close,
-    .taps = fault_taps,
 };

@@ -158,6 +158,5 @@ const hc_backend_vtbl hc_backend_file = {
     .eval = NULL,
     .eval_positions = file_eval_positions,
     .close = file_close,
-    .taps = NULL,
     .resolution = file_resolution,
 };

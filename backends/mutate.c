@@ -257,14 +257,6 @@ static int mutate_eval(void *inst, int batch, const float *spatial, const float 
     return 0;
 }
 
-/* The inner backend's intermediate tensors of the last eval (the wrapper acts on its inputs
- * or outputs only); "not supported" when the inner backend has no taps. */
-static long mutate_taps(void *inst, const char *layer, float *buf, long capacity, hc_err *err)
-{
-    mutate_backend *m = inst;
-    return hc_backend_taps(&m->inner, layer, buf, capacity, err);
-}
-
 const hc_backend_vtbl hc_backend_mutate = {
     .name = "mutate",
     .shape = HC_BACKEND_TENSOR,
@@ -274,5 +266,4 @@ const hc_backend_vtbl hc_backend_mutate = {
     .eval = mutate_eval,
     .eval_positions = NULL,
     .close = mutate_close,
-    .taps = mutate_taps,
 };

@@ -47,7 +47,6 @@ const hc_backend_vtbl hc_backend_ref32 = {
     .eval = ref32_eval,
     .eval_positions = NULL,
     .close = ref32_close,
-    .taps = NULL,
     .set_taps = ref32_set_taps,
     .lanes = 1,
     .open_sharing = ref32_open_sharing,

@@ -51,67 +51,48 @@ const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc
     return NULL;
 }
 
-int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, int ny,
-                    int max_batch, int threads, hc_err *err)
+int hc_backend_open_with(hc_backend *b, const hc_backend_open_opts *o, hc_err *err)
 {
     const char *params;
-    b->vt = hc_backend_find(spec, &params, err);
+    b->vt = hc_backend_find(o->spec, &params, err);
     b->inst = NULL;
     if (!b->vt)
         return -1;
-    b->inst = b->vt->open(params, net, nx, ny, max_batch, threads, err);
+    if (o->profile || o->active) {
+        if (!b->vt->open_opts) {
+            const char *name = b->vt->name;
+            b->vt = NULL;
+            return hc_err_set(err, HC_EUSAGE, "backend %s: takes no profile or layer subset", name);
+        }
+        b->inst = b->vt->open_opts(params, o, err);
+    } else
+        b->inst = b->vt->open(params, o->net, o->nx, o->ny, o->max_batch, o->threads, err);
     if (!b->inst) {
         b->vt = NULL;
-        return hc_err_prefix(err, "backend %s: ", spec);
+        return hc_err_prefix(err, "backend %s: ", o->spec);
     }
     return 0;
 }
 
-int hc_backend_lanes_for(const char *spec, int batch, int threads)
+int hc_backend_open(hc_backend *b, const char *spec, const hc_net *net, int nx, int ny,
+                    int max_batch, int threads, hc_err *err)
 {
-    hc_err err = {0};
-    const char *params;
-    const hc_backend_vtbl *vt = hc_backend_find(spec, &params, &err);
-    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+    hc_backend_open_opts o = {.spec = spec, .net = net, .nx = nx, .ny = ny, .max_batch = max_batch,
+                              .threads = threads};
+    return hc_backend_open_with(b, &o, err);
 }
 
-int hc_backend_lane_batch(int batch, int n_lanes)
+int hc_backend_open_like(hc_backend *b, const hc_backend *base, const hc_backend_open_opts *o, hc_err *err)
 {
-    return n_lanes > 0 && batch > 0 ? (batch + n_lanes - 1) / n_lanes : 1;
-}
-
-hc_backend *hc_backend_open_lanes(const char *spec, const hc_net *net, int nx, int ny, int n_lanes, int lane_batch,
-                                  hc_err *err)
-{
-    hc_backend *lanes = calloc((size_t)(n_lanes > 0 ? n_lanes : 1), sizeof *lanes);
-    if (!lanes) {
-        hc_err_set(err, HC_ENOMEM, "out of memory for %d backend lanes", n_lanes);
-        return NULL;
+    if (!base->vt->open_sharing)
+        return hc_backend_open_with(b, o, err);
+    b->vt = base->vt;
+    b->inst = base->vt->open_sharing(base->inst, o->max_batch, o->threads, err);
+    if (!b->inst) {
+        b->vt = NULL;
+        return hc_err_prefix(err, "backend %s: ", o->spec);
     }
-    for (int l = 0; l < n_lanes; l++) {
-        int rc;
-        if (l > 0 && lanes[0].vt->open_sharing) {
-            lanes[l].vt = lanes[0].vt;
-            lanes[l].inst = lanes[0].vt->open_sharing(lanes[0].inst, lane_batch, 1, err);
-            rc = lanes[l].inst ? 0 : hc_err_prefix(err, "backend %s, lane %d: ", spec, l);
-            if (rc)
-                lanes[l].vt = NULL;
-        } else
-            rc = hc_backend_open(&lanes[l], spec, net, nx, ny, lane_batch, 1, err);
-        if (rc) {
-            hc_backend_close_lanes(lanes, l);
-            return NULL;
-        }
-    }
-    return lanes;
-}
-
-void hc_backend_close_lanes(hc_backend *lanes, int n_lanes)
-{
-    /* The first lane last: the others may borrow from it. */
-    for (int l = n_lanes - 1; lanes && l >= 0; l--)
-        hc_backend_close(&lanes[l]);
-    free(lanes);
+    return 0;
 }
 
 void hc_backend_close(hc_backend *b)
@@ -122,14 +103,6 @@ void hc_backend_close(hc_backend *b)
         b->vt = NULL;
         b->inst = NULL;
     }
-}
-
-long hc_backend_taps(hc_backend *b, const char *layer, float *buf, long capacity, hc_err *err)
-{
-    if (!b->vt || !b->vt->taps)
-        return hc_err_set(err, HC_EBACKEND, "backend %s: taps not supported",
-                          b->vt ? b->vt->name : "(closed)");
-    return b->vt->taps(b->inst, layer, buf, capacity, err);
 }
 
 int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err *err)

@@ -110,21 +110,21 @@ int main(void)
             double ref_cpu = 0;
             for (size_t k = 0; outs && k < sizeof specs / sizeof specs[0]; k++) {
                 int eval_ok = hwm_reset() == 0;
-                int n_lanes = hc_backend_lanes_for(specs[k], batch, threads);
-                int lane_batch = hc_backend_lane_batch(batch, n_lanes);
-                hc_backend *lanes = n_lanes > 0 ? hc_backend_open_lanes(specs[k], net, nx, ny, n_lanes, lane_batch, &err)
-                                                : NULL;
-                if (!lanes) {
+                hc_evaluator_opts eo = {.spec = specs[k], .net = net, .settings = st, .batch = batch,
+                                        .threads = threads};
+                hc_evaluator *ev = hc_evaluator_open(&eo, &err);
+                if (!ev || hc_evaluator_lanes(ev) == 0) {
                     printf("%-40s %2dx%-2d %-21s open failed: %s\n", short_name, nx, ny, specs[k],
-                           n_lanes > 0 ? err.msg : "no lanes");
+                           !ev ? err.msg : "no lanes");
+                    hc_evaluator_close(ev);
                     continue;
                 }
+                hc_eval_request req = {.ps = ps, .n = n, .outs = outs};
                 long evaluated = 0;
                 int failed = 0;
                 double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), t = 0;
                 while (!failed && (evaluated == 0 || t < 0.4)) {
-                    failed = hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, NULL, &st, outs, NULL,
-                                                     NULL, NULL, NULL, &err) != 0;
+                    failed = hc_evaluator_run(ev, &req, &err) != 0;
                     for (size_t i = 0; i < n; i++)
                         hc_nnoutput_free(&outs[i]);
                     evaluated += (long)n;
@@ -143,7 +143,7 @@ int main(void)
                            lmb, emb);
                 }
                 fflush(stdout);
-                hc_backend_close_lanes(lanes, n_lanes);
+                hc_evaluator_close(ev);
             }
             free(outs);
             hc_positions_free(ps, n_all);

@@ -63,16 +63,16 @@ static int threads_env(void)
 static int run_backend(const char *spec, const hc_net *net, const hc_position *ps, size_t n,
                        const cfg *c, int batch, hc_nnoutput **outs, double *secs, hc_err *err)
 {
-    hc_backend b = {0};
-    hc_eval_settings s = hc_eval_settings_default(c->nx, c->ny);
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = hc_eval_settings_default(c->nx, c->ny),
+                            .batch = batch, .threads = threads_env()};
     *outs = calloc(n, sizeof **outs);
     if (!*outs)
         return hc_err_set(err, HC_ENOMEM, "outputs");
     double t0 = now_s();
-    int rc = hc_backend_open(&b, spec, net, c->nx, c->ny, batch, threads_env(), err);
-    if (rc == 0)
-        rc = hc_eval_positions(&b, net, ps, n, NULL, batch, &s, *outs, NULL, NULL, NULL, NULL, err);
-    hc_backend_close(&b);
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = *outs};
+    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
+    hc_evaluator_close(ev);
     *secs = now_s() - t0;
     return rc;
 }

@@ -1,5 +1,5 @@
-/* Evaluation on parallel lanes (hc_eval_positions_lanes, hc_backend_lanes_for,
- * hc_backend_lane_batch):
+/* Evaluation on parallel lanes (hc_evaluator with several threads, hc_evaluator_lanes_for,
+ * hc_evaluator_lane_batch):
  *  - which specs get lanes (CPU tensor backends with several threads, nothing else) and how a
  *    batch is shared out over them;
  *  - 2 and 3 lanes of ref32 and emulate:fp16, of 1 and 4 rows per call, give the bits of one
@@ -51,6 +51,21 @@ static int on_progress(void *user, size_t done, size_t total)
     return p->stop_after && p->calls >= p->stop_after;
 }
 
+/* An evaluator of n_lanes lanes of lane_batch rows per call (NULL with err when it opens
+ * otherwise). */
+static hc_evaluator *open_lanes(const char *spec, const hc_net *net, int n_lanes, int lane_batch, hc_err *err)
+{
+    hc_evaluator_opts o = {.spec = spec, .net = net, .settings = hc_eval_settings_default(NX, NY),
+                           .batch = n_lanes * lane_batch, .threads = n_lanes};
+    hc_evaluator *ev = hc_evaluator_open(&o, err);
+    if (ev && hc_evaluator_lanes(ev) != n_lanes) {
+        hc_err_set(err, HC_EINTERNAL, "%s: %d lanes, not %d", spec, hc_evaluator_lanes(ev), n_lanes);
+        hc_evaluator_close(ev);
+        return NULL;
+    }
+    return ev;
+}
+
 static void free_outs(hc_nnoutput *o, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -60,16 +75,16 @@ static void free_outs(hc_nnoutput *o, size_t n)
 
 static void test_lanes_for(void)
 {
-    hc_check("lanes-1.1", hc_backend_lanes_for("ref32", 1, 3) == 3, "ref32 at batch 1 with 3 threads");
-    hc_check("lanes-1.2", hc_backend_lanes_for("emulate:fp16", 1, 2) == 2, "emulate at batch 1 with 2 threads");
-    hc_check("lanes-1.4", hc_backend_lanes_for("ref32", 16, 2) == 2 && hc_backend_lane_batch(16, 2) == 8 &&
-                              hc_backend_lane_batch(6, 4) == 2 && hc_backend_lane_batch(6, 16) == 1 &&
-                              hc_backend_lane_batch(1, 3) == 1,
+    hc_check("lanes-1.1", hc_evaluator_lanes_for("ref32", 1, 3) == 3, "ref32 at batch 1 with 3 threads");
+    hc_check("lanes-1.2", hc_evaluator_lanes_for("emulate:fp16", 1, 2) == 2, "emulate at batch 1 with 2 threads");
+    hc_check("lanes-1.4", hc_evaluator_lanes_for("ref32", 16, 2) == 2 && hc_evaluator_lane_batch(16, 2) == 8 &&
+                              hc_evaluator_lane_batch(6, 4) == 2 && hc_evaluator_lane_batch(6, 16) == 1 &&
+                              hc_evaluator_lane_batch(1, 3) == 1,
              "batched: a batch is shared out over the lanes");
     hc_check("lanes-1.3",
-             hc_backend_lanes_for("ref32", 6, 1) == 0 && hc_backend_lanes_for("ref32", 1, 1) == 0 &&
-                 hc_backend_lanes_for("gtp:katago gtp", 1, 4) == 0 && hc_backend_lanes_for("file:x.jsonl", 1, 4) == 0 &&
-                 hc_backend_lanes_for("nosuch", 1, 4) == 0,
+             hc_evaluator_lanes_for("ref32", 6, 1) == 0 && hc_evaluator_lanes_for("ref32", 1, 1) == 0 &&
+                 hc_evaluator_lanes_for("gtp:katago gtp", 1, 4) == 0 && hc_evaluator_lanes_for("file:x.jsonl", 1, 4) == 0 &&
+                 hc_evaluator_lanes_for("nosuch", 1, 4) == 0,
              "batched, single-threaded, position backends and unknown kinds get no lanes");
 }
 
@@ -100,14 +115,13 @@ static void test_same_bits(const char *id, const char *spec, const hc_net *net, 
         for (int shuffled = 0; shuffled <= 1; shuffled++)
             for (int lane_batch = 1; lane_batch <= 4; lane_batch += 3) {
             hc_err err = {0};
-            hc_backend *lanes = hc_backend_open_lanes(spec, net, NX, NY, lanes_n, lane_batch, &err);
+            hc_evaluator *lanes = open_lanes(spec, net, lanes_n, lane_batch, &err);
             hc_nnoutput *outs = calloc(n, sizeof *outs);
             unsigned char *done = calloc(n, 1);
             prog p = {.monotonic = 1};
-            hc_eval_settings s = hc_eval_settings_default(NX, NY);
-            int rc = lanes ? hc_eval_positions_lanes(lanes, lanes_n, lane_batch, net, ps, n, shuffled ? order : NULL,
-                                                     &s, outs, done, NULL, on_progress, &p, &err)
-                           : -1;
+            hc_eval_request req = {.ps = ps, .n = n, .order = shuffled ? order : NULL, .outs = outs, .done_mask = done,
+                                   .progress = on_progress, .user = &p};
+            int rc = lanes ? hc_evaluator_run(lanes, &req, &err) : -1;
             size_t same = 0, marked = 0;
             for (size_t i = 0; rc == 0 && i < n; i++) {
                 same += same_bits(&ref[i], &outs[i]);
@@ -119,7 +133,7 @@ static void test_same_bits(const char *id, const char *spec, const hc_net *net, 
                      "%s, %d lanes of %d rows%s: rc %d (%s), %zu of %zu identical, %zu marked done, last progress %zu%s",
                      spec, lanes_n, lane_batch, shuffled ? ", shuffled order" : "", rc, err.msg, same, n, marked, p.last,
                      p.monotonic ? "" : ", progress went backwards");
-            hc_backend_close_lanes(lanes, lanes_n);
+            hc_evaluator_close(lanes);
             free_outs(outs, n);
             free(done);
         }
@@ -136,17 +150,16 @@ static void test_failure(const hc_net *net, hc_position *ps, size_t n)
     ps[bad].x_size = NX + 1;
     hc_err err = {0};
     hc_eval_failure fail;
-    hc_eval_settings s = hc_eval_settings_default(NX, NY);
-    hc_backend *lanes = NULL;
+    hc_evaluator *lanes = NULL;
     hc_nnoutput *outs = NULL;
     for (int lane_batch = 1; lane_batch <= 4; lane_batch += 3) {
-        lanes = hc_backend_open_lanes("ref32", net, NX, NY, 3, lane_batch, &err);
+        lanes = open_lanes("ref32", net, 3, lane_batch, &err);
         outs = calloc(n, sizeof *outs);
         unsigned char *done = calloc(n, 1);
         prog p = {.monotonic = 1};
-        int rc = lanes ? hc_eval_positions_lanes(lanes, 3, lane_batch, net, ps, n, NULL, &s, outs, done, &fail,
-                                                 on_progress, &p, &err)
-                       : 0;
+        hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .done_mask = done, .fail = &fail,
+                               .progress = on_progress, .user = &p};
+        int rc = lanes ? hc_evaluator_run(lanes, &req, &err) : 0;
         size_t before = 0;
         for (size_t i = 0; i < bad; i++)
             before += done[i] && outs[i].policy_probs;
@@ -159,20 +172,20 @@ static void test_failure(const hc_net *net, hc_position *ps, size_t n)
         hc_check(name, before == bad && !done[bad] && p.last == bad,
                  "%d rows per call: %zu of the %zu positions before the failure done, last progress %zu", lane_batch,
                  before, bad, p.last);
-        hc_backend_close_lanes(lanes, 3);
+        hc_evaluator_close(lanes);
         free_outs(outs, n);
         free(done);
     }
     ps[bad].x_size = saved;
 
-    lanes = hc_backend_open_lanes("ref32", net, NX, NY, 2, 1, &err);
+    lanes = open_lanes("ref32", net, 2, 1, &err);
     outs = calloc(n, sizeof *outs);
     prog q = {.monotonic = 1, .stop_after = 1};
-    int rc = lanes ? hc_eval_positions_lanes(lanes, 2, 1, net, ps, n, NULL, &s, outs, NULL, NULL, on_progress, &q, &err)
-                   : 0;
-    hc_check("lanes-3.3", rc == -1 && strstr(err.msg, "interrupted") && q.last < n, "rc %d: %s (stopped at %zu of %zu)",
-             rc, err.msg, q.last, n);
-    hc_backend_close_lanes(lanes, 2);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .progress = on_progress, .user = &q};
+    int rc = lanes ? hc_evaluator_run(lanes, &req, &err) : 0;
+    hc_check("lanes-3.3", rc == -1 && err.code == HC_EINTERRUPTED && strstr(err.msg, "interrupted") && q.last < n,
+             "rc %d: %s (stopped at %zu of %zu)", rc, err.msg, q.last, n);
+    hc_evaluator_close(lanes);
     free_outs(outs, n);
 }
 

@@ -54,6 +54,7 @@ const char *hc_code_str(int code)
     case HC_ENOMEM: return "out of memory";
     case HC_EBACKEND: return "backend";
     case HC_EINTERNAL: return "internal";
+    case HC_EINTERRUPTED: return "interrupted";
     }
     return "unknown";
 }

@@ -14,7 +14,8 @@ enum hc_code {
     HC_ELIMIT,    /* an input exceeds an explicit resource limit */
     HC_ENOMEM,    /* allocation failed */
     HC_EBACKEND,  /* a backend failed, crashed, hung or produced non-finite output */
-    HC_EINTERNAL  /* a bug in halfcheck */
+    HC_EINTERNAL, /* a bug in halfcheck */
+    HC_EINTERRUPTED /* stopped on request (a progress or skip callback said stop: a signal) */
 };
 
 typedef struct hc_err {

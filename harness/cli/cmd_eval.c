@@ -145,9 +145,7 @@ int cmd_eval(int argc, char **argv)
     hc_position *ps = NULL;
     size_t n = 0, n_out = 0;
     hc_nnoutput *outs = NULL;
-    hc_backend b = {0};
-    hc_backend *lanes = NULL;
-    int n_lanes = 0;
+    hc_evaluator *ev = NULL;
     /* The rate printed is end to end: loading, featurizing, evaluating, post-processing and
      * writing, as the issue of speed measures it. */
     progress_state prog = {.tty = isatty(2)};
@@ -161,19 +159,15 @@ int cmd_eval(int argc, char **argv)
     if (pos_path && !pos_threaded)
         load_positions(&pj);
     hc_net *net = hc_net_load(net_path, &err);
-    /* A CPU backend given several threads runs them as lanes, each on its own run of positions. */
-    const char *spec = cli_get(&a, "backend", "ref32");
-    n_lanes = feat_path ? 0 : hc_backend_lanes_for(spec, batch, threads);
-    int lane_batch = hc_backend_lane_batch(batch, n_lanes);
     hc_err open_err = {0};
     int open_failed = 0;
     if (net) {
         /* KataGo folds small batch-norm scales into the weights at load; evaluate what it evaluates. */
         hc_net_reduce_activations(net);
-        if (n_lanes > 0)
-            open_failed = !(lanes = hc_backend_open_lanes(spec, net, nx, ny, n_lanes, lane_batch, &open_err));
-        else
-            open_failed = hc_backend_open(&b, spec, net, nx, ny, batch, threads, &open_err) != 0;
+        /* feature rows are read as one stream, on one instance */
+        hc_evaluator_opts eo = {.spec = cli_get(&a, "backend", "ref32"), .net = net, .settings = s, .batch = batch,
+                                .threads = threads, .one_instance = feat_path != NULL};
+        open_failed = !(ev = hc_evaluator_open(&eo, &open_err));
     }
     if (pos_threaded)
         pthread_join(pos_thread, NULL);
@@ -197,17 +191,14 @@ int cmd_eval(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &eval_start);
     int failed;
     if (feat_path) {
-        failed = hc_eval_feature_rows(&b, net, feat_path, ps, n, batch, &s, &outs, &n_out, &err);
+        failed = hc_evaluator_run_features(ev, feat_path, ps, n, &outs, &n_out, &err);
     } else {
         outs = hc_calloc(n ? n : 1, sizeof *outs, &err, "outputs");
         n_out = n; /* every entry is initialised or zeroed */
         prog.outs = outs;
-        hc_eval_failure fail;
-        failed = !outs ||
-                 (lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, NULL, &s, outs, NULL, &fail,
-                                                  show_progress, &prog, &err)
-                        : hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, &fail, show_progress,
-                                            &prog, &err));
+        hc_eval_failure fail = {.position = -1};
+        hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = show_progress, .user = &prog};
+        failed = !outs || hc_evaluator_run(ev, &req, &err);
         /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
         if (failed && outs && err.code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
             ps[fail.position].file_line > 0)
@@ -232,8 +223,7 @@ int cmd_eval(int argc, char **argv)
             n_out, el, el > 0 ? (double)n_out / el : 0.0, eval_s, out_path);
 done:
     hc_nnoutputs_free(outs, n_out);
-    hc_backend_close(&b);
-    hc_backend_close_lanes(lanes, n_lanes);
+    hc_evaluator_close(ev);
     hc_positions_free(ps, n);
     hc_net_free(net);
     return rc;

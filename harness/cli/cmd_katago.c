@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "files.h"
 #include "stream.h"
 
 static const cli_opt opts[] = {
@@ -75,24 +76,6 @@ static int word_quote(char *out, size_t len, const char *s)
     return 0;
 }
 
-static int mkdir_p(const char *path, hc_err *err)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return hc_err_set(err, HC_EUSAGE, "%s: path too long", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return hc_err_set(err, HC_EIO, "%s: cannot create the directory: %s", buf, strerror(errno));
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    return 0;
-}
 
 static int exists(const char *dir, const char *rel)
 {
@@ -265,14 +248,14 @@ int cmd_katago(int argc, char **argv)
     if (find_data(cli_get(&a, "data", NULL), argv[-1], data, &err))
         return cli_fail("katago", &err);
     char workdir[PATH_MAX + 32], suite[PATH_MAX + 32];
-    if (mkdir_p(out, &err) || !realpath(out, o_abs)) {
+    if (hc_mkdir_p(out, &err) || !realpath(out, o_abs)) {
         if (!err.msg[0])
             hc_err_set(&err, HC_EIO, "--out %s: %s", out, strerror(errno));
         return cli_fail("katago", &err);
     }
     snprintf(workdir, sizeof workdir, "%s/katago-engine", o_abs);
     snprintf(suite, sizeof suite, "%s/katago-suite.yaml", o_abs);
-    if (mkdir_p(workdir, &err))
+    if (hc_mkdir_p(workdir, &err))
         return cli_fail("katago", &err);
 
     const char *tiers[8];

@@ -1,3 +1,4 @@
+/* The evaluation core: featurize, evaluate (one instance or lanes), post-process; the evaluator object. */
 #include "evaluate.h"
 
 #include <math.h>
@@ -195,12 +196,6 @@ static int check_settings(const hc_eval_settings *s, int batch, hc_err *err)
     return 0;
 }
 
-int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
-                      int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
-                      hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err)
-{
-    return hc_eval_positions_skip(b, net, ps, n, order, batch, s, outs, done_mask, fail, progress, NULL, user, err);
-}
 
 /* One batch of a tensor backend: rows ps[idx[0..k)] featurized, evaluated in one call,
  * post-processed into outs (done_mask set per finished row). On failure err and *fail name
@@ -240,10 +235,9 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_p
     return 0;
 }
 
-int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
-                           int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
-                           hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user,
-                           hc_err *err)
+static int eval_one(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                    int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
+                    hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user, hc_err *err)
 {
     if (fail)
         memset(fail, 0, sizeof *fail), fail->position = -1;
@@ -286,7 +280,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
                 if (done_mask)
                     done_mask[first] = 0;
                 if (skip(user, first, reason))
-                    return hc_err_set(err, HC_EUSAGE, "interrupted");
+                    return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
             } else {
                 for (int r = 0; r < k && done_mask; r++)
                     done_mask[first + (size_t)r] = 1;
@@ -295,7 +289,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
                 single--;
             done += (size_t)k;
             if (progress && progress(user, done, n))
-                return hc_err_set(err, HC_EUSAGE, "interrupted");
+                return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
         }
         return 0;
     }
@@ -320,7 +314,7 @@ int hc_eval_positions_skip(hc_backend *b, const hc_net *net, const hc_position *
         }
         done += (size_t)k;
         if (rc == 0 && progress && progress(user, done, n))
-            rc = hc_err_set(err, HC_EUSAGE, "interrupted");
+            rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
     free(idx);
     batch_free(&bb);
@@ -402,10 +396,10 @@ static void *lane_main(void *arg)
     return NULL;
 }
 
-int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_net *net, const hc_position *ps,
-                            size_t n, const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
-                            unsigned char *done_mask, hc_eval_failure *fail, hc_eval_progress progress, void *user,
-                            hc_err *err)
+static int eval_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_net *net, const hc_position *ps,
+                      size_t n, const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
+                      unsigned char *done_mask, hc_eval_failure *fail, hc_eval_progress progress, void *user,
+                      hc_err *err)
 {
     if (fail)
         memset(fail, 0, sizeof *fail), fail->position = -1;
@@ -473,7 +467,7 @@ int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, int lane_batch, cons
             *fail = c.fail;
         rc = -1;
     } else if (rc == 0 && interrupted) {
-        rc = hc_err_set(err, HC_EUSAGE, "interrupted");
+        rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
     pthread_cond_destroy(&c.cv);
     pthread_mutex_destroy(&c.mu);
@@ -483,7 +477,7 @@ int hc_eval_positions_lanes(hc_backend *lanes, int n_lanes, int lane_batch, cons
     return rc;
 }
 
-int hc_eval_feature_rows(hc_backend *b, const hc_net *net, const char *features_path, const hc_position *ps,
+static int eval_features(hc_backend *b, const hc_net *net, const char *features_path, const hc_position *ps,
                          size_t n_ps, int batch, const hc_eval_settings *s, hc_nnoutput **outs_out, size_t *n_out,
                          hc_err *err)
 {
@@ -595,4 +589,135 @@ int hc_eval_feature_rows(hc_backend *b, const hc_net *net, const char *features_
     *outs_out = outs;
     *n_out = n;
     return 0;
+}
+
+int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                      int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
+                      hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err)
+{
+    return eval_one(b, net, ps, n, order, batch, s, outs, done_mask, fail, progress, NULL, user, err);
+}
+
+/* ---- the evaluator ------------------------------------------------------------------ */
+
+struct hc_evaluator {
+    hc_evaluator_opts o;
+    hc_backend one;    /* the instance when there are no lanes (unless o.backend) */
+    hc_backend *use;   /* o.backend or &one */
+    hc_backend *lanes; /* [n_lanes], the first one's state shared by the others where the kind can */
+    int n_lanes, lane_batch;
+};
+
+int hc_evaluator_lanes_for(const char *spec, int batch, int threads)
+{
+    const hc_backend_vtbl *vt = hc_backend_find(spec, NULL, NULL);
+    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+}
+
+int hc_evaluator_lane_batch(int batch, int n_lanes)
+{
+    return n_lanes > 0 && batch > 0 ? (batch + n_lanes - 1) / n_lanes : 1;
+}
+
+static void close_lanes(hc_backend *lanes, int n_lanes)
+{
+    /* The first lane last: the others may borrow from it. */
+    for (int l = n_lanes - 1; lanes && l >= 0; l--)
+        hc_backend_close(&lanes[l]);
+    free(lanes);
+}
+
+/* n_lanes instances of lane_batch rows and one thread each. */
+static hc_backend *open_lanes(const hc_backend_open_opts *bo, int n_lanes, hc_err *err)
+{
+    hc_backend *lanes = hc_calloc((size_t)n_lanes, sizeof *lanes, err, "backend lanes");
+    for (int l = 0; lanes && l < n_lanes; l++) {
+        int rc = l == 0 ? hc_backend_open_with(&lanes[0], bo, err) : hc_backend_open_like(&lanes[l], &lanes[0], bo, err);
+        if (rc) {
+            if (l > 0)
+                hc_err_prefix(err, "lane %d: ", l);
+            close_lanes(lanes, l);
+            return NULL;
+        }
+    }
+    return lanes;
+}
+
+hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err)
+{
+    hc_evaluator *ev = hc_calloc(1, sizeof *ev, err, "evaluator");
+    if (!ev)
+        return NULL;
+    ev->o = *o;
+    if (ev->o.batch < 1)
+        ev->o.batch = 1;
+    if (ev->o.threads < 1)
+        ev->o.threads = 1;
+    if (o->backend) {
+        ev->use = o->backend;
+        return ev;
+    }
+    const hc_eval_settings *s = &ev->o.settings;
+    hc_backend_open_opts bo = {.spec = o->spec, .net = o->net, .nx = s->nn_x, .ny = s->nn_y,
+                               .max_batch = ev->o.batch, .threads = ev->o.threads, .profile = o->profile,
+                               .active = o->active, .n_active = o->n_active};
+    ev->n_lanes = o->one_instance ? 0 : hc_evaluator_lanes_for(o->spec, ev->o.batch, ev->o.threads);
+    if (ev->n_lanes > 0) {
+        ev->lane_batch = hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
+        bo.max_batch = ev->lane_batch;
+        bo.threads = 1;
+        ev->lanes = open_lanes(&bo, ev->n_lanes, err);
+        if (!ev->lanes) {
+            free(ev);
+            return NULL;
+        }
+        ev->use = &ev->lanes[0];
+        return ev;
+    }
+    if (hc_backend_open_with(&ev->one, &bo, err)) {
+        free(ev);
+        return NULL;
+    }
+    ev->use = &ev->one;
+    return ev;
+}
+
+int hc_evaluator_run(hc_evaluator *ev, const hc_eval_request *req, hc_err *err)
+{
+    const hc_evaluator_opts *o = &ev->o;
+    if (ev->n_lanes > 0)
+        return eval_lanes(ev->lanes, ev->n_lanes, ev->lane_batch, o->net, req->ps, req->n, req->order, &o->settings,
+                          req->outs, req->done_mask, req->fail, req->progress, req->user, err);
+    return eval_one(ev->use, o->net, req->ps, req->n, req->order, o->batch, &o->settings, req->outs, req->done_mask,
+                    req->fail, req->progress, req->skip, req->user, err);
+}
+
+int hc_evaluator_run_features(hc_evaluator *ev, const char *features_path, const hc_position *ps, size_t n_ps,
+                              hc_nnoutput **outs, size_t *n_out, hc_err *err)
+{
+    *outs = NULL;
+    *n_out = 0;
+    if (ev->n_lanes > 0)
+        return hc_err_set(err, HC_EINTERNAL, "feature rows need an evaluator of one instance (one_instance)");
+    return eval_features(ev->use, ev->o.net, features_path, ps, n_ps, ev->o.batch, &ev->o.settings, outs, n_out, err);
+}
+
+const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev)
+{
+    const hc_backend *b = ev->use;
+    return b && b->vt && b->vt->resolution ? b->vt->resolution(b->inst) : NULL;
+}
+
+int hc_evaluator_lanes(const hc_evaluator *ev)
+{
+    return ev->n_lanes;
+}
+
+void hc_evaluator_close(hc_evaluator *ev)
+{
+    if (!ev)
+        return;
+    close_lanes(ev->lanes, ev->n_lanes);
+    hc_backend_close(&ev->one);
+    free(ev);
 }

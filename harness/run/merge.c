@@ -6,9 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "html.h"
-#include "junit.h"
-#include "table.h"
+#include "reports.h"
 
 struct hc_merge {
     hc_results_doc **docs;
@@ -113,44 +111,10 @@ void hc_merge_allow_skips(hc_merge *m)
     m->rs.allow_skips = 1;
 }
 
-static int mkdir_p(const char *dir, hc_err *err)
-{
-    char buf[1024];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
-        return hc_err_set(err, HC_EUSAGE, "%s: path too long", dir);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == 0) {
-            char c = *p;
-            *p = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST)
-                return hc_err_set(err, HC_EIO, "%s: cannot create the directory: %s", buf, strerror(errno));
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    return 0;
-}
 
 int hc_merge_write_reports(const hc_merge *m, const char *dir, hc_err *err)
 {
-    if (mkdir_p(dir, err))
-        return -1;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/junit.xml", dir);
-    if (hc_junit_write(&m->rs, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    if (hc_results_write_json(&m->rs, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    if (hc_table_write_markdown(&m->rs, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.csv", dir);
-    if (hc_table_write_csv(&m->rs, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    return hc_html_write(&m->rs, path, err);
+    return hc_reports_write_dir(&m->rs, dir, err);
 }
 
 void hc_merge_free(hc_merge *m)

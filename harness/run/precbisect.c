@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "emulate.h"
 #include "nnoutput.h"
 #include "profile.h"
 
@@ -37,18 +36,18 @@ static double ratio_of(const hc_tier_check *c)
 static int eval_set(ctx *c, const hc_profile *prof, const unsigned char *active, hc_stats *st, hc_tier_check *chk,
                     double *ratio, hc_err *err)
 {
-    hc_emulate *em = hc_emulate_open_profile(prof, c->net, c->s->nn_x, c->s->nn_y, c->batch, c->threads, active,
-                                             active ? c->nl : 0, err);
-    if (!em)
+    hc_evaluator_opts eo = {.spec = "emulate", .net = c->net, .settings = *c->s, .batch = c->batch,
+                            .threads = c->threads, .profile = prof, .active = active, .n_active = active ? c->nl : 0};
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    if (!ev)
         return -1;
     hc_nnoutput *outs = hc_calloc(c->n, sizeof *outs, err, "outputs");
     int rc = -1;
     c->n_evals++;
     if (outs) {
-        hc_backend b = {&hc_backend_emulate, em};
-        hc_eval_failure fail;
         hc_err e2 = {0};
-        if (hc_eval_positions(&b, c->net, c->ps, c->n, NULL, c->batch, c->s, outs, NULL, &fail, NULL, NULL, &e2)) {
+        hc_eval_request req = {.ps = c->ps, .n = c->n, .outs = outs};
+        if (hc_evaluator_run(ev, &req, &e2)) {
             if (e2.code != HC_EBACKEND) {
                 *err = e2;
             } else {
@@ -66,7 +65,7 @@ static int eval_set(ctx *c, const hc_profile *prof, const unsigned char *active,
         }
         hc_nnoutputs_free(outs, c->n);
     }
-    hc_emulate_close(em);
+    hc_evaluator_close(ev);
     return rc;
 }
 
@@ -162,12 +161,12 @@ static hc_profile *result_profile(const hc_profile *prof, const hc_net *net, con
 /* ref32's outputs over ps[0..n) into outs (the caller's, n entries). */
 static int ref_outputs(const ctx *c, const hc_position *ps, size_t n, hc_nnoutput *outs, hc_err *err)
 {
-    hc_backend rb = {0};
-    if (hc_backend_open(&rb, "ref32", c->net, c->s->nn_x, c->s->nn_y, c->batch, c->threads, err))
-        return -1;
-    hc_eval_failure fail;
-    int rc = hc_eval_positions(&rb, c->net, ps, n, NULL, c->batch, c->s, outs, NULL, &fail, NULL, NULL, err);
-    hc_backend_close(&rb);
+    hc_evaluator_opts eo = {.spec = "ref32", .net = c->net, .settings = *c->s, .batch = c->batch,
+                            .threads = c->threads};
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = outs};
+    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
+    hc_evaluator_close(ev);
     return rc;
 }
 

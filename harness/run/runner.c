@@ -1,37 +1,31 @@
-#define _GNU_SOURCE
+/* The suite loop: nets x boards x backends x modes, each case's reference, isolated run and verdict. */
 #include "runner.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "backend.h"
 #include "evaluate.h"
-#include "html.h"
-#include "junit.h"
+#include "files.h"
+#include "isolate.h"
 #include "model.h"
 #include "nnoutput.h"
 #include "positions.h"
+#include "refcache.h"
 #include "sgfwalk.h"
 #include "sgf.h"
 #include "sha256.h"
 #include "stats.h"
 #include "stream.h"
-#include "table.h"
+#include "reports.h"
 #include "tiers.h"
 #include "version.h"
 
@@ -282,72 +276,6 @@ static hc_eval_settings settings_of(const hc_board_cfg *b)
     return s;
 }
 
-static void cache_key(const char *net_digest, const char *pos_digest, const hc_eval_settings *s, char hex[65])
-{
-    char text[1024];
-    snprintf(text, sizeof text, "halfcheck-ref v1|engine %d|net %s|positions %s|nn %dx%d|opt %.17g|pda %.17g|temp %.9g|meta %s",
-             HC_ENGINE_VERSION, net_digest, pos_digest, s->nn_x, s->nn_y, s->policy_optimism,
-             s->playout_doubling_advantage, (double)s->policy_temperature, s->meta_profile);
-    hc_sha256 h;
-    hc_sha256_init(&h);
-    hc_sha256_update(&h, text, strlen(text));
-    hc_sha256_final_hex(&h, hex);
-}
-
-static int mkdir_p(const char *dir, hc_err *err)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return hc_err_set(err, HC_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-            *p = '/';
-        }
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return hc_err_set(err, HC_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-    return 0;
-}
-
-/* A cached reference is used only when every record is there and fits the buffer. */
-static int cache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s)
-{
-    if (access(path, R_OK) != 0)
-        return 0;
-    unsigned char *got = calloc(n ? n : 1, 1);
-    hc_err err = {0};
-    long k = got ? hc_nnoutput_read_records(path, outs, got, n, &err) : -1;
-    int ok = k == (long)n;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = got[i] && outs[i].nn_x_len == s->nn_x && outs[i].nn_y_len == s->nn_y && outs[i].white_owner_map;
-    if (!ok)
-        for (size_t i = 0; i < n; i++)
-            if (got && got[i])
-                hc_nnoutput_free(&outs[i]);
-    free(got);
-    return ok;
-}
-
-static int cache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err)
-{
-    hc_ostream *o = hc_ostream_open(path, err);
-    if (!o)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        size_t len;
-        void *rec = hc_nnoutput_encode(&outs[i], (long)i, &len, err);
-        if (!rec || hc_ostream_write(o, rec, len, err)) {
-            free(rec);
-            hc_ostream_abort(o);
-            return -1;
-        }
-        free(rec);
-    }
-    return hc_ostream_commit(o, err);
-}
-
 typedef struct progress_ctx {
     const hc_run_options *opts;
     const char *what;
@@ -361,397 +289,15 @@ static int report_progress(void *user, size_t done, size_t total)
     return stopped(pc->opts); /* non-zero stops the evaluation */
 }
 
-/* Sent through the progress pipe once the backend is open (done counts are far smaller). */
-#define HC_CHILD_OPENED UINT64_MAX
-
-/* The child's side of a backend case: evaluate, stream finished records to records_fd and the
- * done count to progress_fd, and on failure leave the message in err_path. Never returns. */
-typedef struct child_ctx {
-    int records_fd, progress_fd;
-    const char *records_path;
-    int side_fd;              /* the case's side file: resolution and skipped positions */
-    const size_t *order;
-    const hc_nnoutput *outs;
-    unsigned char *skipped;   /* positions the backend refused, never sent as records */
-    size_t sent;
-    int write_errno; /* a failed write of the records file (full disk, file-size limit) */
-} child_ctx;
-
-static int write_all(int fd, const void *buf, size_t n)
+/* hc_isolate_case's callbacks (user: a progress_ctx). */
+static int case_stopped(void *user)
 {
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return stopped(((progress_ctx *)user)->opts);
 }
 
-static int child_progress(void *user, size_t done, size_t total)
+static void case_progress(void *user, size_t done, size_t total)
 {
-    (void)total;
-    child_ctx *cc = user;
-    for (; cc->sent < done; cc->sent++) {
-        size_t i = cc->order ? cc->order[cc->sent] : cc->sent;
-        if (cc->skipped[i])
-            continue;
-        size_t len;
-        void *rec = hc_nnoutput_encode(&cc->outs[i], (long)i, &len, NULL);
-        if (!rec || write_all(cc->records_fd, rec, len)) {
-            cc->write_errno = rec ? errno : ENOMEM;
-            free(rec);
-            return 1;
-        }
-        free(rec);
-    }
-    uint64_t d = done;
-    return write_all(cc->progress_fd, &d, sizeof d) ? 1 : 0;
-}
-
-/* The side file, a line per fact: "res W S P O" (the backend's declared resolution) and
- * "skip I REASON" per position the backend could not express (hc_eval_positions_skip). */
-static int child_skip(void *user, size_t i, const char *reason)
-{
-    child_ctx *cc = user;
-    cc->skipped[i] = 1;
-    char line[1200];
-    int len = snprintf(line, sizeof line, "skip %zu %s", i, reason);
-    if (len < 0)
-        return 1;
-    if ((size_t)len >= sizeof line - 1)
-        len = (int)sizeof line - 2;
-    for (int k = 0; k < len; k++)
-        if (line[k] == '\n' || line[k] == '\r')
-            line[k] = ' ';
-    line[len++] = '\n';
-    return write_all(cc->side_fd, line, (size_t)len) ? 1 : 0;
-}
-
-static void child_fail(const char *err_path, const hc_err *err, const hc_eval_failure *fail)
-{
-    int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-        char buf[1200];
-        int len = snprintf(buf, sizeof buf, "%ld\n%s", fail ? fail->position : -1L, err->msg);
-        write_all(fd, buf, (size_t)(len > 0 ? len : 0));
-        close(fd);
-    }
-    _exit(10);
-}
-
-static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
-                       int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
-                       const char *records_path, int side_fd, const char *err_path)
-{
-    hc_err err = {0};
-    hc_backend b = {0};
-    /* A CPU backend uses its threads as lanes, each taking its share of a batch per call. */
-    int n_lanes = hc_backend_lanes_for(spec, batch, threads);
-    int lane_batch = hc_backend_lane_batch(batch, n_lanes);
-    hc_backend *lanes = NULL;
-    if (n_lanes > 0) {
-        lanes = hc_backend_open_lanes(spec, net, s->nn_x, s->nn_y, n_lanes, lane_batch, &err);
-        if (!lanes)
-            child_fail(err_path, &err, NULL);
-        b = lanes[0];
-    } else if (hc_backend_open(&b, spec, net, s->nn_x, s->nn_y, batch, threads, &err))
-        child_fail(err_path, &err, NULL);
-    const hc_resolution *res = b.vt->resolution ? b.vt->resolution(b.inst) : NULL;
-    if (res) {
-        char line[200];
-        int len = snprintf(line, sizeof line, "res %.17g %.17g %.17g %.17g\n", res->winrate, res->score, res->policy,
-                           res->ownership);
-        if (write_all(side_fd, line, (size_t)len))
-            _exit(11);
-    }
-    uint64_t opened = HC_CHILD_OPENED;
-    if (write_all(progress_fd, &opened, sizeof opened))
-        _exit(11);
-    hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
-    unsigned char *skipped = calloc(n ? n : 1, 1);
-    if (!outs || !skipped) {
-        hc_err_set(&err, HC_ENOMEM, "out of memory for outputs");
-        child_fail(err_path, &err, NULL);
-    }
-    child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .records_path = records_path,
-                    .side_fd = side_fd, .order = order, .outs = outs, .skipped = skipped};
-    hc_eval_failure fail;
-    /* Only a position backend refuses single positions; a tensor backend never calls child_skip. */
-    int rc = lanes ? hc_eval_positions_lanes(lanes, n_lanes, lane_batch, net, ps, n, order, s, outs, NULL, &fail,
-                                             child_progress,
-                                             &cc, &err)
-                   : hc_eval_positions_skip(&b, net, ps, n, order, batch, s, outs, NULL, &fail, child_progress,
-                                            child_skip, &cc, &err);
-    if (rc) {
-        if (cc.write_errno) {
-            /* Not the backend's fault: say which file could not be written, and why. */
-            hc_err_set(&err, HC_EIO, "%s: cannot write the backend's outputs: %s", records_path,
-                       strerror(cc.write_errno));
-            child_fail(err_path, &err, NULL);
-        }
-        child_fail(err_path, &err, &fail);
-    }
-    _exit(0);
-}
-
-static const char *signal_name(int sig)
-{
-    switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    }
-    return "signal";
-}
-
-static void describe_position(const hc_position *ps, size_t i, char *buf, size_t len)
-{
-    const hc_position *p = &ps[i];
-    snprintf(buf, len, "position %zu (index %ld, SGF line %ld, move %d)", i, p->index, p->sgf_line,
-             p->initial_turn_number + p->n_moves);
-}
-
-/* What a backend case brings back besides its outputs (the child's side file). */
-typedef struct case_side {
-    int has_res;
-    hc_resolution res;
-    unsigned char *skipped; /* n flags, the positions the backend could not express */
-    size_t n_skipped;
-    char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
-} case_side;
-
-/* The skipped positions, for the report: the count, then the first few with their reasons, then
- * the first indices. */
-static char *describe_skips(const hc_position *ps, size_t n, const case_side *cs, char **reasons)
-{
-    size_t cap = 4096, o = 0;
-    char *t = malloc(cap);
-    if (!t)
-        return NULL;
-    o += (size_t)snprintf(t + o, cap - o, "%zu of %zu positions skipped (the backend cannot express them)",
-                          cs->n_skipped, n);
-    size_t shown = 0;
-    for (size_t i = 0; i < n && shown < 3; i++) {
-        if (!cs->skipped[i])
-            continue;
-        o += (size_t)snprintf(t + o, cap - o, "%s position %zu (index %ld): %.300s", shown ? ";" : ":", i, ps[i].index,
-                              reasons[i] ? reasons[i] : "no reason given");
-        shown++;
-    }
-    if (cs->n_skipped > shown) {
-        o += (size_t)snprintf(t + o, cap - o, "; skipped positions:");
-        size_t listed = 0;
-        for (size_t i = 0; i < n && listed < 20 && o < cap - 32; i++)
-            if (cs->skipped[i])
-                o += (size_t)snprintf(t + o, cap - o, "%s %zu", listed++ ? "," : "", i);
-        if (cs->n_skipped > listed)
-            snprintf(t + o, cap - o, ", ...");
-    }
-    return t;
-}
-
-/* Reads the child's side file into cs. */
-static void read_side(const char *path, const hc_position *ps, size_t n, case_side *cs)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char **reasons = calloc(n ? n : 1, sizeof *reasons);
-    char line[1400];
-    while (reasons && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        hc_resolution r;
-        size_t i;
-        int off = 0;
-        if (sscanf(line, "res %lf %lf %lf %lf", &r.winrate, &r.score, &r.policy, &r.ownership) == 4) {
-            cs->res = r;
-            cs->has_res = 1;
-        } else if (sscanf(line, "skip %zu %n", &i, &off) == 1 && off > 0 && i < n && !cs->skipped[i]) {
-            cs->skipped[i] = 1;
-            cs->n_skipped++;
-            reasons[i] = strdup(line + off);
-        }
-    }
-    fclose(f);
-    if (reasons && cs->n_skipped)
-        cs->skip_text = describe_skips(ps, n, cs, reasons);
-    for (size_t i = 0; reasons && i < n; i++)
-        free(reasons[i]);
-    free(reasons);
-}
-
-/* Runs one backend over the positions in a child process. Returns 0 with outs filled (but
- * for the positions cs->skipped flags) and cs's resolution, or -1 with *message (malloc'd)
- * saying what went wrong. cs->skipped must hold n zeroed flags. */
-static int run_isolated(hc_run *run, const hc_run_options *opts, const char *spec, const hc_net *net,
-                        const hc_position *ps, size_t n, const size_t *order, int batch, const hc_eval_settings *s,
-                        const char *what, hc_nnoutput *outs, case_side *cs, char **message)
-{
-    char records[700], errfile[700], sidefile[700], text[2048];
-    unsigned id = run->n_children++;
-    snprintf(records, sizeof records, "%s/case%u.records", run->scratch, id);
-    snprintf(errfile, sizeof errfile, "%s/case%u.err", run->scratch, id);
-    snprintf(sidefile, sizeof sidefile, "%s/case%u.side", run->scratch, id);
-    unlink(records);
-    unlink(errfile);
-    unlink(sidefile);
-    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-    int pfd[2];
-    if (rfd < 0 || sfd < 0 || pipe(pfd) != 0) {
-        snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
-        if (rfd >= 0)
-            close(rfd);
-        if (sfd >= 0)
-            close(sfd);
-        unlink(sidefile);
-        *message = strdup(text);
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(text, sizeof text, "cannot start the backend process: %s", strerror(errno));
-        close(rfd);
-        close(sfd);
-        unlink(sidefile);
-        close(pfd[0]);
-        close(pfd[1]);
-        *message = strdup(text);
-        return -1;
-    }
-    if (pid == 0) {
-        /* Its own process group, so that a hang or an interrupt kills whatever the backend
-         * started (an engine) with it; the parent's signal handlers are the CLI's, not its. */
-        setpgid(0, 0);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-#ifdef __linux__
-        /* A parent killed outright (SIGKILL) cannot kill the group: the child follows it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() == 1)
-            _exit(12);
-#endif
-        close(pfd[0]);
-        child_main(spec, net, ps, n, order, batch, s, opts->threads, rfd, pfd[1], records, sfd, errfile);
-    }
-    setpgid(pid, pid); /* as the child does: whichever runs first */
-    close(rfd);
-    close(sfd);
-    close(pfd[1]);
-    size_t done = 0;
-    int hung = 0, opened = 0, stop = 0;
-    double last = now_s();
-    for (;;) {
-        struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-        double left = opts->timeout_s - (now_s() - last);
-        if (stopped(opts)) {
-            stop = 1;
-            break;
-        }
-        if (left <= 0) {
-            hung = 1;
-            break;
-        }
-        /* A signal interrupts poll (EINTR); the short timeout covers one that lands just
-         * before it. */
-        int pr = poll(&p, 1, left > 0.2 ? 200 : (int)(left * 1000) + 1);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr == 0)
-            continue; /* re-checks the clock */
-        uint64_t d;
-        ssize_t r = read(pfd[0], &d, sizeof d);
-        if (r == (ssize_t)sizeof d) {
-            if (d == HC_CHILD_OPENED) {
-                opened = 1;
-                last = now_s();
-                continue;
-            }
-            done = (size_t)d;
-            last = now_s();
-            progress_ctx pc = {opts, what};
-            report_progress(&pc, done, n);
-            continue;
-        }
-        if (r < 0 && errno == EINTR)
-            continue;
-        break; /* EOF: the child is gone or going */
-    }
-    if (hung || stop)
-        kill(-pid, SIGKILL);
-    close(pfd[0]);
-    int status = 0;
-    /* Wait for the child without reaping it, so that its process group id cannot have been
-     * reused, then kill what it left behind (an engine of a backend that crashed). */
-    siginfo_t si;
-    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-        ;
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (stop) {
-        unlink(records);
-        unlink(sidefile);
-        unlink(errfile);
-        run->interrupted = 1;
-        return -2;
-    }
-    unsigned char *got = calloc(n ? n : 1, 1);
-    hc_err err = {0};
-    long k = got ? hc_nnoutput_read_records(records, outs, got, n, &err) : -1;
-    free(got);
-    unlink(records);
-    read_side(sidefile, ps, n, cs);
-    unlink(sidefile);
-    char where[300] = "", pos_text[256] = "";
-    size_t next = order && done < n ? order[done] : done;
-    if (done < n)
-        describe_position(ps, next, pos_text, sizeof pos_text);
-    if (!opened)
-        snprintf(where, sizeof where, "while opening the backend");
-    else
-        snprintf(where, sizeof where, "while evaluating the batch of %d from %s", batch, pos_text);
-    int rc = 0;
-    if (hung) {
-        snprintf(text, sizeof text, "hung: no progress for %.0f s; killed %s", opts->timeout_s, where);
-        rc = -1;
-    } else if (WIFSIGNALED(status)) {
-        snprintf(text, sizeof text, "crashed with %s (signal %d) %s", signal_name(WTERMSIG(status)),
-                 WTERMSIG(status), where);
-        rc = -1;
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
-        size_t len = 0;
-        char *e = hc_read_file(errfile, 1 << 16, &len, &err);
-        const char *msg = e ? strchr(e, '\n') : NULL;
-        snprintf(text, sizeof text, "%s", msg ? msg + 1 : "failed (no message)");
-        free(e);
-        rc = -1;
-    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(text, sizeof text, "exited with status %d %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
-        rc = -1;
-    } else if (k < 0 || (size_t)k + cs->n_skipped != n) {
-        snprintf(text, sizeof text, "returned %ld of %zu outputs%s%s", k < 0 ? 0L : k, n - cs->n_skipped,
-                 k < 0 ? ": " : "", k < 0 ? err.msg : "");
-        rc = -1;
-    }
-    unlink(errfile);
-    if (rc) {
-        for (size_t i = 0; i < n; i++)
-            hc_nnoutput_free(&outs[i]);
-        *message = strdup(text);
-    }
-    return rc;
+    report_progress(user, done, total);
 }
 
 static void free_outs(hc_nnoutput *o, size_t n)
@@ -783,26 +329,27 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     char key[65], path[1200];
     path[0] = '\0';
     if (opts->cache_dir) {
-        cache_key(net_digest, pos_digest, s, key);
+        hc_refcache_key(net_digest, pos_digest, s, key);
         snprintf(path, sizeof path, "%s/ref-%s.bin", opts->cache_dir, key);
-        if (cache_read(path, outs, n, s)) {
+        if (hc_refcache_read(path, outs, n, s)) {
             run->cache_hits++;
             return 0;
         }
     }
     run->cache_misses++;
-    hc_backend b = {0};
-    int batch = 16;
-    if (hc_backend_open(&b, "ref32", net, s->nn_x, s->nn_y, batch, opts->threads, err))
+    hc_evaluator_opts eo = {.spec = "ref32", .net = net, .settings = *s, .batch = 16, .threads = opts->threads};
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    if (!ev)
         return -1;
     progress_ctx pc = {opts, what};
-    hc_eval_failure fail;
-    int rc = hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, &fail, report_progress, &pc, err);
+    hc_eval_failure fail = {.position = -1};
+    hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = report_progress, .user = &pc};
+    int rc = hc_evaluator_run(ev, &req, err);
     /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
     if (rc && pos_path && err->code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
         ps[fail.position].file_line > 0)
         hc_err_prefix(err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
-    hc_backend_close(&b);
+    hc_evaluator_close(ev);
     if (rc) {
         for (size_t i = 0; i < n; i++)
             hc_nnoutput_free(&outs[i]);
@@ -810,8 +357,8 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     }
     if (path[0]) {
         hc_err cerr = {0};
-        if (mkdir_p(opts->cache_dir, &cerr) == 0)
-            cache_write(path, outs, n, &cerr); /* a cache that cannot be written only costs time */
+        if (hc_mkdir_p(opts->cache_dir, &cerr) == 0)
+            hc_refcache_write(path, outs, n, &cerr); /* a cache that cannot be written only costs time */
     }
     return 0;
 }
@@ -894,7 +441,7 @@ static uint64_t case_seed(unsigned seed, const char *net, const char *board, con
 }
 
 static int case_outcome(hc_run *run, const hc_case *c, int mode, size_t n, const hc_nnoutput *ref,
-                        hc_nnoutput *outs, case_side *side, int rc, char *message, const char *spec, double secs,
+                        hc_nnoutput *outs, hc_isolate_side *side, int rc, char *message, const char *spec, double secs,
                         hc_err *err);
 
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
@@ -927,17 +474,22 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (opts->progress)
             opts->progress(opts->progress_user, what, 0, n);
         hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
-        case_side cs = {0};
+        hc_isolate_side cs = {0};
         cs.skipped = calloc(n ? n : 1, 1);
         char *message = NULL;
         double t0 = now_s();
-        int rc = outs && cs.skipped ? run_isolated(run, opts, spec, net, ps, n, order, batch, &es, what, outs, &cs,
-                                                   &message)
-                                    : -1;
+        char prefix[600];
+        snprintf(prefix, sizeof prefix, "%s/case%u", run->scratch, run->n_children++);
+        progress_ctx pc = {opts, what};
+        hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .order = order, .batch = batch,
+                              .settings = &es, .threads = opts->threads, .timeout_s = opts->timeout_s,
+                              .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc};
+        int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
         double secs = now_s() - t0;
         free(order);
         if (rc == -2) {
             /* Stopped: the case has no result, and no further case starts. */
+            run->interrupted = 1;
             free(outs);
             free(cs.skipped);
             free(cs.skip_text);
@@ -952,13 +504,13 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
     return 0;
 }
 
-/* Turns what run_isolated brought back into the case's result (adopting outs, cs's
+/* Turns what hc_isolate_run brought back into the case's result (adopting outs, cs's
  * buffers and message). */
 static int case_outcome(hc_run *run, const hc_case *c, int mode, size_t n, const hc_nnoutput *ref,
-                        hc_nnoutput *outs, case_side *side, int rc, char *message, const char *spec, double secs,
+                        hc_nnoutput *outs, hc_isolate_side *side, int rc, char *message, const char *spec, double secs,
                         hc_err *err)
 {
-    case_side cs = *side; /* its buffers are adopted */
+    hc_isolate_side cs = *side; /* its buffers are adopted */
     if (rc == 0 && cs.n_skipped == n) {
         /* Every position refused: the case is skipped, with the reasons. */
         free(outs);
@@ -1265,23 +817,7 @@ int hc_run_interrupted(const hc_run *run)
 
 int hc_run_write_reports(const hc_run *run, const char *dir, hc_err *err)
 {
-    if (mkdir_p(dir, err))
-        return -1;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/junit.xml", dir);
-    if (hc_junit_write(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    if (hc_results_write_json(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.md", dir);
-    if (hc_table_write_markdown(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.csv", dir);
-    if (hc_table_write_csv(&run->results, path, err))
-        return -1;
-    snprintf(path, sizeof path, "%s/report.html", dir);
-    return hc_html_write(&run->results, path, err);
+    return hc_reports_write_dir(&run->results, dir, err);
 }
 
 int hc_run_cache_hits(const hc_run *run)

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "backend.h"
-#include "emulate.h"
 #include "profile.h"
 #include "stats.h"
 
@@ -328,12 +327,16 @@ hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, c
         !(p.out_b = hc_raw_heads_new(batch, s->nn_x, s->nn_y, net->num_policy_c, net->num_score_value_c, err)) ||
         !(p.cmp = hc_tapcmp_new(err)) || !(outs = hc_calloc(n, sizeof *outs, err, "outputs")))
         goto done;
+    /* The pair is composed of two backends opened through the registry (hc_tapped_open). */
     hc_backend b = {&pair_vt, &p};
-    hc_eval_failure fail;
-    if (hc_eval_positions(&b, net, ps, n, NULL, batch, s, outs, NULL, &fail, NULL, NULL, err) == 0) {
+    hc_evaluator_opts eo = {.net = net, .settings = *s, .batch = batch, .backend = &b};
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = outs};
+    if (ev && hc_evaluator_run(ev, &req, err) == 0) {
         res = p.cmp;
         p.cmp = NULL;
     }
+    hc_evaluator_close(ev);
 done:
     if (outs)
         hc_nnoutputs_free(outs, n);
@@ -346,25 +349,29 @@ done:
 
 /* ---- precision sensitivity ---- */
 
-static int eval_into(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                     int batch, hc_nnoutput *outs, hc_err *err)
+/* eo's backend over ps[0..n) into outs. */
+static int eval_into(const hc_evaluator_opts *eo, const hc_position *ps, size_t n, hc_nnoutput *outs, hc_err *err)
 {
-    hc_eval_failure fail;
-    return hc_eval_positions(b, net, ps, n, NULL, batch, s, outs, NULL, &fail, NULL, NULL, err);
+    hc_evaluator *ev = hc_evaluator_open(eo, err);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = outs};
+    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
+    hc_evaluator_close(ev);
+    return rc;
 }
 
 static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                          const char *profile, int batch, int threads, const unsigned char *active, int n_active,
                          const hc_nnoutput *ref, hc_prec_row *row, hc_err *err)
 {
-    hc_emulate *em = hc_emulate_open_subset(profile, net, s->nn_x, s->nn_y, batch, threads, active, n_active, err);
-    if (!em)
-        return -1;
+    char spec[1100];
+    if (snprintf(spec, sizeof spec, "emulate:%s", profile) >= (int)sizeof spec)
+        return hc_err_set(err, HC_EUSAGE, "precision: profile name too long: %.64s...", profile);
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = batch, .threads = threads,
+                            .active = active, .n_active = n_active};
     hc_nnoutput *outs = hc_calloc(n, sizeof *outs, err, "outputs");
-    hc_backend b = {&hc_backend_emulate, em};
     hc_stats st;
     int rc = -1;
-    if (outs && eval_into(&b, net, ps, n, s, batch, outs, err) == 0 && hc_stats_compute(ref, outs, n, &st, err) == 0) {
+    if (outs && eval_into(&eo, ps, n, outs, err) == 0 && hc_stats_compute(ref, outs, n, &st, err) == 0) {
         row->winrate_avg = st.m[HC_M_WINRATE].v[HC_P_AVG];
         row->winrate_p99 = st.m[HC_M_WINRATE].v[HC_P_99];
         row->lead_avg = st.m[HC_M_LEAD].v[HC_P_AVG];
@@ -373,7 +380,6 @@ static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, con
     }
     if (outs)
         hc_nnoutputs_free(outs, n);
-    hc_emulate_close(em);
     return rc;
 }
 
@@ -391,15 +397,14 @@ int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const 
     hc_prec_row *out = NULL;
     unsigned char *active = NULL;
     hc_profile *prof = hc_profile_load(profile, err);
-    hc_backend rb = {0};
+    hc_evaluator_opts ro = {.spec = "ref32", .net = net, .settings = *s, .batch = batch, .threads = threads};
     /* hc_net_layers hands out mutable pointers; only names and kinds are read here */
     if (!prof || hc_net_layers((hc_net *)net, &ls, &nl, err))
         goto done;
     out = hc_calloc((size_t)nl + 1, sizeof *out, err, "precision rows");
     active = hc_calloc((size_t)nl + 1, 1, err, "layer flags");
     ref = hc_calloc(n, sizeof *ref, err, "outputs");
-    if (!out || !active || !ref || hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, batch, threads, err) ||
-        eval_into(&rb, net, ps, n, s, batch, ref, err))
+    if (!out || !active || !ref || eval_into(&ro, ps, n, ref, err))
         goto done;
     for (int i = 0; i <= nl; i++) {
         hc_prec_row *r = &out[i];
@@ -428,7 +433,6 @@ int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const 
     out = NULL;
     rc = 0;
 done:
-    hc_backend_close(&rb);
     if (ref)
         hc_nnoutputs_free(ref, n);
     free(out);

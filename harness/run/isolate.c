@@ -1,0 +1,405 @@
+/* One backend case in a child process of its own: the fork, the pipes and scratch files the
+ * child streams its records, progress and side facts through, and the verdict on how it ended
+ * (crash, hang, error, missing outputs). */
+#define _GNU_SOURCE
+#include "isolate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "backend.h"
+#include "stream.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Sent through the progress pipe once the backend is open (done counts are far smaller). */
+#define HC_CHILD_OPENED UINT64_MAX
+
+/* The child's side of a backend case: evaluate, stream finished records to records_fd and the
+ * done count to progress_fd, and on failure leave the message in err_path. Never returns. */
+typedef struct child_ctx {
+    int records_fd, progress_fd;
+    const char *records_path;
+    int side_fd;              /* the case's side file: resolution and skipped positions */
+    const size_t *order;
+    const hc_nnoutput *outs;
+    unsigned char *skipped;   /* positions the backend refused, never sent as records */
+    size_t sent;
+    int write_errno; /* a failed write of the records file (full disk, file-size limit) */
+} child_ctx;
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int child_progress(void *user, size_t done, size_t total)
+{
+    (void)total;
+    child_ctx *cc = user;
+    for (; cc->sent < done; cc->sent++) {
+        size_t i = cc->order ? cc->order[cc->sent] : cc->sent;
+        if (cc->skipped[i])
+            continue;
+        size_t len;
+        void *rec = hc_nnoutput_encode(&cc->outs[i], (long)i, &len, NULL);
+        if (!rec || write_all(cc->records_fd, rec, len)) {
+            cc->write_errno = rec ? errno : ENOMEM;
+            free(rec);
+            return 1;
+        }
+        free(rec);
+    }
+    uint64_t d = done;
+    return write_all(cc->progress_fd, &d, sizeof d) ? 1 : 0;
+}
+
+/* The side file, a line per fact: "res W S P O" (the backend's declared resolution) and
+ * "skip I REASON" per position the backend could not express (hc_eval_request.skip). */
+static int child_skip(void *user, size_t i, const char *reason)
+{
+    child_ctx *cc = user;
+    cc->skipped[i] = 1;
+    char line[1200];
+    int len = snprintf(line, sizeof line, "skip %zu %s", i, reason);
+    if (len < 0)
+        return 1;
+    if ((size_t)len >= sizeof line - 1)
+        len = (int)sizeof line - 2;
+    for (int k = 0; k < len; k++)
+        if (line[k] == '\n' || line[k] == '\r')
+            line[k] = ' ';
+    line[len++] = '\n';
+    return write_all(cc->side_fd, line, (size_t)len) ? 1 : 0;
+}
+
+static void child_fail(const char *err_path, const hc_err *err, const hc_eval_failure *fail)
+{
+    int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        char buf[1200];
+        int len = snprintf(buf, sizeof buf, "%ld\n%s", fail ? fail->position : -1L, err->msg);
+        write_all(fd, buf, (size_t)(len > 0 ? len : 0));
+        close(fd);
+    }
+    _exit(10);
+}
+
+static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
+                       int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
+                       const char *records_path, int side_fd, const char *err_path)
+{
+    hc_err err = {0};
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = batch, .threads = threads};
+    hc_evaluator *ev = hc_evaluator_open(&eo, &err);
+    if (!ev)
+        child_fail(err_path, &err, NULL);
+    const hc_resolution *res = hc_evaluator_resolution(ev);
+    if (res) {
+        char line[200];
+        int len = snprintf(line, sizeof line, "res %.17g %.17g %.17g %.17g\n", res->winrate, res->score, res->policy,
+                           res->ownership);
+        if (write_all(side_fd, line, (size_t)len))
+            _exit(11);
+    }
+    uint64_t opened = HC_CHILD_OPENED;
+    if (write_all(progress_fd, &opened, sizeof opened))
+        _exit(11);
+    hc_nnoutput *outs = calloc(n ? n : 1, sizeof *outs);
+    unsigned char *skipped = calloc(n ? n : 1, 1);
+    if (!outs || !skipped) {
+        hc_err_set(&err, HC_ENOMEM, "out of memory for outputs");
+        child_fail(err_path, &err, NULL);
+    }
+    child_ctx cc = {.records_fd = records_fd, .progress_fd = progress_fd, .records_path = records_path,
+                    .side_fd = side_fd, .order = order, .outs = outs, .skipped = skipped};
+    hc_eval_failure fail = {.position = -1};
+    /* Only a position backend refuses single positions; a tensor backend never calls child_skip. */
+    hc_eval_request req = {.ps = ps, .n = n, .order = order, .outs = outs, .fail = &fail, .progress = child_progress,
+                           .skip = child_skip, .user = &cc};
+    int rc = hc_evaluator_run(ev, &req, &err);
+    if (rc) {
+        if (cc.write_errno) {
+            /* Not the backend's fault: say which file could not be written, and why. */
+            hc_err_set(&err, HC_EIO, "%s: cannot write the backend's outputs: %s", records_path,
+                       strerror(cc.write_errno));
+            child_fail(err_path, &err, NULL);
+        }
+        child_fail(err_path, &err, &fail);
+    }
+    _exit(0);
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    }
+    return "signal";
+}
+
+static void describe_position(const hc_position *ps, size_t i, char *buf, size_t len)
+{
+    const hc_position *p = &ps[i];
+    snprintf(buf, len, "position %zu (index %ld, SGF line %ld, move %d)", i, p->index, p->sgf_line,
+             p->initial_turn_number + p->n_moves);
+}
+
+
+/* The skipped positions, for the report: the count, then the first few with their reasons, then
+ * the first indices. */
+static char *describe_skips(const hc_position *ps, size_t n, const hc_isolate_side *cs, char **reasons)
+{
+    size_t cap = 4096, o = 0;
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    o += (size_t)snprintf(t + o, cap - o, "%zu of %zu positions skipped (the backend cannot express them)",
+                          cs->n_skipped, n);
+    size_t shown = 0;
+    for (size_t i = 0; i < n && shown < 3; i++) {
+        if (!cs->skipped[i])
+            continue;
+        o += (size_t)snprintf(t + o, cap - o, "%s position %zu (index %ld): %.300s", shown ? ";" : ":", i, ps[i].index,
+                              reasons[i] ? reasons[i] : "no reason given");
+        shown++;
+    }
+    if (cs->n_skipped > shown) {
+        o += (size_t)snprintf(t + o, cap - o, "; skipped positions:");
+        size_t listed = 0;
+        for (size_t i = 0; i < n && listed < 20 && o < cap - 32; i++)
+            if (cs->skipped[i])
+                o += (size_t)snprintf(t + o, cap - o, "%s %zu", listed++ ? "," : "", i);
+        if (cs->n_skipped > listed)
+            snprintf(t + o, cap - o, ", ...");
+    }
+    return t;
+}
+
+/* Reads the child's side file into cs. */
+static void read_side(const char *path, const hc_position *ps, size_t n, hc_isolate_side *cs)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char **reasons = calloc(n ? n : 1, sizeof *reasons);
+    char line[1400];
+    while (reasons && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        hc_resolution r;
+        size_t i;
+        int off = 0;
+        if (sscanf(line, "res %lf %lf %lf %lf", &r.winrate, &r.score, &r.policy, &r.ownership) == 4) {
+            cs->res = r;
+            cs->has_res = 1;
+        } else if (sscanf(line, "skip %zu %n", &i, &off) == 1 && off > 0 && i < n && !cs->skipped[i]) {
+            cs->skipped[i] = 1;
+            cs->n_skipped++;
+            reasons[i] = strdup(line + off);
+        }
+    }
+    fclose(f);
+    if (reasons && cs->n_skipped)
+        cs->skip_text = describe_skips(ps, n, cs, reasons);
+    for (size_t i = 0; reasons && i < n; i++)
+        free(reasons[i]);
+    free(reasons);
+}
+
+int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side *cs, char **message)
+{
+    const char *spec = c->spec;
+    const hc_net *net = c->net;
+    const hc_position *ps = c->ps;
+    size_t n = c->n;
+    const size_t *order = c->order;
+    int batch = c->batch;
+    char records[700], errfile[700], sidefile[700], text[2048];
+    snprintf(records, sizeof records, "%s.records", c->scratch_prefix);
+    snprintf(errfile, sizeof errfile, "%s.err", c->scratch_prefix);
+    snprintf(sidefile, sizeof sidefile, "%s.side", c->scratch_prefix);
+    unlink(records);
+    unlink(errfile);
+    unlink(sidefile);
+    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    int pfd[2];
+    if (rfd < 0 || sfd < 0 || pipe(pfd) != 0) {
+        snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
+        if (rfd >= 0)
+            close(rfd);
+        if (sfd >= 0)
+            close(sfd);
+        unlink(sidefile);
+        *message = strdup(text);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(text, sizeof text, "cannot start the backend process: %s", strerror(errno));
+        close(rfd);
+        close(sfd);
+        unlink(sidefile);
+        close(pfd[0]);
+        close(pfd[1]);
+        *message = strdup(text);
+        return -1;
+    }
+    if (pid == 0) {
+        /* Its own process group, so that a hang or an interrupt kills whatever the backend
+         * started (an engine) with it; the parent's signal handlers are the CLI's, not its. */
+        setpgid(0, 0);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+#ifdef __linux__
+        /* A parent killed outright (SIGKILL) cannot kill the group: the child follows it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(12);
+#endif
+        close(pfd[0]);
+        child_main(spec, net, ps, n, order, batch, c->settings, c->threads, rfd, pfd[1], records, sfd, errfile);
+    }
+    setpgid(pid, pid); /* as the child does: whichever runs first */
+    close(rfd);
+    close(sfd);
+    close(pfd[1]);
+    size_t done = 0;
+    int hung = 0, opened = 0, stop = 0;
+    double last = now_s();
+    for (;;) {
+        struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+        double left = c->timeout_s - (now_s() - last);
+        if (c->stopped && c->stopped(c->user)) {
+            stop = 1;
+            break;
+        }
+        if (left <= 0) {
+            hung = 1;
+            break;
+        }
+        /* A signal interrupts poll (EINTR); the short timeout covers one that lands just
+         * before it. */
+        int pr = poll(&p, 1, left > 0.2 ? 200 : (int)(left * 1000) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0)
+            continue; /* re-checks the clock */
+        uint64_t d;
+        ssize_t r = read(pfd[0], &d, sizeof d);
+        if (r == (ssize_t)sizeof d) {
+            if (d == HC_CHILD_OPENED) {
+                opened = 1;
+                last = now_s();
+                continue;
+            }
+            done = (size_t)d;
+            last = now_s();
+            if (c->progress)
+                c->progress(c->user, done, n);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        break; /* EOF: the child is gone or going */
+    }
+    if (hung || stop)
+        kill(-pid, SIGKILL);
+    close(pfd[0]);
+    int status = 0;
+    /* Wait for the child without reaping it, so that its process group id cannot have been
+     * reused, then kill what it left behind (an engine of a backend that crashed). */
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (stop) {
+        unlink(records);
+        unlink(sidefile);
+        unlink(errfile);
+        return -2;
+    }
+    unsigned char *got = calloc(n ? n : 1, 1);
+    hc_err err = {0};
+    long k = got ? hc_nnoutput_read_records(records, outs, got, n, &err) : -1;
+    free(got);
+    unlink(records);
+    read_side(sidefile, ps, n, cs);
+    unlink(sidefile);
+    char where[300] = "", pos_text[256] = "";
+    size_t next = order && done < n ? order[done] : done;
+    if (done < n)
+        describe_position(ps, next, pos_text, sizeof pos_text);
+    if (!opened)
+        snprintf(where, sizeof where, "while opening the backend");
+    else
+        snprintf(where, sizeof where, "while evaluating the batch of %d from %s", batch, pos_text);
+    int rc = 0;
+    if (hung) {
+        snprintf(text, sizeof text, "hung: no progress for %.0f s; killed %s", c->timeout_s, where);
+        rc = -1;
+    } else if (WIFSIGNALED(status)) {
+        snprintf(text, sizeof text, "crashed with %s (signal %d) %s", signal_name(WTERMSIG(status)),
+                 WTERMSIG(status), where);
+        rc = -1;
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
+        size_t len = 0;
+        char *e = hc_read_file(errfile, 1 << 16, &len, &err);
+        const char *msg = e ? strchr(e, '\n') : NULL;
+        snprintf(text, sizeof text, "%s", msg ? msg + 1 : "failed (no message)");
+        free(e);
+        rc = -1;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(text, sizeof text, "exited with status %d %s", WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
+        rc = -1;
+    } else if (k < 0 || (size_t)k + cs->n_skipped != n) {
+        snprintf(text, sizeof text, "returned %ld of %zu outputs%s%s", k < 0 ? 0L : k, n - cs->n_skipped,
+                 k < 0 ? ": " : "", k < 0 ? err.msg : "");
+        rc = -1;
+    }
+    unlink(errfile);
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            hc_nnoutput_free(&outs[i]);
+        *message = strdup(text);
+    }
+    return rc;
+}

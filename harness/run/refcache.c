@@ -1,0 +1,60 @@
+/* The reference cache: ref32's outputs of a net x positions x settings, one binary records
+ * file per key, written atomically and validated on read. */
+#include "refcache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "stream.h"
+#include "version.h"
+
+void hc_refcache_key(const char *net_digest, const char *pos_digest, const hc_eval_settings *s, char hex[65])
+{
+    char text[1024];
+    snprintf(text, sizeof text, "halfcheck-ref v1|engine %d|net %s|positions %s|nn %dx%d|opt %.17g|pda %.17g|temp %.9g|meta %s",
+             HC_ENGINE_VERSION, net_digest, pos_digest, s->nn_x, s->nn_y, s->policy_optimism,
+             s->playout_doubling_advantage, (double)s->policy_temperature, s->meta_profile);
+    hc_sha256 h;
+    hc_sha256_init(&h);
+    hc_sha256_update(&h, text, strlen(text));
+    hc_sha256_final_hex(&h, hex);
+}
+
+int hc_refcache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s)
+{
+    if (access(path, R_OK) != 0)
+        return 0;
+    unsigned char *got = calloc(n ? n : 1, 1);
+    hc_err err = {0};
+    long k = got ? hc_nnoutput_read_records(path, outs, got, n, &err) : -1;
+    int ok = k == (long)n;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = got[i] && outs[i].nn_x_len == s->nn_x && outs[i].nn_y_len == s->nn_y && outs[i].white_owner_map;
+    if (!ok)
+        for (size_t i = 0; i < n; i++)
+            if (got && got[i])
+                hc_nnoutput_free(&outs[i]);
+    free(got);
+    return ok;
+}
+
+int hc_refcache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err)
+{
+    hc_ostream *o = hc_ostream_open(path, err);
+    if (!o)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        void *rec = hc_nnoutput_encode(&outs[i], (long)i, &len, err);
+        if (!rec || hc_ostream_write(o, rec, len, err)) {
+            free(rec);
+            hc_ostream_abort(o);
+            return -1;
+        }
+        free(rec);
+    }
+    return hc_ostream_commit(o, err);
+}

@@ -1,0 +1,23 @@
+/* The reference cache: ref32's outputs keyed by what they depend on, so a rerun of a suite
+ * skips the fp32 reference it already computed. */
+#ifndef HC_REFCACHE_H
+#define HC_REFCACHE_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "nnoutput.h"
+#include "settings.h"
+
+/* The key (64 hex digits and a NUL) of the net's and positions' digests, the settings and the
+ * engine version: a change to any of them is a different file. */
+void hc_refcache_key(const char *net_digest, const char *pos_digest, const hc_eval_settings *s, char hex[65]);
+
+/* 1 with outs[0..n) filled when path holds every record and each fits the buffer of s; else 0
+ * with outs untouched (a missing or stale file only costs time). */
+int hc_refcache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s);
+
+/* Writes outs[0..n) to path atomically. */
+int hc_refcache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err);
+
+#endif
