@@ -1,6 +1,5 @@
 #include "profile.h"
 
-#include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <yaml.h>
 
 #include "stream.h"
+#include "yamlcfg.h"
 
 #define MAX_PROFILE_BYTES (1u << 20)
 
@@ -81,8 +81,7 @@ const char *hc_layer_kinds_str(unsigned kinds, char *buf, size_t size)
 /* ---- parsing ---- */
 
 typedef struct pctx {
-    const char *file;
-    yaml_document_t d;
+    hc_ydoc y;
     hc_err *err;
 } pctx;
 
@@ -94,18 +93,15 @@ static int err_at(pctx *c, const yaml_node_t *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return hc_err_set(c->err, HC_ECONFIG, "%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
-                      n->start_mark.column + 1, msg);
+    return hc_ydoc_err(&c->y, &n->start_mark, NULL, c->err, "%s", msg);
 }
 
-static yaml_node_t *nd(pctx *c, int id) { return yaml_document_get_node(&c->d, id); }
-static const char *sc(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+static yaml_node_t *nd(pctx *c, int id) { return hc_ydoc_node(&c->y, id); }
+static const char *sc(const yaml_node_t *n) { return hc_ynode_str(n); }
 
 static int want_scalar(pctx *c, yaml_node_t *v, const char *key)
 {
-    if (v->type != YAML_SCALAR_NODE)
-        return err_at(c, v, "%s: expected a scalar", key);
-    return 0;
+    return hc_ydoc_expect(&c->y, v, YAML_SCALAR_NODE, key, NULL, c->err);
 }
 
 static int get_fmt(pctx *c, yaml_node_t *v, const char *key, int allow_bf16, int *out)
@@ -119,32 +115,6 @@ static int get_fmt(pctx *c, yaml_node_t *v, const char *key, int allow_bf16, int
         }
     return err_at(c, v, "%s: unknown format \"%s\" (expected %s)", key, sc(v),
                   allow_bf16 ? "fp32, fp16 or bf16" : "fp32 or fp16");
-}
-
-static int get_int(pctx *c, yaml_node_t *v, const char *key, int lo, int hi, int *out)
-{
-    if (want_scalar(c, v, key))
-        return -1;
-    char *end;
-    errno = 0;
-    long x = strtol(sc(v), &end, 10);
-    if (end == sc(v) || *end || errno || x < lo || x > hi)
-        return err_at(c, v, "%s: expected an integer in [%d, %d], got \"%s\"", key, lo, hi, sc(v));
-    *out = (int)x;
-    return 0;
-}
-
-static int get_bool(pctx *c, yaml_node_t *v, const char *key, int *out)
-{
-    if (want_scalar(c, v, key))
-        return -1;
-    if (!strcmp(sc(v), "true") || !strcmp(sc(v), "yes"))
-        *out = 1;
-    else if (!strcmp(sc(v), "false") || !strcmp(sc(v), "no"))
-        *out = 0;
-    else
-        return err_at(c, v, "%s: expected true or false, got \"%s\"", key, sc(v));
-    return 0;
 }
 
 /* fnmatch accepts any string; refuse what it would silently treat oddly. */
@@ -175,27 +145,6 @@ static const char *pattern_problem(const char *p)
     return NULL;
 }
 
-/* Checks a mapping's keys against allowed (NULL-terminated); each value goes to cb. */
-static int check_keys(pctx *c, yaml_node_t *m, const char *what, const char *const *allowed)
-{
-    if (m->type != YAML_MAPPING_NODE)
-        return err_at(c, m, "%s: expected a mapping", what);
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = nd(c, p->key);
-        if (k->type != YAML_SCALAR_NODE)
-            return err_at(c, k, "%s: a key must be a scalar", what);
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            ok |= strcmp(*a, sc(k)) == 0;
-        if (!ok)
-            return err_at(c, k, "unknown key \"%s\" (in %s)", sc(k), what);
-        for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++)
-            if (strcmp(sc(nd(c, q->key)), sc(k)) == 0)
-                return err_at(c, k, "duplicate key \"%s\" (in %s)", sc(k), what);
-    }
-    return 0;
-}
-
 static char *xstrdup(const char *s, hc_err *err)
 {
     char *d = hc_malloc(strlen(s) + 1, err, "profile");
@@ -217,8 +166,8 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
     r->transformer = -1;
     r->min_trunk_c = 0;
     r->max_trunk_c = INT_MAX;
-    snprintf(r->where, sizeof r->where, "%s:%zu:%zu", c->file, m->start_mark.line + 1, m->start_mark.column + 1);
-    if (check_keys(c, m, what, keys))
+    snprintf(r->where, sizeof r->where, "%s:%zu:%zu", c->y.file, m->start_mark.line + 1, m->start_mark.column + 1);
+    if (hc_ydoc_check_keys(&c->y, m, what, NULL, keys, c->err))
         return -1;
     int has_target = 0;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
@@ -247,14 +196,15 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
             has_target = 1;
         } else if (!strcmp(k, "when")) {
             static const char *const wkeys[] = {"transformer", "minTrunkChannels", "maxTrunkChannels", NULL};
-            if (check_keys(c, v, "when", wkeys))
+            if (hc_ydoc_check_keys(&c->y, v, "when", NULL, wkeys, c->err))
                 return -1;
             for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
                 const char *wk = sc(nd(c, q->key));
                 yaml_node_t *wv = nd(c, q->value);
-                if (!strcmp(wk, "transformer") ? get_bool(c, wv, wk, &r->transformer)
-                    : !strcmp(wk, "minTrunkChannels") ? get_int(c, wv, wk, 0, HC_MODEL_MAX_CHANNELS, &r->min_trunk_c)
-                                                       : get_int(c, wv, wk, 0, HC_MODEL_MAX_CHANNELS, &r->max_trunk_c))
+                if (!strcmp(wk, "transformer") ? hc_ydoc_bool(&c->y, wv, wk, NULL, &r->transformer, c->err)
+                    : !strcmp(wk, "minTrunkChannels")
+                        ? hc_ydoc_int(&c->y, wv, wk, NULL, 0, HC_MODEL_MAX_CHANNELS, &r->min_trunk_c, c->err)
+                        : hc_ydoc_int(&c->y, wv, wk, NULL, 0, HC_MODEL_MAX_CHANNELS, &r->max_trunk_c, c->err))
                     return -1;
             }
             if (r->min_trunk_c > r->max_trunk_c)
@@ -320,32 +270,17 @@ static char *default_name(const char *file, hc_err *err)
 
 hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_err *err)
 {
-    pctx c = {.file = file, .err = err};
-    yaml_parser_t ps;
-    if (!yaml_parser_initialize(&ps)) {
-        hc_err_set(err, HC_ENOMEM, "%s: cannot initialize the YAML parser", file);
+    pctx c = {.err = err};
+    if (hc_ydoc_load_mem(&c.y, yaml, len, file, "profile", err))
         return NULL;
-    }
-    yaml_parser_set_input_string(&ps, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&ps, &c.d)) {
-        hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s", file, ps.problem_mark.line + 1, ps.problem_mark.column + 1,
-                   ps.problem ? ps.problem : "malformed YAML");
-        yaml_parser_delete(&ps);
-        return NULL;
-    }
-    yaml_parser_delete(&ps);
     hc_profile *p = hc_calloc(1, sizeof *p, err, "profile");
-    yaml_node_t *root = yaml_document_get_root_node(&c.d);
+    yaml_node_t *root = hc_ydoc_root(&c.y);
     static const char *const keys[] = {"name", "description", "storage", "weights", "accum", "winogradTiles",
                                        "winograd", "pool", "attnScores", "softmax", "poolSum", "normSum", "rules",
                                        NULL};
     if (!p)
         goto fail;
-    if (!root) {
-        hc_err_set(err, HC_ECONFIG, "%s:1:1: empty profile", file);
-        goto fail;
-    }
-    if (check_keys(&c, root, "profile", keys))
+    if (hc_ydoc_check_keys(&c.y, root, "profile", NULL, keys, err))
         goto fail;
     p->storage = p->weights = p->accum = HC_FMT_FP32;
     p->winograd = 4;
@@ -385,10 +320,8 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
                 goto fail;
             }
         } else { /* rules */
-            if (v->type != YAML_SEQUENCE_NODE) {
-                err_at(&c, v, "rules: expected a sequence");
+            if (hc_ydoc_expect(&c.y, v, YAML_SEQUENCE_NODE, "rules", NULL, err))
                 goto fail;
-            }
             int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
             p->rules = hc_calloc(n ? (size_t)n : 1, sizeof *p->rules, err, "profile rules");
             if (!p->rules)
@@ -406,10 +339,10 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
         goto fail;
     if (!(p->source = xstrdup(file, err)))
         goto fail;
-    yaml_document_delete(&c.d);
+    hc_ydoc_free(&c.y);
     return p;
 fail:
-    yaml_document_delete(&c.d);
+    hc_ydoc_free(&c.y);
     hc_profile_free(p);
     return NULL;
 }

@@ -20,10 +20,12 @@ int main(void)
     size_t n = sizeof opts / sizeof opts[0];
     hc_err err = {0};
 
-    const char *cmd = hc_specopts_parse("x", "  @timeout=2.5 @handicap=0\t@model=a=b @model=/m/n.bin prog -a @b", opts, n, &err);
+    const char *cmd =
+        hc_specopts_parse("x", "  @timeout=2.5 @handicap=0\t@model=a=b @model=/m/n.bin prog -a @b", opts, n, &err);
     hc_check("specopts-1.1", cmd && strcmp(cmd, "prog -a @b") == 0, "command: %s (%s)", cmd ? cmd : "NULL", err.msg);
     hc_check("specopts-1.2", t == 2.5 && st == 600 && h == 0, "timeout %g startup %g handicap %d", t, st, h);
-    hc_check("specopts-1.3", model && strcmp(model, "/m/n.bin") == 0, "later @model overrides: %s", model ? model : "NULL");
+    hc_check("specopts-1.3", model && strcmp(model, "/m/n.bin") == 0, "later @model overrides: %s",
+             model ? model : "NULL");
     cmd = hc_specopts_parse("x", NULL, opts, n, &err);
     hc_check("specopts-1.4", cmd && *cmd == '\0', "a NULL spec is an empty command");
 
@@ -40,8 +42,9 @@ int main(void)
     cmd = hc_specopts_parse("gtp", "@timeout=3s x", opts, n, &err);
     hc_check("specopts-2.4", !cmd && strstr(err.msg, "bad value @timeout=3s"), "trailing junk: %s", err.msg);
     cmd = hc_specopts_parse("gtp", "@timeout x", opts, n, &err);
-    hc_check("specopts-2.5", !cmd && strstr(err.msg, "gtp: option \"timeout\" should be @NAME=VALUE (known: @timeout=S"),
-             "%s", err.msg);
+    hc_check("specopts-2.5",
+             !cmd && strstr(err.msg, "gtp: option \"timeout\" should be @NAME=VALUE (known: @timeout=S"), "%s",
+             err.msg);
     free(model);
     return hc_test_exit();
 }
