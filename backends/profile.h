@@ -1,5 +1,5 @@
 /* Precision profiles: which reduced format an emulated backend stores each layer's weights and
- * output in, as data (YAML), plus the walk of a net that names its layers by kind.
+ * output in, as data (YAML). The layers they name (kinds, forward order) are harness/model/layers.h.
  *
  * A profile file:
  *   name: fp16                       optional (default: the file name without .yaml)

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "emulate.h"
+#include "layers.h"
 #include "profile.h"
 #include "stats.h"
 
