@@ -22,6 +22,7 @@ extern "C" {
 #include "backend.h"
 #include "engine.h"
 #include "kernels.h"
+#include "layers.h"
 }
 
 #include <cublas_v2.h>
@@ -1004,47 +1005,46 @@ void forward(fwd *f)
     }
 }
 
-int collect_ropes(inst *I, const hc_block *blocks, int n)
+/* One block of the walk the engine shares (hc_blocks_walk): an attention block's RoPE tables. */
+int rope_visit(const hc_block *b, void *ctx)
 {
-    for (int i = 0; i < n; i++) {
-        const hc_block *b = &blocks[i];
-        if (b->kind == HC_BLOCK_NESTED_BOTTLENECK) {
-            if (collect_ropes(I, b->nbt.blocks, b->nbt.num_blocks))
-                return -1;
-            continue;
-        }
-        if (b->kind != HC_BLOCK_ATTENTION || !b->attn.use_rope)
-            continue;
-        const hc_attn_block *a = &b->attn;
-        rope_dev *g = (rope_dev *)realloc(I->ropes, (size_t)(I->n_ropes + 1) * sizeof *g);
-        if (!g)
-            return hc_err_set(I->err, HC_ENOMEM, "cuda: rope tables");
-        I->ropes = g;
-        rope_dev *r = &I->ropes[I->n_ropes++];
-        memset(r, 0, sizeof *r);
-        r->blk = a;
-        int pairs = a->q_head_dim / 2;
-        size_t nt = (size_t)(a->learnable_rope ? a->num_kv_heads : 1) * pairs * I->hw;
-        float *ct = (float *)malloc(nt * sizeof(float) + 4), *st = (float *)malloc(nt * sizeof(float) + 4);
-        if (!ct || !st) {
-            free(ct);
-            free(st);
-            return hc_err_set(I->err, HC_ENOMEM, "cuda: rope tables");
-        }
-        hc_rope_tables(I->nx, I->ny, pairs, a->num_kv_heads,
-                       a->learnable_rope ? a->rope_freqs : NULL, a->rope_theta, ct, st);
-        CK(I, cudaMalloc(&r->cos_t, nt * sizeof(float) + 4), b->name);
-        CK(I, cudaMalloc(&r->sin_t, nt * sizeof(float) + 4), b->name);
-        if (!I->bad) {
-            CK(I, cudaMemcpy(r->cos_t, ct, nt * sizeof(float), cudaMemcpyHostToDevice), b->name);
-            CK(I, cudaMemcpy(r->sin_t, st, nt * sizeof(float), cudaMemcpyHostToDevice), b->name);
-        }
+    inst *I = (inst *)ctx;
+    if (b->kind != HC_BLOCK_ATTENTION || !b->attn.use_rope)
+        return 0;
+    const hc_attn_block *a = &b->attn;
+    rope_dev *g = (rope_dev *)realloc(I->ropes, (size_t)(I->n_ropes + 1) * sizeof *g);
+    if (!g)
+        return hc_err_set(I->err, HC_ENOMEM, "cuda: rope tables");
+    I->ropes = g;
+    rope_dev *r = &I->ropes[I->n_ropes++];
+    memset(r, 0, sizeof *r);
+    r->blk = a;
+    int pairs = a->q_head_dim / 2;
+    size_t nt = (size_t)(a->learnable_rope ? a->num_kv_heads : 1) * pairs * I->hw;
+    float *ct = (float *)malloc(nt * sizeof(float) + 4), *st = (float *)malloc(nt * sizeof(float) + 4);
+    if (!ct || !st) {
         free(ct);
         free(st);
-        if (I->bad)
-            return -1;
+        return hc_err_set(I->err, HC_ENOMEM, "cuda: rope tables");
     }
+    hc_rope_tables(I->nx, I->ny, pairs, a->num_kv_heads,
+                   a->learnable_rope ? a->rope_freqs : NULL, a->rope_theta, ct, st);
+    CK(I, cudaMalloc(&r->cos_t, nt * sizeof(float) + 4), b->name);
+    CK(I, cudaMalloc(&r->sin_t, nt * sizeof(float) + 4), b->name);
+    if (!I->bad) {
+        CK(I, cudaMemcpy(r->cos_t, ct, nt * sizeof(float), cudaMemcpyHostToDevice), b->name);
+        CK(I, cudaMemcpy(r->sin_t, st, nt * sizeof(float), cudaMemcpyHostToDevice), b->name);
+    }
+    free(ct);
+    free(st);
+    if (I->bad)
+        return -1;
     return 0;
+}
+
+int collect_ropes(inst *I, const hc_block *blocks, int n)
+{
+    return hc_blocks_walk(blocks, n, rope_visit, I) ? -1 : 0;
 }
 
 void inst_free(inst *I)

@@ -26,6 +26,7 @@
 #include "history.h"
 #include "nnfeatures.h"
 #include "rules.h"
+#include "specopts.h"
 
 enum { LINE_MAX_BYTES = 8192, REPLY_MAX = 1 << 16 };
 
@@ -173,42 +174,15 @@ static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int
     g->settings = hc_eval_settings_default(nx, ny);
     g->opt_arg = -1;
     g->res = (hc_resolution){.winrate = 5e-7, .score = 5e-4, .policy = 5e-7, .ownership = 5e-8};
-    const char *p = params ? params : "";
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p != '@')
-            break;
-        const char *e = p;
-        while (*e && *e != ' ' && *e != '\t')
-            e++;
-        char opt[128], val[128];
-        snprintf(opt, sizeof opt, "%.*s", (int)(e - p - 1), p + 1);
-        char *eq = strchr(opt, '=');
-        double v;
-        if (!eq || !parse_double(eq + 1, &v)) {
-            hc_err_set(err, HC_ECONFIG, "gtp: option \"%s\" should be @NAME=NUMBER", opt);
-            goto fail;
-        }
-        *eq = '\0';
-        snprintf(val, sizeof val, "%s", eq + 1);
-        if (strcmp(opt, "timeout") == 0 && v > 0)
-            g->timeout_s = v;
-        else if (strcmp(opt, "startup-timeout") == 0 && v > 0)
-            g->startup_timeout_s = v;
-        else if (strcmp(opt, "temperature") == 0 && v > 0)
-            g->engine_temperature = v;
-        else if (strcmp(opt, "handicap") == 0 && (v == 0 || v == 1))
-            g->engine_handicap = (int)v;
-        else {
-            hc_err_set(err, HC_ECONFIG,
-                       "gtp: unknown option or bad value @%s=%s (known: @timeout=S @startup-timeout=S "
-                       "@temperature=T @handicap=0|1)",
-                       opt, val);
-            goto fail;
-        }
-        p = e;
-    }
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &g->timeout_s},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &g->startup_timeout_s},
+        {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &g->engine_temperature},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &g->engine_handicap},
+    };
+    const char *p = hc_specopts_parse("gtp", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        goto fail;
     snprintf(g->cmdline, sizeof g->cmdline, "%s", p);
     if (!*p) {
         hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");

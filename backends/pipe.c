@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "extproc.h"
 #include "pipe.h"
+#include "specopts.h"
 
 typedef struct pipe_backend {
     char **argv;
@@ -221,42 +222,14 @@ static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, in
     b->nx = nx;
     b->ny = ny;
     b->max_batch = max_batch;
-    const char *p = params ? params : "";
-    for (;;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p != '@')
-            break;
-        const char *e = p;
-        while (*e && *e != ' ' && *e != '\t')
-            e++;
-        char opt[4096];
-        snprintf(opt, sizeof opt, "%.*s", (int)(e - p - 1), p + 1);
-        if (strncmp(opt, "model=", 6) == 0) {
-            free(b->model);
-            b->model = strdup(opt + 6);
-            if (!b->model) {
-                hc_err_set(err, HC_ENOMEM, "out of memory");
-                goto fail;
-            }
-            p = e;
-            continue;
-        }
-        char *eq = strchr(opt, '='), *end = NULL;
-        double v = eq ? strtod(eq + 1, &end) : 0;
-        if (eq)
-            *eq = '\0';
-        if (!eq || !end || *end || !(v > 0) || (strcmp(opt, "timeout") && strcmp(opt, "startup-timeout"))) {
-            hc_err_set(err, HC_ECONFIG, "pipe: unknown option or bad value @%s (known: @timeout=S @startup-timeout=S @model=PATH)",
-                       opt);
-            goto fail;
-        }
-        if (strcmp(opt, "timeout") == 0)
-            b->timeout_s = v;
-        else
-            b->startup_timeout_s = v;
-        p = e;
-    }
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &b->timeout_s},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &b->startup_timeout_s},
+        {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &b->model},
+    };
+    const char *p = hc_specopts_parse("pipe", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        goto fail;
     snprintf(b->cmdline, sizeof b->cmdline, "%s", p);
     if (!*p) {
         hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@timeout=S] PROGRAM ARGS...)");

@@ -1,6 +1,5 @@
 #include "profile.h"
 
-#include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <yaml.h>
 
 #include "stream.h"
+#include "yamlcfg.h"
 
 #define MAX_PROFILE_BYTES (1u << 20)
 
@@ -29,60 +29,10 @@ static const char *const fmt_names[] = {"fp32", "fp16", "bf16"};
 
 const char *hc_fmt_str(int fmt) { return fmt >= 0 && fmt <= 2 ? fmt_names[fmt] : "?"; }
 
-static const struct {
-    const char *name;
-    unsigned bits;
-} kind_names[] = {
-    {"all", HC_LK_ALL},
-    {"input", HC_LK_INPUT},
-    {"conv", HC_LK_CONV},
-    {"batchnorm", HC_LK_BATCHNORM},
-    {"residual", HC_LK_RESIDUAL},
-    {"gpool", HC_LK_GPOOL},
-    {"matmul", HC_LK_MATMUL},
-    {"rmsnorm", HC_LK_RMSNORM},
-    {"attn_q", HC_LK_ATTN_Q},
-    {"attn_k", HC_LK_ATTN_K},
-    {"attn_v", HC_LK_ATTN_V},
-    {"attn_out", HC_LK_ATTN_OUT},
-    {"ffn", HC_LK_FFN},
-    {"trunk_tip", HC_LK_TRUNK_TIP},
-    {"trunk", HC_LK_TRUNK},
-    {"policy_head", HC_LK_POLICY_HEAD},
-    {"value_head", HC_LK_VALUE_HEAD},
-    {"meta_encoder", HC_LK_META_ENCODER},
-    {"transformer", HC_LK_TRANSFORMER},
-};
-#define N_KINDS (sizeof kind_names / sizeof kind_names[0])
-
-unsigned hc_layer_kind_by_name(const char *name)
-{
-    for (size_t i = 0; i < N_KINDS; i++)
-        if (strcmp(kind_names[i].name, name) == 0)
-            return kind_names[i].bits;
-    return 0;
-}
-
-const char *hc_layer_kinds_str(unsigned kinds, char *buf, size_t size)
-{
-    size_t len = 0;
-    if (size)
-        buf[0] = 0;
-    for (size_t i = 1; i < N_KINDS && size; i++) /* skip "all" */
-        if (kinds & kind_names[i].bits) {
-            int n = snprintf(buf + len, size - len, "%s%s", len ? " " : "", kind_names[i].name);
-            if (n < 0 || (size_t)n >= size - len)
-                break;
-            len += (size_t)n;
-        }
-    return buf;
-}
-
 /* ---- parsing ---- */
 
 typedef struct pctx {
-    const char *file;
-    yaml_document_t d;
+    hc_ydoc y;
     hc_err *err;
 } pctx;
 
@@ -94,18 +44,15 @@ static int err_at(pctx *c, const yaml_node_t *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return hc_err_set(c->err, HC_ECONFIG, "%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
-                      n->start_mark.column + 1, msg);
+    return hc_ydoc_err(&c->y, &n->start_mark, NULL, c->err, "%s", msg);
 }
 
-static yaml_node_t *nd(pctx *c, int id) { return yaml_document_get_node(&c->d, id); }
-static const char *sc(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+static yaml_node_t *nd(pctx *c, int id) { return hc_ydoc_node(&c->y, id); }
+static const char *sc(const yaml_node_t *n) { return hc_ynode_str(n); }
 
 static int want_scalar(pctx *c, yaml_node_t *v, const char *key)
 {
-    if (v->type != YAML_SCALAR_NODE)
-        return err_at(c, v, "%s: expected a scalar", key);
-    return 0;
+    return hc_ydoc_expect(&c->y, v, YAML_SCALAR_NODE, key, NULL, c->err);
 }
 
 static int get_fmt(pctx *c, yaml_node_t *v, const char *key, int allow_bf16, int *out)
@@ -119,32 +66,6 @@ static int get_fmt(pctx *c, yaml_node_t *v, const char *key, int allow_bf16, int
         }
     return err_at(c, v, "%s: unknown format \"%s\" (expected %s)", key, sc(v),
                   allow_bf16 ? "fp32, fp16 or bf16" : "fp32 or fp16");
-}
-
-static int get_int(pctx *c, yaml_node_t *v, const char *key, int lo, int hi, int *out)
-{
-    if (want_scalar(c, v, key))
-        return -1;
-    char *end;
-    errno = 0;
-    long x = strtol(sc(v), &end, 10);
-    if (end == sc(v) || *end || errno || x < lo || x > hi)
-        return err_at(c, v, "%s: expected an integer in [%d, %d], got \"%s\"", key, lo, hi, sc(v));
-    *out = (int)x;
-    return 0;
-}
-
-static int get_bool(pctx *c, yaml_node_t *v, const char *key, int *out)
-{
-    if (want_scalar(c, v, key))
-        return -1;
-    if (!strcmp(sc(v), "true") || !strcmp(sc(v), "yes"))
-        *out = 1;
-    else if (!strcmp(sc(v), "false") || !strcmp(sc(v), "no"))
-        *out = 0;
-    else
-        return err_at(c, v, "%s: expected true or false, got \"%s\"", key, sc(v));
-    return 0;
 }
 
 /* fnmatch accepts any string; refuse what it would silently treat oddly. */
@@ -175,27 +96,6 @@ static const char *pattern_problem(const char *p)
     return NULL;
 }
 
-/* Checks a mapping's keys against allowed (NULL-terminated); each value goes to cb. */
-static int check_keys(pctx *c, yaml_node_t *m, const char *what, const char *const *allowed)
-{
-    if (m->type != YAML_MAPPING_NODE)
-        return err_at(c, m, "%s: expected a mapping", what);
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = nd(c, p->key);
-        if (k->type != YAML_SCALAR_NODE)
-            return err_at(c, k, "%s: a key must be a scalar", what);
-        int ok = 0;
-        for (const char *const *a = allowed; *a; a++)
-            ok |= strcmp(*a, sc(k)) == 0;
-        if (!ok)
-            return err_at(c, k, "unknown key \"%s\" (in %s)", sc(k), what);
-        for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++)
-            if (strcmp(sc(nd(c, q->key)), sc(k)) == 0)
-                return err_at(c, k, "duplicate key \"%s\" (in %s)", sc(k), what);
-    }
-    return 0;
-}
-
 static char *xstrdup(const char *s, hc_err *err)
 {
     char *d = hc_malloc(strlen(s) + 1, err, "profile");
@@ -217,8 +117,8 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
     r->transformer = -1;
     r->min_trunk_c = 0;
     r->max_trunk_c = INT_MAX;
-    snprintf(r->where, sizeof r->where, "%s:%zu:%zu", c->file, m->start_mark.line + 1, m->start_mark.column + 1);
-    if (check_keys(c, m, what, keys))
+    snprintf(r->where, sizeof r->where, "%s:%zu:%zu", c->y.file, m->start_mark.line + 1, m->start_mark.column + 1);
+    if (hc_ydoc_check_keys(&c->y, m, what, NULL, keys, c->err))
         return -1;
     int has_target = 0;
     for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
@@ -230,8 +130,9 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
             r->kinds = hc_layer_kind_by_name(sc(v));
             if (!r->kinds) {
                 char all[400] = "";
-                for (size_t i = 0; i < N_KINDS; i++)
-                    snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "", kind_names[i].name);
+                for (size_t i = 0; hc_layer_kind_name_at(i); i++)
+                    snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s", i ? ", " : "",
+                             hc_layer_kind_name_at(i));
                 return err_at(c, v, "unknown layer kind \"%s\" (known: %s)", sc(v), all);
             }
             has_target = 1;
@@ -247,14 +148,15 @@ static int parse_rule(pctx *c, yaml_node_t *m, int idx, hc_prof_rule *r)
             has_target = 1;
         } else if (!strcmp(k, "when")) {
             static const char *const wkeys[] = {"transformer", "minTrunkChannels", "maxTrunkChannels", NULL};
-            if (check_keys(c, v, "when", wkeys))
+            if (hc_ydoc_check_keys(&c->y, v, "when", NULL, wkeys, c->err))
                 return -1;
             for (yaml_node_pair_t *q = v->data.mapping.pairs.start; q < v->data.mapping.pairs.top; q++) {
                 const char *wk = sc(nd(c, q->key));
                 yaml_node_t *wv = nd(c, q->value);
-                if (!strcmp(wk, "transformer") ? get_bool(c, wv, wk, &r->transformer)
-                    : !strcmp(wk, "minTrunkChannels") ? get_int(c, wv, wk, 0, HC_MODEL_MAX_CHANNELS, &r->min_trunk_c)
-                                                       : get_int(c, wv, wk, 0, HC_MODEL_MAX_CHANNELS, &r->max_trunk_c))
+                if (!strcmp(wk, "transformer") ? hc_ydoc_bool(&c->y, wv, wk, NULL, &r->transformer, c->err)
+                    : !strcmp(wk, "minTrunkChannels")
+                        ? hc_ydoc_int(&c->y, wv, wk, NULL, 0, HC_MODEL_MAX_CHANNELS, &r->min_trunk_c, c->err)
+                        : hc_ydoc_int(&c->y, wv, wk, NULL, 0, HC_MODEL_MAX_CHANNELS, &r->max_trunk_c, c->err))
                     return -1;
             }
             if (r->min_trunk_c > r->max_trunk_c)
@@ -320,32 +222,17 @@ static char *default_name(const char *file, hc_err *err)
 
 hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_err *err)
 {
-    pctx c = {.file = file, .err = err};
-    yaml_parser_t ps;
-    if (!yaml_parser_initialize(&ps)) {
-        hc_err_set(err, HC_ENOMEM, "%s: cannot initialize the YAML parser", file);
+    pctx c = {.err = err};
+    if (hc_ydoc_load_mem(&c.y, yaml, len, file, "profile", err))
         return NULL;
-    }
-    yaml_parser_set_input_string(&ps, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&ps, &c.d)) {
-        hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s", file, ps.problem_mark.line + 1, ps.problem_mark.column + 1,
-                   ps.problem ? ps.problem : "malformed YAML");
-        yaml_parser_delete(&ps);
-        return NULL;
-    }
-    yaml_parser_delete(&ps);
     hc_profile *p = hc_calloc(1, sizeof *p, err, "profile");
-    yaml_node_t *root = yaml_document_get_root_node(&c.d);
+    yaml_node_t *root = hc_ydoc_root(&c.y);
     static const char *const keys[] = {"name", "description", "storage", "weights", "accum", "winogradTiles",
                                        "winograd", "pool", "attnScores", "softmax", "poolSum", "normSum", "rules",
                                        NULL};
     if (!p)
         goto fail;
-    if (!root) {
-        hc_err_set(err, HC_ECONFIG, "%s:1:1: empty profile", file);
-        goto fail;
-    }
-    if (check_keys(&c, root, "profile", keys))
+    if (hc_ydoc_check_keys(&c.y, root, "profile", NULL, keys, err))
         goto fail;
     p->storage = p->weights = p->accum = HC_FMT_FP32;
     p->winograd = 4;
@@ -385,10 +272,8 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
                 goto fail;
             }
         } else { /* rules */
-            if (v->type != YAML_SEQUENCE_NODE) {
-                err_at(&c, v, "rules: expected a sequence");
+            if (hc_ydoc_expect(&c.y, v, YAML_SEQUENCE_NODE, "rules", NULL, err))
                 goto fail;
-            }
             int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
             p->rules = hc_calloc(n ? (size_t)n : 1, sizeof *p->rules, err, "profile rules");
             if (!p->rules)
@@ -406,10 +291,10 @@ hc_profile *hc_profile_parse(const char *yaml, size_t len, const char *file, hc_
         goto fail;
     if (!(p->source = xstrdup(file, err)))
         goto fail;
-    yaml_document_delete(&c.d);
+    hc_ydoc_free(&c.y);
     return p;
 fail:
-    yaml_document_delete(&c.d);
+    hc_ydoc_free(&c.y);
     hc_profile_free(p);
     return NULL;
 }
@@ -506,14 +391,6 @@ static int put_fmt(hc_ostream *o, const char *indent, const char *key, int fmt, 
     return fmt < 0 ? 0 : hc_ostream_printf(o, err, "%s%s: %s\n", indent, key, hc_fmt_str(fmt));
 }
 
-static const char *kind_name(unsigned bits)
-{
-    for (size_t i = 0; i < N_KINDS; i++)
-        if (kind_names[i].bits == bits)
-            return kind_names[i].name;
-    return NULL;
-}
-
 static int emit(const hc_profile *p, const char *header, hc_ostream *o, hc_err *err)
 {
     if (header) {
@@ -544,7 +421,7 @@ static int emit(const hc_profile *p, const char *header, hc_ostream *o, hc_err *
         const hc_prof_rule *r = &p->rules[i];
         const char *lead = "  - ";
         if (r->kinds) {
-            const char *kn = kind_name(r->kinds);
+            const char *kn = hc_layer_kind_name(r->kinds);
             if (!kn)
                 return hc_err_set(err, HC_EINTERNAL, "profile %s: rule %d holds several kinds (0x%x)", p->name, i,
                                   r->kinds);
@@ -674,186 +551,4 @@ char *hc_profile_glob_literal(const char *name, hc_err *err)
     }
     *d = 0;
     return g;
-}
-
-/* ---- the layers of a net ---- */
-
-typedef struct lwalk {
-    hc_layer_ref *v;
-    int n, cap;
-    hc_err *err;
-    int failed;
-} lwalk;
-
-static hc_layer_ref *add(lwalk *w, const char *name, unsigned kinds)
-{
-    if (w->failed)
-        return NULL;
-    if (w->n == w->cap) {
-        int cap = w->cap ? 2 * w->cap : 64;
-        hc_layer_ref *nv = realloc(w->v, (size_t)cap * sizeof *nv);
-        if (!nv) {
-            hc_err_set(w->err, HC_ENOMEM, "out of memory listing layers");
-            w->failed = 1;
-            return NULL;
-        }
-        w->v = nv;
-        w->cap = cap;
-    }
-    hc_layer_ref *l = &w->v[w->n++];
-    memset(l, 0, sizeof *l);
-    l->name = name;
-    l->kinds = kinds;
-    return l;
-}
-
-static void arr(hc_layer_ref *l, float *a, size_t n)
-{
-    if (l && a && n && l->n_arrays < HC_LAYER_MAX_ARRAYS) {
-        l->arrays[l->n_arrays] = a;
-        l->lens[l->n_arrays++] = n;
-    }
-}
-
-static void conv_l(lwalk *w, hc_conv *c, unsigned where)
-{
-    arr(add(w, c->name, HC_LK_CONV | where), c->w, (size_t)c->out_c * c->in_c * c->ky * c->kx);
-}
-
-static void bn_l(lwalk *w, hc_bn *b, unsigned kinds)
-{
-    hc_layer_ref *l = add(w, b->name, kinds);
-    arr(l, b->merged_scale, (size_t)b->c);
-    arr(l, b->merged_bias, (size_t)b->c);
-}
-
-static void mm_l(hc_layer_ref *l, hc_matmul *m) { arr(l, m->w, (size_t)m->in_c * m->out_c); }
-static void mb_l(hc_layer_ref *l, hc_matbias *b) { arr(l, b->w, (size_t)b->c); }
-
-static void stack_l(lwalk *w, hc_block *b, int n, unsigned where);
-
-static void block_l(lwalk *w, hc_block *bl, unsigned where)
-{
-    unsigned bn_k = HC_LK_BATCHNORM | where;
-    switch (bl->kind) {
-    case HC_BLOCK_ORDINARY: {
-        hc_res_block *r = &bl->ordinary;
-        bn_l(w, &r->pre_bn, bn_k);
-        conv_l(w, &r->regular_conv, where);
-        bn_l(w, &r->mid_bn, bn_k);
-        conv_l(w, &r->final_conv, where);
-        break;
-    }
-    case HC_BLOCK_GPOOL: {
-        hc_gpool_block *g = &bl->gpool;
-        bn_l(w, &g->pre_bn, bn_k);
-        conv_l(w, &g->regular_conv, where);
-        conv_l(w, &g->gpool_conv, where);
-        bn_l(w, &g->gpool_bn, bn_k);
-        mm_l(add(w, g->gpool_to_bias_mul.name, HC_LK_GPOOL | HC_LK_MATMUL | where), &g->gpool_to_bias_mul);
-        bn_l(w, &g->mid_bn, bn_k);
-        conv_l(w, &g->final_conv, where);
-        break;
-    }
-    case HC_BLOCK_NESTED_BOTTLENECK: {
-        hc_nbt_block *nb = &bl->nbt;
-        bn_l(w, &nb->pre_bn, bn_k);
-        conv_l(w, &nb->pre_conv, where);
-        stack_l(w, nb->blocks, nb->num_blocks, where);
-        bn_l(w, &nb->post_bn, bn_k);
-        conv_l(w, &nb->post_conv, where);
-        break;
-    }
-    case HC_BLOCK_ATTENTION: {
-        hc_attn_block *a = &bl->attn;
-        unsigned t = where | HC_LK_TRANSFORMER;
-        arr(add(w, a->pre_ln.name, HC_LK_RMSNORM | t), a->pre_ln.weight, (size_t)a->pre_ln.c);
-        mm_l(add(w, a->q_proj.name, HC_LK_ATTN_Q | HC_LK_MATMUL | t), &a->q_proj);
-        mm_l(add(w, a->k_proj.name, HC_LK_ATTN_K | HC_LK_MATMUL | t), &a->k_proj);
-        mm_l(add(w, a->v_proj.name, HC_LK_ATTN_V | HC_LK_MATMUL | t), &a->v_proj);
-        mm_l(add(w, a->out_proj.name, HC_LK_ATTN_OUT | HC_LK_MATMUL | t), &a->out_proj);
-        break;
-    }
-    case HC_BLOCK_FFN: {
-        hc_ffn_block *f = &bl->ffn;
-        unsigned t = where | HC_LK_TRANSFORMER;
-        arr(add(w, f->pre_ln.name, HC_LK_RMSNORM | t), f->pre_ln.weight, (size_t)f->pre_ln.c);
-        hc_layer_ref *l1 = add(w, f->linear1.name, HC_LK_FFN | HC_LK_MATMUL | t);
-        mm_l(l1, &f->linear1);
-        if (f->use_swiglu)
-            mm_l(l1, &f->linear_gate);
-        mm_l(add(w, f->linear2.name, HC_LK_FFN | HC_LK_MATMUL | t), &f->linear2);
-        break;
-    }
-    }
-    add(w, bl->name,
-        HC_LK_RESIDUAL | where |
-            (bl->kind == HC_BLOCK_ATTENTION || bl->kind == HC_BLOCK_FFN ? HC_LK_TRANSFORMER : 0u));
-}
-
-static void stack_l(lwalk *w, hc_block *b, int n, unsigned where)
-{
-    for (int i = 0; i < n; i++)
-        block_l(w, &b[i], where);
-}
-
-int hc_net_layers(hc_net *net, hc_layer_ref **out, int *n, hc_err *err)
-{
-    lwalk w = {.err = err};
-    hc_trunk *t = &net->trunk;
-    const unsigned T = HC_LK_TRUNK, P = HC_LK_POLICY_HEAD, V = HC_LK_VALUE_HEAD;
-    conv_l(&w, &t->initial_conv, T);
-    mm_l(add(&w, t->initial_matmul.name, HC_LK_MATMUL | T), &t->initial_matmul);
-    if (t->has_meta_encoder) {
-        hc_meta_encoder *m = &t->meta;
-        const unsigned M = HC_LK_MATMUL | HC_LK_META_ENCODER;
-        hc_layer_ref *l = add(&w, m->mul1.name, M);
-        mm_l(l, &m->mul1);
-        mb_l(l, &m->bias1);
-        l = add(&w, m->mul2.name, M);
-        mm_l(l, &m->mul2);
-        mb_l(l, &m->bias2);
-        mm_l(add(&w, m->mul3.name, M), &m->mul3);
-    }
-    stack_l(&w, t->blocks, t->num_blocks, T);
-    if (t->norm_kind == HC_TRUNK_NORM_RMSNORM) {
-        hc_layer_ref *l = add(&w, t->tip_rmsnorm.name, HC_LK_TRUNK_TIP | HC_LK_RMSNORM | T);
-        arr(l, t->tip_rmsnorm.gamma, (size_t)t->tip_rmsnorm.c);
-        arr(l, t->tip_rmsnorm.beta, (size_t)t->tip_rmsnorm.c);
-    } else {
-        bn_l(&w, &t->tip_bn, HC_LK_TRUNK_TIP | HC_LK_BATCHNORM | T);
-    }
-    hc_policy_head *ph = &net->policy;
-    conv_l(&w, &ph->p1_conv, P);
-    conv_l(&w, &ph->g1_conv, P);
-    bn_l(&w, &ph->g1_bn, HC_LK_BATCHNORM | P);
-    mm_l(add(&w, ph->gpool_to_bias_mul.name, HC_LK_GPOOL | HC_LK_MATMUL | P), &ph->gpool_to_bias_mul);
-    bn_l(&w, &ph->p1_bn, HC_LK_BATCHNORM | P);
-    conv_l(&w, &ph->p2_conv, P);
-    hc_layer_ref *l = add(&w, ph->gpool_to_pass_mul.name, HC_LK_GPOOL | HC_LK_MATMUL | P);
-    mm_l(l, &ph->gpool_to_pass_mul);
-    if (ph->has_pass_mlp) {
-        mb_l(l, &ph->gpool_to_pass_bias);
-        mm_l(add(&w, ph->gpool_to_pass_mul2.name, HC_LK_GPOOL | HC_LK_MATMUL | P), &ph->gpool_to_pass_mul2);
-    }
-    hc_value_head *vh = &net->value;
-    conv_l(&w, &vh->v1_conv, V);
-    bn_l(&w, &vh->v1_bn, HC_LK_BATCHNORM | V);
-    l = add(&w, vh->v2_mul.name, HC_LK_GPOOL | HC_LK_MATMUL | V);
-    mm_l(l, &vh->v2_mul);
-    mb_l(l, &vh->v2_bias);
-    l = add(&w, vh->v3_mul.name, HC_LK_GPOOL | HC_LK_MATMUL | V);
-    mm_l(l, &vh->v3_mul);
-    mb_l(l, &vh->v3_bias);
-    l = add(&w, vh->sv3_mul.name, HC_LK_GPOOL | HC_LK_MATMUL | V);
-    mm_l(l, &vh->sv3_mul);
-    mb_l(l, &vh->sv3_bias);
-    conv_l(&w, &vh->ownership_conv, V);
-    if (w.failed) {
-        free(w.v);
-        return -1;
-    }
-    *out = w.v;
-    *n = w.n;
-    return 0;
 }

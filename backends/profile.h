@@ -1,5 +1,5 @@
 /* Precision profiles: which reduced format an emulated backend stores each layer's weights and
- * output in, as data (YAML), plus the walk of a net that names its layers by kind.
+ * output in, as data (YAML). The layers they name (kinds, forward order) are harness/model/layers.h.
  *
  * A profile file:
  *   name: fp16                       optional (default: the file name without .yaml)
@@ -64,37 +64,11 @@
 #include <stddef.h>
 
 #include "err.h"
+#include "layers.h"
 #include "model.h"
 
 enum hc_fmt { HC_FMT_FP32 = 0, HC_FMT_FP16 = 1, HC_FMT_BF16 = 2 };
 const char *hc_fmt_str(int fmt); /* "fp32", "fp16", "bf16" */
-
-enum hc_layer_kind {
-    HC_LK_INPUT = 1u << 0,
-    HC_LK_CONV = 1u << 1,
-    HC_LK_BATCHNORM = 1u << 2,
-    HC_LK_RESIDUAL = 1u << 3,
-    HC_LK_GPOOL = 1u << 4,
-    HC_LK_MATMUL = 1u << 5,
-    HC_LK_RMSNORM = 1u << 6,
-    HC_LK_ATTN_Q = 1u << 7,
-    HC_LK_ATTN_K = 1u << 8,
-    HC_LK_ATTN_V = 1u << 9,
-    HC_LK_ATTN_OUT = 1u << 10,
-    HC_LK_FFN = 1u << 11,
-    HC_LK_TRUNK_TIP = 1u << 12,
-    HC_LK_TRUNK = 1u << 13,
-    HC_LK_POLICY_HEAD = 1u << 14,
-    HC_LK_VALUE_HEAD = 1u << 15,
-    HC_LK_META_ENCODER = 1u << 16,
-    HC_LK_TRANSFORMER = 1u << 17,
-    HC_LK_ALL = (1u << 18) - 1
-};
-
-/* Kind bits by name ("conv"); 0 when unknown. */
-unsigned hc_layer_kind_by_name(const char *name);
-/* Space-separated names of the bits set, into buf. */
-const char *hc_layer_kinds_str(unsigned kinds, char *buf, size_t size);
 
 typedef struct hc_prof_rule {
     unsigned kinds;       /* 0: any kind */
@@ -147,19 +121,5 @@ typedef struct hc_prof_choice {
 
 /* Resolves the formats of a layer (its name and kinds) in net (for `when`). */
 hc_prof_choice hc_profile_resolve(const hc_profile *p, const hc_net *net, const char *name, unsigned kinds);
-
-/* A layer as the engine taps it, with the weight arrays it computes with. */
-enum { HC_LAYER_MAX_ARRAYS = 4 };
-typedef struct hc_layer_ref {
-    const char *name; /* borrowed from the net: the pointer the engine's tap->layer carries */
-    unsigned kinds;
-    int n_arrays;
-    float *arrays[HC_LAYER_MAX_ARRAYS]; /* borrowed, mutable */
-    size_t lens[HC_LAYER_MAX_ARRAYS];
-} hc_layer_ref;
-
-/* Lists net's layers in forward order (malloc'd array, *n entries; free()). Every weight array
- * the engine reads belongs to exactly one layer (BN: the merged arrays). */
-int hc_net_layers(hc_net *net, hc_layer_ref **out, int *n, hc_err *err);
 
 #endif

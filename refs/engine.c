@@ -6,6 +6,7 @@
 
 #include "gemm.h"
 #include "kernels.h"
+#include "layers.h"
 
 #ifndef HC_ENGINE_DEFAULT_WINOGRAD
 #define HC_ENGINE_DEFAULT_WINOGRAD 1
@@ -270,36 +271,41 @@ static int prep_heads(hc_engine *e, hc_err *err)
 
 /* ---- RoPE tables ---------------------------------------------------------------------- */
 
+/* The engine and the error a block visit (hc_blocks_walk) reports to. */
+typedef struct prep_ctx {
+    hc_engine *e;
+    hc_err *err;
+} prep_ctx;
+
+static int rope_visit(const hc_block *b, void *ctx)
+{
+    hc_engine *e = ((prep_ctx *)ctx)->e;
+    hc_err *err = ((prep_ctx *)ctx)->err;
+    if (b->kind != HC_BLOCK_ATTENTION || !b->attn.use_rope)
+        return 0;
+    const hc_attn_block *a = &b->attn;
+    rope_tab *grown = realloc(e->ropes, (size_t)(e->n_ropes + 1) * sizeof *grown);
+    if (!grown)
+        return hc_err_set(err, HC_ENOMEM, "rope tables");
+    e->ropes = grown;
+    rope_tab *r = &e->ropes[e->n_ropes++];
+    memset(r, 0, sizeof *r);
+    r->blk = a;
+    int pairs = a->q_head_dim / 2;
+    size_t n_t = (size_t)(a->learnable_rope ? a->num_kv_heads : 1) * pairs * e->hw;
+    r->cos_t = hc_malloc(n_t * sizeof(float) + 1, err, "rope cos");
+    r->sin_t = hc_malloc(n_t * sizeof(float) + 1, err, "rope sin");
+    if (!r->cos_t || !r->sin_t)
+        return -1;
+    hc_rope_tables(e->nx, e->ny, pairs, a->num_kv_heads, a->learnable_rope ? a->rope_freqs : NULL, a->rope_theta,
+                   r->cos_t, r->sin_t);
+    return 0;
+}
+
 static int collect_ropes(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
 {
-    for (int i = 0; i < n; i++) {
-        const hc_block *b = &blocks[i];
-        if (b->kind == HC_BLOCK_NESTED_BOTTLENECK) {
-            if (collect_ropes(e, b->nbt.blocks, b->nbt.num_blocks, err))
-                return -1;
-            continue;
-        }
-        if (b->kind != HC_BLOCK_ATTENTION || !b->attn.use_rope)
-            continue;
-        const hc_attn_block *a = &b->attn;
-        rope_tab *grown = realloc(e->ropes, (size_t)(e->n_ropes + 1) * sizeof *grown);
-        if (!grown)
-            return hc_err_set(err, HC_ENOMEM, "rope tables");
-        e->ropes = grown;
-        rope_tab *r = &e->ropes[e->n_ropes++];
-        memset(r, 0, sizeof *r);
-        r->blk = a;
-        int pairs = a->q_head_dim / 2;
-        size_t n_t = (size_t)(a->learnable_rope ? a->num_kv_heads : 1) * pairs * e->hw;
-        r->cos_t = hc_malloc(n_t * sizeof(float) + 1, err, "rope cos");
-        r->sin_t = hc_malloc(n_t * sizeof(float) + 1, err, "rope sin");
-        if (!r->cos_t || !r->sin_t)
-            return -1;
-        hc_rope_tables(e->nx, e->ny, pairs, a->num_kv_heads,
-                       a->learnable_rope ? a->rope_freqs : NULL, a->rope_theta, r->cos_t,
-                       r->sin_t);
-    }
-    return 0;
+    prep_ctx c = {e, err};
+    return hc_blocks_walk(blocks, n, rope_visit, &c) ? -1 : 0;
 }
 
 /* Concatenates w0 [c][o0], w1 [c][o1], w2 [c][o2] (o2 may be 0) into [c][o0 + o1 + o2]. */
@@ -319,36 +325,34 @@ static float *concat_w(int c, const float *w0, int o0, const float *w1, int o1, 
     return w;
 }
 
+static int tf_visit(const hc_block *b, void *ctx)
+{
+    hc_engine *e = ((prep_ctx *)ctx)->e;
+    hc_err *err = ((prep_ctx *)ctx)->err;
+    if (b->kind != HC_BLOCK_ATTENTION && b->kind != HC_BLOCK_FFN)
+        return 0;
+    tf_prep *grown = realloc(e->tfs, (size_t)(e->n_tfs + 1) * sizeof *grown);
+    if (!grown)
+        return hc_err_set(err, HC_ENOMEM, "transformer weights");
+    e->tfs = grown;
+    tf_prep *t = &e->tfs[e->n_tfs++];
+    t->blk = b;
+    if (b->kind == HC_BLOCK_ATTENTION) {
+        const hc_attn_block *a = &b->attn;
+        t->w = concat_w(a->q_proj.in_c, a->q_proj.w, a->q_proj.out_c, a->k_proj.w, a->k_proj.out_c, a->v_proj.w,
+                        a->v_proj.out_c, err);
+    } else {
+        const hc_ffn_block *ff = &b->ffn;
+        t->w = concat_w(ff->linear1.in_c, ff->linear1.w, ff->linear1.out_c, ff->linear_gate.w, ff->linear_gate.out_c,
+                        NULL, 0, err);
+    }
+    return t->w ? 0 : -1;
+}
+
 static int collect_tfs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
 {
-    for (int i = 0; i < n; i++) {
-        const hc_block *b = &blocks[i];
-        if (b->kind == HC_BLOCK_NESTED_BOTTLENECK) {
-            if (collect_tfs(e, b->nbt.blocks, b->nbt.num_blocks, err))
-                return -1;
-            continue;
-        }
-        if (b->kind != HC_BLOCK_ATTENTION && b->kind != HC_BLOCK_FFN)
-            continue;
-        tf_prep *grown = realloc(e->tfs, (size_t)(e->n_tfs + 1) * sizeof *grown);
-        if (!grown)
-            return hc_err_set(err, HC_ENOMEM, "transformer weights");
-        e->tfs = grown;
-        tf_prep *t = &e->tfs[e->n_tfs++];
-        t->blk = b;
-        if (b->kind == HC_BLOCK_ATTENTION) {
-            const hc_attn_block *a = &b->attn;
-            t->w = concat_w(a->q_proj.in_c, a->q_proj.w, a->q_proj.out_c, a->k_proj.w, a->k_proj.out_c,
-                            a->v_proj.w, a->v_proj.out_c, err);
-        } else {
-            const hc_ffn_block *ff = &b->ffn;
-            t->w = concat_w(ff->linear1.in_c, ff->linear1.w, ff->linear1.out_c, ff->linear_gate.w,
-                            ff->linear_gate.out_c, NULL, 0, err);
-        }
-        if (!t->w)
-            return -1;
-    }
-    return 0;
+    prep_ctx c = {e, err};
+    return hc_blocks_walk(blocks, n, tf_visit, &c) ? -1 : 0;
 }
 
 static const float *find_tf(const hc_engine *e, const hc_block *b)

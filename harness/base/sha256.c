@@ -75,7 +75,7 @@ void hc_sha256_update(hc_sha256 *s, const void *data, size_t n)
     }
 }
 
-void hc_sha256_final_hex(hc_sha256 *s, char hex[65])
+void hc_sha256_final(hc_sha256 *s, unsigned char digest[32])
 {
     uint64_t bits = s->len * 8;
     unsigned char pad = 0x80;
@@ -87,8 +87,28 @@ void hc_sha256_final_hex(hc_sha256 *s, char hex[65])
     for (int i = 0; i < 8; i++)
         lenb[i] = (unsigned char)(bits >> (56 - 8 * i));
     hc_sha256_update(s, lenb, 8);
-    for (int i = 0; i < 8; i++)
-        snprintf(hex + 8 * i, 9, "%08x", s->h[i]);
+    for (int i = 0; i < 8; i++) {
+        digest[4 * i] = (unsigned char)(s->h[i] >> 24);
+        digest[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
+        digest[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
+        digest[4 * i + 3] = (unsigned char)s->h[i];
+    }
+}
+
+void hc_sha256_final_hex(hc_sha256 *s, char hex[65])
+{
+    unsigned char d[32];
+    hc_sha256_final(s, d);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+void hc_sha256_digest(const void *data, size_t n, unsigned char digest[32])
+{
+    hc_sha256 s;
+    hc_sha256_init(&s);
+    hc_sha256_update(&s, data, n);
+    hc_sha256_final(&s, digest);
 }
 
 int hc_sha256_file(const char *path, char hex[65], hc_err *err)

@@ -16,8 +16,12 @@ typedef struct hc_sha256 {
 
 void hc_sha256_init(hc_sha256 *s);
 void hc_sha256_update(hc_sha256 *s, const void *data, size_t n);
+/* Writes the 32-byte digest (big-endian words, as FIPS 180-4 prints it) into digest. */
+void hc_sha256_final(hc_sha256 *s, unsigned char digest[32]);
 /* Writes 64 lowercase hex digits and a NUL into hex[65]. */
 void hc_sha256_final_hex(hc_sha256 *s, char hex[65]);
+/* One-shot digest of a buffer. */
+void hc_sha256_digest(const void *data, size_t n, unsigned char digest[32]);
 /* The digest of a file's raw bytes (not decompressed). */
 int hc_sha256_file(const char *path, char hex[65], hc_err *err);
 

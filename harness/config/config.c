@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "backend.h"
 #include "sizes.h"
 #include "stream.h"
+#include "yamlcfg.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
 
@@ -64,169 +64,17 @@ static void pool_free(pool *pl)
     free(pl);
 }
 
-/* ---- documents and located errors ---- */
+/* ---- documents (harness/base/yamlcfg) and config-owned strings ---- */
 
-typedef struct doc {
-    const char *file; /* as named to the user */
-    char *dir;        /* directory for relative paths ("" for the current one) */
-    yaml_document_t d;
-    int loaded;
-} doc;
-
-static int err_at(const doc *d, const yaml_mark_t *mk, const char *ctx, hc_err *err, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int err_at(const doc *d, const yaml_mark_t *mk, const char *ctx, hc_err *err, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (ctx && *ctx)
-        return hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s (in %s)", d->file, mk->line + 1, mk->column + 1, msg, ctx);
-    return hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s", d->file, mk->line + 1, mk->column + 1, msg);
-}
-
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup("");
-    size_t n = (size_t)(slash - path) + 1;
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, path, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
-static void doc_free(doc *d)
-{
-    if (d->loaded)
-        yaml_document_delete(&d->d);
-    free(d->dir);
-    d->dir = NULL;
-    d->loaded = 0;
-}
-
-static int doc_load_mem(doc *d, const char *yaml, size_t len, const char *file, hc_err *err)
-{
-    memset(d, 0, sizeof *d);
-    d->file = file;
-    d->dir = dir_of(file);
-    if (!d->dir)
-        return hc_err_set(err, HC_ENOMEM, "out of memory");
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p))
-        return hc_err_set(err, HC_ENOMEM, "%s: cannot initialize the YAML parser", file);
-    yaml_parser_set_input_string(&p, (const unsigned char *)yaml, len);
-    if (!yaml_parser_load(&p, &d->d)) {
-        const char *problem = p.problem ? p.problem : "malformed YAML";
-        if (p.context)
-            hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s (%s at line %zu)", file, p.problem_mark.line + 1,
-                       p.problem_mark.column + 1, problem, p.context, p.context_mark.line + 1);
-        else
-            hc_err_set(err, HC_ECONFIG, "%s:%zu:%zu: %s", file, p.problem_mark.line + 1, p.problem_mark.column + 1,
-                       problem);
-        yaml_parser_delete(&p);
-        free(d->dir);
-        d->dir = NULL;
-        return -1;
-    }
-    yaml_parser_delete(&p);
-    d->loaded = 1;
-    if (!yaml_document_get_root_node(&d->d)) {
-        yaml_mark_t zero = {0, 0, 0};
-        err_at(d, &zero, NULL, err, "empty document");
-        doc_free(d);
-        return -1;
-    }
-    return 0;
-}
-
-static int doc_load_file(doc *d, const char *path, hc_err *err)
-{
-    size_t len;
-    char *text = hc_read_file(path, MAX_CONFIG_BYTES, &len, err);
-    if (!text)
-        return -1;
-    int rc = doc_load_mem(d, text, len, path, err);
-    free(text);
-    return rc;
-}
-
-static yaml_node_t *root(doc *d) { return yaml_document_get_root_node(&d->d); }
-static yaml_node_t *node(doc *d, int id) { return yaml_document_get_node(&d->d, id); }
-
-static const char *type_name(const yaml_node_t *n)
-{
-    switch (n->type) {
-    case YAML_SCALAR_NODE: return "a scalar";
-    case YAML_SEQUENCE_NODE: return "a sequence";
-    case YAML_MAPPING_NODE: return "a mapping";
-    default: return "nothing";
-    }
-}
-
-static const char *scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
-
-static int expect(doc *d, yaml_node_t *n, yaml_node_type_t t, const char *what, const char *ctx, hc_err *err)
-{
-    if (n->type == t)
-        return 0;
-    const char *want = t == YAML_MAPPING_NODE ? "a mapping" : t == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar";
-    return err_at(d, &n->start_mark, ctx, err, "%s: expected %s, got %s", what, want, type_name(n));
-}
-
-static size_t seq_len(yaml_node_t *n) { return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start); }
-static yaml_node_t *seq_at(doc *d, yaml_node_t *n, size_t i) { return node(d, n->data.sequence.items.start[i]); }
-
-/* Checks that a mapping has only known, scalar, distinct keys. */
-static int map_check(doc *d, yaml_node_t *m, const char *what, const char *ctx, const char *const *allowed, hc_err *err)
-{
-    if (expect(d, m, YAML_MAPPING_NODE, what, ctx, err))
-        return -1;
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = node(d, p->key);
-        if (k->type != YAML_SCALAR_NODE)
-            return err_at(d, &k->start_mark, ctx, err, "a key must be a scalar, got %s", type_name(k));
-        int known = 0;
-        for (const char *const *a = allowed; *a; a++)
-            if (strcmp(*a, scalar(k)) == 0)
-                known = 1;
-        if (!known)
-            return err_at(d, &k->start_mark, ctx, err, "unknown key \"%s\"", scalar(k));
-        for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++)
-            if (strcmp(scalar(node(d, q->key)), scalar(k)) == 0)
-                return err_at(d, &k->start_mark, ctx, err, "duplicate key \"%s\"", scalar(k));
-    }
-    return 0;
-}
-
-static yaml_node_t *map_get(doc *d, yaml_node_t *m, const char *key)
-{
-    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++)
-        if (strcmp(scalar(node(d, p->key)), key) == 0)
-            return node(d, p->value);
-    return NULL;
-}
-
-static yaml_node_t *map_require(doc *d, yaml_node_t *m, const char *key, const char *ctx, hc_err *err)
-{
-    yaml_node_t *v = map_get(d, m, key);
-    if (!v)
-        err_at(d, &m->start_mark, ctx, err, "missing key \"%s\"", key);
-    return v;
-}
+typedef hc_ydoc doc;
 
 static int get_str(doc *d, yaml_node_t *v, const char *key, const char *ctx, pool *pl, const char **out, hc_err *err)
 {
-    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
+    if (hc_ydoc_expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
         return -1;
-    if (!*scalar(v))
-        return err_at(d, &v->start_mark, ctx, err, "%s: empty value", key);
-    *out = pool_strdup(pl, scalar(v), err);
+    if (!*hc_ynode_str(v))
+        return hc_ydoc_err(d, &v->start_mark, ctx, err, "%s: empty value", key);
+    *out = pool_strdup(pl, hc_ynode_str(v), err);
     return *out ? 0 : -1;
 }
 
@@ -257,50 +105,6 @@ static int parse_double(const char *s, double *out)
         return -1;
     *out = x;
     return 0;
-}
-
-static int get_double(doc *d, yaml_node_t *v, const char *key, const char *ctx, double lo, double hi, double *out,
-                      hc_err *err)
-{
-    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
-        return -1;
-    if (parse_double(scalar(v), out))
-        return err_at(d, &v->start_mark, ctx, err, "%s: expected a number, got \"%s\"", key, scalar(v));
-    if (*out < lo || *out > hi)
-        return err_at(d, &v->start_mark, ctx, err, "%s: %s is out of range [%g, %g]", key, scalar(v), lo, hi);
-    return 0;
-}
-
-static int get_int(doc *d, yaml_node_t *v, const char *key, const char *ctx, long lo, long hi, int *out, hc_err *err)
-{
-    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
-        return -1;
-    const char *s = scalar(v);
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (end == s || *end || errno == ERANGE)
-        return err_at(d, &v->start_mark, ctx, err, "%s: expected an integer, got \"%s\"", key, s);
-    if (x < lo || x > hi)
-        return err_at(d, &v->start_mark, ctx, err, "%s: %ld is out of range [%ld, %ld]", key, x, lo, hi);
-    *out = (int)x;
-    return 0;
-}
-
-static int get_bool(doc *d, yaml_node_t *v, const char *key, const char *ctx, int *out, hc_err *err)
-{
-    if (expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
-        return -1;
-    const char *s = scalar(v);
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "yes")) {
-        *out = 1;
-        return 0;
-    }
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "no")) {
-        *out = 0;
-        return 0;
-    }
-    return err_at(d, &v->start_mark, ctx, err, "%s: expected true or false, got \"%s\"", key, s);
 }
 
 int hc_config_parse_size(const char *s, int *w, int *h)
@@ -344,22 +148,23 @@ static yaml_node_t *resolve_item(doc *d, yaml_node_t *n, doc *sub, pool *pl, con
     const char *path;
     if (get_path(d, n, "file", *ctx, pl, &path, err))
         return NULL;
-    if (doc_load_file(sub, path, err)) {
+    if (hc_ydoc_load_file(sub, path, MAX_CONFIG_BYTES, "document", err)) {
         /* Say where the suite names the file: the reader's message alone may not name the
          * suite (a directory, an unreadable or oversized file). */
         if (err && (err->code == HC_EIO || err->code == HC_EFORMAT || err->code == HC_ELIMIT)) {
             char why[700];
             snprintf(why, sizeof why, "%s", err->msg);
             int code = err->code == HC_ELIMIT ? HC_ELIMIT : HC_ECONFIG;
-            err_at(d, &n->start_mark, *ctx, err, "cannot read \"%s\": %s", path, why);
+            hc_ydoc_err(d, &n->start_mark, *ctx, err, "cannot read \"%s\": %s", path, why);
             err->code = code;
         } else if (err) {
-            hc_err_prefix(err, "%s:%zu:%zu: included here: ", d->file, n->start_mark.line + 1, n->start_mark.column + 1);
+            hc_err_prefix(err, "%s:%zu:%zu: included here: ", d->file, n->start_mark.line + 1,
+                          n->start_mark.column + 1);
         }
         return NULL;
     }
     *ctx = "";
-    return root(sub);
+    return hc_ydoc_root(sub);
 }
 
 /* ---- nets ---- */
@@ -370,14 +175,14 @@ static int parse_net(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_net_c
 {
     memset(out, 0, sizeof *out);
     out->model_version = -1;
-    if (map_check(d, m, "net", ctx, net_keys, err))
+    if (hc_ydoc_check_keys(d, m, "net", ctx, net_keys, err))
         return -1;
     yaml_node_t *v;
-    if (!(v = map_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &out->name, err))
+    if (!(v = hc_ydoc_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &out->name, err))
         return -1;
-    if (!(v = map_require(d, m, "model", ctx, err)) || get_path(d, v, "model", ctx, pl, &out->model, err))
+    if (!(v = hc_ydoc_require(d, m, "model", ctx, err)) || get_path(d, v, "model", ctx, pl, &out->model, err))
         return -1;
-    if ((v = map_get(d, m, "sha256"))) {
+    if ((v = hc_ydoc_get(d, m, "sha256"))) {
         if (get_str(d, v, "sha256", ctx, pl, &out->sha256, err))
             return -1;
         size_t n = strlen(out->sha256);
@@ -385,13 +190,14 @@ static int parse_net(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_net_c
             if (!isxdigit((unsigned char)out->sha256[i]))
                 n = 0;
         if (n != 64)
-            return err_at(d, &v->start_mark, ctx, err, "sha256: expected 64 hex digits, got \"%s\"", out->sha256);
+            return hc_ydoc_err(d, &v->start_mark, ctx, err, "sha256: expected 64 hex digits, got \"%s\"", out->sha256);
         for (char *c = (char *)out->sha256; *c; c++)
             *c = (char)tolower((unsigned char)*c);
     }
-    if ((v = map_get(d, m, "modelVersion")) && get_int(d, v, "modelVersion", ctx, 1, 1000, &out->model_version, err))
+    if ((v = hc_ydoc_get(d, m, "modelVersion")) &&
+        hc_ydoc_int(d, v, "modelVersion", ctx, 1, 1000, &out->model_version, err))
         return -1;
-    if ((v = map_get(d, m, "notes")) && get_str(d, v, "notes", ctx, pl, &out->notes, err))
+    if ((v = hc_ydoc_get(d, m, "notes")) && get_str(d, v, "notes", ctx, pl, &out->notes, err))
         return -1;
     out->where = where_of(d, m, pl, err);
     return out->where ? 0 : -1;
@@ -418,22 +224,23 @@ static void board_defaults(hc_board_cfg *b)
 static int board_settings(doc *d, yaml_node_t *m, const char *ctx, hc_board_cfg *b, hc_err *err)
 {
     yaml_node_t *v;
-    if ((v = map_get(d, m, "policyOptimism")) &&
-        get_double(d, v, "policyOptimism", ctx, 0.0, 1.0, &b->policy_optimism, err))
+    if ((v = hc_ydoc_get(d, m, "policyOptimism")) &&
+        hc_ydoc_double(d, v, "policyOptimism", ctx, 0.0, 1.0, &b->policy_optimism, err))
         return -1;
-    if ((v = map_get(d, m, "playoutDoublingAdvantage")) &&
-        get_double(d, v, "playoutDoublingAdvantage", ctx, -3.0, 3.0, &b->pda, err))
+    if ((v = hc_ydoc_get(d, m, "playoutDoublingAdvantage")) &&
+        hc_ydoc_double(d, v, "playoutDoublingAdvantage", ctx, -3.0, 3.0, &b->pda, err))
         return -1;
-    if ((v = map_get(d, m, "policyTemperature"))) {
-        if (get_double(d, v, "policyTemperature", ctx, 0.0, 100.0, &b->policy_temperature, err))
+    if ((v = hc_ydoc_get(d, m, "policyTemperature"))) {
+        if (hc_ydoc_double(d, v, "policyTemperature", ctx, 0.0, 100.0, &b->policy_temperature, err))
             return -1;
         if (b->policy_temperature <= 0)
-            return err_at(d, &v->start_mark, ctx, err, "policyTemperature: must be > 0");
+            return hc_ydoc_err(d, &v->start_mark, ctx, err, "policyTemperature: must be > 0");
     }
-    if ((v = map_get(d, m, "maxBatchSize")) && get_int(d, v, "maxBatchSize", ctx, 1, 65536, &b->max_batch_size, err))
+    if ((v = hc_ydoc_get(d, m, "maxBatchSize")) &&
+        hc_ydoc_int(d, v, "maxBatchSize", ctx, 1, 65536, &b->max_batch_size, err))
         return -1;
-    if ((v = map_get(d, m, "requireExactNNLen")) &&
-        get_bool(d, v, "requireExactNNLen", ctx, &b->require_exact_nn_len, err))
+    if ((v = hc_ydoc_get(d, m, "requireExactNNLen")) &&
+        hc_ydoc_bool(d, v, "requireExactNNLen", ctx, &b->require_exact_nn_len, err))
         return -1;
     return 0;
 }
@@ -441,27 +248,28 @@ static int board_settings(doc *d, yaml_node_t *m, const char *ctx, hc_board_cfg 
 static int parse_board(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_board_cfg *b, hc_err *err)
 {
     board_defaults(b);
-    if (map_check(d, m, "board", ctx, board_keys, err))
+    if (hc_ydoc_check_keys(d, m, "board", ctx, board_keys, err))
         return -1;
-    yaml_node_t *v, *pos = map_get(d, m, "positions"), *sgf = map_get(d, m, "sgf");
-    if (!(v = map_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &b->name, err))
+    yaml_node_t *v, *pos = hc_ydoc_get(d, m, "positions"), *sgf = hc_ydoc_get(d, m, "sgf");
+    if (!(v = hc_ydoc_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &b->name, err))
         return -1;
     if (pos && sgf)
-        return err_at(d, &sgf->start_mark, ctx, err, "give either positions or sgf, not both");
+        return hc_ydoc_err(d, &sgf->start_mark, ctx, err, "give either positions or sgf, not both");
     if (!pos && !sgf)
-        return err_at(d, &m->start_mark, ctx, err, "missing key \"positions\" (or \"sgf\")");
+        return hc_ydoc_err(d, &m->start_mark, ctx, err, "missing key \"positions\" (or \"sgf\")");
     if (pos && get_path(d, pos, "positions", ctx, pl, &b->positions, err))
         return -1;
     if (sgf && get_path(d, sgf, "sgf", ctx, pl, &b->sgf, err))
         return -1;
-    if (!(v = map_require(d, m, "nnBuffer", ctx, err)) || expect(d, v, YAML_SCALAR_NODE, "nnBuffer", ctx, err))
+    if (!(v = hc_ydoc_require(d, m, "nnBuffer", ctx, err)) ||
+        hc_ydoc_expect(d, v, YAML_SCALAR_NODE, "nnBuffer", ctx, err))
         return -1;
-    if (hc_config_parse_size(scalar(v), &b->nn_x_len, &b->nn_y_len))
-        return err_at(d, &v->start_mark, ctx, err, "nnBuffer: expected WxH with W and H from %d to %d, got \"%s\"",
-                      HC_MIN_BOARD_LEN, HC_MAX_BOARD_LEN, scalar(v));
+    if (hc_config_parse_size(hc_ynode_str(v), &b->nn_x_len, &b->nn_y_len))
+        return hc_ydoc_err(d, &v->start_mark, ctx, err, "nnBuffer: expected WxH with W and H from %d to %d, got \"%s\"",
+                      HC_MIN_BOARD_LEN, HC_MAX_BOARD_LEN, hc_ynode_str(v));
     hc_err range;
     if (hc_check_board_size(b->nn_x_len, b->nn_y_len, "NN buffer", &range))
-        return err_at(d, &v->start_mark, ctx, err, "nnBuffer: %s", range.msg);
+        return hc_ydoc_err(d, &v->start_mark, ctx, err, "nnBuffer: %s", range.msg);
     if (board_settings(d, m, ctx, b, err))
         return -1;
     b->where = where_of(d, m, pl, err);
@@ -474,35 +282,36 @@ static const char *const tier_keys[] = {"name", "base", "limits", NULL};
 
 static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier *t, hc_err *err)
 {
-    if (map_check(d, m, "tier", ctx, tier_keys, err))
+    if (hc_ydoc_check_keys(d, m, "tier", ctx, tier_keys, err))
         return -1;
     yaml_node_t *v;
     const char *name;
-    if (!(v = map_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &name, err))
+    if (!(v = hc_ydoc_require(d, m, "name", ctx, err)) || get_str(d, v, "name", ctx, pl, &name, err))
         return -1;
     for (const char *const *b = hc_tier_builtin_names; *b; b++)
         if (!strcmp(*b, name))
-            return err_at(d, &v->start_mark, ctx, err, "tier name \"%s\" is a built-in tier's", name);
+            return hc_ydoc_err(d, &v->start_mark, ctx, err, "tier name \"%s\" is a built-in tier's", name);
     if (strlen(name) >= sizeof t->name)
-        return err_at(d, &v->start_mark, ctx, err, "tier name longer than %zu characters", sizeof t->name - 1);
-    yaml_node_t *base = map_get(d, m, "base");
+        return hc_ydoc_err(d, &v->start_mark, ctx, err, "tier name longer than %zu characters", sizeof t->name - 1);
+    yaml_node_t *base = hc_ydoc_get(d, m, "base");
     if (base) {
-        if (expect(d, base, YAML_SCALAR_NODE, "base", ctx, err))
+        if (hc_ydoc_expect(d, base, YAML_SCALAR_NODE, "base", ctx, err))
             return -1;
-        if (hc_tier_builtin(scalar(base), t, NULL))
-            return err_at(d, &base->start_mark, ctx, err, "base: unknown built-in tier \"%s\"", scalar(base));
+        if (hc_tier_builtin(hc_ynode_str(base), t, NULL))
+            return hc_ydoc_err(d, &base->start_mark, ctx, err, "base: unknown built-in tier \"%s\"",
+                               hc_ynode_str(base));
         snprintf(t->name, sizeof t->name, "%s", name);
     } else {
         hc_tier_init(t, name);
     }
-    yaml_node_t *lim = map_get(d, m, "limits");
+    yaml_node_t *lim = hc_ydoc_get(d, m, "limits");
     if (!lim && !base)
-        return err_at(d, &m->start_mark, ctx, err, "missing key \"limits\"");
+        return hc_ydoc_err(d, &m->start_mark, ctx, err, "missing key \"limits\"");
     if (!lim)
         return 0;
     char mctx[300], pctx[400];
     snprintf(mctx, sizeof mctx, "%s%slimits", ctx, *ctx ? "." : "");
-    if (expect(d, lim, YAML_MAPPING_NODE, "limits", ctx, err))
+    if (hc_ydoc_expect(d, lim, YAML_MAPPING_NODE, "limits", ctx, err))
         return -1;
     const char *metric_keys[HC_M_COUNT + 1], *pct_keys[HC_P_COUNT + 1];
     for (int i = 0; i < HC_M_COUNT; i++)
@@ -511,21 +320,21 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
     for (int i = 0; i < HC_P_COUNT; i++)
         pct_keys[i] = hc_pct_names[i];
     pct_keys[HC_P_COUNT] = NULL;
-    if (map_check(d, lim, "limits", mctx, metric_keys, err))
+    if (hc_ydoc_check_keys(d, lim, "limits", mctx, metric_keys, err))
         return -1;
     for (yaml_node_pair_t *p = lim->data.mapping.pairs.start; p < lim->data.mapping.pairs.top; p++) {
-        const char *mk = scalar(node(d, p->key));
+        const char *mk = hc_ynode_str(hc_ydoc_node(d, p->key));
         int metric = hc_metric_by_key(mk);
-        yaml_node_t *pm = node(d, p->value);
+        yaml_node_t *pm = hc_ydoc_node(d, p->value);
         snprintf(pctx, sizeof pctx, "%s.%s", mctx, mk);
-        if (map_check(d, pm, mk, pctx, pct_keys, err))
+        if (hc_ydoc_check_keys(d, pm, mk, pctx, pct_keys, err))
             return -1;
         for (yaml_node_pair_t *q = pm->data.mapping.pairs.start; q < pm->data.mapping.pairs.top; q++) {
-            int pct = hc_pct_by_name(scalar(node(d, q->key)));
-            yaml_node_t *val = node(d, q->value);
-            if (expect(d, val, YAML_SCALAR_NODE, scalar(node(d, q->key)), pctx, err))
+            int pct = hc_pct_by_name(hc_ynode_str(hc_ydoc_node(d, q->key)));
+            yaml_node_t *val = hc_ydoc_node(d, q->value);
+            if (hc_ydoc_expect(d, val, YAML_SCALAR_NODE, hc_ynode_str(hc_ydoc_node(d, q->key)), pctx, err))
                 return -1;
-            const char *s = scalar(val);
+            const char *s = hc_ynode_str(val);
             if (!strcmp(s, "none")) {
                 t->set[metric][pct] = 0;
                 continue;
@@ -541,7 +350,7 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
                 snprintf(num, sizeof num, "%s", s);
             }
             if (n >= sizeof num || parse_double(num, &x) || x < 0)
-                return err_at(d, &val->start_mark, pctx, err,
+                return hc_ydoc_err(d, &val->start_mark, pctx, err,
                               "%s: expected a limit >= 0 (a number, \"x%%\" or none), got \"%s\"",
                               hc_pct_names[pct], s);
             if (hc_tier_set(t, metric, pct, scale, x, err))
@@ -576,30 +385,30 @@ int hc_suite_find_tier(const hc_suite *s, const char *name)
 /* A tier by name: user tiers were loaded first; a built-in is added on first use. */
 static int tier_ref(sctx *c, yaml_node_t *v, const char *ctx, hc_err *err)
 {
-    if (expect(c->d, v, YAML_SCALAR_NODE, "tier", ctx, err))
+    if (hc_ydoc_expect(c->d, v, YAML_SCALAR_NODE, "tier", ctx, err))
         return -1;
-    int i = hc_suite_find_tier(c->s, scalar(v));
+    int i = hc_suite_find_tier(c->s, hc_ynode_str(v));
     if (i >= 0)
         return i;
     hc_tier t;
-    if (hc_tier_builtin(scalar(v), &t, NULL) || c->s->n_tiers >= c->tier_cap)
-        return err_at(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"", scalar(v));
+    if (hc_tier_builtin(hc_ynode_str(v), &t, NULL) || c->s->n_tiers >= c->tier_cap)
+        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"", hc_ynode_str(v));
     c->s->tiers[c->s->n_tiers] = t;
     return (int)c->s->n_tiers++;
 }
 
 static int tier_list(sctx *c, yaml_node_t *v, const char *key, const char *ctx, int **out, size_t *n, hc_err *err)
 {
-    if (expect(c->d, v, YAML_SEQUENCE_NODE, key, ctx, err))
+    if (hc_ydoc_expect(c->d, v, YAML_SEQUENCE_NODE, key, ctx, err))
         return -1;
-    *n = seq_len(v);
+    *n = hc_ynode_seq_len(v);
     if (*n == 0)
-        return err_at(c->d, &v->start_mark, ctx, err, "%s: empty list", key);
+        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "%s: empty list", key);
     *out = pool_alloc(c->pl, *n * sizeof(int), err);
     if (!*out)
         return -1;
     for (size_t i = 0; i < *n; i++)
-        if (((*out)[i] = tier_ref(c, seq_at(c->d, v, i), ctx, err)) < 0)
+        if (((*out)[i] = tier_ref(c, hc_ydoc_seq_at(c->d, v, i), ctx, err)) < 0)
             return -1;
     return 0;
 }
@@ -619,26 +428,26 @@ static int name_list(sctx *c, yaml_node_t *v, const char *key, const char *ctx, 
     }
     if (v->type == YAML_SCALAR_NODE) { /* a single name */
         *n = 1;
-    } else if (expect(c->d, v, YAML_SEQUENCE_NODE, key, ctx, err)) {
+    } else if (hc_ydoc_expect(c->d, v, YAML_SEQUENCE_NODE, key, ctx, err)) {
         return -1;
     } else {
-        *n = seq_len(v);
+        *n = hc_ynode_seq_len(v);
     }
     if (*n == 0)
-        return err_at(c->d, &v->start_mark, ctx, err, "%s: empty list", key);
+        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "%s: empty list", key);
     *out = pool_alloc(c->pl, *n * sizeof(size_t), err);
     if (!*out)
         return -1;
     for (size_t i = 0; i < *n; i++) {
-        yaml_node_t *it = v->type == YAML_SCALAR_NODE ? v : seq_at(c->d, v, i);
-        if (expect(c->d, it, YAML_SCALAR_NODE, key, ctx, err))
+        yaml_node_t *it = v->type == YAML_SCALAR_NODE ? v : hc_ydoc_seq_at(c->d, v, i);
+        if (hc_ydoc_expect(c->d, it, YAML_SCALAR_NODE, key, ctx, err))
             return -1;
         size_t j;
         for (j = 0; j < n_names; j++)
-            if (!strcmp(names[j], scalar(it)))
+            if (!strcmp(names[j], hc_ynode_str(it)))
                 break;
         if (j == n_names)
-            return err_at(c->d, &it->start_mark, ctx, err, "%s: no such name \"%s\"", key, scalar(it));
+            return hc_ydoc_err(c->d, &it->start_mark, ctx, err, "%s: no such name \"%s\"", key, hc_ynode_str(it));
         (*out)[i] = j;
     }
     return 0;
@@ -647,15 +456,15 @@ static int name_list(sctx *c, yaml_node_t *v, const char *key, const char *ctx, 
 static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_err *err)
 {
     hc_suite *s = c->s;
-    size_t n = seq_len(seq);
+    size_t n = hc_ynode_seq_len(seq);
     if (n == 0 && kind != 2)
-        return err_at(c->d, &seq->start_mark, "", err, "%s: empty list", key);
+        return hc_ydoc_err(c->d, &seq->start_mark, "", err, "%s: empty list", key);
     for (size_t i = 0; i < n; i++) {
         char ictx[64];
         snprintf(ictx, sizeof ictx, "%s[%zu]", key, i);
         const char *ctx = ictx;
         doc sub;
-        yaml_node_t *m = resolve_item(c->d, seq_at(c->d, seq, i), &sub, c->pl, &ctx, err);
+        yaml_node_t *m = resolve_item(c->d, hc_ydoc_seq_at(c->d, seq, i), &sub, c->pl, &ctx, err);
         if (!m)
             return -1;
         doc *dd = sub.loaded ? &sub : c->d;
@@ -671,17 +480,18 @@ static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_
             rc = parse_tier(dd, m, ctx, c->pl, &s->tiers[i], err);
             name = s->tiers[i].name;
         }
-        yaml_node_t *nm = rc ? NULL : map_get(dd, m, "name");
+        yaml_node_t *nm = rc ? NULL : hc_ydoc_get(dd, m, "name");
         if (!rc) {
             for (size_t j = 0; j < i; j++) {
                 const char *other = kind == 0 ? s->nets[j].name : kind == 1 ? s->boards[j].name : s->tiers[j].name;
                 if (nm && !strcmp(other, name)) {
-                    rc = err_at(dd, &nm->start_mark, ctx, err, "duplicate name \"%s\" (also %s[%zu])", name, key, j);
+                    rc = hc_ydoc_err(dd, &nm->start_mark, ctx, err, "duplicate name \"%s\" (also %s[%zu])", name, key,
+                                     j);
                     break;
                 }
             }
         }
-        doc_free(&sub);
+        hc_ydoc_free(&sub);
         if (rc)
             return -1;
     }
@@ -697,16 +507,16 @@ static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_
 static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t n_default, hc_err *err)
 {
     hc_suite *s = c->s;
-    size_t n = seq_len(seq);
+    size_t n = hc_ynode_seq_len(seq);
     if (n == 0)
-        return err_at(c->d, &seq->start_mark, "", err, "backends: empty list");
+        return hc_ydoc_err(c->d, &seq->start_mark, "", err, "backends: empty list");
     s->backends = pool_alloc(c->pl, n * sizeof *s->backends, err);
     if (!s->backends)
         return -1;
     for (size_t i = 0; i < n; i++) {
         char ctx[64];
         snprintf(ctx, sizeof ctx, "backends[%zu]", i);
-        yaml_node_t *it = seq_at(c->d, seq, i);
+        yaml_node_t *it = hc_ydoc_seq_at(c->d, seq, i);
         hc_backend_cfg *b = &s->backends[i];
         yaml_node_t *nm = it;
         if (it->type == YAML_SCALAR_NODE) {
@@ -714,30 +524,31 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
                 return -1;
             b->name = b->spec;
         } else {
-            if (map_check(c->d, it, "backend", ctx, backend_keys, err))
+            if (hc_ydoc_check_keys(c->d, it, "backend", ctx, backend_keys, err))
                 return -1;
             yaml_node_t *v;
-            if (!(v = map_require(c->d, it, "backend", ctx, err)) || get_str(c->d, v, "backend", ctx, c->pl, &b->spec, err))
+            if (!(v = hc_ydoc_require(c->d, it, "backend", ctx, err)) ||
+                get_str(c->d, v, "backend", ctx, c->pl, &b->spec, err))
                 return -1;
             b->name = b->spec;
-            if ((nm = map_get(c->d, it, "name")) && get_str(c->d, nm, "name", ctx, c->pl, &b->name, err))
+            if ((nm = hc_ydoc_get(c->d, it, "name")) && get_str(c->d, nm, "name", ctx, c->pl, &b->name, err))
                 return -1;
             if (!nm)
                 nm = v;
-            if ((v = map_get(c->d, it, "tiers")) && tier_list(c, v, "tiers", ctx, &b->tiers, &b->n_tiers, err))
+            if ((v = hc_ydoc_get(c->d, it, "tiers")) && tier_list(c, v, "tiers", ctx, &b->tiers, &b->n_tiers, err))
                 return -1;
         }
         if (!b->tiers) {
             if (!default_tiers)
-                return err_at(c->d, &it->start_mark, ctx, err,
+                return hc_ydoc_err(c->d, &it->start_mark, ctx, err,
                               "backend \"%s\" names no tiers and the suite has no defaultTiers", b->name);
             b->tiers = default_tiers;
             b->n_tiers = n_default;
         }
         for (size_t j = 0; j < i; j++)
             if (!strcmp(s->backends[j].name, b->name))
-                return err_at(c->d, &nm->start_mark, ctx, err, "duplicate backend name \"%s\" (also backends[%zu])",
-                              b->name, j);
+                return hc_ydoc_err(c->d, &nm->start_mark, ctx, err,
+                                   "duplicate backend name \"%s\" (also backends[%zu])", b->name, j);
         b->where = where_of(c->d, it, c->pl, err);
         if (!b->where)
             return -1;
@@ -770,9 +581,9 @@ static int parse_matrix(sctx *c, yaml_node_t *seq, hc_err *err)
     for (size_t i = 0; i < s->n_backends; i++)
         backend_names[i] = s->backends[i].name;
 
-    size_t n_entries = seq ? seq_len(seq) : 1;
+    size_t n_entries = seq ? hc_ynode_seq_len(seq) : 1;
     if (seq && n_entries == 0)
-        return err_at(c->d, &seq->start_mark, "", err, "matrix: empty list");
+        return hc_ydoc_err(c->d, &seq->start_mark, "", err, "matrix: empty list");
     mentry *es = pool_alloc(c->pl, n_entries * sizeof *es, err);
     if (!es)
         return -1;
@@ -782,26 +593,27 @@ static int parse_matrix(sctx *c, yaml_node_t *seq, hc_err *err)
         yaml_node_t *m = NULL;
         if (seq) {
             snprintf(me->ctx, sizeof me->ctx, "matrix[%zu]", e);
-            m = seq_at(c->d, seq, e);
-            if (map_check(c->d, m, "matrix entry", me->ctx, matrix_keys, err))
+            m = hc_ydoc_seq_at(c->d, seq, e);
+            if (hc_ydoc_check_keys(c->d, m, "matrix entry", me->ctx, matrix_keys, err))
                 return -1;
-            if (!map_require(c->d, m, "nets", me->ctx, err))
+            if (!hc_ydoc_require(c->d, m, "nets", me->ctx, err))
                 return -1;
         }
-        if (name_list(c, m ? map_get(c->d, m, "nets") : NULL, "nets", me->ctx, net_names, s->n_nets, &me->nets,
+        if (name_list(c, m ? hc_ydoc_get(c->d, m, "nets") : NULL, "nets", me->ctx, net_names, s->n_nets, &me->nets,
                       &me->n_nets, err) ||
-            name_list(c, m ? map_get(c->d, m, "boards") : NULL, "boards", me->ctx, board_names, s->n_boards,
+            name_list(c, m ? hc_ydoc_get(c->d, m, "boards") : NULL, "boards", me->ctx, board_names, s->n_boards,
                       &me->boards, &me->n_boards, err) ||
-            name_list(c, m ? map_get(c->d, m, "backends") : NULL, "backends", me->ctx, backend_names,
+            name_list(c, m ? hc_ydoc_get(c->d, m, "backends") : NULL, "backends", me->ctx, backend_names,
                       s->n_backends, &me->backends, &me->n_backends, err))
             return -1;
         yaml_node_t *v;
-        if (m && (v = map_get(c->d, m, "tiers")) && tier_list(c, v, "tiers", me->ctx, &me->tiers, &me->n_tiers, err))
+        if (m && (v = hc_ydoc_get(c->d, m, "tiers")) &&
+            tier_list(c, v, "tiers", me->ctx, &me->tiers, &me->n_tiers, err))
             return -1;
-        if (m && (me->overrides = map_get(c->d, m, "overrides"))) {
+        if (m && (me->overrides = hc_ydoc_get(c->d, m, "overrides"))) {
             char octx[80];
             snprintf(octx, sizeof octx, "%s.overrides", me->ctx);
-            if (map_check(c->d, me->overrides, "overrides", octx, override_keys, err))
+            if (hc_ydoc_check_keys(c->d, me->overrides, "overrides", octx, override_keys, err))
                 return -1;
         }
         total += me->n_nets * me->n_boards * me->n_backends;
@@ -834,11 +646,11 @@ static int parse_suite(sctx *c, hc_err *err)
 {
     hc_suite *s = c->s;
     doc *d = c->d;
-    yaml_node_t *r = root(d);
-    if (map_check(d, r, "suite", "", suite_keys, err))
+    yaml_node_t *r = hc_ydoc_root(d);
+    if (hc_ydoc_check_keys(d, r, "suite", "", suite_keys, err))
         return -1;
     yaml_node_t *v;
-    if ((v = map_get(d, r, "name"))) {
+    if ((v = hc_ydoc_get(d, r, "name"))) {
         if (get_str(d, v, "name", "", c->pl, &s->name, err))
             return -1;
     } else {
@@ -846,15 +658,15 @@ static int parse_suite(sctx *c, hc_err *err)
         if (!(s->name = pool_strdup(c->pl, base ? base + 1 : s->path, err)))
             return -1;
     }
-    if ((v = map_get(d, r, "notes")) && expect(d, v, YAML_SCALAR_NODE, "notes", "", err))
+    if ((v = hc_ydoc_get(d, r, "notes")) && hc_ydoc_expect(d, v, YAML_SCALAR_NODE, "notes", "", err))
         return -1;
 
-    yaml_node_t *tiers = map_get(d, r, "tiers");
+    yaml_node_t *tiers = hc_ydoc_get(d, r, "tiers");
     size_t n_user = 0;
     if (tiers) {
-        if (expect(d, tiers, YAML_SEQUENCE_NODE, "tiers", "", err))
+        if (hc_ydoc_expect(d, tiers, YAML_SEQUENCE_NODE, "tiers", "", err))
             return -1;
-        n_user = seq_len(tiers);
+        n_user = hc_ynode_seq_len(tiers);
     }
     c->tier_cap = n_user + 8;
     if (!(s->tiers = pool_alloc(c->pl, c->tier_cap * sizeof *s->tiers, err)))
@@ -863,53 +675,57 @@ static int parse_suite(sctx *c, hc_err *err)
         return -1;
 
     yaml_node_t *nets, *boards, *backends;
-    if (!(nets = map_require(d, r, "nets", "", err)) || expect(d, nets, YAML_SEQUENCE_NODE, "nets", "", err))
+    if (!(nets = hc_ydoc_require(d, r, "nets", "", err)) ||
+        hc_ydoc_expect(d, nets, YAML_SEQUENCE_NODE, "nets", "", err))
         return -1;
-    if (!(s->nets = pool_alloc(c->pl, seq_len(nets) * sizeof *s->nets, err)) || parse_items(c, nets, "nets", 0, err))
+    if (!(s->nets = pool_alloc(c->pl, hc_ynode_seq_len(nets) * sizeof *s->nets, err)) ||
+        parse_items(c, nets, "nets", 0, err))
         return -1;
-    if (!(boards = map_require(d, r, "boards", "", err)) || expect(d, boards, YAML_SEQUENCE_NODE, "boards", "", err))
+    if (!(boards = hc_ydoc_require(d, r, "boards", "", err)) ||
+        hc_ydoc_expect(d, boards, YAML_SEQUENCE_NODE, "boards", "", err))
         return -1;
-    if (!(s->boards = pool_alloc(c->pl, seq_len(boards) * sizeof *s->boards, err)) ||
+    if (!(s->boards = pool_alloc(c->pl, hc_ynode_seq_len(boards) * sizeof *s->boards, err)) ||
         parse_items(c, boards, "boards", 1, err))
         return -1;
 
     int *def = NULL;
     size_t n_def = 0;
-    if ((v = map_get(d, r, "defaultTiers")) && tier_list(c, v, "defaultTiers", "", &def, &n_def, err))
+    if ((v = hc_ydoc_get(d, r, "defaultTiers")) && tier_list(c, v, "defaultTiers", "", &def, &n_def, err))
         return -1;
-    if (!(backends = map_require(d, r, "backends", "", err)) ||
-        expect(d, backends, YAML_SEQUENCE_NODE, "backends", "", err) || parse_backends(c, backends, def, n_def, err))
+    if (!(backends = hc_ydoc_require(d, r, "backends", "", err)) ||
+        hc_ydoc_expect(d, backends, YAML_SEQUENCE_NODE, "backends", "", err) ||
+        parse_backends(c, backends, def, n_def, err))
         return -1;
 
     s->modes = HC_MODE_UNBATCHED | HC_MODE_BATCHED;
-    if ((v = map_get(d, r, "modes"))) {
-        if (expect(d, v, YAML_SEQUENCE_NODE, "modes", "", err))
+    if ((v = hc_ydoc_get(d, r, "modes"))) {
+        if (hc_ydoc_expect(d, v, YAML_SEQUENCE_NODE, "modes", "", err))
             return -1;
         s->modes = 0;
-        for (size_t i = 0; i < seq_len(v); i++) {
-            yaml_node_t *it = seq_at(d, v, i);
-            if (expect(d, it, YAML_SCALAR_NODE, "modes", "", err))
+        for (size_t i = 0; i < hc_ynode_seq_len(v); i++) {
+            yaml_node_t *it = hc_ydoc_seq_at(d, v, i);
+            if (hc_ydoc_expect(d, it, YAML_SCALAR_NODE, "modes", "", err))
                 return -1;
-            if (!strcmp(scalar(it), "unbatched"))
+            if (!strcmp(hc_ynode_str(it), "unbatched"))
                 s->modes |= HC_MODE_UNBATCHED;
-            else if (!strcmp(scalar(it), "batched"))
+            else if (!strcmp(hc_ynode_str(it), "batched"))
                 s->modes |= HC_MODE_BATCHED;
             else
-                return err_at(d, &it->start_mark, "modes", err, "unknown mode \"%s\" (unbatched or batched)",
-                              scalar(it));
+                return hc_ydoc_err(d, &it->start_mark, "modes", err, "unknown mode \"%s\" (unbatched or batched)",
+                              hc_ynode_str(it));
         }
         if (!s->modes)
-            return err_at(d, &v->start_mark, "", err, "modes: empty list");
+            return hc_ydoc_err(d, &v->start_mark, "", err, "modes: empty list");
     }
-    if ((v = map_get(d, r, "seed"))) {
-        if (get_int(d, v, "seed", "", 0, 2147483647L, &s->seed, err))
+    if ((v = hc_ydoc_get(d, r, "seed"))) {
+        if (hc_ydoc_int(d, v, "seed", "", 0, 2147483647L, &s->seed, err))
             return -1;
         s->has_seed = 1;
     }
-    if ((v = map_get(d, r, "allow_skips")) && get_bool(d, v, "allow_skips", "", &s->allow_skips, err))
+    if ((v = hc_ydoc_get(d, r, "allow_skips")) && hc_ydoc_bool(d, v, "allow_skips", "", &s->allow_skips, err))
         return -1;
-    yaml_node_t *matrix = map_get(d, r, "matrix");
-    if (matrix && expect(d, matrix, YAML_SEQUENCE_NODE, "matrix", "", err))
+    yaml_node_t *matrix = hc_ydoc_get(d, r, "matrix");
+    if (matrix && hc_ydoc_expect(d, matrix, YAML_SEQUENCE_NODE, "matrix", "", err))
         return -1;
     return parse_matrix(c, matrix, err);
 }
@@ -928,13 +744,13 @@ hc_suite *hc_suite_parse(const char *yaml, size_t len, const char *path, hc_err 
     }
     s->mem_ = pl;
     doc d;
-    if (!(s->path = pool_strdup(pl, path, err)) || doc_load_mem(&d, yaml, len, s->path, err)) {
+    if (!(s->path = pool_strdup(pl, path, err)) || hc_ydoc_load_mem(&d, yaml, len, s->path, "document", err)) {
         pool_free(pl);
         return NULL;
     }
     sctx c = {s, pl, &d, 0};
     int rc = parse_suite(&c, err);
-    doc_free(&d);
+    hc_ydoc_free(&d);
     if (rc) {
         pool_free(pl);
         return NULL;
@@ -983,15 +799,16 @@ static int load_one(const char *yaml, size_t len, const char *path, int kind, vo
             return hc_err_set(err, HC_ENOMEM, "out of memory");
     }
     doc d;
-    int rc = yaml ? doc_load_mem(&d, yaml, len, path, err) : doc_load_file(&d, path, err);
+    int rc = yaml ? hc_ydoc_load_mem(&d, yaml, len, path, "document", err)
+                  : hc_ydoc_load_file(&d, path, MAX_CONFIG_BYTES, "document", err);
     if (!rc) {
         if (kind == 0)
-            rc = parse_net(&d, root(&d), "", pl, out, err);
+            rc = parse_net(&d, hc_ydoc_root(&d), "", pl, out, err);
         else if (kind == 1)
-            rc = parse_board(&d, root(&d), "", pl, out, err);
+            rc = parse_board(&d, hc_ydoc_root(&d), "", pl, out, err);
         else
-            rc = parse_tier(&d, root(&d), "", pl, out, err);
-        doc_free(&d);
+            rc = parse_tier(&d, hc_ydoc_root(&d), "", pl, out, err);
+        hc_ydoc_free(&d);
     }
     if (holder)
         holder->mem_ = pl;

@@ -3,6 +3,9 @@
  * produce and gives up after a node budget: another order could change a ladder feature. */
 #include "board.h"
 
+#include "md5.h"
+#include "sha256.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,141 +16,6 @@
  * KataGo's seeded generator (core/rand.cpp: MD5 + SHA-256 seeding of xorshift1024* and PCG32), used
  * only to rebuild its Zobrist tables bit for bit. */
 
-static uint32_t rol32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
-
-static void md5_words(const uint8_t *msg, size_t len, uint32_t out[4])
-{
-    static const uint32_t K[64] = {
-        0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
-        0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
-        0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
-        0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
-        0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
-        0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
-        0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
-        0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
-    static const int R[64] = {7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-                              5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20, 5, 9,  14, 20,
-                              4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-                              6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21};
-    uint32_t h0 = 0x67452301, h1 = 0xefcdab89, h2 = 0x98badcfe, h3 = 0x10325476;
-    size_t padded = ((len + 8) / 64 + 1) * 64;
-    uint8_t *m = calloc(padded, 1);
-    if (!m)
-        abort(); /* a few hundred bytes at table-building time */
-    memcpy(m, msg, len);
-    m[len] = 0x80;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int i = 0; i < 8; i++)
-        m[padded - 8 + i] = (uint8_t)(bits >> (8 * i));
-    for (size_t off = 0; off < padded; off += 64) {
-        uint32_t w[16];
-        for (int i = 0; i < 16; i++)
-            w[i] = (uint32_t)m[off + 4 * i] | ((uint32_t)m[off + 4 * i + 1] << 8) | ((uint32_t)m[off + 4 * i + 2] << 16) |
-                   ((uint32_t)m[off + 4 * i + 3] << 24);
-        uint32_t a = h0, b = h1, c = h2, d = h3;
-        for (int i = 0; i < 64; i++) {
-            uint32_t f;
-            int g;
-            if (i < 16) {
-                f = (b & c) | (~b & d);
-                g = i;
-            } else if (i < 32) {
-                f = (d & b) | (~d & c);
-                g = (5 * i + 1) % 16;
-            } else if (i < 48) {
-                f = b ^ c ^ d;
-                g = (3 * i + 5) % 16;
-            } else {
-                f = c ^ (b | ~d);
-                g = (7 * i) % 16;
-            }
-            uint32_t t = d;
-            d = c;
-            c = b;
-            b = b + rol32(a + f + K[i] + w[g], R[i]);
-            a = t;
-        }
-        h0 += a;
-        h1 += b;
-        h2 += c;
-        h3 += d;
-    }
-    free(m);
-    out[0] = h0;
-    out[1] = h1;
-    out[2] = h2;
-    out[3] = h3;
-}
-
-static uint32_t ror32(uint32_t x, int r) { return (x >> r) | (x << (32 - r)); }
-
-static void sha256(const uint8_t *msg, size_t len, uint8_t digest[32])
-{
-    static const uint32_t K[64] = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    size_t padded = ((len + 8) / 64 + 1) * 64;
-    uint8_t *m = calloc(padded, 1);
-    if (!m)
-        abort();
-    memcpy(m, msg, len);
-    m[len] = 0x80;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int i = 0; i < 8; i++)
-        m[padded - 1 - i] = (uint8_t)(bits >> (8 * i));
-    for (size_t off = 0; off < padded; off += 64) {
-        uint32_t w[64];
-        for (int i = 0; i < 16; i++)
-            w[i] = ((uint32_t)m[off + 4 * i] << 24) | ((uint32_t)m[off + 4 * i + 1] << 16) |
-                   ((uint32_t)m[off + 4 * i + 2] << 8) | (uint32_t)m[off + 4 * i + 3];
-        for (int i = 16; i < 64; i++) {
-            uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-            uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-        }
-        uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-        for (int i = 0; i < 64; i++) {
-            uint32_t S1 = ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25);
-            uint32_t ch = (e & f) ^ (~e & g);
-            uint32_t t1 = hh + S1 + ch + K[i] + w[i];
-            uint32_t S0 = ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22);
-            uint32_t mj = (a & b) ^ (a & c) ^ (b & c);
-            uint32_t t2 = S0 + mj;
-            hh = g;
-            g = f;
-            f = e;
-            e = d + t1;
-            d = c;
-            c = b;
-            b = a;
-            a = t1 + t2;
-        }
-        h[0] += a;
-        h[1] += b;
-        h[2] += c;
-        h[3] += d;
-        h[4] += e;
-        h[5] += f;
-        h[6] += g;
-        h[7] += hh;
-    }
-    free(m);
-    for (int i = 0; i < 8; i++) {
-        digest[4 * i] = (uint8_t)(h[i] >> 24);
-        digest[4 * i + 1] = (uint8_t)(h[i] >> 16);
-        digest[4 * i + 2] = (uint8_t)(h[i] >> 8);
-        digest[4 * i + 3] = (uint8_t)h[i];
-    }
-}
-
 typedef struct kg_rand {
     uint64_t xa[16];
     uint64_t xidx;
@@ -157,7 +25,7 @@ typedef struct kg_rand {
 static void kg_rand_init(kg_rand *r, const char *seed)
 {
     uint32_t md[4];
-    md5_words((const uint8_t *)seed, strlen(seed), md);
+    hc_md5_words(seed, strlen(seed), md);
     size_t slen = strlen(seed) + 32;
     char *s = malloc(slen);
     char *tmp = malloc(slen + 32);
@@ -173,8 +41,8 @@ static void kg_rand_init(kg_rand *r, const char *seed)
             if (next_idx >= 4) {
                 snprintf(tmp, slen + 32, "%d%s", counter, s);
                 counter += 37;
-                uint8_t dg[32];
-                sha256((const uint8_t *)tmp, strlen(tmp), dg);
+                unsigned char dg[32];
+                hc_sha256_digest(tmp, strlen(tmp), dg);
                 for (int i = 0; i < 4; i++) {
                     uint64_t x = 0;
                     for (int j = 0; j < 8; j++)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "layers.h"
 #include "profile.h"
 #include "stats.h"
 
