@@ -1,3 +1,4 @@
+/* The evaluation pipeline: positions to input rows, a backend's batches, post-processed outputs. */
 #include "evaluate.h"
 
 #include <math.h>

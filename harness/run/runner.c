@@ -1,3 +1,4 @@
+/* The suite runner behind `halfcheck run` (runner.h). */
 #define _GNU_SOURCE
 #include "runner.h"
 
