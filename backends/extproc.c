@@ -1,3 +1,4 @@
+/* External programs driven over pipes for the gtp: and pipe: backends (extproc.h). */
 #include "extproc.h"
 
 #include "backend.h"

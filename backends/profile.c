@@ -1,3 +1,4 @@
+/* Precision profiles: parsing and lookup of the per-layer reduced formats an emulated backend uses. */
 #include "profile.h"
 
 #include <fnmatch.h>

@@ -1,3 +1,4 @@
+/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, cuda) and lookup in it. */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>

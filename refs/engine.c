@@ -1,3 +1,4 @@
+/* The fp32 reference forward pass over an hc_net: the graph runner, its workspaces and threads. */
 #include "engine.h"
 
 #include <pthread.h>

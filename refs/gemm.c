@@ -1,3 +1,4 @@
+/* hc_gemm: the fp32 GEMM whose every output is one FMA chain (AVX-512, AVX2+FMA or scalar, same bits). */
 #include "gemm.h"
 
 #include <math.h>

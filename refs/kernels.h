@@ -210,7 +210,7 @@ void hc_vexpf(size_t n, float *x);
 void hc_attention(int batch, int hw, int heads, int kv_heads, int qd, int vd, const float *q,
                   const float *k, const float *v, const float *mask, float *out, float *ws);
 
-/* ---- reduced-precision emulation inside layers (halfcheck's emulate backend; the reference
+/* ---- reduced-precision emulation inside layers (refs/emulated.c, halfcheck's emulate backend; the reference
  * never calls these) ------------------------------------------------------------------ */
 
 /* Formats, numbered as backends/profile.h's hc_fmt. */

@@ -1,3 +1,4 @@
+/* Rounding floats to fp16/bf16 as hardware does: the array forms (round.h). */
 #include "round.h"
 
 /* The array forms give exactly the scalar forms' bits, NaN payloads included: eight lanes at a

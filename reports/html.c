@@ -1,3 +1,4 @@
+/* The self-contained HTML report of a run (report.html). */
 #include "html.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* JUnit XML of a run (libxml2) for CI test reporters. */
 #include "junit.h"
 
 #include <libxml/parser.h>

@@ -1,3 +1,4 @@
+/* The record of a run that every report formats, and its JSON form (results.json). */
 #include "results.h"
 
 #include <jansson.h>

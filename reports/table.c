@@ -1,3 +1,4 @@
+/* Markdown tables of a run: a summary per net and the detail rows. */
 #include "table.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
  * same operands (one thread; the reference does not link OpenBLAS, only this benchmark does): GFLOP/s (2*M*N*K per GEMM) of
  * thread CPU time, best of several repeats (the figure least disturbed by other processes on a
  * shared machine). Operands are laid out as the callers lay them: the Winograd tile GEMMs read
- * B and write C with row stride 36 * chunk (refs/kernels.c wino_gemms), the transformer
+ * B and write C with row stride 36 * chunk (refs/winograd.c wino_gemms), the transformer
  * projections read transposed weights in place (hc_matmul_cs), the attention GEMMs read
  * per-head slices of the whole batch's q/k/v planes. Never fails on speed. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* hc_err: setting, prefixing and naming error codes with their context. */
 #include "err.h"
 
 #include <stdarg.h>

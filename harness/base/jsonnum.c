@@ -1,3 +1,4 @@
+/* JSON numbers written fast and exactly as jansson writes them (jsonnum.h). */
 #include "jsonnum.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SHA-256 (FIPS 180-4) for net identity and reference-cache keys. */
 #include "sha256.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* The command line's shared helpers: option parsing, typed option values, option help and error reporting (cli.h). */
 #include "cli.h"
 
 #include <errno.h>

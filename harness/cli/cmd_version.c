@@ -1,3 +1,4 @@
+/* `halfcheck version`: prints the version. */
 #include <stdio.h>
 
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* YAML configs (libyaml) read into plain structs: nets, board configs, tiers, suites. */
 #include "config.h"
 
 #include <ctype.h>

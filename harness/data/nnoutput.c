@@ -1,3 +1,4 @@
+/* Post-processed network outputs as KataGo's NNOutput holds them, and their file forms (nnoutput.h). */
 #include "nnoutput.h"
 
 #include <jansson.h>

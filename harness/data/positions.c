@@ -1,3 +1,4 @@
+/* Positions files: reading and writing the one-JSON-object-per-line records (positions.h). */
 #include "positions.h"
 
 #include <jansson.h>

@@ -1,3 +1,4 @@
+/* SGF metadata for human-SL nets: KataGo's metadata input row (sgfmeta.h). */
 #include "sgfmeta.h"
 
 #include <math.h>

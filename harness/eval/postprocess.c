@@ -1,3 +1,4 @@
+/* Raw network heads to KataGo's outputs, as KataGo's backends' getOutput computes them. */
 #include "postprocess.h"
 
 #include <math.h>

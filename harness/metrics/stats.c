@@ -1,3 +1,4 @@
+/* KataGo's backend error metrics (testgpuerror's GpuErrorStats) over pairs of outputs. */
 #include "stats.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* Tiers: per-metric, per-percentile limits, and checking an hc_stats against them. */
 #include "tiers.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* `halfcheck merge`: several runs' results.json folded into one run. */
 #include "merge.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Taps: two tensor backends' per-layer outputs on the same rows, compared layer by layer. */
 #include "taps.h"
 
 #include <math.h>
