@@ -202,7 +202,7 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     double w = PW - ML - MR, h = PH - MT - MB;
 #define X(v) (ML + w * (log10(clamp_lo((v), axis_lo)) - l0) / (l1 - l0))
 #define Y(f) (MT + h * (1 - (f)))
-    sb_printf(b, "<figure><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
+    sb_printf(b, "<figure class=\"cdf\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
               PH, PW, PH);
     sb_printf(b, "<title>%s error CDF</title>", hc_metric_infos[metric].name);
     sb_printf(b, "<text x=\"%d\" y=\"14\" class=\"pt\">%s: fraction of samples with error &#8804; x</text>", ML,
