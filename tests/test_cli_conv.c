@@ -41,7 +41,7 @@ int main(void)
     snprintf(err, sizeof err, "%s", hc_path(dir, "err.txt"));
     snprintf(work, sizeof work, "%s", hc_path(dir, "work"));
 
-    hc_plan(8);
+    hc_plan(9);
     /* --version, -V and the version command print the same line. */
     int r1 = hc_shf("%s --version > %s", hc, out);
     char *v1 = hc_slurp(out);

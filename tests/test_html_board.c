@@ -61,12 +61,12 @@ int main(void)
                     "'  - {name: transposed, backend: \"mutate:policy-transposed:ref32\", tiers: [fp32]}' "
                     "'modes: [unbatched]' > suite.yaml && %s run suite.yaml --out run --no-cache --quiet 2>run.log",
                     dir, hc, hc, hc);
-    hc_check("board-1.1", rc == 1, "the run exited %d, want 1 (see %s/run.log)", rc, dir);
+    hc_check("htmlboard-1.1", rc == 1, "the run exited %d, want 1 (see %s/run.log)", rc, dir);
     hc_err err = {0};
     snprintf(path, sizeof path, "%s/run/results.json", dir);
     hc_results_doc *d = hc_results_read_json(path, &err);
-    if (!hc_check("board-1.2", d != NULL, "%s", err.msg)) {
-        hc_skip_rest("board", "no results");
+    if (!hc_check("htmlboard-1.2", d != NULL, "%s", err.msg)) {
+        hc_skip_rest("htmlboard", "no results");
         return hc_test_exit();
     }
     const hc_results *rs = hc_results_doc_results(d);
@@ -78,7 +78,7 @@ int main(void)
             bad = &rs->items[i];
     }
     int want2 = bad && bad->checks && (bad->checks[0].first_fail_pct == HC_P_90 || bad->checks[0].first_fail_pct == HC_P_99);
-    hc_check("board-1.3", bad && bad->n_shown == (size_t)(want2 ? 2 : 1) && n_shown == bad->n_shown + 1,
+    hc_check("htmlboard-1.3", bad && bad->n_shown == (size_t)(want2 ? 2 : 1) && n_shown == bad->n_shown + 1,
              "%zu positions shown for the failing case (want %d), %zu in all", bad ? bad->n_shown : 0, want2 ? 2 : 1,
              n_shown);
 
@@ -93,8 +93,8 @@ int main(void)
     xmlDocPtr doc = text ? htmlReadMemory(text, (int)len, path, "utf-8",
                                           HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING | HTML_PARSE_NONET)
                          : NULL;
-    if (!hc_check("board-2.0", doc && loaded, "page %s, positions %s", doc ? "parsed" : "unreadable", err.msg)) {
-        hc_skip_rest("board", "no page or positions");
+    if (!hc_check("htmlboard-2.0", doc && loaded, "page %s, positions %s", doc ? "parsed" : "unreadable", err.msg)) {
+        hc_skip_rest("htmlboard", "no page or positions");
         return hc_test_exit();
     }
     xmlXPathObjectPtr boards = query(doc, "//svg[@class='board']");
@@ -137,15 +137,15 @@ int main(void)
             text_ok &= strstr(text, want) != NULL && !strcmp(sp->rules, ps[sp->index].rules) &&
                        sp->komi == ps[sp->index].komi && sp->symmetry == ps[sp->index].symmetry;
         }
-    hc_check("board-2.1", stones_ok, "%d boards for %zu shown positions; %s", nb, n_shown, why);
-    hc_check("board-2.2", cap_ok && bad && bad->n_shown && strstr(text, "Backend transposed top moves"), "%s", why);
-    hc_check("board-2.3", text_ok, "rules, komi or symmetry missing from a caption or wrong");
+    hc_check("htmlboard-2.1", stones_ok, "%d boards for %zu shown positions; %s", nb, n_shown, why);
+    hc_check("htmlboard-2.2", cap_ok && bad && bad->n_shown && strstr(text, "Backend transposed top moves"), "%s", why);
+    hc_check("htmlboard-2.3", text_ok, "rules, komi or symmetry missing from a caption or wrong");
     int rings = count_in(doc, xmlDocGetRootElement(doc), "//svg[@class='board']/*[local-name()='circle'][@class='last']");
     int want_rings = 0;
     for (size_t i = 0; i < rs->n; i++)
         for (size_t j = 0; j < rs->items[i].n_shown; j++)
             want_rings += rs->items[i].shown[j].last_pla && rs->items[i].shown[j].last_x >= 0;
-    hc_check("board-2.4", rings == want_rings && want_rings > 0, "%d last-move rings, want %d", rings, want_rings);
+    hc_check("htmlboard-2.4", rings == want_rings && want_rings > 0, "%d last-move rings, want %d", rings, want_rings);
     xmlXPathFreeObject(boards);
 
     /* The commands shown run: the case again (it fails again: exit 1), and the one position,
@@ -173,8 +173,8 @@ int main(void)
             free(o);
         }
     }
-    hc_check("board-2.5", case_rc == 1, "the case rerun exited %d, want 1", case_rc);
-    hc_check("board-2.6", pos_rc == 0 && top_ok, "the position rerun exited %d; top move probability %s", pos_rc,
+    hc_check("htmlboard-2.5", case_rc == 1, "the case rerun exited %d, want 1", case_rc);
+    hc_check("htmlboard-2.6", pos_rc == 0 && top_ok, "the position rerun exited %d; top move probability %s", pos_rc,
              top_ok ? "as shown" : "differs or unread");
 
     /* results.json: what was read writes the same bytes; a file without the positions (written
@@ -183,7 +183,7 @@ int main(void)
     int wrote = hc_results_write_json(rs, path, &err) == 0;
     char a[1024];
     snprintf(a, sizeof a, "%s/run/results.json", dir);
-    hc_check("board-3.1", wrote && hc_shf("cmp -s %s %s", a, path) == 0, "round trip differs: %s", err.msg);
+    hc_check("htmlboard-3.1", wrote && hc_shf("cmp -s %s %s", a, path) == 0, "round trip differs: %s", err.msg);
     json_error_t je;
     json_t *root = json_load_file(a, 0, &je);
     json_t *items = json_object_get(root, "results");
@@ -195,7 +195,7 @@ int main(void)
     for (size_t i = 0; od && i < hc_results_doc_results(od)->n; i++)
         old_shown += hc_results_doc_results(od)->items[i].n_shown;
     snprintf(path, sizeof path, "%s/old.html", dir);
-    hc_check("board-3.2", od && old_shown == 0 && hc_html_write(hc_results_doc_results(od), path, &err) == 0 &&
+    hc_check("htmlboard-3.2", od && old_shown == 0 && hc_html_write(hc_results_doc_results(od), path, &err) == 0 &&
                               !strstr(hc_text(path), "class=\"board\""),
              "an old results.json: %s", err.msg);
     hc_results_doc_free(od);
@@ -212,7 +212,7 @@ int main(void)
     char *broken = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     hc_err berr = {0};
     hc_results_doc *bd = broken ? hc_results_parse_json(broken, strlen(broken), "broken.json", &berr) : NULL;
-    hc_check("board-3.3", sp0 && !bd && strstr(berr.msg, "shownPositions[0].stones"), "broken stones: %s",
+    hc_check("htmlboard-3.3", sp0 && !bd && strstr(berr.msg, "shownPositions[0].stones"), "broken stones: %s",
              bd ? "accepted" : berr.msg);
     hc_results_doc_free(bd);
     free(broken);
@@ -230,7 +230,7 @@ int main(void)
     }
     xmlXPathFreeObject(sc);
     int heat = count_in(doc, xmlDocGetRootElement(doc), "//svg[@class='heat']");
-    hc_check("board-4.1", heat > 0 && maps == heat, "%d heat maps, %d with a stated scale", heat, maps);
+    hc_check("htmlboard-4.1", heat > 0 && maps == heat, "%d heat maps, %d with a stated scale", heat, maps);
     xmlXPathObjectPtr plots = query(doc, "//figure[@class='cdf']/svg");
     int np2 = plots && plots->nodesetval ? plots->nodesetval->nodeNr : 0, overlap = 0, labels = 0;
     for (int i = 0; i < np2; i++) {
@@ -251,12 +251,12 @@ int main(void)
         xmlXPathFreeContext(ctx);
     }
     xmlXPathFreeObject(plots);
-    hc_check("board-4.2", labels >= 4 && overlap == 0, "%d limit labels on %d plots, %d overlapping pairs", labels, np2,
+    hc_check("htmlboard-4.2", labels >= 4 && overlap == 0, "%d limit labels on %d plots, %d overlapping pairs", labels, np2,
              overlap);
     int empty = count_in(doc, xmlDocGetRootElement(doc), "//figure[@class='empty']");
-    hc_check("board-4.3", empty == 2 && strstr(text, "has no short-term error heads"), "%d plots explained, want 2",
+    hc_check("htmlboard-4.3", empty == 2 && strstr(text, "has no short-term error heads"), "%d plots explained, want 2",
              empty);
-    hc_check("board-4.4", strstr(text, "text-anchor=\"middle\">1%</text>") && strstr(text, "error in % (log"),
+    hc_check("htmlboard-4.4", strstr(text, "text-anchor=\"middle\">1%</text>") && strstr(text, "error in % (log"),
              "the winrate axis is not in %%");
     xmlFreeDoc(doc);
     free(text);
