@@ -111,6 +111,15 @@ typedef struct hc_backend_vtbl {
 /* The registered backends, in table order, NULL-terminated. */
 extern const hc_backend_vtbl *const hc_backends[];
 
+/* Each kind's spec syntax and one-line description (halfcheck backends), NULL-terminated; it
+ * also names kinds this binary may lack (cuda). */
+typedef struct hc_backend_doc {
+    const char *name, *syntax, *summary;
+} hc_backend_doc;
+extern const hc_backend_doc hc_backend_docs[];
+/* The doc of a kind, or NULL. */
+const hc_backend_doc *hc_backend_doc_find(const char *name);
+
 /* Finds the backend a spec names ("name" or "name:params"); *params points into spec after
  * the colon (or to ""). NULL with err (HC_ECONFIG, listing the known names) when none. */
 const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc_err *err);

@@ -31,6 +31,37 @@ const hc_backend_vtbl *const hc_backends[] = {
     NULL,
 };
 
+/* What `halfcheck backends` prints: the spec syntax and one line per kind, kept here beside the
+ * table so the two are read (and tested: test_cli_conv) together. Kinds built only with an
+ * optional dependency are listed too; the command says when this binary lacks one. */
+const hc_backend_doc hc_backend_docs[] = {
+    {"ref32", "ref32", "the fp32 reference forward pass (KataGo's Eigen arithmetic, one FMA chain per GEMM output)"},
+    {"file", "file:[@resolution=W,S,P,O|kata-raw-nn] PATH",
+     "plays back recorded outputs (golden or KataGo reference-file JSONL); record i is position i"},
+    {"mutate", "mutate:KIND:BACKEND",
+     "plants a shipped backend bug into a tensor backend (KIND: mask-stride, pass-dropped, policy-transposed, "
+     "symmetry-not-inverted, fp16-overflow, stale-row)"},
+    {"fault", "fault:KIND[@N|@open][:BACKEND]",
+     "a broken backend for testing isolation (KIND: segv, abort, hang, exit, error, nan-value|score|policy|pass|ownership)"},
+    {"emulate", "emulate:PROFILE|PATH.yaml",
+     "reduced precision emulated on the fp32 engine, as a precision profile says (built-in profiles below)"},
+    {"gtp", "gtp:[@timeout=S @startup-timeout=S @temperature=T @handicap=0|1] CMD",
+     "runs a GTP engine (e.g. KataGo) and reads kata-raw-nn; $VAR from the environment, unset means skipped"},
+    {"pipe", "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD",
+     "runs a program speaking docs/PROTOCOL.md (input rows in, raw heads out); $VAR unset means skipped"},
+    {"cuda", "cuda:fp32|fp16[,pool32][,mid32][,probs32][,emulike]",
+     "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, halfcheck's own kernels); built where nvcc is found"},
+    {NULL, NULL, NULL},
+};
+
+const hc_backend_doc *hc_backend_doc_find(const char *name)
+{
+    for (const hc_backend_doc *d = hc_backend_docs; d->name; d++)
+        if (strcmp(d->name, name) == 0)
+            return d;
+    return NULL;
+}
+
 const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc_err *err)
 {
     if (!spec)

@@ -134,6 +134,8 @@ static void result_label(sbuf *b, const hc_result *r)
 /* ---- CDF plot on a log x axis ---- */
 
 enum { PW = 440, PH = 230, ML = 46, MR = 10, MT = 22, MB = 34 };
+/* The least distance between two vertical limit labels: a 9px font's line height. */
+#define HC_LIM_GAP 11.0
 
 static double clamp_lo(double v, double lo) { return v > lo ? v : lo; }
 
@@ -166,6 +168,28 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     }
     if (!any)
         return;
+    const hc_metric_info *mi = &hc_metric_infos[metric];
+    double qmax = 0;
+    int mv = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        if (strcmp(r->net, net) != 0 || !r->stats || !r->stats->m[metric].n)
+            continue;
+        double q = r->stats->m[metric].q[HC_STATS_NQ - 1];
+        qmax = !isfinite(q) || q > qmax ? (isfinite(q) ? q : INFINITY) : qmax;
+        mv = r->model_version > 0 ? r->model_version : mv;
+    }
+    if (qmax == 0) {
+        /* Nothing to draw: say why instead of an empty frame. */
+        sb_printf(b, "<figure class=\"empty\"><p class=\"pt\">%s</p><p>", mi->name);
+        if ((metric == HC_M_ST_WINLOSS || metric == HC_M_ST_SCORE) && mv > 0 && mv < 9)
+            sb_printf(b, "No plot: this net (model version %d) has no short-term error heads (they start at version 9), "
+                         "so both outputs report -1 and every error is 0.", mv);
+        else
+            sb_printf(b, "No plot: every error is 0 in every result (the outputs agree exactly).");
+        sb_printf(b, "</p></figure>\n");
+        return;
+    }
     if (!(hi > 0)) {
         lo = 1e-9;
         hi = 1e-6;
@@ -179,7 +203,7 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     double w = PW - ML - MR, h = PH - MT - MB;
 #define X(v) (ML + w * (log10(clamp_lo((v), axis_lo)) - l0) / (l1 - l0))
 #define Y(f) (MT + h * (1 - (f)))
-    sb_printf(b, "<figure><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
+    sb_printf(b, "<figure class=\"cdf\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
               PH, PW, PH);
     sb_printf(b, "<title>%s error CDF</title>", hc_metric_infos[metric].name);
     sb_printf(b, "<text x=\"%d\" y=\"14\" class=\"pt\">%s: fraction of samples with error &#8804; x</text>", ML,
@@ -188,17 +212,26 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     for (int d = (int)l0; d <= (int)l1; d++) {
         double x = ML + w * (d - l0) / (l1 - l0);
         sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", x, MT, x, MT + h);
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"middle\">1e%d</text>", x, MT + h + 13, d);
+        /* ticks in the tables' units: 1e-3 of a winrate is 0.1% */
+        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"middle\">%g%s</text>", x, MT + h + 13,
+                  pow(10, d) * mi->display_scale, mi->unit);
     }
     for (int k = 0; k <= 4; k++) {
         double y = Y(k / 4.0);
         sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.2g</text>", ML - 3, y + 4, k / 4.0);
     }
-    sb_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">raw error (log; 0 drawn at the left edge)</text>",
-              ML + w / 2, PH - 4);
-    /* Tier limits: 99% dashed, max solid, labelled once per tier and percentile. */
-    char seen[32][80];
-    int n_seen = 0;
+    sb_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">error%s%s%s (log; 0 drawn at the left edge)</text>",
+              ML + w / 2, PH - 4, *mi->unit ? " in " : "", mi->unit, strcmp(mi->unit, "c") == 0 ? " (hundredths)" : "");
+    /* Tier limits: 99% dashed, max solid, labelled once per tier and percentile. Labels are
+     * vertical text beside their line; lines closer than a label's height apart push the later
+     * labels right so that none overlaps another. */
+    typedef struct lim_label {
+        double x;
+        int p;
+        char key[80];
+    } lim_label;
+    lim_label lims[32];
+    int n_lims = 0;
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
         if (strcmp(r->net, net) != 0)
@@ -210,19 +243,33 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
                 char key[80];
                 snprintf(key, sizeof key, "%s %s", r->tiers[t].name, hc_pct_names[p]);
                 int dup = 0;
-                for (int s = 0; s < n_seen; s++)
-                    dup |= strcmp(seen[s], key) == 0;
-                if (dup || n_seen == 32)
+                for (int s2 = 0; s2 < n_lims; s2++)
+                    dup |= strcmp(lims[s2].key, key) == 0;
+                if (dup || n_lims == 32)
                     continue;
-                snprintf(seen[n_seen++], sizeof seen[0], "%s", key);
-                double x = X(r->tiers[t].limit[metric][p] / r->tiers[t].scale[metric][p]);
-                sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"%s/>", x, MT, x, MT + h,
-                          p == HC_P_99 ? " stroke-dasharray=\"4 3\"" : "");
-                sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lim\" transform=\"rotate(-90 %.1f %.1f)\">", x - 2,
-                          MT + h - 2 - 0.0, x - 2, MT + h - 2);
-                sb_esc(b, key);
-                sb_printf(b, "</text>");
+                lims[n_lims].x = X(r->tiers[t].limit[metric][p] / r->tiers[t].scale[metric][p]);
+                lims[n_lims].p = p;
+                snprintf(lims[n_lims].key, sizeof lims[0].key, "%s", key);
+                n_lims++;
             }
+    }
+    for (int i = 1; i < n_lims; i++) /* by x, for the spacing */
+        for (int j = i; j > 0 && lims[j].x < lims[j - 1].x; j--) {
+            lim_label t = lims[j];
+            lims[j] = lims[j - 1];
+            lims[j - 1] = t;
+        }
+    double last_lx = -1e9;
+    for (int i = 0; i < n_lims; i++) {
+        double x = lims[i].x;
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"%s/>", x, MT, x, MT + h,
+                  lims[i].p == HC_P_99 ? " stroke-dasharray=\"4 3\"" : "");
+        double lx = x - 2 > last_lx + HC_LIM_GAP ? x - 2 : last_lx + HC_LIM_GAP;
+        last_lx = lx;
+        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lim\" transform=\"rotate(-90 %.1f %.1f)\">", lx, MT + h - 2.0,
+                  lx, MT + h - 2.0);
+        sb_esc(b, lims[i].key);
+        sb_printf(b, "</text>");
     }
     /* One staircase per result: at q[k] the fraction k/(NQ-1) of the samples is <= q[k]. */
     int color = 0;
@@ -308,10 +355,11 @@ static void full_table(sbuf *b, const hc_result *r)
 
 /* ---- per-point heat maps ---- */
 
-/* White (0 or below lo) to dark red (hi), on a log scale over [lo, hi]. */
-static void heat_color(double v, double lo, double hi, char *buf, size_t len)
+/* White (0) to dark red (hi), linear: each map has its own hi (its largest value), so that a
+ * map whose errors all sit within one decade (fp16) still shows where they are. */
+static void heat_color(double v, double hi, char *buf, size_t len)
 {
-    double t = !(v > lo) ? 0 : v >= hi ? 1 : log10(v / lo) / log10(hi / lo);
+    double t = !(v > 0) || !(hi > 0) ? 0 : v >= hi ? 1 : v / hi;
     if (!isfinite(v))
         t = 1;
     int r = (int)(255 - 115 * t), g = (int)(255 - 255 * t), b = (int)(255 - 255 * t);
@@ -320,7 +368,20 @@ static void heat_color(double v, double lo, double hi, char *buf, size_t len)
 
 static const float *cells_of(const hc_stats *s, int which) { return which ? s->pol_cell : s->own_cell; }
 
-static void heat_map(sbuf *b, const hc_stats *s, int which, double lo, double hi)
+/* The metric whose display units a map's values take: policy probabilities as topPolicy (%),
+ * ownership as ownership (c). */
+static int cells_metric(int which) { return which ? HC_M_TOP_POLICY : HC_M_OWNERSHIP; }
+
+static double map_max(const hc_stats *s, int which)
+{
+    double hi = 0;
+    for (int c = 0; c < s->cells_x * s->cells_y; c++)
+        if (isfinite(cells_of(s, which)[c]) && cells_of(s, which)[c] > hi)
+            hi = cells_of(s, which)[c];
+    return hi;
+}
+
+static void heat_map(sbuf *b, const hc_stats *s, int which, double hi)
 {
     int cs = s->cells_x > 13 ? 9 : 13;
     sb_printf(b, "<svg class=\"heat\" width=\"%d\" height=\"%d\"><title>mean %s error per point</title>",
@@ -329,24 +390,27 @@ static void heat_map(sbuf *b, const hc_stats *s, int which, double lo, double hi
     for (int y = 0; y < s->cells_y; y++)
         for (int x = 0; x < s->cells_x; x++) {
             char col[16];
-            heat_color(v[y * s->cells_x + x], lo, hi, col, sizeof col);
+            heat_color(v[y * s->cells_x + x], hi, col, sizeof col);
             sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x * cs, y * cs, cs, cs, col);
         }
     sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/></svg>", cs * s->cells_x,
               cs * s->cells_y);
 }
 
-static void heat_scale(sbuf *b, double lo, double hi)
+/* The map's own scale, in the tables' units: "linear, 0 to 0.012c". */
+static void heat_scale(sbuf *b, int which, double hi)
 {
-    sb_printf(b, "<svg class=\"scale\" width=\"220\" height=\"26\">");
-    for (int k = 0; k < 20; k++) {
+    char buf[64];
+    hc_metric_format(cells_metric(which), hi, buf, sizeof buf);
+    sb_printf(b, "<svg class=\"scale\" width=\"150\" height=\"26\"><title>linear colour scale from 0 to %s</title>", buf);
+    for (int k = 0; k < 13; k++) {
         char col[16];
-        heat_color(lo * pow(hi / lo, (k + 0.5) / 20.0), lo, hi, col, sizeof col);
-        sb_printf(b, "<rect x=\"%d\" y=\"0\" width=\"10\" height=\"12\" fill=\"%s\"/>", 10 + k * 10, col);
+        heat_color(hi * (k + 0.5) / 13.0, hi, col, sizeof col);
+        sb_printf(b, "<rect x=\"%d\" y=\"0\" width=\"10\" height=\"12\" fill=\"%s\"/>", 5 + k * 10, col);
     }
-    sb_printf(b, "<text x=\"10\" y=\"24\" class=\"ax\">&#8804;%.2g</text><text x=\"210\" y=\"24\" class=\"ax\" "
-                 "text-anchor=\"end\">%.2g</text></svg>",
-              lo, hi);
+    sb_printf(b, "<text x=\"5\" y=\"24\" class=\"ax\">0</text><text x=\"135\" y=\"24\" class=\"ax\" "
+                 "text-anchor=\"end\">%s</text></svg>",
+              hi > 0 ? buf : "0 (all zero)");
 }
 
 static void heat_maps(sbuf *b, const hc_results *rs, const char *net)
@@ -358,24 +422,18 @@ static void heat_maps(sbuf *b, const hc_results *rs, const char *net)
             first = !(strcmp(rs->items[j].net, net) == 0 && strcmp(rs->items[j].board, r0->board) == 0);
         if (!first)
             continue;
-        /* The results of this board with per-point errors, on one scale per kind. */
-        double hi[2] = {0, 0};
         int n = 0;
         for (size_t j = i; j < rs->n; j++) {
             const hc_result *r = &rs->items[j];
-            if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
-                continue;
-            n++;
-            for (int w = 0; w < 2; w++)
-                for (int c = 0; c < r->stats->cells_x * r->stats->cells_y; c++)
-                    if (isfinite(cells_of(r->stats, w)[c]) && cells_of(r->stats, w)[c] > hi[w])
-                        hi[w] = cells_of(r->stats, w)[c];
+            n += !strcmp(r->net, net) && !strcmp(r->board, r0->board) && r->stats && r->stats->cells_x;
         }
         if (!n)
             continue;
         sb_printf(b, "<h4>Board ");
         sb_esc(b, r0->board);
-        sb_printf(b, ": mean error per point (log colour scale, shared by the row)</h4>\n<table class=heat><tr><th></th>");
+        sb_printf(b, ": mean error per point (each map on its own linear colour scale, from 0 to its largest value, "
+                     "stated under it: compare shapes across maps, values by their scales)</h4>\n"
+                     "<div class=wide><table class=heat><tr><th></th>");
         for (size_t j = i; j < rs->n; j++) {
             const hc_result *r = &rs->items[j];
             if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
@@ -386,23 +444,196 @@ static void heat_maps(sbuf *b, const hc_results *rs, const char *net)
             sb_esc(b, r->mode);
             sb_printf(b, "</th>");
         }
-        sb_printf(b, "<th>scale</th></tr>\n");
+        sb_printf(b, "</tr>\n");
         for (int w = 0; w < 2; w++) {
-            double h = hi[w] > 0 ? hi[w] : 1e-9, lo = h / 1e4;
-            sb_printf(b, "<tr><td>%s</td>", w ? "policy prob |d|" : "ownership |d|");
+            sb_printf(b, "<tr><td>%s</td>", w ? "policy prob |d| (%)" : "ownership |d| (c)");
             for (size_t j = i; j < rs->n; j++) {
                 const hc_result *r = &rs->items[j];
                 if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
                     continue;
+                double hi = map_max(r->stats, w);
                 sb_printf(b, "<td>");
-                heat_map(b, r->stats, w, lo, h);
+                heat_map(b, r->stats, w, hi);
+                sb_printf(b, "<br>");
+                heat_scale(b, w, hi);
                 sb_printf(b, "</td>");
             }
-            sb_printf(b, "<td>");
-            heat_scale(b, lo, h);
-            sb_printf(b, "</td></tr>\n");
+            sb_printf(b, "</tr>\n");
         }
-        sb_printf(b, "</table>\n");
+        sb_printf(b, "</table></div>\n");
+    }
+}
+
+/* ---- the positions a result shows, as Go boards ---- */
+
+/* A point in Go notation: columns A-T without I, rows counted from the bottom. */
+static void point_name(int x, int y, int ys, char *buf, size_t len)
+{
+    if (x < 0) {
+        snprintf(buf, len, "pass");
+        return;
+    }
+    snprintf(buf, len, "%c%d", "ABCDEFGHJKLMNOPQRST"[x < 19 ? x : 18], ys - y);
+}
+
+/* Blue (the backend gives White more) to red (less), linear over +-hi. */
+static void diff_color(double v, double hi, char *buf, size_t len)
+{
+    double t = hi > 0 && isfinite(v) ? v / hi : 0;
+    t = t > 1 ? 1 : t < -1 ? -1 : t;
+    int c = (int)(255 - 200 * fabs(t));
+    if (t >= 0)
+        snprintf(buf, len, "#%02x%02xff", c, c);
+    else
+        snprintf(buf, len, "#ff%02x%02x", c, c);
+}
+
+enum { BC = 24, BM = 20 }; /* board cell size and margin (coordinates) */
+
+static void board_svg(sbuf *b, const hc_shown_pos *sp)
+{
+    int xs = sp->x_size, ys = sp->y_size;
+    int W = 2 * BM + BC * xs, H = 2 * BM + BC * ys;
+    double hi = 0;
+    for (int i = 0; sp->has_own && i < xs * ys; i++)
+        hi = isfinite(sp->own_diff[i]) && fabs(sp->own_diff[i]) > hi ? fabs(sp->own_diff[i]) : hi;
+    sb_printf(b, "<svg class=\"board\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>position %ld</title>", W, H,
+              W, H, sp->index);
+    sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#e3c16f\"/>", W, H);
+#define PX(x) (BM + BC * (x) + BC / 2)
+    /* the ownership difference under the grid, one square per point */
+    for (int y = 0; sp->has_own && hi > 0 && y < ys; y++)
+        for (int x = 0; x < xs; x++) {
+            char col[16];
+            diff_color(sp->own_diff[y * xs + x], hi, col, sizeof col);
+            sb_printf(b, "<rect class=\"own\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" opacity=\"0.8\"/>",
+                      BM + BC * x, BM + BC * y, BC, BC, col);
+        }
+    for (int x = 0; x < xs; x++) {
+        char nm[8];
+        point_name(x, 0, ys, nm, sizeof nm);
+        nm[1] = '\0';
+        sb_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\" stroke-width=\"0.7\"/>", PX(x), PX(0),
+                  PX(x), PX(ys - 1));
+        sb_printf(b, "<text class=\"coord\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>", PX(x), BM - 6, nm);
+    }
+    for (int y = 0; y < ys; y++) {
+        sb_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\" stroke-width=\"0.7\"/>", PX(0), PX(y),
+                  PX(xs - 1), PX(y));
+        sb_printf(b, "<text class=\"coord\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d</text>", BM / 2, PX(y) + 3,
+                  ys - y);
+    }
+    for (int y = 0; y < ys; y++)
+        for (int x = 0; x < xs; x++) {
+            char c = sp->stones[y * xs + x];
+            if (c == 'X' || c == 'O')
+                sb_printf(b, "<circle class=\"stone %s\" cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"%s\" stroke=\"#000\" "
+                             "stroke-width=\"0.8\"/>",
+                          c == 'X' ? "black" : "white", PX(x), PX(y), BC / 2 - 1, c == 'X' ? "#111" : "#fafafa");
+        }
+    if (sp->last_pla && sp->last_x >= 0)
+        sb_printf(b, "<circle class=\"last\" cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
+                  PX(sp->last_x), PX(sp->last_y), BC / 4, sp->last_pla == 1 ? "#fff" : "#000");
+    if (sp->cell >= 0)
+        sb_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#d62728\" "
+                     "stroke-width=\"2\"/>",
+                  BM + BC * (sp->cell % xs), BM + BC * (sp->cell / xs), BC, BC);
+    /* top moves: the reference's as blue numbers on the upper left, the backend's orange on
+     * the lower right of the point */
+    for (int k = 0; k < sp->n_top; k++) {
+        const hc_shown_move *m[2] = {&sp->ref_top[k], &sp->test_top[k]};
+        for (int w = 0; w < 2; w++) {
+            if (m[w]->x < 0)
+                continue;
+            sb_printf(b, "<text class=\"top %s\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\" "
+                         "font-weight=\"bold\">%d</text>",
+                      w ? "test" : "ref", PX(m[w]->x) + (w ? 5 : -5), PX(m[w]->y) + (w ? 9 : -2),
+                      w ? "#e8590c" : "#1864ab", k + 1);
+        }
+    }
+#undef PX
+    sb_printf(b, "</svg>");
+}
+
+static void top_list(sbuf *b, const hc_shown_move *m, int n, int ys)
+{
+    for (int k = 0; k < n; k++) {
+        char nm[16];
+        point_name(m[k].x, m[k].y, ys, nm, sizeof nm);
+        sb_printf(b, "%s%d. %s %.1f%%", k ? ", " : "", k + 1, nm, 100 * m[k].prob);
+    }
+}
+
+static void shown_position(sbuf *b, const hc_result *r, const hc_shown_pos *sp)
+{
+    char buf[64], nm[16];
+    sb_printf(b, "<figure class=\"pos\">");
+    board_svg(b, sp);
+    sb_printf(b, "<figcaption><b>");
+    if (sp->pct == HC_P_MAX)
+        sb_printf(b, "Worst position for %s", hc_metric_infos[sp->metric].name);
+    else
+        sb_printf(b, "Position at the failing %s of %s", hc_pct_names[sp->pct], hc_metric_infos[sp->metric].name);
+    sb_printf(b, "</b>: position %ld", sp->index);
+    if (sp->file_line > 0)
+        sb_printf(b, " (line %ld of the positions file)", sp->file_line);
+    sb_printf(b, ", error %s", hc_metric_format(sp->metric, sp->error, buf, sizeof buf));
+    if (sp->cell >= 0) {
+        point_name(sp->cell % sp->x_size, sp->cell / sp->x_size, sp->y_size, nm, sizeof nm);
+        sb_printf(b, " at %s (red square)", nm);
+    }
+    sb_printf(b, ".<br>%dx%d, rules <code>", sp->x_size, sp->y_size);
+    sb_esc(b, sp->rules);
+    sb_printf(b, "</code>, komi %g, symmetry %d, %s to play", sp->komi, sp->symmetry, sp->next_pla == 1 ? "Black" : "White");
+    if (sp->last_pla) {
+        point_name(sp->last_x, sp->last_y, sp->y_size, nm, sizeof nm);
+        sb_printf(b, ", last move %s %s (ringed)", sp->last_pla == 1 ? "Black" : "White", nm);
+    }
+    sb_printf(b, ".<br><span class=\"ref\">Reference top moves</span>: ");
+    top_list(b, sp->ref_top, sp->n_top, sp->y_size);
+    sb_printf(b, "<br><span class=\"test\">Backend ");
+    sb_esc(b, r->backend);
+    sb_printf(b, " top moves</span>: ");
+    top_list(b, sp->test_top, sp->n_top, sp->y_size);
+    if (sp->has_own) {
+        double hi = 0;
+        for (int i = 0; i < sp->x_size * sp->y_size; i++)
+            hi = isfinite(sp->own_diff[i]) && fabs(sp->own_diff[i]) > hi ? fabs(sp->own_diff[i]) : hi;
+        sb_printf(b, "<br>Ownership difference (backend minus reference, White's ownership), linear colour scale: "
+                     "blue +%s, white 0, red -%s",
+                  hc_metric_format(HC_M_OWNERSHIP, hi, buf, sizeof buf), buf);
+    }
+    sb_printf(b, ".<br>Rerun the case: <code class=\"rerun-case\">");
+    sb_esc(b, sp->rerun_case);
+    sb_printf(b, "</code>");
+    if (sp->rerun_position[0]) {
+        sb_printf(b, "<br>Evaluate this position alone: <code class=\"rerun-pos\">");
+        sb_esc(b, sp->rerun_position);
+        sb_printf(b, "</code> (<code>--backend ref32</code> for the reference)");
+    }
+    sb_printf(b, "</figcaption></figure>\n");
+}
+
+static void shown_positions(sbuf *b, const hc_results *rs, const char *net)
+{
+    int any = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        any |= strcmp(rs->items[i].net, net) == 0 && rs->items[i].n_shown > 0;
+    if (!any)
+        return;
+    sb_printf(b, "<h3>Positions</h3>\n<p>Each result's worst position (for the metric that failed first, or else the "
+                 "closest to its limit) and, for a failing 90%% or 99%%, the position holding that sample. Numbers on "
+                 "the board: the reference's top moves (blue, upper left) and the backend's (orange, lower right).</p>\n");
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        if (strcmp(r->net, net) != 0 || r->n_shown == 0)
+            continue;
+        sb_printf(b, "<h4>");
+        result_label(b, r);
+        sb_printf(b, "</h4>\n<div class=boards>\n");
+        for (size_t k = 0; k < r->n_shown; k++)
+            shown_position(b, r, &r->shown[k]);
+        sb_printf(b, "</div>\n");
     }
 }
 
@@ -418,7 +649,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
             mv = rs->items[i].model_version;
     if (mv > 0)
         sb_printf(b, " (model version %d)", mv);
-    sb_printf(b, "</h2>\n<table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
+    sb_printf(b, "</h2>\n<div class=wide><table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
                  "<th>tiers</th><th>closest margin (ratio to limit)</th>");
     for (int h = 0; h < N_HEADLINE; h++)
         sb_printf(b, "<th>%s avg</th><th>90%%</th><th>99%%</th><th>max</th>", hc_metric_infos[headline[h]].name);
@@ -458,7 +689,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
                 fig(b, headline[h], r->stats->m[headline[h]].v[p]);
         sb_printf(b, "</tr>\n");
     }
-    sb_printf(b, "</table>\n");
+    sb_printf(b, "</table></div>\n");
     for (size_t i = 0; i < rs->n; i++)
         if (strcmp(rs->items[i].net, net) == 0 && rs->items[i].stats)
             full_table(b, &rs->items[i]);
@@ -469,6 +700,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
         cdf_plot(b, rs, net, m);
     sb_printf(b, "</div>\n<h3>Errors per board point</h3>\n");
     heat_maps(b, rs, net);
+    shown_positions(b, rs, net);
 }
 
 static int first_of(const hc_results *rs, size_t i, int by_backend)
@@ -589,6 +821,12 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
                   "svg text{font:10px sans-serif} svg text.pt{font:bold 11px sans-serif} svg text.lim{fill:#555;font-size:9px}\n"
                   ".legend span{margin-right:1em;white-space:nowrap}\n"
                   "table.heat td{vertical-align:middle}\n"
+                  "body{max-width:1200px}\n"
+                  "div.wide{max-width:100%%;overflow-x:auto}\n"
+                  ".boards{display:flex;flex-wrap:wrap;gap:16px} figure.pos{max-width:560px}\n"
+                  "figure.pos code{word-break:break-all;font-size:11px} figure.empty{width:420px;border:1px dashed #ccc;padding:6px}\n"
+                  "span.ref{color:#1864ab;font-weight:bold} span.test{color:#e8590c;font-weight:bold}\n"
+                  "svg text.coord{font-size:9px;fill:#333} svg text.top{font-size:11px}\n"
                   "</style></head>\n<body>\n<h1>halfcheck: ");
     sb_esc(&b, rs->suite ? rs->suite : "run");
     sb_printf(&b, "</h1>\n<p>");

@@ -6,11 +6,14 @@
  *     closest margin, avg/90%/99%/max of winrate, topPolicy, policyKL and ownership), with the
  *     full nine-metric table of each result in a <details> block;
  *   - per net and metric: the error distribution of every board x backend x mode as a CDF on
- *     a log axis (from the stats' quantile sketch, hc_metric_stats.q), with the tiers' 99% and
- *     max limits drawn as vertical lines;
+ *     a log axis in the tables' units (from the stats' quantile sketch, hc_metric_stats.q),
+ *     with the tiers' 99% and max limits drawn as vertical lines, labels kept apart; a note
+ *     instead of a plot when every error is 0 (e.g. no short-term heads);
  *   - per net and board: heat maps of the mean ownership and policy error per board point
- *     (hc_stats.own_cell, pol_cell), one per backend x mode, on a log colour scale shared by
- *     each row.
+ *     (hc_stats.own_cell, pol_cell), one per backend x mode, each on its own linear colour
+ *     scale stated under it;
+ *   - per result: its shown positions (hc_result.shown) as Go boards with both top moves, the
+ *     ownership difference, rules, komi, symmetry and the commands that rerun them.
  * Reads the results only; written atomically. */
 #ifndef HC_HTML_H
 #define HC_HTML_H

@@ -193,6 +193,45 @@ static json_t *check_json(const hc_tier *t, const hc_tier_check *c)
                      "checked", c->n_checked, "failed", c->n_failed, "closest", closest, "limits", limits);
 }
 
+static const char *pla_str(int pla)
+{
+    return pla == 1 ? "B" : pla == 2 ? "W" : NULL;
+}
+
+static json_t *moves_json(const hc_shown_move *m, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:i, s:i, s:o}", "x", m[i].x, "y", m[i].y, "p", jnum(m[i].prob)));
+    return a;
+}
+
+static json_t *shown_json(const hc_shown_pos *sp)
+{
+    json_t *rows = json_array();
+    for (int y = 0; y < sp->y_size; y++)
+        json_array_append_new(rows, json_stringn(sp->stones + y * sp->x_size, (size_t)sp->x_size));
+    json_t *own = json_null();
+    if (sp->has_own) {
+        own = json_array();
+        for (int i = 0; i < sp->x_size * sp->y_size; i++)
+            json_array_append_new(own, jnum(sp->own_diff[i]));
+    }
+    json_t *last = json_null();
+    if (sp->last_pla)
+        last = json_pack("{s:s, s:i, s:i}", "pla", pla_str(sp->last_pla), "x", sp->last_x, "y", sp->last_y);
+    char size[32];
+    snprintf(size, sizeof size, "%dx%d", sp->x_size, sp->y_size);
+    return json_pack("{s:s, s:s, s:o, s:i, s:I, s:I, s:s, s:o, s:o, s:o, s:s, s:o, s:i, s:o, s:o, s:o, s:o, s:o}",
+                     "metric", hc_metric_infos[sp->metric].name, "stat", hc_pct_names[sp->pct], "error",
+                     jnum(sp->error), "cell", sp->cell, "position", (json_int_t)sp->index, "fileLine",
+                     (json_int_t)sp->file_line, "size", size, "stones", rows, "lastMove", last, "nextPla",
+                     jstr_or_null(pla_str(sp->next_pla)), "rules", sp->rules, "komi", jnum(sp->komi), "symmetry",
+                     sp->symmetry, "refTop", moves_json(sp->ref_top, sp->n_top), "testTop",
+                     moves_json(sp->test_top, sp->n_top), "ownershipDiff", own, "rerunCase",
+                     json_string(sp->rerun_case), "rerunPosition", json_string(sp->rerun_position));
+}
+
 static json_t *result_json(const hc_result *r)
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
@@ -219,6 +258,12 @@ static json_t *result_json(const hc_result *r)
                                                              "message", jstr_or_null(r->skip_message)));
     if (r->stats)
         json_object_set_new(o, "stats", stats_json(r->stats));
+    if (r->n_shown > 0) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < r->n_shown; i++)
+            json_array_append_new(a, shown_json(&r->shown[i]));
+        json_object_set_new(o, "shownPositions", a);
+    }
     json_t *tiers = json_array();
     for (size_t i = 0; i < r->n_tiers; i++) {
         if (r->outcome == HC_OUT_CHECKED && r->checks)
@@ -284,6 +329,7 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
 
 typedef struct doc_item {
     char *net, *board, *backend, *mode, *message, *skip_message;
+    hc_shown_pos *shown;
     hc_stats *stats;
     hc_tier *tiers;
     hc_tier_check *checks;
@@ -505,6 +551,116 @@ static int rd_tier(rd *r, json_t *o, const hc_stats *stats, hc_tier *t, hc_tier_
     return 0;
 }
 
+/* A string field copied into a fixed buffer. */
+static int rd_strbuf(rd *r, json_t *o, const char *field, char *buf, size_t len)
+{
+    const char *v = json_string_value(json_object_get(o, field));
+    if (!v || strlen(v) >= len)
+        return rd_fail(r, field, v ? "too long" : "missing or not a string");
+    memcpy(buf, v, strlen(v) + 1);
+    return 0;
+}
+
+static int rd_pla(rd *r, json_t *o, const char *field, int *out)
+{
+    const char *v = json_string_value(json_object_get(o, field));
+    if (!v || (strcmp(v, "B") && strcmp(v, "W")))
+        return rd_fail(r, field, "not \"B\" or \"W\"");
+    *out = v[0] == 'B' ? 1 : 2;
+    return 0;
+}
+
+static int rd_moves(rd *r, json_t *o, const char *field, const hc_shown_pos *sp, hc_shown_move *m, int *n)
+{
+    json_t *a = json_object_get(o, field);
+    if (!json_is_array(a) || json_array_size(a) > HC_SHOW_TOP)
+        return rd_fail(r, field, "not an array of at most 4 moves");
+    *n = (int)json_array_size(a);
+    for (int i = 0; i < *n; i++) {
+        json_t *e = json_array_get(a, (size_t)i);
+        long long x, y;
+        if (rd_int(r, e, "x", -1, &x) || rd_int(r, e, "y", -1, &y) || rd_num(r, e, "p", &m[i].prob))
+            return -1;
+        if (x >= sp->x_size || y >= sp->y_size || (x < 0) != (y < 0))
+            return rd_fail(r, field, "a move off the board");
+        m[i].x = (int)x;
+        m[i].y = (int)y;
+    }
+    return 0;
+}
+
+static int rd_shown(rd *r, json_t *o, hc_shown_pos *sp)
+{
+    memset(sp, 0, sizeof *sp);
+    const char *metric = json_string_value(json_object_get(o, "metric"));
+    const char *stat = json_string_value(json_object_get(o, "stat"));
+    sp->metric = hc_metric_by_name(metric);
+    sp->pct = hc_pct_by_name(stat);
+    if (sp->metric < 0 || sp->pct < 0)
+        return rd_fail(r, "metric", "unknown metric or stat");
+    long long cell, pos, line, sym;
+    const char *size = json_string_value(json_object_get(o, "size"));
+    if (!size || sscanf(size, "%dx%d", &sp->x_size, &sp->y_size) != 2 || sp->x_size < 1 || sp->y_size < 1 ||
+        sp->x_size * sp->y_size > HC_SHOW_CELLS)
+        return rd_fail(r, "size", "not WxH within 19x19");
+    if (rd_num(r, o, "error", &sp->error) || rd_int(r, o, "cell", -1, &cell) || rd_int(r, o, "position", 0, &pos) ||
+        rd_int(r, o, "fileLine", 0, &line) || rd_int(r, o, "symmetry", 0, &sym) || rd_num(r, o, "komi", &sp->komi) ||
+        rd_strbuf(r, o, "rules", sp->rules, sizeof sp->rules) ||
+        rd_strbuf(r, o, "rerunCase", sp->rerun_case, sizeof sp->rerun_case) ||
+        rd_strbuf(r, o, "rerunPosition", sp->rerun_position, sizeof sp->rerun_position) ||
+        rd_pla(r, o, "nextPla", &sp->next_pla))
+        return -1;
+    if (cell >= sp->x_size * sp->y_size || sym > 7)
+        return rd_fail(r, "cell", "cell or symmetry out of range");
+    sp->cell = (int)cell;
+    sp->index = (long)pos;
+    sp->file_line = (long)line;
+    sp->symmetry = (int)sym;
+    json_t *rows = json_object_get(o, "stones");
+    if (!json_is_array(rows) || json_array_size(rows) != (size_t)sp->y_size)
+        return rd_fail(r, "stones", "not one string per row");
+    for (int y = 0; y < sp->y_size; y++) {
+        const char *row = json_string_value(json_array_get(rows, (size_t)y));
+        if (!row || strlen(row) != (size_t)sp->x_size || strspn(row, ".XO") != (size_t)sp->x_size)
+            return rd_fail(r, "stones", "a row that is not x_size of '.', 'X', 'O'");
+        memcpy(sp->stones + y * sp->x_size, row, (size_t)sp->x_size);
+    }
+    json_t *last = json_object_get(o, "lastMove");
+    if (last && !json_is_null(last)) {
+        long long x, y;
+        if (rd_pla(r, last, "pla", &sp->last_pla) || rd_int(r, last, "x", -1, &x) || rd_int(r, last, "y", -1, &y))
+            return -1;
+        if (x >= sp->x_size || y >= sp->y_size)
+            return rd_fail(r, "lastMove", "off the board");
+        sp->last_x = (int)x;
+        sp->last_y = (int)y;
+    } else {
+        sp->last_x = sp->last_y = -1;
+    }
+    int na, nb;
+    if (rd_moves(r, o, "refTop", sp, sp->ref_top, &na) || rd_moves(r, o, "testTop", sp, sp->test_top, &nb))
+        return -1;
+    if (na != nb)
+        return rd_fail(r, "testTop", "not as many moves as refTop");
+    sp->n_top = na;
+    json_t *own = json_object_get(o, "ownershipDiff");
+    if (own && !json_is_null(own)) {
+        if (!json_is_array(own) || json_array_size(own) != (size_t)(sp->x_size * sp->y_size))
+            return rd_fail(r, "ownershipDiff", "not one number per point");
+        for (int i = 0; i < sp->x_size * sp->y_size; i++) {
+            double d;
+            json_t *wrap = json_pack("{s:O}", "v", json_array_get(own, (size_t)i));
+            int bad = !wrap || rd_num(r, wrap, "v", &d);
+            json_decref(wrap);
+            if (bad)
+                return bad && !wrap ? hc_err_set(r->err, HC_ENOMEM, "out of memory") : -1;
+            sp->own_diff[i] = (float)d;
+        }
+        sp->has_own = 1;
+    }
+    return 0;
+}
+
 static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
@@ -559,6 +715,24 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         res->skip_message = own->skip_message;
         r->where[base] = 0;
     }
+    json_t *shown = json_object_get(o, "shownPositions");
+    if (shown) {
+        size_t ns = json_array_size(shown);
+        if (!json_is_array(shown) || ns == 0 || ns > HC_SHOW_MAX)
+            return rd_fail(r, "shownPositions", "not an array of 1 to 3 positions");
+        own->shown = calloc(ns, sizeof *own->shown);
+        if (!own->shown)
+            return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+        size_t base = strlen(r->where);
+        for (size_t i = 0; i < ns; i++) {
+            snprintf(r->where + base, sizeof r->where - base, ".shownPositions[%zu]", i);
+            if (rd_shown(r, json_array_get(shown, i), &own->shown[i]))
+                return -1;
+        }
+        r->where[base] = 0;
+        res->n_shown = ns;
+        res->shown = own->shown;
+    }
     json_t *st = json_object_get(o, "stats");
     if (st) {
         size_t base = strlen(r->where);
@@ -611,6 +785,7 @@ void hc_results_doc_free(hc_results_doc *d)
         free(o->mode);
         free(o->message);
         free(o->skip_message);
+        free(o->shown);
         free(o->stats);
         free(o->tiers);
         free(o->checks);

@@ -15,6 +15,39 @@
 
 enum hc_outcome { HC_OUT_CHECKED = 0, HC_OUT_ERROR, HC_OUT_SKIPPED };
 
+/* A position a report draws (report.html): the worst position of a checked result, and for a
+ * failing one the position behind the failing percentile. The runner fills it from the
+ * position record (replayed), the reference's and the backend's outputs; reports only read it. */
+enum { HC_SHOW_TOP = 4, HC_SHOW_MAX = 3, HC_SHOW_CELLS = 361, HC_SHOW_CMD = 1536 };
+
+typedef struct hc_shown_move {
+    int x, y;    /* board point; both -1 for pass */
+    double prob; /* policy probability */
+} hc_shown_move;
+
+typedef struct hc_shown_pos {
+    int metric;          /* enum hc_metric the position stands for */
+    int pct;             /* enum hc_pct: HC_P_MAX for the worst position, else the failing percentile */
+    double error;        /* that metric's raw error here (ownership: at `cell`) */
+    int cell;            /* ownership: the point x + y*x_size of that error; -1 otherwise */
+    long index;          /* the position's index in its board config */
+    long file_line;      /* its line in the positions file (from 1); 0 when not from one (SGF) */
+    int x_size, y_size;
+    char stones[HC_SHOW_CELLS + 1]; /* after the replay, row by row: '.' empty, 'X' black, 'O' white */
+    int last_pla;        /* colour of the last move played (HC_BLACK/HC_WHITE); 0 when none */
+    int last_x, last_y;  /* its point; -1 -1 for a pass */
+    int next_pla;
+    char rules[128];
+    double komi;
+    int symmetry;
+    int n_top;           /* moves in ref_top and test_top (each sorted by its own probabilities) */
+    hc_shown_move ref_top[HC_SHOW_TOP], test_top[HC_SHOW_TOP];
+    int has_own;         /* own_diff holds the backend's minus the reference's white ownership */
+    float own_diff[HC_SHOW_CELLS];
+    char rerun_case[HC_SHOW_CMD];     /* halfcheck run SUITE --only ... ("" unknown) */
+    char rerun_position[HC_SHOW_CMD]; /* a shell line that evaluates just this position ("" none) */
+} hc_shown_pos;
+
 typedef struct hc_result {
     const char *net, *board, *backend;  /* names, as in the suite */
     const char *mode;                   /* "unbatched" or "batched" */
@@ -34,6 +67,10 @@ typedef struct hc_result {
      * skip_message ("3 positions: 12 (reason), 40 (reason), ..."); 0 and NULL when none. */
     size_t n_skipped;
     const char *skip_message;
+    /* Positions drawn in report.html (checked results; 0 and NULL when none or not captured,
+     * as in results.json files written before they existed). */
+    size_t n_shown;
+    const hc_shown_pos *shown;
 } hc_result;
 
 typedef struct hc_results {

@@ -1,6 +1,7 @@
 /* The command line's shared helpers: option parsing, typed option values, option help and error reporting (cli.h). */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -17,10 +18,63 @@ static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len
     return NULL;
 }
 
+/* Levenshtein distance of a[0..la) and b, capped: typos worth a suggestion are short. */
+static int edit_distance(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 99;
+    int prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof cur);
+    }
+    return prev[lb];
+}
+
+const char *cli_suggest(const char *word, size_t len, const char *const *cands, int n)
+{
+    int limit = (int)len / 3;
+    limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
+    const char *best = NULL;
+    int best_d = limit + 1;
+    for (int i = 0; i < n; i++) {
+        int d = edit_distance(word, len, cands[i]);
+        /* a prefix ("--thread" for "--threads") is as likely a typo as one wrong letter */
+        if (d > 1 && strlen(cands[i]) > len && strncmp(cands[i], word, len) == 0 && len >= 3)
+            d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = cands[i];
+        }
+    }
+    return best;
+}
+
+static int is_help_arg(const char *a)
+{
+    return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
+}
+
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, cli_args *out, hc_err *err)
 {
     memset(out, 0, sizeof *out);
     out->cmd = cmd;
+    if (find_opt(opts, "help", 4))
+        for (int i = 1; i < argc; i++)
+            if (is_help_arg(argv[i])) {
+                out->key[0] = "help";
+                out->val[0] = NULL;
+                out->n = 1;
+                return 0;
+            }
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
@@ -33,8 +87,17 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, cli_a
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const cli_opt *o = find_opt(opts, name, len);
-        if (!o)
+        if (!o) {
+            const char *names[CLI_MAX_ARGS * 2];
+            int k = 0;
+            for (const cli_opt *q = opts; q && q->name && k < CLI_MAX_ARGS * 2; q++)
+                names[k++] = q->name;
+            const char *near = cli_suggest(name, len, names, k);
+            if (near)
+                return hc_err_set(err, HC_EUSAGE, "unknown option --%.*s; did you mean --%s? (see halfcheck %s --help)",
+                                  (int)len, name, near, cmd);
             return hc_err_set(err, HC_EUSAGE, "unknown option --%.*s (see halfcheck %s --help)", (int)len, name, cmd);
+        }
         const char *val = NULL;
         if (o->takes_value) {
             if (eq)
@@ -148,9 +211,15 @@ const char *cli_require(const cli_args *a, const char *name, hc_err *err)
 
 void cli_print_options(FILE *f, const cli_opt *opts)
 {
-    for (const cli_opt *o = opts; o && o->name; o++)
-        fprintf(f, "  --%s%s%s\n      %s\n", o->name, o->takes_value ? " VALUE" : "", o->repeatable ? " (repeatable)" : "",
-                o->help);
+    for (const cli_opt *o = opts; o && o->name; o++) {
+        fprintf(f, "  --%s", o->name);
+        if (o->takes_value && o->meta)
+            fprintf(f, " %s", o->meta);
+        else if (o->takes_value && fputc(' ', f) != EOF)
+            for (const char *c = o->name; *c; c++)
+                fputc(*c == '-' ? '_' : toupper((unsigned char)*c), f);
+        fprintf(f, "%s\n      %s\n", o->repeatable ? " (repeatable)" : "", o->help);
+    }
 }
 
 int cli_fail(const char *cmd, const hc_err *err)

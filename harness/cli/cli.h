@@ -17,12 +17,15 @@ enum {
     HC_EXIT_INTERRUPTED = 130 /* SIGINT or SIGTERM: the reports hold the cases that finished */
 };
 
-/* An option a command accepts: "--name value" or "--name=value"; flags take no value. */
+/* An option a command accepts: "--name value" or "--name=value"; flags take no value. Every
+ * command's table has a "help" flag: cli_parse maps -h to it, and a command given it prints its
+ * usage and does nothing else. */
 typedef struct cli_opt {
     const char *name;  /* without the leading dashes */
     int takes_value;
     int repeatable;
     const char *help;
+    const char *meta;  /* what the value is in --help: PATH, N, WxH, SPEC... (NULL: the name upper-cased) */
 } cli_opt;
 
 enum { CLI_MAX_ARGS = 64 };
@@ -36,8 +39,10 @@ typedef struct cli_args {
     const char *pos[CLI_MAX_ARGS]; /* positional arguments */
 } cli_args;
 
-/* Parses argv (after the command name) against opts; an unknown or repeated option, or a
- * missing value, is an error. */
+/* Parses argv (after the command name) against opts; an unknown or repeated option (with a
+ * "did you mean" when one is close), or a missing value, is an error. -h or --help anywhere
+ * (when opts has "help") yields only the help flag, whatever else is there, so that asking
+ * for help never runs a command nor fails on the other arguments. */
 int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts, cli_args *out, hc_err *err);
 /* The last value of an option, or def. */
 const char *cli_get(const cli_args *a, const char *name, const char *def);
@@ -53,6 +58,10 @@ int cli_parse_size(const char *s, int *w, int *h, hc_err *err);
 const char *cli_require(const cli_args *a, const char *name, hc_err *err);
 
 void cli_print_options(FILE *f, const cli_opt *opts);
+
+/* The candidate closest to word by edit distance, when close enough to be a likely typo
+ * (at most a third of word's length, at least 1, at most 3); NULL otherwise. */
+const char *cli_suggest(const char *word, size_t len, const char *const *cands, int n);
 
 /* Maps an error code to an exit status and prints "halfcheck CMD: message". */
 int cli_fail(const char *cmd, const hc_err *err);
@@ -70,6 +79,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_backends(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_features(int argc, char **argv);

@@ -15,20 +15,20 @@
 #include "tiers.h"
 
 static const cli_opt opts[] = {
-    {"net", 1, 0, "KataGo model file"},
-    {"positions", 1, 0, "positions file (.jsonl[.gz])"},
-    {"nn", 1, 0, "NN buffer WxH"},
-    {"profile", 1, 0, "precision profile: a built-in name (fp16, bf16, ...) or a .yaml path"},
-    {"tier", 1, 0, "built-in tier to pass: fp32, fp16, fp32-strict"},
-    {"tier-file", 1, 0, "YAML file holding the tier to pass (instead of --tier)"},
+    {"net", 1, 0, "KataGo model file", "PATH"},
+    {"positions", 1, 0, "positions file (.jsonl[.gz])", "PATH"},
+    {"nn", 1, 0, "NN buffer WxH", "WxH"},
+    {"profile", 1, 0, "precision profile: a built-in name (fp16, bf16, ...) or a .yaml path", "PROFILE"},
+    {"tier", 1, 0, "built-in tier to pass: fp32, fp16, fp32-strict", "TIER"},
+    {"tier-file", 1, 0, "YAML file holding the tier to pass (instead of --tier)", "PATH"},
     {"verify-positions", 1, 0,
-     "verify the result on these positions (default: every 4th of --positions, held out of the search)"},
-    {"out", 1, 0, "write the result profile (YAML) here, only once verified"},
-    {"max-positions", 1, 0, "use at most this many positions of each file (default 100)"},
-    {"threads", 1, 0, "evaluation threads (default 1)"},
-    {"batch", 1, 0, "positions per batch (default 8)"},
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+     "verify the result on these positions (default: every 4th of --positions, held out of the search)", "PATH"},
+    {"out", 1, 0, "write the result profile (YAML) here, only once verified", "PATH"},
+    {"max-positions", 1, 0, "use at most this many positions of each file (default 100)", "N"},
+    {"threads", 1, 0, "evaluation threads (default 1)", "N"},
+    {"batch", 1, 0, "positions per batch (default 8)", "N"},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 static void print_check(const char *what, const hc_tier *t, const hc_stats *st, const hc_tier_check *c)

@@ -7,8 +7,8 @@
 #include "config.h"
 
 static const cli_opt opts[] = {
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 int cmd_cases(int argc, char **argv)

@@ -14,18 +14,18 @@
 #include "tiers.h"
 
 static const cli_opt opts[] = {
-    {"tier", 1, 1, "tier to check: fp32, fp16, fp32-strict (repeatable; default fp16)"},
-    {"tier-file", 1, 1, "YAML file holding a user tier (repeatable)"},
-    {"junit", 1, 0, "write JUnit XML here"},
-    {"json", 1, 0, "write results.json here"},
-    {"md", 1, 0, "write a markdown table here"},
-    {"csv", 1, 0, "write a CSV table here"},
-    {"net", 1, 0, "net name for the reports (default: net)"},
-    {"board", 1, 0, "board name for the reports (default: board)"},
-    {"backend", 1, 0, "backend name for the reports (default: test)"},
-    {"mode", 1, 0, "mode for the reports (default: unbatched)"},
-    {"help", 0, 0, "show this help"},
-    {NULL, 0, 0, NULL},
+    {"tier", 1, 1, "tier to check: fp32, fp16, fp32-strict (repeatable; default fp16)", "TIER"},
+    {"tier-file", 1, 1, "YAML file holding a user tier (repeatable)", "PATH"},
+    {"junit", 1, 0, "write JUnit XML here", "PATH"},
+    {"json", 1, 0, "write results.json here", "PATH"},
+    {"md", 1, 0, "write a markdown table here", "PATH"},
+    {"csv", 1, 0, "write a CSV table here", "PATH"},
+    {"net", 1, 0, "net name for the reports (default: net)", "NAME"},
+    {"board", 1, 0, "board name for the reports (default: board)", "NAME"},
+    {"backend", 1, 0, "backend name for the reports (default: test)", "NAME"},
+    {"mode", 1, 0, "mode for the reports (default: unbatched)", "NAME"},
+    {"help", 0, 0, "show this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 enum { MAX_TIERS = 16 };

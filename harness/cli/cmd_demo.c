@@ -15,12 +15,12 @@
 #include "synth.h"
 
 static const cli_opt opts[] = {
-    {"out", 1, 0, "working directory for the net, positions, suite and reports (default build/demo)"},
-    {"preset", 1, 0, "synthetic net preset (default b6c96; halfcheck synth-net --list)"},
-    {"threads", 1, 0, "evaluation threads (default 2)"},
-    {"quiet", 0, 0, "no progress line and no table"},
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+    {"out", 1, 0, "working directory for the net, positions, suite and reports (default build/demo)", "DIR"},
+    {"preset", 1, 0, "synthetic net preset (default b6c96; halfcheck synth-net --list)", "NAME"},
+    {"threads", 1, 0, "evaluation threads (default 2)", "N"},
+    {"quiet", 0, 0, "no progress line and no table", NULL},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 static const char *const suite_yaml =

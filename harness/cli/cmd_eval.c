@@ -29,21 +29,21 @@ static void *load_positions(void *arg)
 }
 
 static const cli_opt opts[] = {
-    {"net", 1, 0, "KataGo model file (.bin.gz or .txt.gz)"},
-    {"positions", 1, 0, "positions file (.jsonl[.gz]) as written by halfcheck record"},
-    {"features", 1, 0, "feature rows as written by halfcheck features, instead of featurizing positions"},
-    {"nn", 1, 0, "NN buffer WxH (boards smaller than it sit in its top-left corner)"},
-    {"backend", 1, 0, "backend spec (default ref32; see halfcheck backends)"},
-    {"batch", 1, 0, "positions per batch (default 16)"},
-    {"threads", 1, 0, "threads (default 1)"},
-    {"policy-optimism", 1, 0, "KataGo's policyOptimism (default 0)"},
-    {"pda", 1, 0, "playout doubling advantage (default 0)"},
-    {"temperature", 1, 0, "policy temperature (default 1)"},
-    {"human-profile", 1, 0, "SGF-metadata profile for human-SL nets (default preaz_5k, as testgpuerror)"},
-    {"format", 1, 0, "golden (default) or katago (katago testgpuerror -reference-file)"},
-    {"out", 1, 0, "outputs file (.jsonl or .jsonl.gz), written atomically"},
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+    {"net", 1, 0, "KataGo model file (.bin.gz or .txt.gz)", "PATH"},
+    {"positions", 1, 0, "positions file (.jsonl[.gz]) as written by halfcheck record", "PATH"},
+    {"features", 1, 0, "feature rows as written by halfcheck features, instead of featurizing positions", "PATH"},
+    {"nn", 1, 0, "NN buffer WxH (boards smaller than it sit in its top-left corner)", "WxH"},
+    {"backend", 1, 0, "backend spec (default ref32; see halfcheck backends)", "SPEC"},
+    {"batch", 1, 0, "positions per batch (default 16)", "N"},
+    {"threads", 1, 0, "threads (default 1)", "N"},
+    {"policy-optimism", 1, 0, "KataGo's policyOptimism (default 0)", "X"},
+    {"pda", 1, 0, "playout doubling advantage (default 0)", "X"},
+    {"temperature", 1, 0, "policy temperature (default 1)", "T"},
+    {"human-profile", 1, 0, "SGF-metadata profile for human-SL nets (default preaz_5k, as testgpuerror)", "NAME"},
+    {"format", 1, 0, "golden (default) or katago (katago testgpuerror -reference-file)", "golden|katago"},
+    {"out", 1, 0, "outputs file (.jsonl or .jsonl.gz), written atomically", "PATH"},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 typedef struct progress_state {

@@ -13,16 +13,16 @@
 #include "stream.h"
 
 static const cli_opt opts[] = {
-    {"positions", 1, 0, "positions file (.jsonl or .jsonl.gz)"},
-    {"nn", 1, 0, "NN buffer WxH (or N), at least the board size, at most 19x19"},
-    {"inputs-version", 1, 0, "KataGo input features version 3..7 (default: the --net's, else 7)"},
-    {"net", 1, 0, "model file whose input version and pass-alive preference to use"},
-    {"pda", 1, 0, "playoutDoublingAdvantage (default 0)"},
+    {"positions", 1, 0, "positions file (.jsonl or .jsonl.gz)", "PATH"},
+    {"nn", 1, 0, "NN buffer WxH (or N), at least the board size, at most 19x19", "WxH"},
+    {"inputs-version", 1, 0, "KataGo input features version 3..7 (default: the --net's, else 7)", "N"},
+    {"net", 1, 0, "model file whose input version and pass-alive preference to use", "PATH"},
+    {"pda", 1, 0, "playoutDoublingAdvantage (default 0)", "X"},
     {"pass-alive-suicide", 1, 0,
-     "passAliveSuicideRulesOverride: -1 history's flag, 0 or 1 the model's (default: the --net's, else -1)"},
-    {"out", 1, 0, "output file; gzip'd when it ends in .gz; '-' for standard output"},
-    {"help", 0, 0, "print this help"},
-    {NULL, 0, 0, NULL},
+     "passAliveSuicideRulesOverride: -1 history's flag, 0 or 1 the model's (default: the --net's, else -1)", "-1|0|1"},
+    {"out", 1, 0, "output file; gzip'd when it ends in .gz; '-' for standard output", "PATH|-"},
+    {"help", 0, 0, "print this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 static void to_le(float *v, size_t n)

@@ -19,20 +19,20 @@
 #include "stream.h"
 
 static const cli_opt opts[] = {
-    {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)"},
-    {"config", 1, 0, "its GTP config for the backend under test (e.g. its gtp_example.cfg)"},
-    {"model", 1, 0, "the model file (.bin.gz) KataGo and the reference evaluate"},
-    {"tier", 1, 1, "tier to check (default fp16, KataGo's tier for an fp16 backend; fp32 for a build that runs fp32)"},
-    {"out", 1, 0, "directory for the reports, the suite written for the run and KataGo's working directory (default halfcheck-out)"},
-    {"data", 1, 0, "the repository's suites/ directory (boards/, data/); default: found beside this halfcheck binary"},
-    {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)"},
-    {"no-cache", 0, 0, "always recompute the fp32 reference"},
-    {"threads", 1, 0, "evaluation threads of the reference (default 2)"},
-    {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)"},
-    {"only", 1, 0, "run only the cases matching board=NAME (size9, size13, size19, size10x14, rect, size13-rectbuffer)"},
-    {"quiet", 0, 0, "no progress line and no table on stdout"},
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+    {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},
+    {"config", 1, 0, "its GTP config for the backend under test (e.g. its gtp_example.cfg)", "PATH"},
+    {"model", 1, 0, "the model file (.bin.gz) KataGo and the reference evaluate", "PATH"},
+    {"tier", 1, 1, "tier to check (default fp16, KataGo's tier for an fp16 backend; fp32 for a build that runs fp32)", "TIER"},
+    {"out", 1, 0, "directory for the reports, the suite written for the run and KataGo's working directory (default halfcheck-out)", "DIR"},
+    {"data", 1, 0, "the repository's suites/ directory (boards/, data/); default: found beside this halfcheck binary", "DIR"},
+    {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
+    {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
+    {"threads", 1, 0, "evaluation threads of the reference (default 2)", "N"},
+    {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)", "SECONDS"},
+    {"only", 1, 0, "run only the cases matching board=NAME (size9, size13, size19, size10x14, rect, size13-rectbuffer)", "FILTER"},
+    {"quiet", 0, 0, "no progress line and no table on stdout", NULL},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 /* The shipped testgpuerror boards (suites/boards/), all six board configs of rungpuerrortest.sh. */

@@ -7,10 +7,10 @@
 #include "sgfwalk.h"
 
 static const cli_opt opts[] = {
-    {"sgf", 1, 0, "SGF collection: one game per line (.sgfs) or a multi-game .sgf, gzip'd or not"},
-    {"out", 1, 0, "positions file to write (JSON Lines, gzip'd when it ends in .gz)"},
-    {"help", 0, 0, "show this help"},
-    {NULL, 0, 0, NULL},
+    {"sgf", 1, 0, "SGF collection: one game per line (.sgfs) or a multi-game .sgf, gzip'd or not", "PATH"},
+    {"out", 1, 0, "positions file to write (JSON Lines, gzip'd when it ends in .gz)", "PATH"},
+    {"help", 0, 0, "show this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 int cmd_record(int argc, char **argv)

@@ -12,18 +12,18 @@
 #include "stream.h"
 
 static const cli_opt opts[] = {
-    {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)"},
-    {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)"},
-    {"no-cache", 0, 0, "always recompute the fp32 reference"},
-    {"threads", 1, 0, "evaluation threads (default 2)"},
-    {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)"},
-    {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)"},
-    {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)"},
-    {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)"},
-    {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line"},
-    {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"Your nets\")"},
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+    {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)", "DIR"},
+    {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
+    {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
+    {"threads", 1, 0, "evaluation threads (default 2)", "N"},
+    {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)", "SECONDS"},
+    {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
+    {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)", "FILTER"},
+    {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
+    {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line", NULL},
+    {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"Your nets\")", "PATH|NAME=PATH|DIR"},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 /* Set by SIGINT/SIGTERM; the runner polls it through hc_run_options.stop. */

@@ -7,18 +7,18 @@
 #include "selfplay.h"
 
 static const cli_opt opts[] = {
-    {"size", 1, 0, "board size WxH or N (default 9)"},
-    {"games", 1, 0, "number of games (default 1)"},
-    {"seed", 1, 0, "random seed (default 1)"},
-    {"moves", 1, 0, "moves per game at most (default 200)"},
-    {"pass-prob", 1, 0, "chance of passing when another move is legal (default 0.02)"},
-    {"stride", 1, 0, "record every N-th position of a game (default 1: all)"},
-    {"max-positions", 1, 0, "stop after this many positions (default: no limit)"},
-    {"handicap-prob", 1, 0, "chance a game starts from 2-4 black setup stones, white to move (default 0)"},
-    {"rules", 1, 0, "KataGo rules string (default koSITUATIONALscoreAREAtaxNONEsui1komi7.5)"},
-    {"out", 1, 0, "positions file to write (JSON Lines, gzip'd when it ends in .gz)"},
-    {"help", 0, 0, "show this help"},
-    {NULL, 0, 0, NULL},
+    {"size", 1, 0, "board size WxH or N (default 9)", "WxH"},
+    {"games", 1, 0, "number of games (default 1)", "N"},
+    {"seed", 1, 0, "random seed (default 1)", "N"},
+    {"moves", 1, 0, "moves per game at most (default 200)", "N"},
+    {"pass-prob", 1, 0, "chance of passing when another move is legal (default 0.02)", "P"},
+    {"stride", 1, 0, "record every N-th position of a game (default 1: all)", "N"},
+    {"max-positions", 1, 0, "stop after this many positions (default: no limit)", "N"},
+    {"handicap-prob", 1, 0, "chance a game starts from 2-4 black setup stones, white to move (default 0)", "P"},
+    {"rules", 1, 0, "KataGo rules string (default koSITUATIONALscoreAREAtaxNONEsui1komi7.5)", "RULES"},
+    {"out", 1, 0, "positions file to write (JSON Lines, gzip'd when it ends in .gz)", "PATH"},
+    {"help", 0, 0, "show this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 int cmd_selfplay(int argc, char **argv)

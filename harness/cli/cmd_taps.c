@@ -12,21 +12,21 @@
 #include "taps.h"
 
 static const cli_opt opts[] = {
-    {"net", 1, 0, "KataGo model file"},
-    {"positions", 1, 0, "positions file (.jsonl[.gz])"},
-    {"nn", 1, 0, "NN buffer WxH"},
-    {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; ref32 or emulate:PROFILE"},
-    {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)"},
-    {"limit", 1, 0, "at most this many positions (default 20)"},
-    {"batch", 1, 0, "positions per batch (default 1; --precision: 8)"},
+    {"net", 1, 0, "KataGo model file", "PATH"},
+    {"positions", 1, 0, "positions file (.jsonl[.gz])", "PATH"},
+    {"nn", 1, 0, "NN buffer WxH", "WxH"},
+    {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; ref32 or emulate:PROFILE", "SPEC"},
+    {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)", "X"},
+    {"limit", 1, 0, "at most this many positions (default 20)", "N"},
+    {"batch", 1, 0, "positions per batch (default 1; --precision: 8)", "N"},
     {"precision", 1, 0, "PROFILE: instead of two backends, the profile applied to one layer at a time (the others "
-                        "fp32), each layer's output errors against ref32, largest first (bisect-precision)"},
+                        "fp32), each layer's output errors against ref32, largest first (bisect-precision)", "PROFILE"},
     {"show-profile", 1, 0, "PROFILE: print what the profile gives each layer of the net (kinds, formats, the rule "
-                           "that decided) and exit; needs only --net"},
-    {"top", 1, 0, "with --precision: print the N most sensitive layers (default 20)"},
-    {"threads", 1, 0, "with --precision: evaluation threads (default 1)"},
-    {"help", 0, 0, "this help"},
-    {NULL, 0, 0, NULL},
+                           "that decided) and exit; needs only --net", "PROFILE"},
+    {"top", 1, 0, "with --precision: print the N most sensitive layers (default 20)", "N"},
+    {"threads", 1, 0, "with --precision: evaluation threads (default 1)", "N"},
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
 };
 
 static int by_winrate(const void *a, const void *b)

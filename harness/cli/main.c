@@ -25,12 +25,13 @@ static const command commands[] = {
     {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
     {"cases", cmd_cases, "list a suite's net x board x backend cases as run --only filters (for ci/sweep)"},
     {"merge", cmd_merge, "fold the results.json of several runs (a sweep's jobs) into one set of reports"},
-    {"version", cmd_version, "print halfcheck's version"},
+    {"backends", cmd_backends, "list every backend kind with its spec syntax, and the built-in precision profiles"},
+    {"version", cmd_version, "print halfcheck's version (also --version, -V)"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: halfcheck COMMAND [OPTIONS]   (halfcheck COMMAND --help for its options)\n\ncommands:\n");
+    fprintf(f, "usage: halfcheck COMMAND [OPTIONS]   (halfcheck COMMAND --help for its options; halfcheck --version)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nexit status:\n"
@@ -56,10 +57,20 @@ int main(int argc, char **argv)
         usage(stdout);
         return HC_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+        return cmd_version(1, argv + 1);
+    enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "halfcheck: unknown command \"%s\"\n\n", argv[1]);
+        names[i] = commands[i].name;
+    }
+    const char *near = cli_suggest(argv[1], strlen(argv[1]), names, N_COMMANDS);
+    if (near)
+        fprintf(stderr, "halfcheck: unknown command \"%s\"; did you mean \"%s\"?\n\n", argv[1], near);
+    else
+        fprintf(stderr, "halfcheck: unknown command \"%s\"\n\n", argv[1]);
     usage(stderr);
     return HC_EXIT_USAGE;
 }

@@ -1,0 +1,69 @@
+/* halfcheck backends: every backend kind with its spec syntax, and the built-in precision profiles. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "profile.h"
+
+static const cli_opt opts[] = {
+    {"help", 0, 0, "this help", NULL},
+    {NULL, 0, 0, NULL, NULL},
+};
+
+static int built_in(const char *name)
+{
+    for (int i = 0; hc_backends[i]; i++)
+        if (strcmp(hc_backends[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* A profile's description is a paragraph; its first sentence is the line the list wants. */
+static void print_first_sentence(const char *s)
+{
+    size_t n = 0;
+    while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0' || s[n + 1] == '\n')) && s[n] != '\n')
+        n++;
+    if (n > 150) {
+        printf("%.147s...", s);
+        return;
+    }
+    printf("%.*s", (int)n, s);
+}
+
+int cmd_backends(int argc, char **argv)
+{
+    cli_args a;
+    hc_err err = {0};
+    if (cli_parse("backends", argc, argv, opts, &a, &err))
+        return cli_fail("backends", &err);
+    if (cli_has(&a, "help") || a.n_pos != 0) {
+        FILE *f = cli_has(&a, "help") ? stdout : stderr;
+        fprintf(f, "usage: halfcheck backends\n"
+                   "lists every backend kind (the SPEC of --backend and of a suite's backend:) and the built-in "
+                   "precision profiles of emulate:PROFILE\n");
+        cli_print_options(f, opts);
+        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
+    }
+    printf("backend kinds (SPEC):\n");
+    for (int i = 0; hc_backends[i]; i++) {
+        const hc_backend_doc *d = hc_backend_doc_find(hc_backends[i]->name);
+        printf("  %s\n      %s\n", d ? d->syntax : hc_backends[i]->name, d ? d->summary : hc_backends[i]->help);
+    }
+    for (const hc_backend_doc *d = hc_backend_docs; d->name; d++)
+        if (!built_in(d->name))
+            printf("  %s\n      %s (not in this binary)\n", d->syntax, d->summary);
+    printf("\nbuilt-in precision profiles (emulate:NAME; bisect-precision --profile NAME):\n");
+    for (const char *const *n = hc_profile_builtin_names(); *n; n++) {
+        hc_profile *p = hc_profile_load(*n, &err);
+        printf("  %-16s ", *n);
+        if (!p)
+            printf("(cannot load: %s)", err.msg);
+        else if (p->description)
+            print_first_sentence(p->description);
+        printf("\n");
+        hc_profile_free(p);
+    }
+    return HC_EXIT_OK;
+}
