@@ -5,6 +5,7 @@
 #include "model.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,26 +71,22 @@ static void wr_name(wr *w, const char *name)
     wr_line(w, name);
 }
 
-static void wr_int(wr *w, long v)
+/* One header token on its own line. */
+static void wr_fmt(wr *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wr_fmt(wr *w, const char *fmt, ...)
 {
-    char s[32];
-    snprintf(s, sizeof s, "%ld", v);
+    char s[48];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
     wr_line(w, s);
 }
 
-static void wr_float1(wr *w, float v)
-{
-    char s[48];
-    snprintf(s, sizeof s, "%.9g", (double)v);
-    wr_line(w, s);
-}
-
-static void wr_double1(wr *w, double v)
-{
-    char s[48];
-    snprintf(s, sizeof s, "%.17g", v);
-    wr_line(w, s);
-}
+static void wr_int(wr *w, long v) { wr_fmt(w, "%ld", v); }
+/* %.9g and %.17g read back bit-exactly as float and double. */
+static void wr_float1(wr *w, float v) { wr_fmt(w, "%.9g", (double)v); }
+static void wr_double1(wr *w, double v) { wr_fmt(w, "%.17g", v); }
 
 static void wr_value(wr *w, float v)
 {
