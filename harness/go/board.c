@@ -225,23 +225,8 @@ int hc_board_immediate_liberties(const hc_board *b, hc_loc loc)
 
 bool hc_board_is_suicide(const hc_board *b, hc_loc loc, int pla)
 {
-    if (loc == HC_PASS_LOC)
-        return false;
-    int opp = hc_opp(pla);
-    for (int i = 0; i < 4; i++) {
-        hc_loc a = (hc_loc)(loc + b->adj[i]);
-        int c = b->colors[a];
-        if (c == HC_C_EMPTY)
-            return false;
-        if (c == pla) {
-            if (libs_at(b, a) > 1)
-                return false;
-        } else if (c == opp) {
-            if (libs_at(b, a) == 1)
-                return false;
-        }
-    }
-    return true;
+    /* A suicide is a move that multi-stone-suicide rules would forbid. */
+    return loc != HC_PASS_LOC && hc_board_is_illegal_suicide(b, loc, pla, false);
 }
 
 bool hc_board_is_illegal_suicide(const hc_board *b, hc_loc loc, int pla, bool multi_ok)

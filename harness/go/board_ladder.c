@@ -37,19 +37,11 @@ static int find_liberties(const hc_board *b, hc_loc loc, hc_locbuf *buf, int sta
     do {
         for (int i = 0; i < 4; i++) {
             hc_loc lib = (hc_loc)(cur + b->adj[i]);
-            if (b->colors[lib] == HC_C_EMPTY) {
-                bool dup = false;
-                for (int j = start; j < idx + found; j++)
-                    if (buf->v[j] == lib) {
-                        dup = true;
-                        break;
-                    }
-                if (!dup) {
-                    if (!locbuf_reserve(buf, idx + found))
-                        return found;
-                    buf->v[idx + found] = lib;
-                    found++;
-                }
+            if (b->colors[lib] == HC_C_EMPTY && !hc_locs_have(buf->v + start, idx + found - start, lib)) {
+                if (!locbuf_reserve(buf, idx + found))
+                    return found;
+                buf->v[idx + found] = lib;
+                found++;
             }
         }
         cur = b->next_in_chain[cur];

@@ -171,33 +171,26 @@ static int rd_zero(rd *r, const char *field)
     return 0;
 }
 
-static int rd_double(rd *r, const char *field, double *out)
+/* One finite number token: a float (strtof, rounded once) into *f when f is given, else a double. */
+static int rd_number(rd *r, const char *field, double *d, float *f)
 {
     if (rd_token(r, field) < 0)
         return -1;
     char *end;
-    double v = strtod(r->tok, &end);
+    double v = f ? (double)strtof(r->tok, &end) : strtod(r->tok, &end);
     if (end == r->tok || *end != '\0')
         return rd_fail(r, HC_EFORMAT, r->tok_off, field, "expected a number, found \"%.40s\"", r->tok);
     if (!isfinite(v))
         return rd_fail(r, HC_EFORMAT, r->tok_off, field, "value %.40s is not finite", r->tok);
-    *out = v;
+    if (f)
+        *f = (float)v;
+    else
+        *d = v;
     return 0;
 }
 
-static int rd_float(rd *r, const char *field, float *out)
-{
-    if (rd_token(r, field) < 0)
-        return -1;
-    char *end;
-    float v = strtof(r->tok, &end);
-    if (end == r->tok || *end != '\0')
-        return rd_fail(r, HC_EFORMAT, r->tok_off, field, "expected a number, found \"%.40s\"", r->tok);
-    if (!isfinite(v))
-        return rd_fail(r, HC_EFORMAT, r->tok_off, field, "value %.40s is not finite", r->tok);
-    *out = v;
-    return 0;
-}
+static int rd_double(rd *r, const char *field, double *out) { return rd_number(r, field, out, NULL); }
+static int rd_float(rd *r, const char *field, float *out) { return rd_number(r, field, NULL, out); }
 
 static int rd_expect(rd *r, uint64_t off, const char *field, int got, long want, const char *what)
 {
