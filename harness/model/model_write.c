@@ -292,13 +292,11 @@ static void wr_net(wr *w, const hc_net *net)
     wr_int(w, net->num_input_global_c);
     if (v >= 13) {
         const hc_postprocess *p = &net->post;
-        wr_double1(w, p->td_score_multiplier);
-        wr_double1(w, p->score_mean_multiplier);
-        wr_double1(w, p->score_stdev_multiplier);
-        wr_double1(w, p->lead_multiplier);
-        wr_double1(w, p->variance_time_multiplier);
-        wr_double1(w, p->shortterm_value_error_multiplier);
-        wr_double1(w, p->shortterm_score_error_multiplier);
+        const double in_file_order[7] = {p->td_score_multiplier, p->score_mean_multiplier, p->score_stdev_multiplier,
+                                         p->lead_multiplier, p->variance_time_multiplier,
+                                         p->shortterm_value_error_multiplier, p->shortterm_score_error_multiplier};
+        for (int i = 0; i < 7; i++)
+            wr_double1(w, in_file_order[i]);
     }
     if (v >= 15) {
         wr_int(w, net->meta_encoder_version);
