@@ -164,7 +164,7 @@ yaml_node_t *hc_ydoc_require(hc_ydoc *d, yaml_node_t *m, const char *key, const 
     return v;
 }
 
-static int parse_double(const char *s, double *out)
+int hc_yparse_double(const char *s, double *out)
 {
     char *end;
     errno = 0;
@@ -180,7 +180,7 @@ int hc_ydoc_double(const hc_ydoc *d, const yaml_node_t *v, const char *key, cons
 {
     if (hc_ydoc_expect(d, v, YAML_SCALAR_NODE, key, ctx, err))
         return -1;
-    if (parse_double(hc_ynode_str(v), out))
+    if (hc_yparse_double(hc_ynode_str(v), out))
         return hc_ydoc_err(d, &v->start_mark, ctx, err, "%s: expected a number, got \"%s\"", key, hc_ynode_str(v));
     if (*out < lo || *out > hi)
         return hc_ydoc_err(d, &v->start_mark, ctx, err, "%s: %s is out of range [%g, %g]", key, hc_ynode_str(v), lo,

@@ -50,6 +50,10 @@ yaml_node_t *hc_ydoc_get(hc_ydoc *d, yaml_node_t *m, const char *key);
 /* The same, or NULL with "missing key "K"" at the mapping. */
 yaml_node_t *hc_ydoc_require(hc_ydoc *d, yaml_node_t *m, const char *key, const char *ctx, hc_err *err);
 
+/* 0 and *out when all of s is a finite number (strtod's syntax), else -1 (for scalars that mix a
+ * number with other text, which the caller takes apart). */
+int hc_yparse_double(const char *s, double *out);
+
 /* Typed scalars; key names the value in messages, which carry the value's place. */
 int hc_ydoc_double(const hc_ydoc *d, const yaml_node_t *v, const char *key, const char *ctx, double lo, double hi,
                    double *out, hc_err *err);

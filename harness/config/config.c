@@ -97,17 +97,6 @@ static int get_path(doc *d, yaml_node_t *v, const char *key, const char *ctx, po
     return 0;
 }
 
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(x))
-        return -1;
-    *out = x;
-    return 0;
-}
-
 int hc_config_parse_size(const char *s, int *w, int *h)
 {
     char *end;
@@ -350,7 +339,7 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
             } else {
                 snprintf(num, sizeof num, "%s", s);
             }
-            if (n >= sizeof num || parse_double(num, &x) || x < 0)
+            if (n >= sizeof num || hc_yparse_double(num, &x) || x < 0)
                 return hc_ydoc_err(d, &val->start_mark, pctx, err,
                               "%s: expected a limit >= 0 (a number, \"x%%\" or none), got \"%s\"",
                               hc_pct_names[pct], s);

@@ -38,7 +38,6 @@ static int fill_v3_v4(int version, const hc_history *h, int pla, const hc_nninpu
     const hc_board *board = hc_history_board(h);
     const hc_rules *rules = hc_history_rules(h);
     int opp = hc_opp(pla);
-    int encore = hc_history_encore_phase(h);
 
     hc_feat_stone_planes(&c, board, pla, true);
     hc_feat_ko_planes(&c, h, 6);
@@ -66,13 +65,9 @@ static int fill_v3_v4(int version, const hc_history *h, int pla, const hc_nninpu
     float self_komi = hc_feat_clipped_self_komi(h, pla, params, 1.0f);
     global[5] = self_komi / 15.0f;
     hc_feat_rules_globals(global, rules, false);
-    if (encore > 0)
-        global[10] = 1.0f;
-    if (encore > 1)
-        global[11] = 1.0f;
+    hc_feat_encore_globals(global, hc_history_encore_phase(h), 10);
     global[12] = !hide && hc_history_pass_would_end_phase(h, pla) ? 1.0f : 0.0f;
-    if (rules->scoring_rule == HC_SCORING_AREA || encore >= 2)
-        global[13] = hc_feat_komi_wave(self_komi, board->x_size, board->y_size);
+    hc_feat_komi_wave_global(&global[13], h, self_komi);
     return 0;
 }
 
@@ -95,7 +90,6 @@ int hc_features_fill_v5(const hc_history *h, int next_pla, const hc_nninput_para
     if (hc_feat_begin(h, next_pla, nn_x, nn_y, V5_SPATIAL, V5_GLOBAL, spatial, global, &c, err))
         return -1;
     int pla = next_pla;
-    int encore = hc_history_encore_phase(h);
     hc_feat_stone_planes(&c, hc_history_board(h), pla, false);
     hc_feat_ko_planes(&c, h, 3);
     if (!hide_history_v3(h, pla, params))
@@ -104,10 +98,7 @@ int hc_features_fill_v5(const hc_history *h, int next_pla, const hc_nninput_para
 
     global[5] = hc_feat_clipped_self_komi(h, pla, params, 1.0f) / 15.0f;
     hc_feat_rules_globals(global, hc_history_rules(h), false);
-    if (encore > 0)
-        global[10] = 1.0f;
-    if (encore > 1)
-        global[11] = 1.0f;
+    hc_feat_encore_globals(global, hc_history_encore_phase(h), 10);
     return 0;
 }
 
@@ -117,40 +108,16 @@ int hc_features_fill_v6(const hc_history *h, int next_pla, const hc_nninput_para
     hc_feat_ctx c;
     if (hc_feat_begin(h, next_pla, nn_x, nn_y, V6_SPATIAL, V6_GLOBAL, spatial, global, &c, err))
         return -1;
-    const hc_board *board = hc_history_board(h);
-    const hc_rules *rules = hc_history_rules(h);
-    int pla = next_pla, opp = hc_opp(pla);
-    int encore = hc_history_encore_phase(h);
-
-    hc_feat_stone_planes(&c, board, pla, true);
-    hc_feat_ko_planes(&c, h, 6);
-    bool final_not_win = hc_feat_area_planes_v6(&c, h, pla, params);
+    int pla = next_pla;
     bool suppress_pass_ends_phase;
-    int max_turns = hc_feat_max_history_turns_v6(h, pla, params, final_not_win, &suppress_pass_ends_phase);
-    int n_included = 0;
-    if (max_turns > 0) {
-        int use = max_turns;
-        int approx = hc_history_num_approx_valid_turns_this_phase(h);
-        int consec = hc_history_num_consec_valid_turns_this_game(h);
-        if (approx < use)
-            use = approx;
-        if (consec < use)
-            use = consec;
-        n_included = hc_feat_history_planes(&c, h, pla, use, 9, global);
-    }
-    if (hc_feat_ladder_planes(&c, h, n_included, opp, err))
+    if (hc_feat_planes_v6_v7(&c, h, pla, params, true, &suppress_pass_ends_phase, global, err))
         return -1;
-    hc_feat_second_encore_planes(&c, h, pla, 20);
 
     float self_komi = hc_feat_clipped_self_komi(h, pla, params, 1.0f);
     global[5] = self_komi / 20.0f;
-    hc_feat_rules_globals(global, rules, true);
-    if (encore > 0)
-        global[12] = 1.0f;
-    if (encore > 1)
-        global[13] = 1.0f;
+    hc_feat_rules_globals(global, hc_history_rules(h), true);
+    hc_feat_encore_globals(global, hc_history_encore_phase(h), 12);
     global[14] = !suppress_pass_ends_phase && hc_history_pass_would_end_phase(h, pla) ? 1.0f : 0.0f;
-    if (rules->scoring_rule == HC_SCORING_AREA || encore >= 2)
-        global[15] = hc_feat_komi_wave(self_komi, board->x_size, board->y_size);
+    hc_feat_komi_wave_global(&global[15], h, self_komi);
     return 0;
 }

@@ -317,3 +317,44 @@ int hc_feat_max_history_turns_v6(const hc_history *h, int pla, const hc_nninput_
         max_turns = params->max_history;
     return max_turns;
 }
+
+void hc_feat_komi_wave_global(float *g, const hc_history *h, float self_komi)
+{
+    const hc_board *board = hc_history_board(h);
+    if (hc_history_rules(h)->scoring_rule == HC_SCORING_AREA || hc_history_encore_phase(h) >= 2)
+        *g = hc_feat_komi_wave(self_komi, board->x_size, board->y_size);
+}
+
+void hc_feat_encore_globals(float *global, int encore, int first)
+{
+    if (encore > 0)
+        global[first] = 1.0f;
+    if (encore > 1)
+        global[first + 1] = 1.0f;
+}
+
+int hc_feat_planes_v6_v7(const hc_feat_ctx *c, const hc_history *h, int pla, const hc_nninput_params *params,
+                         bool cap_by_game_turns, bool *suppress_pass_ends_phase, float *global, hc_err *err)
+{
+    hc_feat_stone_planes(c, hc_history_board(h), pla, true);
+    hc_feat_ko_planes(c, h, 6);
+    bool final_not_win = hc_feat_area_planes_v6(c, h, pla, params);
+    int max_turns = hc_feat_max_history_turns_v6(h, pla, params, final_not_win, suppress_pass_ends_phase);
+    int n_included = 0;
+    if (max_turns > 0) {
+        int use = max_turns;
+        int approx = hc_history_num_approx_valid_turns_this_phase(h);
+        if (approx < use)
+            use = approx;
+        if (cap_by_game_turns) {
+            int consec = hc_history_num_consec_valid_turns_this_game(h);
+            if (consec < use)
+                use = consec;
+        }
+        n_included = hc_feat_history_planes(c, h, pla, use, 9, global);
+    }
+    if (hc_feat_ladder_planes(c, h, n_included, hc_opp(pla), err))
+        return -1;
+    hc_feat_second_encore_planes(c, h, pla, 20);
+    return 0;
+}

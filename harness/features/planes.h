@@ -73,4 +73,16 @@ int hc_feat_max_history_turns_v6(const hc_history *h, int pla, const hc_nninput_
 /* The komi parity triangle wave of input versions 3, 4, 6 and 7, for an already clipped self komi. */
 float hc_feat_komi_wave(float self_komi, int x_size, int y_size);
 
+/* The wave into *g where those versions show it: under area scoring, or from the second encore. */
+void hc_feat_komi_wave_global(float *g, const hc_history *h, float self_komi);
+
+/* Globals first (the encore has begun) and first + 1 (the second encore has), of every version. */
+void hc_feat_encore_globals(float *global, int encore, int first);
+
+/* The spatial planes of input versions 6 and 7 in their order: stones and liberties, ko, area,
+ * history (capped as hc_feat_max_history_turns_v6 says and by the valid turns of this phase, and
+ * with cap_by_game_turns, V6's, also by those of this game), ladders, second encore. */
+int hc_feat_planes_v6_v7(const hc_feat_ctx *c, const hc_history *h, int pla, const hc_nninput_params *params,
+                         bool cap_by_game_turns, bool *suppress_pass_ends_phase, float *global, hc_err *err);
+
 #endif

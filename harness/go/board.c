@@ -225,23 +225,8 @@ int hc_board_immediate_liberties(const hc_board *b, hc_loc loc)
 
 bool hc_board_is_suicide(const hc_board *b, hc_loc loc, int pla)
 {
-    if (loc == HC_PASS_LOC)
-        return false;
-    int opp = hc_opp(pla);
-    for (int i = 0; i < 4; i++) {
-        hc_loc a = (hc_loc)(loc + b->adj[i]);
-        int c = b->colors[a];
-        if (c == HC_C_EMPTY)
-            return false;
-        if (c == pla) {
-            if (libs_at(b, a) > 1)
-                return false;
-        } else if (c == opp) {
-            if (libs_at(b, a) == 1)
-                return false;
-        }
-    }
-    return true;
+    /* A suicide is a move that multi-stone-suicide rules would forbid. */
+    return loc != HC_PASS_LOC && hc_board_is_illegal_suicide(b, loc, pla, false);
 }
 
 bool hc_board_is_illegal_suicide(const hc_board *b, hc_loc loc, int pla, bool multi_ok)
@@ -446,15 +431,6 @@ static hc_loc add_chain_helper(hc_board *b, hc_loc head, hc_loc tail, hc_loc loc
     return next_tail;
 }
 
-static void add_chain(hc_board *b, hc_loc loc, int pla)
-{
-    b->chain_data[loc].num_liberties = 0;
-    b->chain_data[loc].num_locs = 0;
-    b->chain_data[loc].owner = (int8_t)pla;
-    hc_loc front = add_chain_helper(b, loc, loc, loc, pla);
-    b->next_in_chain[loc] = front;
-}
-
 static hc_loc rebuild_chain_helper(hc_board *b, hc_loc head, hc_loc tail, hc_loc loc, int pla)
 {
     hc_loc a[4];
@@ -475,12 +451,14 @@ static hc_loc rebuild_chain_helper(hc_board *b, hc_loc head, hc_loc tail, hc_loc
     return next_tail;
 }
 
-static void rebuild_chain(hc_board *b, hc_loc loc, int pla)
+/* Makes loc the head of a new chain of pla and lets walk (one of the two helpers above) link its
+ * stones: add_chain_helper when they are being put back, rebuild_chain_helper when they stayed. */
+static void start_chain(hc_board *b, hc_loc loc, int pla, hc_loc (*walk)(hc_board *, hc_loc, hc_loc, hc_loc, int))
 {
     b->chain_data[loc].num_liberties = 0;
     b->chain_data[loc].num_locs = 0;
     b->chain_data[loc].owner = (int8_t)pla;
-    hc_loc front = rebuild_chain_helper(b, loc, loc, loc, pla);
+    hc_loc front = walk(b, loc, loc, loc, pla); /* the walk sets next_in_chain[loc] too: close the ring after it */
     b->next_in_chain[loc] = front;
 }
 
@@ -513,13 +491,7 @@ void hc_board_play_assume_legal(hc_board *b, hc_loc loc, int pla)
             merge_chains(b, a, loc);
         } else if (b->colors[a] == opp) {
             hc_loc oh = b->chain_head[a];
-            bool seen = false;
-            for (int j = 0; j < n_opps; j++)
-                if (opp_heads[j] == oh) {
-                    seen = true;
-                    break;
-                }
-            if (seen)
+            if (hc_locs_have(opp_heads, n_opps, oh))
                 continue;
             b->chain_data[oh].num_liberties--;
             opp_heads[n_opps++] = oh;
@@ -588,7 +560,7 @@ void hc_board_undo(hc_board *b, hc_move_record rec)
     for (int i = 0; i < 4; i++) {
         hc_loc a = (hc_loc)(loc + b->adj[i]);
         if ((rec.cap_dirs & (1 << i)) && b->colors[a] == HC_C_EMPTY) {
-            add_chain(b, a, opp);
+            start_chain(b, a, opp, add_chain_helper);
             int n = b->chain_data[b->chain_head[a]].num_locs;
             if (rec.pla == HC_C_BLACK)
                 b->num_white_captures -= n;
@@ -597,7 +569,7 @@ void hc_board_undo(hc_board *b, hc_move_record rec)
         }
     }
     if (rec.cap_dirs == 0x10) {
-        add_chain(b, loc, rec.pla);
+        start_chain(b, loc, rec.pla, add_chain_helper);
         int n = b->chain_data[b->chain_head[loc]].num_locs;
         if (rec.pla == HC_C_BLACK)
             b->num_black_captures -= n;
@@ -647,7 +619,7 @@ void hc_board_undo(hc_board *b, hc_move_record rec)
             for (int i = 0; i < 4; i++) {
                 hc_loc a = (hc_loc)(loc + b->adj[i]);
                 if (b->colors[a] == rec.pla && b->chain_head[a] == HC_NULL_LOC)
-                    rebuild_chain(b, a, rec.pla);
+                    start_chain(b, a, rec.pla, rebuild_chain_helper);
             }
         }
     }
@@ -671,11 +643,7 @@ hc_hash128 hc_board_pos_hash_after_move(const hc_board *b, hc_loc loc, int pla)
             suicide = false;
         else if (b->colors[a] == opp && libs_at(b, a) == 1) {
             hc_loc head = b->chain_head[a];
-            bool found = false;
-            for (int j = 0; j < n; j++)
-                if (heads[j] == head)
-                    found = true;
-            if (!found) {
+            if (!hc_locs_have(heads, n, head)) {
                 heads[n++] = head;
                 suicide = false;
                 hc_loc cur = a;
@@ -691,11 +659,7 @@ hc_hash128 hc_board_pos_hash_after_move(const hc_board *b, hc_loc loc, int pla)
             hc_loc a = (hc_loc)(loc + b->adj[i]);
             if (b->colors[a] == pla && libs_at(b, a) == 1) {
                 hc_loc head = b->chain_head[a];
-                bool found = false;
-                for (int j = 0; j < n; j++)
-                    if (heads[j] == head)
-                        found = true;
-                if (!found) {
+                if (!hc_locs_have(heads, n, head)) {
                     heads[n++] = head;
                     hc_loc cur = a;
                     do {

@@ -94,6 +94,14 @@ static inline hc_loc hc_loc_of(int x, int y, int x_size)
 static inline int hc_loc_x(hc_loc loc, int x_size) { return (loc % (x_size + 1)) - 1; }
 static inline int hc_loc_y(hc_loc loc, int x_size) { return (loc / (x_size + 1)) - 1; }
 static inline int hc_opp(int pla) { return pla ^ 3; }
+/* Whether loc is among the n at v: the board code's short lists of chains or points already seen. */
+static inline bool hc_locs_have(const hc_loc *v, int n, hc_loc loc)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == loc)
+            return true;
+    return false;
+}
 
 bool hc_board_on_board(const hc_board *b, hc_loc loc);
 int hc_board_chain_size(const hc_board *b, hc_loc loc);

@@ -63,13 +63,7 @@ static void area_for_pla(const hc_board *b, int pla, bool safe_big, bool unsafe_
                     hc_loc a = (hc_loc)(loc + b->adj[i]);
                     if (b->colors[a] == pla) {
                         hc_loc ph = b->chain_head[a];
-                        bool present = false;
-                        for (int j = 0; j < n; j++)
-                            if (vital_lists[vs + j] == ph) {
-                                present = true;
-                                break;
-                            }
-                        if (!present)
+                        if (!hc_locs_have(vital_lists + vs, n, ph))
                             vital_lists[vs + n++] = ph;
                     }
                 }

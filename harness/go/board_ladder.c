@@ -37,19 +37,11 @@ static int find_liberties(const hc_board *b, hc_loc loc, hc_locbuf *buf, int sta
     do {
         for (int i = 0; i < 4; i++) {
             hc_loc lib = (hc_loc)(cur + b->adj[i]);
-            if (b->colors[lib] == HC_C_EMPTY) {
-                bool dup = false;
-                for (int j = start; j < idx + found; j++)
-                    if (buf->v[j] == lib) {
-                        dup = true;
-                        break;
-                    }
-                if (!dup) {
-                    if (!locbuf_reserve(buf, idx + found))
-                        return found;
-                    buf->v[idx + found] = lib;
-                    found++;
-                }
+            if (b->colors[lib] == HC_C_EMPTY && !hc_locs_have(buf->v + start, idx + found - start, lib)) {
+                if (!locbuf_reserve(buf, idx + found))
+                    return found;
+                buf->v[idx + found] = lib;
+                found++;
             }
         }
         cur = b->next_in_chain[cur];
@@ -70,13 +62,7 @@ static int find_liberty_gaining_captures(const hc_board *b, hc_loc loc, hc_locbu
             if (b->colors[a] == opp) {
                 hc_loc head = b->chain_head[a];
                 if (b->chain_data[head].num_liberties == 1) {
-                    bool already = false;
-                    for (int j = 0; j < n_checked; j++)
-                        if (checked[j] == head) {
-                            already = true;
-                            break;
-                        }
-                    if (!already) {
+                    if (!hc_locs_have(checked, n_checked, head)) {
                         found += find_liberties(b, a, buf, start, idx + found);
                         checked[n_checked++] = head;
                     }
@@ -146,13 +132,7 @@ static int libs_after_play(const hc_board *b, hc_loc loc, int pla, int max)
             if (n >= max)
                 return max;
             hc_loc h = b->chain_head[a];
-            bool found = false;
-            for (int j = 0; j < n_cap; j++)
-                if (cap_heads[j] == h) {
-                    found = true;
-                    break;
-                }
-            if (!found)
+            if (!hc_locs_have(cap_heads, n_cap, h))
                 cap_heads[n_cap++] = h;
         }
     }
@@ -163,36 +143,19 @@ static int libs_after_play(const hc_board *b, hc_loc loc, int pla, int max)
         if (b->colors[a] != pla)
             continue;
         hc_loc h = b->chain_head[a];
-        bool found = false;
-        for (int j = 0; j < n_conn; j++)
-            if (conn_heads[j] == h) {
-                found = true;
-                break;
-            }
-        if (found)
+        if (hc_locs_have(conn_heads, n_conn, h))
             continue;
         conn_heads[n_conn++] = h;
         hc_loc cur = a;
         do {
             for (int k = 0; k < 4; k++) {
                 hc_loc pl = (hc_loc)(cur + b->adj[k]);
-                bool empty_after = b->colors[pl] == HC_C_EMPTY;
-                if (!empty_after && b->colors[pl] == opp)
-                    for (int q = 0; q < n_cap; q++)
-                        if (cap_heads[q] == b->chain_head[pl])
-                            empty_after = true;
-                if (pl != loc && empty_after) {
-                    bool counted = false;
-                    for (int l = 0; l < n; l++)
-                        if (libs[l] == pl) {
-                            counted = true;
-                            break;
-                        }
-                    if (!counted) {
-                        libs[n++] = pl;
-                        if (n >= max)
-                            return max;
-                    }
+                bool empty_after = b->colors[pl] == HC_C_EMPTY ||
+                                   (b->colors[pl] == opp && hc_locs_have(cap_heads, n_cap, b->chain_head[pl]));
+                if (pl != loc && empty_after && !hc_locs_have(libs, n, pl)) {
+                    libs[n++] = pl;
+                    if (n >= max)
+                        return max;
                 }
             }
             cur = b->next_in_chain[cur];

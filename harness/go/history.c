@@ -77,6 +77,15 @@ struct hc_history {
     hc_board board; /* the current board (KataGo keeps it outside the history) */
 };
 
+/* realloc for the history's growing arrays; on failure the old array stays (and is freed with h). */
+static void *grow(void *p, size_t bytes, hc_err *err)
+{
+    void *q = realloc(p, bytes);
+    if (!q)
+        hc_err_set(err, HC_ENOMEM, "out of memory growing a board history");
+    return q;
+}
+
 static int hash_vec_reserve(hash_vec *v, size_t extra, hc_err *err)
 {
     if (v->n + extra <= v->cap)
@@ -84,9 +93,9 @@ static int hash_vec_reserve(hash_vec *v, size_t extra, hc_err *err)
     size_t cap = v->cap ? v->cap * 2 : 64;
     while (cap < v->n + extra)
         cap *= 2;
-    hc_hash128 *nv = realloc(v->v, cap * sizeof *nv);
+    hc_hash128 *nv = grow(v->v, cap * sizeof *nv, err);
     if (!nv)
-        return hc_err_set(err, HC_ENOMEM, "out of memory growing a board history");
+        return -1;
     v->v = nv;
     v->cap = cap;
     return 0;
@@ -96,21 +105,21 @@ static int reserve_for_move(hc_history *h, hc_err *err)
 {
     if (h->n_moves + 1 > h->cap_moves) {
         size_t cap = h->cap_moves ? h->cap_moves * 2 : 256;
-        hc_loc *l = realloc(h->move_locs, cap * sizeof *l);
+        hc_loc *l = grow(h->move_locs, cap * sizeof *l, err);
         if (!l)
-            return hc_err_set(err, HC_ENOMEM, "out of memory growing a board history");
+            return -1;
         h->move_locs = l;
-        int8_t *p = realloc(h->move_plas, cap);
+        int8_t *p = grow(h->move_plas, cap, err);
         if (!p)
-            return hc_err_set(err, HC_ENOMEM, "out of memory growing a board history");
+            return -1;
         h->move_plas = p;
         h->cap_moves = cap;
     }
     if (h->n_ekc + 1 > h->cap_ekc) {
         size_t cap = h->cap_ekc ? h->cap_ekc * 2 : 16;
-        encore_ko_capture *e = realloc(h->ekc, cap * sizeof *e);
+        encore_ko_capture *e = grow(h->ekc, cap * sizeof *e, err);
         if (!e)
-            return hc_err_set(err, HC_ENOMEM, "out of memory growing a board history");
+            return -1;
         h->ekc = e;
         h->cap_ekc = cap;
     }

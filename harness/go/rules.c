@@ -89,54 +89,58 @@ static bool name_is(const char *lower, const char *const *names)
     return false;
 }
 
-static void set_rules(hc_rules *r, int scoring, int ko, int tax, bool sui, bool button, int whb, bool fpok, float komi)
-{
-    r->scoring_rule = scoring;
-    r->ko_rule = ko;
-    r->tax_rule = tax;
-    r->multi_stone_suicide_legal = sui;
-    r->has_button = button;
-    r->white_handicap_bonus_rule = whb;
-    r->friendly_pass_ok = fpok;
-    r->komi = komi;
-}
+/* KataGo's named rule sets (Rules::parseRulesHelper), by their accepted lower-case spellings. */
+typedef struct named_rules {
+    const char *const *names;
+    int scoring, ko, tax;
+    bool sui, button;
+    int whb;
+    bool fpok;
+    float komi;
+} named_rules;
+
+static const char *const jp[] = {"japanese", "korean", NULL};
+static const char *const cn[] = {"chinese", NULL};
+static const char *const cn_ogs[] = {"chineseogs", "chinese_ogs", "chinese-ogs", "chinesekgs", "chinese_kgs", "chinese-kgs", NULL};
+static const char *const anc_area[] = {"ancientarea", "ancient-area", "ancient_area", "ancient area",
+                                       "stonescoring", "stone-scoring", "stone_scoring", "stone scoring", NULL};
+static const char *const anc_terr[] = {"ancientterritory", "ancient-territory", "ancient_territory", "ancient territory", NULL};
+static const char *const aga_button[] = {"agabutton", "aga-button", "aga_button", "aga button", NULL};
+static const char *const aga[] = {"aga", "bga", "french", NULL};
+static const char *const nz[] = {"nz", "newzealand", "new zealand", "new-zealand", "new_zealand", NULL};
+static const char *const tt[] = {"tromp-taylor", "tromp_taylor", "tromp taylor", "tromptaylor", NULL};
+static const char *const goe[] = {"goe", "ing", NULL};
+
+static const named_rules named[] = {
+    {jp, HC_SCORING_TERRITORY, HC_KO_SIMPLE, HC_TAX_SEKI, false, false, HC_WHB_ZERO, false, 6.5f},
+    {cn, HC_SCORING_AREA, HC_KO_SIMPLE, HC_TAX_NONE, false, false, HC_WHB_N, true, 7.5f},
+    {cn_ogs, HC_SCORING_AREA, HC_KO_POSITIONAL, HC_TAX_NONE, false, false, HC_WHB_N, true, 7.5f},
+    {anc_area, HC_SCORING_AREA, HC_KO_SIMPLE, HC_TAX_ALL, false, false, HC_WHB_ZERO, true, 7.5f},
+    {anc_terr, HC_SCORING_TERRITORY, HC_KO_SIMPLE, HC_TAX_ALL, false, false, HC_WHB_ZERO, false, 6.5f},
+    {aga_button, HC_SCORING_AREA, HC_KO_SITUATIONAL, HC_TAX_NONE, false, true, HC_WHB_N_MINUS_ONE, true, 7.0f},
+    {aga, HC_SCORING_AREA, HC_KO_SITUATIONAL, HC_TAX_NONE, false, false, HC_WHB_N_MINUS_ONE, true, 7.5f},
+    {nz, HC_SCORING_AREA, HC_KO_SITUATIONAL, HC_TAX_NONE, true, false, HC_WHB_ZERO, true, 7.0f},
+    {tt, HC_SCORING_AREA, HC_KO_POSITIONAL, HC_TAX_NONE, true, false, HC_WHB_ZERO, false, 7.5f},
+    {goe, HC_SCORING_AREA, HC_KO_POSITIONAL, HC_TAX_NONE, true, false, HC_WHB_ZERO, true, 7.5f},
+};
 
 static bool parse_named(const char *lower, hc_rules *r)
 {
-    static const char *const jp[] = {"japanese", "korean", NULL};
-    static const char *const cn[] = {"chinese", NULL};
-    static const char *const cn_ogs[] = {"chineseogs", "chinese_ogs", "chinese-ogs", "chinesekgs", "chinese_kgs", "chinese-kgs", NULL};
-    static const char *const anc_area[] = {"ancientarea", "ancient-area", "ancient_area", "ancient area",
-                                           "stonescoring", "stone-scoring", "stone_scoring", "stone scoring", NULL};
-    static const char *const anc_terr[] = {"ancientterritory", "ancient-territory", "ancient_territory", "ancient territory", NULL};
-    static const char *const aga_button[] = {"agabutton", "aga-button", "aga_button", "aga button", NULL};
-    static const char *const aga[] = {"aga", "bga", "french", NULL};
-    static const char *const nz[] = {"nz", "newzealand", "new zealand", "new-zealand", "new_zealand", NULL};
-    static const char *const tt[] = {"tromp-taylor", "tromp_taylor", "tromp taylor", "tromptaylor", NULL};
-    static const char *const goe[] = {"goe", "ing", NULL};
-    if (name_is(lower, jp))
-        set_rules(r, HC_SCORING_TERRITORY, HC_KO_SIMPLE, HC_TAX_SEKI, false, false, HC_WHB_ZERO, false, 6.5f);
-    else if (name_is(lower, cn))
-        set_rules(r, HC_SCORING_AREA, HC_KO_SIMPLE, HC_TAX_NONE, false, false, HC_WHB_N, true, 7.5f);
-    else if (name_is(lower, cn_ogs))
-        set_rules(r, HC_SCORING_AREA, HC_KO_POSITIONAL, HC_TAX_NONE, false, false, HC_WHB_N, true, 7.5f);
-    else if (name_is(lower, anc_area))
-        set_rules(r, HC_SCORING_AREA, HC_KO_SIMPLE, HC_TAX_ALL, false, false, HC_WHB_ZERO, true, 7.5f);
-    else if (name_is(lower, anc_terr))
-        set_rules(r, HC_SCORING_TERRITORY, HC_KO_SIMPLE, HC_TAX_ALL, false, false, HC_WHB_ZERO, false, 6.5f);
-    else if (name_is(lower, aga_button))
-        set_rules(r, HC_SCORING_AREA, HC_KO_SITUATIONAL, HC_TAX_NONE, false, true, HC_WHB_N_MINUS_ONE, true, 7.0f);
-    else if (name_is(lower, aga))
-        set_rules(r, HC_SCORING_AREA, HC_KO_SITUATIONAL, HC_TAX_NONE, false, false, HC_WHB_N_MINUS_ONE, true, 7.5f);
-    else if (name_is(lower, nz))
-        set_rules(r, HC_SCORING_AREA, HC_KO_SITUATIONAL, HC_TAX_NONE, true, false, HC_WHB_ZERO, true, 7.0f);
-    else if (name_is(lower, tt))
-        set_rules(r, HC_SCORING_AREA, HC_KO_POSITIONAL, HC_TAX_NONE, true, false, HC_WHB_ZERO, false, 7.5f);
-    else if (name_is(lower, goe))
-        set_rules(r, HC_SCORING_AREA, HC_KO_POSITIONAL, HC_TAX_NONE, true, false, HC_WHB_ZERO, true, 7.5f);
-    else
-        return false;
-    return true;
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        const named_rules *n = &named[i];
+        if (!name_is(lower, n->names))
+            continue;
+        r->scoring_rule = n->scoring;
+        r->ko_rule = n->ko;
+        r->tax_rule = n->tax;
+        r->multi_stone_suicide_legal = n->sui;
+        r->has_button = n->button;
+        r->white_handicap_bonus_rule = n->whb;
+        r->friendly_pass_ok = n->fpok;
+        r->komi = n->komi;
+        return true;
+    }
+    return false;
 }
 
 static int lookup(const char *s, const char **names, int n)
@@ -145,6 +149,19 @@ static int lookup(const char *s, const char **names, int n)
         if (strcmp(s, names[i]) == 0)
             return i;
     return -1;
+}
+
+/* What both syntaxes infer when the tax rule or komi is not stated: from the scoring rule and button. */
+static void fill_unstated(hc_rules *r, bool tax_given, bool komi_given)
+{
+    if (!tax_given)
+        r->tax_rule = r->scoring_rule == HC_SCORING_TERRITORY ? HC_TAX_SEKI : HC_TAX_NONE;
+    if (!komi_given) {
+        if (r->scoring_rule == HC_SCORING_TERRITORY)
+            r->komi = 6.5f;
+        else if (r->has_button)
+            r->komi = 7.0f;
+    }
 }
 
 static int key_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
@@ -240,14 +257,7 @@ static int parse_json(const char *s, bool allow_komi, hc_rules *r, hc_err *err)
     json_decref(root);
     if (rc)
         return rc;
-    if (!tax_given)
-        r->tax_rule = r->scoring_rule == HC_SCORING_TERRITORY ? HC_TAX_SEKI : HC_TAX_NONE;
-    if (!komi_given) {
-        if (r->scoring_rule == HC_SCORING_TERRITORY)
-            r->komi = 6.5f;
-        else if (r->has_button)
-            r->komi = 7.0f;
-    }
+    fill_unstated(r, tax_given, komi_given);
     return 0;
 }
 
@@ -260,6 +270,24 @@ static bool strip(const char **s, const char **e, const char *prefix)
         *s += n;
     trim_span(s, e);
     return m;
+}
+
+static const char *bit_names[] = {"0", "1"};
+
+/* Strips the longest of names that starts the span ("N-1" before "N") and stores its index. */
+static int strip_value(const char **s, const char **e, const char **names, int n, int *out)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names[i]);
+        if ((size_t)(*e - *s) >= len && strncmp(*s, names[i], len) == 0 && (best < 0 || len > strlen(names[best])))
+            best = i;
+    }
+    if (best < 0)
+        return -1;
+    strip(s, e, names[best]);
+    *out = best;
+    return 0;
 }
 
 static int parse_internal(const char *orig, bool allow_komi, hc_rules *r, hc_err *err)
@@ -295,63 +323,44 @@ static int parse_internal(const char *orig, bool allow_komi, hc_rules *r, hc_err
             continue;
         }
         if (strip(&s, &e, "ko")) {
-            if (strip(&s, &e, "SIMPLE")) r->ko_rule = HC_KO_SIMPLE;
-            else if (strip(&s, &e, "POSITIONAL")) r->ko_rule = HC_KO_POSITIONAL;
-            else if (strip(&s, &e, "SITUATIONAL")) r->ko_rule = HC_KO_SITUATIONAL;
-            else if (strip(&s, &e, "SPIGHT")) r->ko_rule = HC_KO_SPIGHT;
-            else FAIL();
+            if (strip_value(&s, &e, ko_names, 4, &r->ko_rule) < 0)
+                FAIL();
             continue;
         }
         if (strip(&s, &e, "scoring") || strip(&s, &e, "score")) {
-            if (strip(&s, &e, "AREA")) r->scoring_rule = HC_SCORING_AREA;
-            else if (strip(&s, &e, "TERRITORY")) r->scoring_rule = HC_SCORING_TERRITORY;
-            else FAIL();
+            if (strip_value(&s, &e, scoring_names, 2, &r->scoring_rule) < 0)
+                FAIL();
             continue;
         }
         if (strip(&s, &e, "tax")) {
-            if (strip(&s, &e, "NONE")) r->tax_rule = HC_TAX_NONE;
-            else if (strip(&s, &e, "SEKI")) r->tax_rule = HC_TAX_SEKI;
-            else if (strip(&s, &e, "ALL")) r->tax_rule = HC_TAX_ALL;
-            else FAIL();
+            if (strip_value(&s, &e, tax_names, 3, &r->tax_rule) < 0)
+                FAIL();
             tax_given = true;
             continue;
         }
-        if (strip(&s, &e, "sui")) {
-            if (strip(&s, &e, "1")) r->multi_stone_suicide_legal = true;
-            else if (strip(&s, &e, "0")) r->multi_stone_suicide_legal = false;
-            else FAIL();
-            continue;
-        }
-        if (strip(&s, &e, "button")) {
-            if (strip(&s, &e, "1")) r->has_button = true;
-            else if (strip(&s, &e, "0")) r->has_button = false;
-            else FAIL();
-            continue;
-        }
         if (strip(&s, &e, "whb")) {
-            if (strip(&s, &e, "0")) r->white_handicap_bonus_rule = HC_WHB_ZERO;
-            else if (strip(&s, &e, "N-1")) r->white_handicap_bonus_rule = HC_WHB_N_MINUS_ONE;
-            else if (strip(&s, &e, "N")) r->white_handicap_bonus_rule = HC_WHB_N;
-            else FAIL();
+            if (strip_value(&s, &e, whb_names, 3, &r->white_handicap_bonus_rule) < 0)
+                FAIL();
             continue;
         }
-        if (strip(&s, &e, "fpok")) {
-            if (strip(&s, &e, "1")) r->friendly_pass_ok = true;
-            else if (strip(&s, &e, "0")) r->friendly_pass_ok = false;
-            else FAIL();
+        bool *flag = NULL;
+        if (strip(&s, &e, "sui"))
+            flag = &r->multi_stone_suicide_legal;
+        else if (strip(&s, &e, "button"))
+            flag = &r->has_button;
+        else if (strip(&s, &e, "fpok"))
+            flag = &r->friendly_pass_ok;
+        if (flag) {
+            int v;
+            if (strip_value(&s, &e, bit_names, 2, &v) < 0)
+                FAIL();
+            *flag = v == 1;
             continue;
         }
         FAIL();
     }
 #undef FAIL
-    if (!tax_given)
-        r->tax_rule = r->scoring_rule == HC_SCORING_TERRITORY ? HC_TAX_SEKI : HC_TAX_NONE;
-    if (!komi_given) {
-        if (r->scoring_rule == HC_SCORING_TERRITORY)
-            r->komi = 6.5f;
-        else if (r->has_button)
-            r->komi = 7.0f;
-    }
+    fill_unstated(r, tax_given, komi_given);
     return 0;
 }
 

@@ -28,6 +28,26 @@ const char *hc_block_kind_str(int kind)
     return "?";
 }
 
+void hc_postprocess_set_defaults(hc_postprocess *pp)
+{
+    pp->td_score_multiplier = 20.0;
+    pp->score_mean_multiplier = 20.0;
+    pp->score_stdev_multiplier = 20.0;
+    pp->lead_multiplier = 20.0;
+    pp->variance_time_multiplier = 40.0;
+    pp->shortterm_value_error_multiplier = 0.25;
+    pp->shortterm_score_error_multiplier = 30.0;
+    pp->output_scale_multiplier = 1.0f;
+}
+
+void hc_net_derive_head_counts(hc_net *net)
+{
+    net->num_policy_c = net->policy.policy_out_c;
+    net->num_value_c = net->value.v3_mul.out_c;
+    net->num_score_value_c = net->value.sv3_mul.out_c;
+    net->num_ownership_c = net->value.ownership_conv.out_c;
+}
+
 int hc_model_input_version(int v)
 {
     if (v >= 8 && v <= 17)

@@ -301,6 +301,10 @@ typedef struct hc_postprocess {
     float output_scale_multiplier; /* never in the file; 1 unless a scale-8 transform ran */
 } hc_postprocess;
 
+/* KataGo's defaults, for files that do not store the constants (versions below 13). Sets the
+ * fields one by one, so the padding of a zeroed struct stays zero (tests compare with memcmp). */
+void hc_postprocess_set_defaults(hc_postprocess *pp);
+
 typedef struct hc_net {
     char *name;                  /* the model name token */
     int model_version;           /* 3..17 */
@@ -341,6 +345,9 @@ void hc_net_free(hc_net *net);
  * (printed with enough digits to read back bit-exactly), gzip'd when path ends in ".gz".
  * Only fields stored in a file are written (merged BN arrays are recomputed on load). */
 int hc_net_write(const hc_net *net, const char *path, int binary, hc_err *err);
+
+/* Sets the counts "derived from the heads" (num_policy_c ... num_ownership_c) from the heads. */
+void hc_net_derive_head_counts(hc_net *net);
 
 /* KataGo's feature-set facts for a model version (-1 for unsupported versions). */
 int hc_model_input_version(int model_version);

@@ -171,33 +171,26 @@ static int rd_zero(rd *r, const char *field)
     return 0;
 }
 
-static int rd_double(rd *r, const char *field, double *out)
+/* One finite number token: a float (strtof, rounded once) into *f when f is given, else a double. */
+static int rd_number(rd *r, const char *field, double *d, float *f)
 {
     if (rd_token(r, field) < 0)
         return -1;
     char *end;
-    double v = strtod(r->tok, &end);
+    double v = f ? (double)strtof(r->tok, &end) : strtod(r->tok, &end);
     if (end == r->tok || *end != '\0')
         return rd_fail(r, HC_EFORMAT, r->tok_off, field, "expected a number, found \"%.40s\"", r->tok);
     if (!isfinite(v))
         return rd_fail(r, HC_EFORMAT, r->tok_off, field, "value %.40s is not finite", r->tok);
-    *out = v;
+    if (f)
+        *f = (float)v;
+    else
+        *d = v;
     return 0;
 }
 
-static int rd_float(rd *r, const char *field, float *out)
-{
-    if (rd_token(r, field) < 0)
-        return -1;
-    char *end;
-    float v = strtof(r->tok, &end);
-    if (end == r->tok || *end != '\0')
-        return rd_fail(r, HC_EFORMAT, r->tok_off, field, "expected a number, found \"%.40s\"", r->tok);
-    if (!isfinite(v))
-        return rd_fail(r, HC_EFORMAT, r->tok_off, field, "value %.40s is not finite", r->tok);
-    *out = v;
-    return 0;
-}
+static int rd_double(rd *r, const char *field, double *out) { return rd_number(r, field, out, NULL); }
+static int rd_float(rd *r, const char *field, float *out) { return rd_number(r, field, NULL, out); }
 
 static int rd_expect(rd *r, uint64_t off, const char *field, int got, long want, const char *what)
 {
@@ -206,10 +199,57 @@ static int rd_expect(rd *r, uint64_t off, const char *field, int got, long want,
     return 0;
 }
 
+/* The prologue of the layers that are a name and a channel count: "<what> name", then
+ * "<what> channels" checked against want_c (want_c <= 0: nothing implied). */
+static int rd_layer_head(rd *r, char **name, const char *what, int *c, int want_c, const char *want_what)
+{
+    char field[64];
+    snprintf(field, sizeof field, "%s name", what);
+    if (rd_name(r, name, field) < 0)
+        return -1;
+    r->layer = *name;
+    snprintf(field, sizeof field, "%s channels", what);
+    if (rd_channels(r, field, c) < 0)
+        return -1;
+    if (want_c > 0 && rd_expect(r, r->tok_off, field, *c, want_c, want_what) < 0)
+        return -1;
+    return 0;
+}
+
+/* An RMSNorm epsilon: KataGo's writers only produce values in (0, 1]. */
+static int rd_norm_eps(rd *r, const char *field, float *eps)
+{
+    if (rd_float(r, field, eps) < 0)
+        return -1;
+    if (!(*eps > 0) || *eps > 1.0f)
+        return rd_fail(r, HC_EFORMAT, r->tok_off, field, "%g is not in (0, 1]", (double)*eps);
+    return 0;
+}
+
 /* Conv layout: file index (y, x, ic, oc), oc fastest -> memory (oc, ic, y, x), x fastest. */
 typedef struct conv_map {
     int ky, kx, in_c, out_c;
 } conv_map;
+
+/* Where the next value of a conv weight array goes in memory; the file's order is (y, x, ic, oc). */
+typedef struct conv_pos {
+    size_t y, x, ic, oc;
+} conv_pos;
+
+static inline void conv_put(float *w, const conv_map *m, conv_pos *p, float v)
+{
+    w[(p->oc * m->in_c + p->ic) * (size_t)m->ky * m->kx + p->y * (size_t)m->kx + p->x] = v;
+    if (++p->oc == (size_t)m->out_c) {
+        p->oc = 0;
+        if (++p->ic == (size_t)m->in_c) {
+            p->ic = 0;
+            if (++p->x == (size_t)m->kx) {
+                p->x = 0;
+                p->y++;
+            }
+        }
+    }
+}
 
 static inline uint32_t le32(const unsigned char *p)
 {
@@ -239,10 +279,7 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
     if (!w)
         return hc_err_set(r->err, HC_ENOMEM, "%s: offset %llu: layer %s: %s: out of memory for %zu floats", r->fname,
                           (unsigned long long)start, r->layer, field, n);
-    /* Running destination coordinates for the conv transposition. */
-    size_t y = 0, x = 0, ic = 0, oc = 0;
-    size_t oc_stride = map ? (size_t)map->ky * map->kx * map->in_c : 0;
-    size_t ic_stride = map ? (size_t)map->ky * map->kx : 0;
+    conv_pos cp = {0, 0, 0, 0};
     if (is_bin) {
         const char magic[] = "@BIN@";
         for (int i = 0; i < 5; i++) {
@@ -272,21 +309,10 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
                             isnan(v) ? "NaN" : "infinite");
                     goto fail_quiet;
                 }
-                if (!map) {
+                if (map)
+                    conv_put(w, map, &cp, v);
+                else
                     w[i + j] = v;
-                    continue;
-                }
-                w[oc * oc_stride + ic * ic_stride + y * (size_t)map->kx + x] = v;
-                if (++oc == (size_t)map->out_c) {
-                    oc = 0;
-                    if (++ic == (size_t)map->in_c) {
-                        ic = 0;
-                        if (++x == (size_t)map->kx) {
-                            x = 0;
-                            y++;
-                        }
-                    }
-                }
             }
             r->pos += 4 * k;
             i += k - 1;
@@ -331,21 +357,10 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
             rd_fail(r, HC_EFORMAT, voff, field, "weight %zu of %zu is %s", i, n, isnan(v) ? "NaN" : "infinite");
             goto fail_quiet;
         }
-        if (map) {
-            w[oc * oc_stride + ic * ic_stride + y * (size_t)map->kx + x] = v;
-            if (++oc == (size_t)map->out_c) {
-                oc = 0;
-                if (++ic == (size_t)map->in_c) {
-                    ic = 0;
-                    if (++x == (size_t)map->kx) {
-                        x = 0;
-                        y++;
-                    }
-                }
-            }
-        } else {
+        if (map)
+            conv_put(w, map, &cp, v);
+        else
             w[i] = v;
-        }
     }
     if (is_bin) {
         /* Writers end every block with a newline. Anything else means the declared shape
@@ -406,12 +421,7 @@ static int rd_conv(rd *r, hc_conv *c, int want_in, int want_out, const char *wan
 
 static int rd_bn(rd *r, hc_bn *b, int want_c, const char *want_what)
 {
-    if (rd_name(r, &b->name, "batchnorm name") < 0)
-        return -1;
-    r->layer = b->name;
-    if (rd_channels(r, "batchnorm channels", &b->c) < 0)
-        return -1;
-    if (want_c > 0 && rd_expect(r, r->tok_off, "batchnorm channels", b->c, want_c, want_what) < 0)
+    if (rd_layer_head(r, &b->name, "batchnorm", &b->c, want_c, want_what) < 0)
         return -1;
     if (rd_float(r, "batchnorm epsilon", &b->eps) < 0)
         return -1;
@@ -492,12 +502,7 @@ static int rd_matmul(rd *r, hc_matmul *m, int want_in, const char *want_in_what,
 
 static int rd_matbias(rd *r, hc_matbias *b, int want_c, const char *want_what)
 {
-    if (rd_name(r, &b->name, "matbias name") < 0)
-        return -1;
-    r->layer = b->name;
-    if (rd_channels(r, "matbias channels", &b->c) < 0)
-        return -1;
-    if (want_c > 0 && rd_expect(r, r->tok_off, "matbias channels", b->c, want_c, want_what) < 0)
+    if (rd_layer_head(r, &b->name, "matbias", &b->c, want_c, want_what) < 0)
         return -1;
     if (rd_floats(r, (size_t)b->c, NULL, "matbias weights", &b->w) < 0)
         return -1;
@@ -507,17 +512,9 @@ static int rd_matbias(rd *r, hc_matbias *b, int want_c, const char *want_what)
 
 static int rd_rmsnorm(rd *r, hc_rmsnorm *n, int want_c)
 {
-    if (rd_name(r, &n->name, "rmsnorm name") < 0)
+    if (rd_layer_head(r, &n->name, "rmsnorm", &n->c, want_c, "the trunk channels") < 0 ||
+        rd_norm_eps(r, "rmsnorm epsilon", &n->eps) < 0)
         return -1;
-    r->layer = n->name;
-    if (rd_channels(r, "rmsnorm channels", &n->c) < 0)
-        return -1;
-    if (rd_expect(r, r->tok_off, "rmsnorm channels", n->c, want_c, "the trunk channels") < 0)
-        return -1;
-    if (rd_float(r, "rmsnorm epsilon", &n->eps) < 0)
-        return -1;
-    if (!(n->eps > 0) || n->eps > 1.0f)
-        return rd_fail(r, HC_EFORMAT, r->tok_off, "rmsnorm epsilon", "%g is not in (0, 1]", (double)n->eps);
     if (rd_int(r, "rmsnorm spatial", -2147483647L, 2147483647L, HC_EFORMAT, NULL, &n->spatial) < 0)
         return -1;
     n->spatial = n->spatial != 0;
@@ -535,17 +532,9 @@ static int rd_rmsnorm(rd *r, hc_rmsnorm *n, int want_c)
 
 static int rd_tf_rmsnorm(rd *r, hc_tf_rmsnorm *n, int want_c)
 {
-    if (rd_name(r, &n->name, "transformer rmsnorm name") < 0)
+    if (rd_layer_head(r, &n->name, "transformer rmsnorm", &n->c, want_c, "the block's channels") < 0 ||
+        rd_norm_eps(r, "transformer rmsnorm epsilon", &n->eps) < 0)
         return -1;
-    r->layer = n->name;
-    if (rd_channels(r, "transformer rmsnorm channels", &n->c) < 0)
-        return -1;
-    if (rd_expect(r, r->tok_off, "transformer rmsnorm channels", n->c, want_c, "the block's channels") < 0)
-        return -1;
-    if (rd_float(r, "transformer rmsnorm epsilon", &n->eps) < 0)
-        return -1;
-    if (!(n->eps > 0) || n->eps > 1.0f)
-        return rd_fail(r, HC_EFORMAT, r->tok_off, "transformer rmsnorm epsilon", "%g is not in (0, 1]", (double)n->eps);
     if (rd_floats(r, (size_t)n->c, NULL, "transformer rmsnorm weight", &n->weight) < 0)
         return -1;
     r->nparams += n->c;
@@ -879,14 +868,7 @@ static int rd_model(rd *r, hc_net *net)
                   hc_model_num_global_features(net->model_version), "the global features of this model version") < 0)
         return -1;
     hc_postprocess *pp = &net->post;
-    pp->td_score_multiplier = 20.0;
-    pp->score_mean_multiplier = 20.0;
-    pp->score_stdev_multiplier = 20.0;
-    pp->lead_multiplier = 20.0;
-    pp->variance_time_multiplier = 40.0;
-    pp->shortterm_value_error_multiplier = 0.25;
-    pp->shortterm_score_error_multiplier = 30.0;
-    pp->output_scale_multiplier = 1.0f;
+    hc_postprocess_set_defaults(pp);
     if (net->model_version >= 13) {
         static const char *const names[7] = {"tdScoreMultiplier", "scoreMeanMultiplier", "scoreStdevMultiplier",
                                              "leadMultiplier", "varianceTimeMultiplier",
@@ -914,10 +896,7 @@ static int rd_model(rd *r, hc_net *net)
     }
     if (rd_trunk(r, net) < 0 || rd_policy(r, net) < 0 || rd_value(r, net) < 0)
         return -1;
-    net->num_policy_c = net->policy.policy_out_c;
-    net->num_value_c = net->value.v3_mul.out_c;
-    net->num_score_value_c = net->value.sv3_mul.out_c;
-    net->num_ownership_c = net->value.ownership_conv.out_c;
+    hc_net_derive_head_counts(net);
     net->binary_floats = r->binary > 0;
     r->layer = "(end of file)";
     int c = rd_peek_nonspace(r);

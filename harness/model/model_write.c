@@ -5,6 +5,7 @@
 #include "model.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,26 +71,22 @@ static void wr_name(wr *w, const char *name)
     wr_line(w, name);
 }
 
-static void wr_int(wr *w, long v)
+/* One header token on its own line. */
+static void wr_fmt(wr *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void wr_fmt(wr *w, const char *fmt, ...)
 {
-    char s[32];
-    snprintf(s, sizeof s, "%ld", v);
+    char s[48];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
     wr_line(w, s);
 }
 
-static void wr_float1(wr *w, float v)
-{
-    char s[48];
-    snprintf(s, sizeof s, "%.9g", (double)v);
-    wr_line(w, s);
-}
-
-static void wr_double1(wr *w, double v)
-{
-    char s[48];
-    snprintf(s, sizeof s, "%.17g", v);
-    wr_line(w, s);
-}
+static void wr_int(wr *w, long v) { wr_fmt(w, "%ld", v); }
+/* %.9g and %.17g read back bit-exactly as float and double. */
+static void wr_float1(wr *w, float v) { wr_fmt(w, "%.9g", (double)v); }
+static void wr_double1(wr *w, double v) { wr_fmt(w, "%.17g", v); }
 
 static void wr_value(wr *w, float v)
 {
@@ -295,13 +292,11 @@ static void wr_net(wr *w, const hc_net *net)
     wr_int(w, net->num_input_global_c);
     if (v >= 13) {
         const hc_postprocess *p = &net->post;
-        wr_double1(w, p->td_score_multiplier);
-        wr_double1(w, p->score_mean_multiplier);
-        wr_double1(w, p->score_stdev_multiplier);
-        wr_double1(w, p->lead_multiplier);
-        wr_double1(w, p->variance_time_multiplier);
-        wr_double1(w, p->shortterm_value_error_multiplier);
-        wr_double1(w, p->shortterm_score_error_multiplier);
+        const double in_file_order[7] = {p->td_score_multiplier, p->score_mean_multiplier, p->score_stdev_multiplier,
+                                         p->lead_multiplier, p->variance_time_multiplier,
+                                         p->shortterm_value_error_multiplier, p->shortterm_score_error_multiplier};
+        for (int i = 0; i < 7; i++)
+            wr_double1(w, in_file_order[i]);
     }
     if (v >= 15) {
         wr_int(w, net->meta_encoder_version);

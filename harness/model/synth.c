@@ -826,15 +826,9 @@ hc_net *hc_synth_net(const hc_synth_spec *spec, hc_err *err)
     net->num_input_meta_c = net->meta_encoder_version ? 192 : 0;
     net->prefer_pass_alive_under_suicide = v >= 15 && s->prefer_pass_alive ? 1 : 0;
     net->binary_floats = 1;
-    hc_postprocess *pp = &net->post;
-    pp->td_score_multiplier = 20.0;
-    pp->score_mean_multiplier = 20.0;
-    pp->score_stdev_multiplier = 20.0;
-    pp->lead_multiplier = 20.0;
-    pp->variance_time_multiplier = 40.0;
-    pp->shortterm_value_error_multiplier = 0.25;
-    pp->shortterm_score_error_multiplier = v >= 13 ? 150.0 : 30.0;
-    pp->output_scale_multiplier = 1.0f;
+    hc_postprocess_set_defaults(&net->post);
+    if (v >= 13)
+        net->post.shortterm_score_error_multiplier = 150.0;
     mk_trunk(&g, net, sb, nsb);
     mk_policy(&g, net);
     mk_value(&g, net);
@@ -844,10 +838,7 @@ hc_net *hc_synth_net(const hc_synth_spec *spec, hc_err *err)
         hc_err_set(err, HC_ENOMEM, "out of memory building a synthetic net");
         return NULL;
     }
-    net->num_policy_c = net->policy.policy_out_c;
-    net->num_value_c = net->value.v3_mul.out_c;
-    net->num_score_value_c = net->value.sv3_mul.out_c;
-    net->num_ownership_c = net->value.ownership_conv.out_c;
+    hc_net_derive_head_counts(net);
     net->num_floats = g.nfloats;
     net->num_params = g.nparams;
     if (s->symmetric)
