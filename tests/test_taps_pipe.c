@@ -2,7 +2,10 @@
  * tests/helper_pipe_ref32 -taps 1 announces and sends ref32's taps; the comparison finds a bug
  * planted in one layer at that layer (convnet and transformer) and nothing without it; a tap of
  * another shape is reported with both shapes; f16 taps are explained by storage; version-1
- * programs hand back no taps; taps --layers lists every tap with its shape. */
+ * programs hand back no taps; taps --layers lists every tap with its shape. examples/pipe_numpy.py
+ * (numpy fp32 from the model file) shows no divergent layer against ref32 on the three shared
+ * nets, and a bug planted in one block's kernel (RoPE, SwiGLU, norm epsilon, mask stride) is
+ * named at its layer. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,64 @@
 #include "taps.h"
 
 static char helper[4096];
+static const char *python; /* a python3 with numpy, or NULL */
+
+/* ref32 against `prog` (a pipe command taking the model path after @model=) over ps at nn x nn. */
+static hc_tapcmp *cmp_prog(const hc_net *net, const char *path, const hc_position *ps, size_t n, const char *prog,
+                           int nn, hc_err *err)
+{
+    char spec[8192];
+    snprintf(spec, sizeof spec, "pipe:@model=%s %s", path, prog);
+    hc_eval_settings s = hc_eval_settings_default(nn, nn);
+    return hc_taps_compare(net, ps, n, &s, "ref32", spec, 2, err);
+}
+
+/* examples/pipe_numpy.py with args against ref32: the first divergent layer is `want` (NULL: none,
+ * and every layer compared). */
+static void py_check(const char *name, const hc_net *net, const char *path, const hc_position *ps, size_t n,
+                     const char *args, int nn, const char *want)
+{
+    char prog[1024];
+    hc_err err = {0};
+    snprintf(prog, sizeof prog, "%s examples/pipe_numpy.py %s", python, args);
+    hc_tapcmp *c = cmp_prog(net, path, ps, n, prog, nn, &err);
+    int f = c ? hc_tapcmp_first_unexplained(c, HC_TAPS_FACTOR) : -2, all = c && hc_tapcmp_count(c) > 10;
+    double worst = 0;
+    for (int i = 0; c && i < hc_tapcmp_count(c); i++) {
+        const hc_tapdiff *d = hc_tapcmp_at(c, i);
+        all = all && !d->missing && !d->mismatch;
+        worst = hc_max_nan(worst, hc_tapdiff_max_rel(d));
+    }
+    const char *got = f >= 0 ? hc_tapcmp_at(c, f)->name : "none";
+    hc_check(name, c && (want ? !strcmp(got, want) : f == -1 && all),
+             "pipe_numpy.py %s (%dx%d): first divergent %s, expected %s; largest max_rel %g %s", args, nn, nn, got,
+             want ? want : "none (and every layer compared)", worst, c ? "" : err.msg);
+    hc_tapcmp_free(c);
+}
+
+static void py_checks(const char *tag, const char *rel, const hc_position *ps, size_t n, const char *const *cases,
+                      int n_cases)
+{
+    const char *p0 = hc_shared(rel);
+    char *path = p0 ? strdup(p0) : NULL;
+    hc_err err = {0};
+    hc_net *net = path && python ? hc_net_load(path, &err) : NULL;
+    if (!net) {
+        hc_skip_n(tag, (unsigned)n_cases, "%s", !python ? "python3-numpy absent (no python3 with numpy)"
+                                                        : "shared net absent (../shared)");
+        free(path);
+        return;
+    }
+    hc_net_reduce_activations(net);
+    char name[64];
+    for (int i = 0; i < n_cases; i++) {
+        snprintf(name, sizeof name, "%s.%d", tag, i + 1);
+        const char *const *c = cases + 3 * i; /* args, nn, expected layer ("" none) */
+        py_check(name, net, path, ps, n, c[0], atoi(c[1]), c[2][0] ? c[2] : NULL);
+    }
+    hc_net_free(net);
+    free(path);
+}
 
 static hc_tapcmp *cmp(const hc_net *net, const char *path, const hc_position *ps, size_t n, const char *args,
                       hc_err *err)
@@ -136,7 +197,26 @@ int main(int argc, char **argv)
     snprintf(helper, sizeof helper, "%s/helper_pipe_ref32", dirname(self));
     static const char *const conv[] = {"rconv3/w1a", "rconv4/norm2"};
     static const char *const tf[] = {"model.blocks.2.q_proj", "model.blocks.3.ffn_linear1", "model.blocks.4.norm1"};
-    hc_plan(3 + 7 + 8);
+    static const char *const py_conv[] = {
+        "", "9", "",
+        "--bug norm-eps --bug-layer 4", "9", "rconv5/norm1",
+        "--bug mask-stride --bug-layer 2", "11", "rconv3/norm1",
+    };
+    static const char *const py_tf[] = {
+        "", "9", "",
+        "", "11", "",
+        "--bug rope --bug-layer 2", "9", "model.blocks.2.q_proj",
+        "--bug swiglu --bug-layer 3", "9", "model.blocks.3.ffn_linear1",
+        "--bug norm-eps --bug-layer 4", "9", "model.blocks.4.norm1",
+        "--bug mask-stride --bug-layer 4", "11", "model.blocks.4.out_proj",
+    };
+    static const char *const py_gqa[] = {"", "9", "", "--bug rope --bug-layer 4", "9", "model.blocks.4.q_proj"};
+    hc_plan(3 + 7 + 8 + 3 + 6 + 2);
+    /* a python3 with numpy (Debian's python3-numpy): the one on PATH, else the system's */
+    if (system("python3 -c 'import numpy' >/dev/null 2>&1") == 0)
+        python = "python3";
+    else if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0)
+        python = "/usr/bin/python3";
     hc_err err = {0};
     const char *pp = hc_shared("positions/size9.jsonl.gz");
     hc_position *ps = NULL;
@@ -205,6 +285,11 @@ int main(int argc, char **argv)
 
     net_checks("tapspipe-conv", "nets/g170-b6c96-s175395328-d26788732.bin.gz", ps, m, conv, 2);
     net_checks("tapspipe-tf", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", ps, m, tf, 3);
+    /* examples/pipe_numpy.py: the net in numpy fp32 agrees with ref32 within what fp32 explains;
+     * each planted kernel bug is named at its layer */
+    py_checks("tapspipe-py-conv", "nets/g170-b6c96-s175395328-d26788732.bin.gz", ps, m, py_conv, 3);
+    py_checks("tapspipe-py-tf", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", ps, m, py_tf, 6);
+    py_checks("tapspipe-py-gqa", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz", ps, m, py_gqa, 2);
     hc_positions_free(ps, n);
     return hc_test_exit();
 }
