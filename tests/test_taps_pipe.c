@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -189,6 +190,97 @@ static void net_checks(const char *tag, const char *rel, const hc_position *ps, 
     free(path);
 }
 
+/* Reads a whole file (NULL when absent). */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    size_t got;
+    while (b && (got = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+            }
+            b = nb;
+        }
+    }
+    fclose(f);
+    if (b)
+        b[n] = 0;
+    return b;
+}
+
+/* A suite whose backend plants a bug, with taps: on-failure: the failure names the layer. */
+static void run_checks(const char *net_path)
+{
+    const char *bin = getenv("HALFCHECK");
+    const char *pp = hc_shared("positions/size9.jsonl.gz");
+    const char *dir0 = hc_tmpdir("test_taps_pipe");
+    char dir[512], cmd[8192], path[700];
+    if (!bin || !*bin || !pp || !dir0 || !net_path) {
+        hc_skip_n("tapspipe-run", 5, "HALFCHECK unset or ../shared absent");
+        return;
+    }
+    /* the suite's paths are read relative to its own folder: absolute ones */
+    char cwd[1024], net_abs[1600], helper_abs[5200];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = 0;
+    snprintf(dir, sizeof dir, "%s%s%s", dir0[0] == '/' ? "" : cwd, dir0[0] == '/' ? "" : "/", dir0);
+    snprintf(net_abs, sizeof net_abs, "%s%s%s", net_path[0] == '/' ? "" : cwd, net_path[0] == '/' ? "" : "/", net_path);
+    snprintf(helper_abs, sizeof helper_abs, "%s%s%s", helper[0] == '/' ? "" : cwd, helper[0] == '/' ? "" : "/",
+             helper);
+    snprintf(cmd, sizeof cmd, "rm -rf %s/out %s/merged && gzip -dc %s | head -6 > %s/p.jsonl", dir, dir, pp, dir);
+    int ok = system(cmd) == 0;
+    snprintf(path, sizeof path, "%s/t.yaml", dir);
+    FILE *f = ok ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f, "name: t\nnets:\n  - {name: g170, model: %s}\n"
+                   "boards:\n  - {name: b, positions: %s/p.jsonl, nnBuffer: 9x9, maxBatchSize: 2}\n"
+                   "backends:\n"
+                   "  - {name: buggy, backend: \"pipe:@model={model} %s -taps 1 -plant rconv3/w1a\", tiers: [exact], "
+                   "taps: on-failure, taps_positions: 2}\n"
+                   "  - {name: v1, backend: \"pipe:@model={model} %s -plant rconv3/w1a\", tiers: [exact], "
+                   "taps: on-failure}\n"
+                   "modes: [unbatched]\n",
+              net_abs, dir, helper_abs, helper_abs);
+        fclose(f);
+    }
+    snprintf(cmd, sizeof cmd, "%s run %s --out %s/out --no-cache --quiet >/dev/null 2>&1", bin, path, dir);
+    int rc = f ? system(cmd) : -1;
+    hc_check("tapspipe-run.1", rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "halfcheck run: status %d (want 1)",
+             rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+    snprintf(path, sizeof path, "%s/out/junit.xml", dir);
+    char *junit = slurp(path);
+    hc_check("tapspipe-run.2",
+             junit && strstr(junit, "first divergent layer: rconv3/w1a (taps of 2 positions against ref32)") &&
+                 strstr(junit, "has no layer taps"),
+             "junit.xml failure messages name the first divergent layer (and why the version-1 one has none)");
+    snprintf(path, sizeof path, "%s/out/results.json", dir);
+    char *json = slurp(path);
+    char *t = json ? strstr(json, "\"firstDivergent\": \"rconv3/w1a\"") : NULL;
+    hc_check("tapspipe-run.3", t && strstr(json, "\"storageRel\"") && strstr(json, "\"layer\": \"rconv3/w1a\""),
+             "results.json holds the per-layer taps and the first divergent layer");
+    snprintf(cmd, sizeof cmd, "%s merge %s/out/results.json --out %s/merged >/dev/null 2>&1", bin, dir, dir);
+    rc = system(cmd);
+    snprintf(path, sizeof path, "%s/merged/results.json", dir);
+    char *merged = slurp(path);
+    hc_check("tapspipe-run.4", json && merged && !strcmp(json, merged), "merge writes the taps back byte for byte");
+    /* the version-1 backend: an error saying why, no layers */
+    char *v1 = json ? strstr(json, "\"backend\": \"v1\"") : NULL;
+    char *v1t = v1 ? strstr(v1, "\"taps\"") : NULL;
+    hc_check("tapspipe-run.5", v1t && strstr(v1t, "\"firstDivergent\": null") && strstr(v1t, "\"layers\": []"),
+             "a backend without taps: taps with an error and no layers");
+    free(junit);
+    free(json);
+    free(merged);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -211,7 +303,7 @@ int main(int argc, char **argv)
         "--bug mask-stride --bug-layer 4", "11", "model.blocks.4.out_proj",
     };
     static const char *const py_gqa[] = {"", "9", "", "--bug rope --bug-layer 4", "9", "model.blocks.4.q_proj"};
-    hc_plan(3 + 7 + 8 + 3 + 6 + 2);
+    hc_plan(3 + 7 + 8 + 3 + 6 + 2 + 5);
     /* a python3 with numpy (Debian's python3-numpy): the one on PATH, else the system's */
     if (system("python3 -c 'import numpy' >/dev/null 2>&1") == 0)
         python = "python3";
@@ -290,6 +382,10 @@ int main(int argc, char **argv)
     py_checks("tapspipe-py-conv", "nets/g170-b6c96-s175395328-d26788732.bin.gz", ps, m, py_conv, 3);
     py_checks("tapspipe-py-tf", "nets/b7c96h3tfrs-test5-cnorm.bin.gz", ps, m, py_tf, 6);
     py_checks("tapspipe-py-gqa", "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz", ps, m, py_gqa, 2);
+    const char *gp = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    char *gpath = gp ? strdup(gp) : NULL;
+    run_checks(gpath);
+    free(gpath);
     hc_positions_free(ps, n);
     return hc_test_exit();
 }
