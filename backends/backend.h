@@ -79,6 +79,15 @@ typedef struct hc_backend_vtbl {
      * hc_backend_set_taps, which reports "not supported" for NULL. */
     int (*set_taps)(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err);
 
+    /* Optional (NULL = never taps): nonzero when this instance hands back taps. Such a
+     * backend's eval, given out->taps non-NULL (harness/model/heads.h: hc_tapset), resets
+     * that tapset and fills it with the batch's intermediate tensors, named as docs/TAPS.md
+     * says, in its forward order, each with the element format it was stored in; with
+     * out->taps NULL it does nothing more than without taps. How to tap a new backend: fill
+     * the list with hc_tapset_entry_get in eval. ref32 and emulate fill it from their engine
+     * hook (not together with a set_taps hook), pipe from its program's replies. */
+    int (*taps)(void *inst);
+
     /* Optional (NULL = exact floats): the resolution of the outputs (see hc_resolution),
      * owned by the instance. */
     const hc_resolution *(*resolution)(void *inst);
@@ -144,5 +153,8 @@ void hc_backend_close(hc_backend *b);
 /* Installs a layer hook through the vtable; HC_EBACKEND "... taps not supported" when the
  * backend has none. */
 int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err *err);
+
+/* Whether the open backend hands back taps (hc_backend_vtbl.taps). */
+int hc_backend_taps(const hc_backend *b);
 
 #endif

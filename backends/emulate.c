@@ -459,7 +459,35 @@ static void *emu_open(const char *params, const hc_net *net, int nx, int ny, int
 static int emu_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
                     hc_raw_heads *out, hc_err *err)
 {
-    return hc_emulate_eval(inst, batch, spatial, global, meta, out, err);
+    if (!out->taps)
+        return hc_emulate_eval(inst, batch, spatial, global, meta, out, err);
+    /* Taps come from the hook after each layer's rounding, installed for this eval only;
+     * each tap then carries the format its layer is stored in. */
+    hc_emulate *em = inst;
+    hc_tapset *ts = out->taps;
+    hc_engine_hook_fn fn = em->next;
+    void *user = em->next_user;
+    hc_tapset_reset(ts);
+    hc_emulate_set_hook(em, hc_tapset_hook, ts);
+    int rc = hc_emulate_eval(em, batch, spatial, global, meta, out, err);
+    hc_emulate_set_hook(em, fn, user);
+    if (rc || hc_tapset_status(ts, err))
+        return -1;
+    for (int i = 0; i < hc_tapset_count(ts); i++) {
+        const hc_tapset_entry *c = hc_tapset_at(ts, i);
+        int st = hc_emulate_layer_storage(em, c->name);
+        hc_tapset_entry *x = hc_tapset_entry_get(ts, c->name, c->layout, c->fmt, c->channels, c->hw, err);
+        if (!x)
+            return -1;
+        x->fmt = st == HC_FMT_FP16 ? HC_TAPFMT_F16 : st == HC_FMT_BF16 ? HC_TAPFMT_BF16 : HC_TAPFMT_F32;
+    }
+    return 0;
+}
+
+static int emu_taps(void *inst)
+{
+    (void)inst;
+    return 1;
 }
 
 static void *emu_open_sharing(void *base, int max_batch, int threads, hc_err *err)
@@ -496,6 +524,7 @@ const hc_backend_vtbl hc_backend_emulate = {
     .eval_positions = NULL,
     .close = emu_close,
     .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
+    .taps = emu_taps,
     .lanes = 1,
     .open_sharing = emu_open_sharing,
     .open_opts = emu_open_opts,

@@ -23,6 +23,10 @@ typedef struct pipe_backend {
     hc_extproc proc;
     unsigned char *buf; /* one request or reply */
     size_t cap;
+    int version;            /* the program's: 2 sends taps */
+    hc_pipe_tapdesc *tapd;  /* the taps it announced */
+    int n_taps;
+    unsigned char *tapbuf;  /* one tap of a batch */
 } pipe_backend;
 
 static void put_u32(unsigned char *p, uint32_t v)
@@ -65,6 +69,8 @@ static void pipe_close(void *inst)
     hc_extproc_free_argv(b->argv);
     free(b->model);
     free(b->buf);
+    free(b->tapd);
+    free(b->tapbuf);
     free(b);
 }
 
@@ -97,6 +103,12 @@ static int read_message(hc_pipe_read_fn rd, void *ctx, char *msg, size_t cap, hc
 
 int hc_pipe_parse_handshake(hc_pipe_read_fn rd, void *ctx, hc_err *err)
 {
+    int v;
+    return hc_pipe_parse_handshake_v(rd, ctx, &v, err);
+}
+
+int hc_pipe_parse_handshake_v(hc_pipe_read_fn rd, void *ctx, int *version_out, hc_err *err)
+{
     unsigned char r[12];
     if (rd(ctx, r, 12, err))
         return -1;
@@ -108,14 +120,129 @@ int hc_pipe_parse_handshake(hc_pipe_read_fn rd, void *ctx, hc_err *err)
     char msg[1024];
     if (read_message(rd, ctx, msg, sizeof msg, err))
         return -1;
-    if (version != HC_PIPE_VERSION)
+    /* A refusal in another version than the header's is "I do not speak your version"; an
+     * acceptance may come in version 1 or 2 (2: with taps). */
+    int known = status == 0 ? version == HC_PIPE_VERSION || version == HC_PIPE_VERSION_TAPS : version == HC_PIPE_VERSION;
+    if (!known)
         return hc_err_set(err, HC_EBACKEND, "protocol version mismatch: the program speaks version %u, halfcheck "
-                          "speaks version %d%s%s%s", version, HC_PIPE_VERSION, msg[0] ? " (its message: " : "",
-                          msg, msg[0] ? ")" : "");
+                          "speaks versions %d and %d (headers in version %d)%s%s%s", version, HC_PIPE_VERSION,
+                          HC_PIPE_VERSION_TAPS, HC_PIPE_VERSION, msg[0] ? " (its message: " : "", msg,
+                          msg[0] ? ")" : "");
     if (status != 0) {
         if (msg[0] && strstr(msg, "skip") == msg)
             return hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "the program declined: %s", msg);
         return hc_err_set(err, HC_EBACKEND, "the program refused the net: %s", msg[0] ? msg : "(no message)");
+    }
+    *version_out = (int)version;
+    return 0;
+}
+
+int hc_pipe_parse_taplist(hc_pipe_read_fn rd, void *ctx, size_t area, hc_pipe_tapdesc **d, int *n, hc_err *err)
+{
+    *d = NULL;
+    *n = 0;
+    unsigned char r[16];
+    if (rd(ctx, r, 4, err))
+        return hc_err_prefix(err, "reading the tap list: ");
+    uint32_t count = get_u32(r);
+    if (count > HC_PIPE_MAX_TAPS)
+        return hc_err_set(err, HC_EBACKEND, "malformed tap list: %u taps (at most %d)", count, HC_PIPE_MAX_TAPS);
+    hc_pipe_tapdesc *t = count ? calloc(count, sizeof *t) : NULL;
+    if (count && !t)
+        return hc_err_set(err, HC_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < count; i++) {
+        if (rd(ctx, r, 4, err))
+            goto fail;
+        uint32_t len = get_u32(r);
+        if (len == 0 || len > HC_PIPE_MAX_TAP_NAME) {
+            hc_err_set(err, HC_EBACKEND, "malformed tap list: tap %u has a name of %u bytes (1..%d)", i, len,
+                       HC_PIPE_MAX_TAP_NAME);
+            goto fail;
+        }
+        if (rd(ctx, t[i].name, len, err) || rd(ctx, r, 16, err))
+            goto fail;
+        for (uint32_t k = 0; k < len; k++)
+            if ((unsigned char)t[i].name[k] <= 0x20 || t[i].name[k] == 0x7f)
+                t[i].name[k] = '_'; /* names go into reports and terminals */
+        uint32_t fmt = get_u32(r), layout = get_u32(r + 4), c = get_u32(r + 8), hw = get_u32(r + 12);
+        if (fmt > HC_TAPFMT_BF16 || layout > 1 || c < 1 || c > 1u << 16 || (hw != 1 && hw != area)) {
+            hc_err_set(err, HC_EBACKEND, "malformed tap list: tap %s: format %u (0..2), layout %u (0..1), %u "
+                       "channels (1..65536), %u points (1 or nnX*nnY = %zu)", t[i].name, fmt, layout, c, hw, area);
+            goto fail;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (strcmp(t[k].name, t[i].name) == 0) {
+                hc_err_set(err, HC_EBACKEND, "malformed tap list: tap %s announced twice", t[i].name);
+                goto fail;
+            }
+        t[i].fmt = (int)fmt;
+        t[i].layout = (int)layout;
+        t[i].channels = (int)c;
+        t[i].hw = (int)hw;
+    }
+    *d = t;
+    *n = (int)count;
+    return 0;
+fail:
+    free(t);
+    return hc_err_prefix(err, "reading the tap list: ");
+}
+
+/* IEEE binary16 and bfloat16 bits to float (exact). */
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu, u;
+    if (e == 0x1f)
+        u = sign | 0x7f800000u | (m << 13);
+    else if (e)
+        u = sign | ((e + 112u) << 23) | (m << 13);
+    else if (!m)
+        u = sign;
+    else {
+        int sh = 0;
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            sh++;
+        }
+        u = sign | ((uint32_t)(113 - sh) << 23) | ((m & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+int hc_pipe_parse_taps(hc_pipe_read_fn rd, void *ctx, int batch, const hc_pipe_tapdesc *d, int n,
+                       unsigned char *scratch, hc_tapset *ts, hc_err *err)
+{
+    hc_tapset_reset(ts);
+    if (batch > hc_tapset_max_batch(ts))
+        return hc_err_set(err, HC_EINTERNAL, "tapset holds %d rows, batch of %d", hc_tapset_max_batch(ts), batch);
+    for (int i = 0; i < n; i++) {
+        size_t C = (size_t)d[i].channels, hw = (size_t)d[i].hw, per = C * hw, es = d[i].fmt == HC_TAPFMT_F32 ? 4 : 2;
+        if (rd(ctx, scratch, es * per * (size_t)batch, err))
+            return hc_err_prefix(err, "reading tap %s: ", d[i].name);
+        hc_tapset_entry *x = hc_tapset_entry_get(ts, d[i].name, hw == 1 ? HC_TAP_BC : HC_TAP_CBP, d[i].fmt, d[i].channels,
+                                                 d[i].hw, err);
+        if (!x)
+            return -1;
+        for (size_t r = 0; r < (size_t)batch; r++)
+            for (size_t k = 0; k < per; k++) {
+                const unsigned char *p = scratch + es * (r * per + k);
+                float v;
+                if (es == 4) {
+                    uint32_t u = get_u32(p);
+                    memcpy(&v, &u, 4);
+                } else if (d[i].fmt == HC_TAPFMT_F16)
+                    v = half_to_float((uint16_t)(p[0] | p[1] << 8));
+                else {
+                    uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
+                    memcpy(&v, &u, 4);
+                }
+                /* k is the wire index: [C][HW] or [HW][C]; stored as [C][HW] */
+                size_t c = d[i].layout == 0 ? k / hw : k % C, q = d[i].layout == 0 ? k % hw : k / C;
+                x->data[r * per + c * hw + q] = v;
+            }
+        x->rows = batch;
     }
     return 0;
 }
@@ -196,9 +323,29 @@ static int start(pipe_backend *b, hc_err *err)
         hc_extproc_write(&b->proc, n->name ? n->name : "", nl, deadline, err))
         return hc_err_prefix(err, "sending the header: ");
     proc_reader pr = {&b->proc, deadline};
-    if (hc_pipe_parse_handshake(proc_read, &pr, err)) {
+    free(b->tapd);
+    free(b->tapbuf);
+    b->tapd = NULL;
+    b->tapbuf = NULL;
+    b->n_taps = 0;
+    if (hc_pipe_parse_handshake_v(proc_read, &pr, &b->version, err)) {
         hc_extproc_stop(&b->proc);
         return hc_err_prefix(err, "handshake: ");
+    }
+    if (b->version == HC_PIPE_VERSION_TAPS) {
+        size_t area = (size_t)b->nx * (size_t)b->ny, big = 1;
+        if (hc_pipe_parse_taplist(proc_read, &pr, area, &b->tapd, &b->n_taps, err)) {
+            hc_extproc_stop(&b->proc);
+            return hc_err_prefix(err, "handshake: ");
+        }
+        for (int i = 0; i < b->n_taps; i++) {
+            size_t t = (size_t)b->tapd[i].channels * (size_t)b->tapd[i].hw * (size_t)b->max_batch * 4;
+            big = t > big ? t : big;
+        }
+        if (!(b->tapbuf = hc_malloc(big, err, "pipe tap buffer"))) {
+            hc_extproc_stop(&b->proc);
+            return -1;
+        }
     }
     return 0;
 }
@@ -268,7 +415,8 @@ static int pipe_eval(void *inst, int batch, const float *spatial, const float *g
     size_t area = (size_t)b->nx * (size_t)b->ny, bs = (size_t)batch;
     size_t ns = bs * (size_t)n->num_input_c * area, ng = bs * (size_t)n->num_input_global_c,
            nm = meta ? bs * (size_t)n->num_input_meta_c : 0;
-    memcpy(b->buf, "HCPB", 4);
+    int want = out->taps && b->n_taps > 0;
+    memcpy(b->buf, want ? "HCPT" : "HCPB", 4);
     put_u32(b->buf + 4, (uint32_t)batch);
     put_floats(b->buf + 8, spatial, ns);
     put_floats(b->buf + 8 + 4 * ns, global, ng);
@@ -286,7 +434,17 @@ static int pipe_eval(void *inst, int batch, const float *spatial, const float *g
         hc_extproc_stop(&b->proc);
         return hc_err_prefix(err, "pipe: reading the reply to a batch of %d: ", batch);
     }
+    if (want && hc_pipe_parse_taps(proc_read, &pr, batch, b->tapd, b->n_taps, b->tapbuf, out->taps, err)) {
+        hc_extproc_stop(&b->proc);
+        return hc_err_prefix(err, "pipe: reading the taps of a batch of %d: ", batch);
+    }
     return 0;
+}
+
+static int pipe_taps(void *inst)
+{
+    const pipe_backend *b = inst;
+    return b->n_taps > 0;
 }
 
 const hc_backend_vtbl hc_backend_pipe = {
@@ -298,4 +456,5 @@ const hc_backend_vtbl hc_backend_pipe = {
     .eval = pipe_eval,
     .eval_positions = NULL,
     .close = pipe_close,
+    .taps = pipe_taps,
 };

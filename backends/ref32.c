@@ -19,7 +19,20 @@ static void *ref32_open(const char *params, const hc_net *net, int nx, int ny, i
 static int ref32_eval(void *inst, int batch, const float *spatial, const float *global,
                       const float *meta, hc_raw_heads *out, hc_err *err)
 {
-    return hc_engine_eval(inst, batch, spatial, global, meta, out, err);
+    if (!out->taps)
+        return hc_engine_eval(inst, batch, spatial, global, meta, out, err);
+    /* Taps come from the engine's layer hook, installed for this eval only. */
+    hc_tapset_reset(out->taps);
+    hc_engine_set_hook(inst, hc_tapset_hook, out->taps);
+    int rc = hc_engine_eval(inst, batch, spatial, global, meta, out, err);
+    hc_engine_set_hook(inst, NULL, NULL);
+    return rc ? rc : hc_tapset_status(out->taps, err);
+}
+
+static int ref32_taps(void *inst)
+{
+    (void)inst;
+    return 1;
 }
 
 static int ref32_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
@@ -48,6 +61,7 @@ const hc_backend_vtbl hc_backend_ref32 = {
     .eval_positions = NULL,
     .close = ref32_close,
     .set_taps = ref32_set_taps,
+    .taps = ref32_taps,
     .lanes = 1,
     .open_sharing = ref32_open_sharing,
 };

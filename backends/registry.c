@@ -144,3 +144,8 @@ int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err 
                           b->vt ? b->vt->name : "(closed)");
     return b->vt->set_taps(b->inst, fn, user, err);
 }
+
+int hc_backend_taps(const hc_backend *b)
+{
+    return b->vt && b->vt->shape == HC_BACKEND_TENSOR && b->vt->taps && b->vt->taps(b->inst);
+}

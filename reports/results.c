@@ -232,6 +232,36 @@ static json_t *shown_json(const hc_shown_pos *sp)
                      json_string(sp->rerun_case), "rerunPosition", json_string(sp->rerun_position));
 }
 
+void hc_result_taps_free(hc_result_taps *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_layers; i++)
+        free(t->layers[i].name);
+    free(t->layers);
+    free(t->positions);
+    free(t->first);
+    free(t->error);
+    free(t);
+}
+
+static json_t *taps_json(const hc_result_taps *t)
+{
+    json_t *pos = json_array(), *layers = json_array();
+    for (size_t i = 0; i < t->n_positions; i++)
+        json_array_append_new(pos, json_integer((json_int_t)t->positions[i]));
+    for (size_t i = 0; i < t->n_layers; i++) {
+        const hc_result_taplayer *l = &t->layers[i];
+        json_array_append_new(layers, json_pack("{s:s, s:s, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "layer", l->name,
+                                                "format", l->fmt, "compared", l->compared, "maxAbs",
+                                                jnum(l->max_abs), "meanAbs", jnum(l->mean_abs), "maxRel",
+                                                jnum(l->max_rel), "meanRel", jnum(l->mean_rel), "storageRel",
+                                                jnum(l->stor_rel), "explained", jnum(l->explained)));
+    }
+    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "reference", "ref32", "firstDivergent", jstr_or_null(t->first),
+                     "error", jstr_or_null(t->error), "positions", pos, "layers", layers);
+}
+
 static json_t *result_json(const hc_result *r)
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
@@ -264,6 +294,8 @@ static json_t *result_json(const hc_result *r)
             json_array_append_new(a, shown_json(&r->shown[i]));
         json_object_set_new(o, "shownPositions", a);
     }
+    if (r->taps)
+        json_object_set_new(o, "taps", taps_json(r->taps));
     json_t *tiers = json_array();
     for (size_t i = 0; i < r->n_tiers; i++) {
         if (r->outcome == HC_OUT_CHECKED && r->checks)
@@ -330,6 +362,7 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
 typedef struct doc_item {
     char *net, *board, *backend, *mode, *message, *skip_message;
     hc_shown_pos *shown;
+    hc_result_taps *taps;
     hc_stats *stats;
     hc_tier *tiers;
     hc_tier_check *checks;
@@ -661,6 +694,52 @@ static int rd_shown(rd *r, json_t *o, hc_shown_pos *sp)
     return 0;
 }
 
+static int rd_taps(rd *r, json_t *o, hc_result_taps *t)
+{
+    json_t *pos = json_object_get(o, "positions"), *layers = json_object_get(o, "layers");
+    if (!json_is_array(pos) || !json_is_array(layers))
+        return rd_fail(r, json_is_array(pos) ? "layers" : "positions", "missing");
+    const char *ref = json_string_value(json_object_get(o, "reference"));
+    if (!ref || strcmp(ref, "ref32") != 0)
+        return rd_fail(r, "reference", "not \"ref32\"");
+    if (rd_str(r, o, "firstDivergent", 0, &t->first) || rd_str(r, o, "error", 0, &t->error))
+        return -1;
+    t->positions = calloc(json_array_size(pos) + 1, sizeof *t->positions);
+    t->layers = calloc(json_array_size(layers) + 1, sizeof *t->layers);
+    if (!t->positions || !t->layers)
+        return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < json_array_size(pos); i++) {
+        json_t *v = json_array_get(pos, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return rd_fail(r, "positions", "not an array of positions");
+        t->positions[t->n_positions++] = (size_t)json_integer_value(v);
+    }
+    size_t base = strlen(r->where);
+    for (size_t i = 0; i < json_array_size(layers); i++) {
+        json_t *l = json_array_get(layers, i);
+        hc_result_taplayer *x = &t->layers[i];
+        snprintf(r->where + base, sizeof r->where - base, ".layers[%zu]", i);
+        char *fmt = NULL;
+        int rc = rd_str(r, l, "layer", 1, &x->name) || rd_str(r, l, "format", 1, &fmt);
+        t->n_layers = i + 1;
+        if (!rc && strlen(fmt) >= sizeof x->fmt)
+            rc = rd_fail(r, "format", "not a tap format");
+        if (!rc)
+            snprintf(x->fmt, sizeof x->fmt, "%s", fmt);
+        free(fmt);
+        json_t *cmp = json_object_get(l, "compared");
+        if (!rc && !json_is_boolean(cmp))
+            rc = rd_fail(r, "compared", cmp ? "not a boolean" : "missing");
+        if (rc || rd_num(r, l, "maxAbs", &x->max_abs) || rd_num(r, l, "meanAbs", &x->mean_abs) ||
+            rd_num(r, l, "maxRel", &x->max_rel) || rd_num(r, l, "meanRel", &x->mean_rel) ||
+            rd_num(r, l, "storageRel", &x->stor_rel) || rd_num(r, l, "explained", &x->explained))
+            return -1;
+        x->compared = json_is_true(cmp);
+    }
+    r->where[base] = 0;
+    return 0;
+}
+
 static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
@@ -733,6 +812,18 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         res->n_shown = ns;
         res->shown = own->shown;
     }
+    json_t *tp = json_object_get(o, "taps");
+    if (tp) {
+        size_t base = strlen(r->where);
+        snprintf(r->where + base, sizeof r->where - base, ".taps");
+        own->taps = calloc(1, sizeof *own->taps);
+        if (!own->taps)
+            return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+        if (rd_taps(r, tp, own->taps))
+            return -1;
+        r->where[base] = 0;
+        res->taps = own->taps;
+    }
     json_t *st = json_object_get(o, "stats");
     if (st) {
         size_t base = strlen(r->where);
@@ -786,6 +877,7 @@ void hc_results_doc_free(hc_results_doc *d)
         free(o->message);
         free(o->skip_message);
         free(o->shown);
+        hc_result_taps_free(o->taps);
         free(o->stats);
         free(o->tiers);
         free(o->checks);

@@ -48,6 +48,26 @@ typedef struct hc_shown_pos {
     char rerun_position[HC_SHOW_CMD]; /* a shell line that evaluates just this position ("" none) */
 } hc_shown_pos;
 
+/* The per-layer taps of a failing case (a suite backend's `taps: on-failure`,
+ * harness/run/casetaps.h): the backend against ref32 on a few of the case's positions, layer by
+ * layer, as `halfcheck taps` compares them (docs/TAPS.md). */
+typedef struct hc_result_taplayer {
+    char *name;
+    char fmt[8];  /* the backend's element format: "f32", "f16", "bf16" */
+    int compared; /* 0: absent in the backend, or of another shape */
+    double max_abs, mean_abs, max_rel, mean_rel, stor_rel, explained;
+} hc_result_taplayer;
+
+typedef struct hc_result_taps {
+    char *first;  /* the first divergent layer; NULL: none */
+    char *error;  /* why no layers were compared (the backend has no taps, ...), or NULL */
+    size_t n_positions;
+    size_t *positions; /* the case's positions compared */
+    size_t n_layers;
+    hc_result_taplayer *layers; /* in the reference's forward order */
+} hc_result_taps;
+void hc_result_taps_free(hc_result_taps *t);
+
 typedef struct hc_result {
     const char *net, *board, *backend;  /* names, as in the suite */
     const char *mode;                   /* "unbatched" or "batched" */
@@ -71,6 +91,8 @@ typedef struct hc_result {
      * as in results.json files written before they existed). */
     size_t n_shown;
     const hc_shown_pos *shown;
+    /* Per-layer taps of a failing case, or NULL (results.json "taps", written only when set). */
+    const hc_result_taps *taps;
 } hc_result;
 
 typedef struct hc_results {

@@ -15,7 +15,8 @@ static const cli_opt opts[] = {
     {"net", 1, 0, "KataGo model file", "PATH"},
     {"positions", 1, 0, "positions file (.jsonl[.gz])", "PATH"},
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
-    {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; ref32 or emulate:PROFILE", "SPEC"},
+    {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; any tensor backend "
+                      "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2)", "SPEC"},
     {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)", "X"},
     {"limit", 1, 0, "at most this many positions (default 20)", "N"},
     {"batch", 1, 0, "positions per batch (default 1; --precision: 8)", "N"},
@@ -25,6 +26,10 @@ static const cli_opt opts[] = {
                            "that decided) and exit; needs only --net", "PROFILE"},
     {"top", 1, 0, "with --precision: print the N most sensitive layers (default 20)", "N"},
     {"threads", 1, 0, "with --precision: evaluation threads (default 1)", "N"},
+    {"layers", 0, 0, "list every tap name the reference (ref32) produces for --net, with its shape, and exit "
+                     "(--nn: the buffer, default 19x19)", NULL},
+    {"factor", 1, 0, "a layer diverges when its max_rel exceeds this factor times what its inputs' error, its "
+                     "storage and its format explain (docs/TAPS.md; default 8)", "X"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -105,6 +110,49 @@ static int show_profile(const char *net_path, const char *spec, hc_err *err)
     return rc;
 }
 
+/* Every tap ref32 hands back for one row of an empty board: names and shapes. */
+static int list_layers(const char *net_path, const char *nn, hc_err *err)
+{
+    int nx = 19, ny = 19, rc = -1;
+    if (nn && cli_parse_size(nn, &nx, &ny, err))
+        return -1;
+    hc_net *net = hc_net_load(net_path, err);
+    if (!net)
+        return -1;
+    hc_net_reduce_activations(net);
+    size_t area = (size_t)nx * ny;
+    float *sp = calloc((size_t)net->num_input_c * area, sizeof(float));
+    float *gl = calloc((size_t)net->num_input_global_c + 1, sizeof(float));
+    float *me = calloc((size_t)net->num_input_meta_c + 1, sizeof(float));
+    hc_raw_heads *out = hc_raw_heads_new(1, nx, ny, net->num_policy_c, net->num_score_value_c, err);
+    hc_tapped *t = out && sp && gl && me ? hc_tapped_open("ref32", net, nx, ny, 1, err) : NULL;
+    if (!sp || !gl || !me)
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+    if (t) {
+        for (size_t p = 0; p < area; p++)
+            sp[p] = 1.0f; /* the board mask */
+        if (hc_tapped_eval(t, 1, sp, gl, net->num_input_meta_c ? me : NULL, out, err) == 0) {
+            const hc_tapset *ts = hc_tapped_rec(t);
+            printf("taps of %s (ref32, %dx%d buffer), forward order; shape per row: channels x points\n",
+                   net->name ? net->name : net_path, nx, ny);
+            printf("%-4s %-56s %8s %6s %s\n", "#", "tap", "channels", "points", "layout");
+            for (int i = 0; i < hc_tapset_count(ts); i++) {
+                const hc_tapset_entry *e = hc_tapset_at(ts, i);
+                printf("%-4d %-56s %8d %6d %s\n", i, e->name, e->channels, e->hw,
+                       e->hw > 1 ? "spatial [C][nnY*nnX]" : "vector [C]");
+            }
+            rc = 0;
+        }
+    }
+    hc_tapped_free(t);
+    hc_raw_heads_free(out);
+    free(sp);
+    free(gl);
+    free(me);
+    hc_net_free(net);
+    return rc;
+}
+
 int cmd_taps(int argc, char **argv)
 {
     cli_args a;
@@ -114,13 +162,16 @@ int cmd_taps(int argc, char **argv)
     if (cli_has(&a, "help")) {
         printf("usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
                "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
-               "       halfcheck taps --net NET --show-profile PROFILE\n");
+               "       halfcheck taps --net NET --show-profile PROFILE\n"
+               "       halfcheck taps --net NET --layers [--nn WxH]\n");
         cli_print_options(stdout, opts);
         return HC_EXIT_OK;
     }
     const char *net_path = cli_require(&a, "net", &err);
     if (net_path && cli_has(&a, "show-profile"))
         return show_profile(net_path, cli_get(&a, "show-profile", ""), &err) ? cli_fail("taps", &err) : HC_EXIT_OK;
+    if (net_path && cli_has(&a, "layers"))
+        return list_layers(net_path, cli_get(&a, "nn", NULL), &err) ? cli_fail("taps", &err) : HC_EXIT_OK;
     const char *pos_path = net_path ? cli_require(&a, "positions", &err) : NULL;
     const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;
     if (!nn)
@@ -138,13 +189,13 @@ int cmd_taps(int argc, char **argv)
     }
     const char *spec_a = nb == 2 ? specs[0] : "ref32", *spec_b = nb == 2 ? specs[1] : nb ? specs[0] : NULL;
     int nx, ny, limit, batch, top, threads;
-    double threshold;
-    if (cli_parse_size(nn, &nx, &ny, &err) || cli_get_int(&a, "limit", 20, &limit, &err) ||
+    double threshold, factor;
+    if (cli_parse_size(nn, &nx, &ny, &err) || cli_get_double(&a, "factor", HC_TAPS_FACTOR, &factor, &err) || cli_get_int(&a, "limit", 20, &limit, &err) ||
         cli_get_int(&a, "batch", prof ? 8 : 1, &batch, &err) || cli_get_double(&a, "threshold", 1e-2, &threshold, &err) ||
         cli_get_int(&a, "top", 20, &top, &err) || cli_get_int(&a, "threads", 1, &threads, &err))
         return cli_fail("taps", &err);
-    if (limit < 1 || batch < 1 || batch > 64 || !(threshold >= 0) || top < 1 || threads < 1 || threads > 256) {
-        hc_err_set(&err, HC_EUSAGE, "--limit and --top must be >= 1, --batch 1..64, --threads 1..256, --threshold >= 0");
+    if (limit < 1 || batch < 1 || batch > 64 || !(threshold >= 0) || !(factor >= 1) || top < 1 || threads < 1 || threads > 256) {
+        hc_err_set(&err, HC_EUSAGE, "--limit and --top must be >= 1, --batch 1..64, --threads 1..256, --threshold >= 0, --factor >= 1");
         return cli_fail("taps", &err);
     }
     int rc = HC_EXIT_OK;
@@ -170,25 +221,46 @@ int cmd_taps(int argc, char **argv)
         rc = cli_fail("taps", &err);
         goto done;
     }
-    printf("taps: %s (A) vs %s (B), %zu positions, %dx%d; rel = |a-b| over |a| of the layer\n", spec_a, spec_b,
-           use, nx, ny);
-    printf("%-4s %-48s %6s %12s %12s %12s %12s %s\n", "#", "layer", "C", "max_abs", "mean_abs", "max_rel",
-           "mean_rel", "");
-    int first = hc_tapcmp_first_divergent(cmp, threshold);
+    printf("taps: %s (A) vs %s (B), %zu positions, %dx%d; rel = |a-b| over |a| of the layer; stor_rel: A's own "
+           "tensor rounded to B's format; explained: what inputs, storage and format explain (x%g, docs/TAPS.md)\n",
+           spec_a, spec_b, use, nx, ny, factor);
+    printf("%-4s %-48s %6s %-4s %11s %11s %11s %11s %11s %11s %s\n", "#", "layer", "C", "fmt", "max_abs", "mean_abs",
+           "max_rel", "mean_rel", "stor_rel", "explained", "");
+    int first = cli_has(&a, "threshold") ? hc_tapcmp_first_divergent(cmp, threshold) : -1;
+    int unexpl = hc_tapcmp_first_unexplained(cmp, factor);
+    int mismatches = 0;
     for (int i = 0; i < hc_tapcmp_count(cmp); i++) {
         const hc_tapdiff *d = hc_tapcmp_at(cmp, i);
         if (d->missing) {
-            printf("%-4d %-48s %6d %12s\n", i, d->name, d->channels, "(absent in B)");
+            printf("%-4d %-48s %6d %s\n", i, d->name, d->channels, "(absent in B)");
             continue;
         }
-        printf("%-4d %-48s %6d %12.4g %12.4g %12.4g %12.4g%s%s\n", i, d->name, d->channels, d->max_abs,
-               hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d), hc_tapdiff_mean_rel(d),
-               d->nonfinite ? "  NONFINITE" : "", i == first ? "  <- first divergent" : "");
+        if (d->mismatch) {
+            mismatches++;
+            printf("%-4d %-48s %6d shape mismatch, not compared: A %d x %d (%s), B %d x %d (%s)\n", i, d->name,
+                   d->channels, d->channels, d->hw, d->layout == 1 ? "vector" : "spatial", d->b_channels, d->b_hw,
+                   d->b_layout == 1 ? "vector" : "spatial");
+            continue;
+        }
+        printf("%-4d %-48s %6d %-4s %11.4g %11.4g %11.4g %11.4g %11.4g %11.4g%s%s%s\n", i, d->name, d->channels,
+               hc_tap_fmt_str(d->fmt), d->max_abs, hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d),
+               hc_tapdiff_mean_rel(d), hc_tapdiff_stor_rel(d), hc_tapcmp_explained(cmp, i, factor),
+               d->nonfinite ? "  NONFINITE" : "", i == unexpl ? "  <- first divergent" : "",
+               i == first && first != unexpl ? "  <- first over --threshold" : "");
     }
-    if (first >= 0)
-        printf("first divergent layer (max_rel > %g): %s\n", threshold, hc_tapcmp_at(cmp, first)->name);
+    if (cli_has(&a, "threshold")) {
+        if (first >= 0)
+            printf("first divergent layer (max_rel > %g): %s\n", threshold, hc_tapcmp_at(cmp, first)->name);
+        else
+            printf("no layer diverges (max_rel <= %g everywhere)\n", threshold);
+    }
+    if (unexpl >= 0)
+        printf("first divergent layer (error beyond what its inputs, storage and format explain): %s\n",
+               hc_tapcmp_at(cmp, unexpl)->name);
     else
-        printf("no layer diverges (max_rel <= %g everywhere)\n", threshold);
+        printf("no divergent layer: every layer's error is explained by its inputs, storage and format\n");
+    if (mismatches)
+        printf("%d layer(s) with another shape in B were not compared\n", mismatches);
 done:
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);

@@ -354,7 +354,7 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
 
 static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
                                          "matrix", "notes", "seed", "allow_skips", NULL};
-static const char *const backend_keys[] = {"name", "backend", "tiers", NULL};
+static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", NULL};
 static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
 
 typedef struct sctx {
@@ -526,6 +526,16 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
             if (!nm)
                 nm = v;
             if ((v = hc_ydoc_get(c->d, it, "tiers")) && tier_list(c, v, "tiers", ctx, &b->tiers, &b->n_tiers, err))
+                return -1;
+            const char *taps = NULL;
+            if ((v = hc_ydoc_get(c->d, it, "taps")) && get_str(c->d, v, "taps", ctx, c->pl, &taps, err))
+                return -1;
+            if (taps && strcmp(taps, "on-failure") != 0 && strcmp(taps, "off") != 0)
+                return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "taps: \"%s\" (on-failure or off)", taps);
+            b->taps_on_failure = taps && !strcmp(taps, "on-failure");
+            b->taps_positions = 4;
+            if ((v = hc_ydoc_get(c->d, it, "taps_positions")) &&
+                hc_ydoc_int(c->d, v, "taps_positions", ctx, 1, 64, &b->taps_positions, err))
                 return -1;
         }
         if (!b->tiers) {

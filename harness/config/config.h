@@ -85,6 +85,10 @@ typedef struct hc_backend_cfg {
     int *tiers;             /* indices into hc_suite.tiers */
     size_t n_tiers;
     const char *where;
+    /* taps: on-failure: a failing case of this backend is run again, on taps_positions of its
+     * positions, against ref32 layer by layer (harness/run/casetaps.h; docs/TAPS.md). */
+    int taps_on_failure;
+    int taps_positions; /* default 4 */
 } hc_backend_cfg;
 
 enum { HC_MODE_UNBATCHED = 1, HC_MODE_BATCHED = 2 };

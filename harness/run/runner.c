@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "casetaps.h"
 #include "evaluate.h"
 #include "files.h"
 #include "history.h"
@@ -38,6 +39,7 @@ typedef struct owned {
     hc_tier_check *checks;
     char *message;
     char *skip_message;
+    hc_result_taps *taps;
 } owned;
 
 struct hc_run {
@@ -506,6 +508,13 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         case_inputs in = {ps, n, ref};
         if (case_outcome(run, c, mode, &in, outs, &cs, rc, message, spec, secs, err))
             return -1;
+        if (bc->taps_on_failure && run->n > before && hc_casetaps_wanted(&run->items[run->n - 1])) {
+            hc_casetaps_opts to = {.spec = spec, .net = net, .ps = ps, .n = n, .settings = &es,
+                                   .max_positions = bc->taps_positions, .timeout_s = opts->timeout_s};
+            if (hc_casetaps_attach(&run->items[run->n - 1], &run->own[run->n - 1].message, &run->own[run->n - 1].taps,
+                                   &to, err))
+                return -1;
+        }
         if (opts->case_end && run->n > before)
             opts->case_end(opts->progress_user, what, n, secs, &run->items[run->n - 1]);
     }
@@ -1077,6 +1086,7 @@ void hc_run_free(hc_run *run)
         free(run->own[i].message);
         free(run->own[i].skip_message);
         free(run->own[i].shown);
+        hc_result_taps_free(run->own[i].taps);
     }
     free(run->items);
     free(run->own);

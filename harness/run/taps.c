@@ -2,7 +2,6 @@
 #include "taps.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,133 +9,25 @@
 #include "backend.h"
 #include "layers.h"
 #include "profile.h"
+#include "round.h"
 #include "stats.h"
 
-/* ---- recorder ---- */
+/* ---- the older recorder names: a tapset ---- */
 
-struct hc_taprec {
-    int max_batch;
-    hc_taprec_layer *l;
-    int n, cap;
-    int failed;
-    pthread_mutex_t mu;
-};
-
-hc_taprec *hc_taprec_new(int max_batch, hc_err *err)
-{
-    hc_taprec *r = hc_calloc(1, sizeof *r, err, "tap recorder");
-    if (!r)
-        return NULL;
-    r->max_batch = max_batch;
-    pthread_mutex_init(&r->mu, NULL);
-    return r;
-}
-
-void hc_taprec_free(hc_taprec *r)
-{
-    if (!r)
-        return;
-    for (int i = 0; i < r->n; i++) {
-        free(r->l[i].name);
-        free(r->l[i].data);
-    }
-    free(r->l);
-    pthread_mutex_destroy(&r->mu);
-    free(r);
-}
-
-void hc_taprec_reset(hc_taprec *r)
-{
-    for (int i = 0; i < r->n; i++)
-        r->l[i].rows = 0;
-}
-
-/* The layer named t->layer, created on first sight (under the lock). */
-static hc_taprec_layer *rec_layer(hc_taprec *r, const hc_tap *t)
-{
-    hc_taprec_layer *l = NULL;
-    pthread_mutex_lock(&r->mu);
-    for (int i = 0; i < r->n && !l; i++)
-        if (strcmp(r->l[i].name, t->layer) == 0)
-            l = &r->l[i];
-    if (!l && !r->failed) {
-        if (r->n == r->cap) {
-            int cap = r->cap ? 2 * r->cap : 64;
-            hc_taprec_layer *nl = realloc(r->l, (size_t)cap * sizeof *nl);
-            if (!nl)
-                goto fail;
-            r->l = nl;
-            r->cap = cap;
-        }
-        hc_taprec_layer *nl = &r->l[r->n];
-        memset(nl, 0, sizeof *nl);
-        nl->name = strdup(t->layer);
-        nl->data = malloc((size_t)r->max_batch * t->channels * t->hw * sizeof(float));
-        if (!nl->name || !nl->data) {
-            free(nl->name);
-            free(nl->data);
-            goto fail;
-        }
-        nl->layout = t->layout;
-        nl->channels = t->channels;
-        nl->hw = t->hw;
-        l = nl;
-        r->n++;
-    }
-    if (l && (l->channels != t->channels || l->hw != t->hw))
-        l = NULL; /* the same name with another shape: keep the first */
-    pthread_mutex_unlock(&r->mu);
-    return l;
-fail:
-    r->failed = 1;
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
-}
-
-void hc_taprec_hook(void *user, const hc_tap *t)
-{
-    hc_taprec *r = user;
-    if (t->row0 + t->rows > r->max_batch)
-        return;
-    hc_taprec_layer *l = rec_layer(r, t);
-    if (!l)
-        return;
-    size_t C = (size_t)t->channels, hw = (size_t)t->hw;
-    for (int rr = 0; rr < t->rows; rr++) {
-        float *dst = l->data + (size_t)(t->row0 + rr) * C * hw;
-        if (t->layout == HC_TAP_CBP)
-            for (size_t c = 0; c < C; c++)
-                memcpy(dst + c * hw, t->data + (c * (size_t)t->rows + (size_t)rr) * hw, hw * sizeof(float));
-        else
-            memcpy(dst, t->data + (size_t)rr * C, C * sizeof(float));
-    }
-    pthread_mutex_lock(&r->mu);
-    if (t->row0 + t->rows > l->rows)
-        l->rows = t->row0 + t->rows;
-    pthread_mutex_unlock(&r->mu);
-}
-
-int hc_taprec_count(const hc_taprec *r) { return r->n; }
-const hc_taprec_layer *hc_taprec_layer_at(const hc_taprec *r, int i) { return &r->l[i]; }
-
-const hc_taprec_layer *hc_taprec_find(const hc_taprec *r, const char *name)
-{
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->l[i].name, name) == 0)
-            return &r->l[i];
-    return NULL;
-}
-
-int hc_taprec_status(const hc_taprec *r, hc_err *err)
-{
-    return r->failed ? hc_err_set(err, HC_ENOMEM, "out of memory recording taps") : 0;
-}
+hc_taprec *hc_taprec_new(int max_batch, hc_err *err) { return hc_tapset_new(max_batch, err); }
+void hc_taprec_free(hc_taprec *r) { hc_tapset_free(r); }
+void hc_taprec_reset(hc_taprec *r) { hc_tapset_reset(r); }
+void hc_taprec_hook(void *user, const hc_tap *t) { hc_tapset_hook(user, t); }
+int hc_taprec_count(const hc_taprec *r) { return hc_tapset_count(r); }
+const hc_taprec_layer *hc_taprec_layer_at(const hc_taprec *r, int i) { return hc_tapset_at(r, i); }
+const hc_taprec_layer *hc_taprec_find(const hc_taprec *r, const char *name) { return hc_tapset_find(r, name); }
+int hc_taprec_status(const hc_taprec *r, hc_err *err) { return hc_tapset_status(r, err); }
 
 /* ---- tapped backends ---- */
 
 struct hc_tapped {
     hc_backend b;
-    hc_taprec *rec;
+    hc_tapset *set;
 };
 
 void hc_tapped_free(hc_tapped *t)
@@ -144,22 +35,21 @@ void hc_tapped_free(hc_tapped *t)
     if (!t)
         return;
     hc_backend_close(&t->b);
-    hc_taprec_free(t->rec);
+    hc_tapset_free(t->set);
     free(t);
 }
 
 hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, int max_batch, hc_err *err)
 {
     hc_tapped *t = hc_calloc(1, sizeof *t, err, "tapped backend");
-    if (!t || !(t->rec = hc_taprec_new(max_batch, err)) ||
+    if (!t || !(t->set = hc_tapset_new(max_batch, err)) ||
         hc_backend_open(&t->b, spec, net, nx, ny, max_batch, 1, err))
         goto fail;
-    if (t->b.vt->shape != HC_BACKEND_TENSOR || !t->b.vt->set_taps) {
-        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32 and emulate:PROFILE have)", spec);
+    if (!hc_backend_taps(&t->b)) {
+        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32, emulate:PROFILE and pipe: "
+                   "programs speaking protocol version 2 do)", spec);
         goto fail;
     }
-    if (hc_backend_set_taps(&t->b, hc_taprec_hook, t->rec, err))
-        goto fail;
     return t;
 fail:
     hc_tapped_free(t);
@@ -169,12 +59,15 @@ fail:
 int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *global, const float *meta,
                    hc_raw_heads *out, hc_err *err)
 {
-    hc_taprec_reset(t->rec);
+    hc_tapset_reset(t->set);
+    struct hc_tapset *keep = out->taps;
+    out->taps = t->set;
     int rc = t->b.vt->eval(t->b.inst, batch, spatial, global, meta, out, err);
-    return rc ? rc : hc_taprec_status(t->rec, err);
+    out->taps = keep;
+    return rc;
 }
 
-const hc_taprec *hc_tapped_rec(const hc_tapped *t) { return t->rec; }
+const hc_tapset *hc_tapped_rec(const hc_tapped *t) { return t->set; }
 
 /* ---- comparison ---- */
 
@@ -196,7 +89,7 @@ void hc_tapcmp_free(hc_tapcmp *c)
 int hc_tapcmp_count(const hc_tapcmp *c) { return c->n; }
 const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i) { return &c->d[i]; }
 
-static hc_tapdiff *cmp_layer(hc_tapcmp *c, const hc_taprec_layer *l, hc_err *err)
+static hc_tapdiff *cmp_layer(hc_tapcmp *c, const hc_tapset_entry *l, hc_err *err)
 {
     for (int i = 0; i < c->n; i++)
         if (strcmp(c->d[i].name, l->name) == 0)
@@ -216,23 +109,37 @@ static hc_tapdiff *cmp_layer(hc_tapcmp *c, const hc_taprec_layer *l, hc_err *err
     snprintf(d->name, sizeof d->name, "%s", l->name);
     d->channels = l->channels;
     d->hw = l->hw;
+    d->layout = l->layout;
     return d;
 }
 
-int hc_tapcmp_add(hc_tapcmp *c, const hc_taprec *a, const hc_taprec *b, const float *spatial, int nc, hc_err *err)
+static float round_to(int fmt, float x)
 {
-    for (int i = 0; i < a->n; i++) {
-        const hc_taprec_layer *la = &a->l[i];
+    return fmt == HC_TAPFMT_F16 ? hc_round_fp16(x) : fmt == HC_TAPFMT_BF16 ? hc_round_bf16(x) : x;
+}
+
+int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const float *spatial, int nc, hc_err *err)
+{
+    for (int i = 0; i < hc_tapset_count(a); i++) {
+        const hc_tapset_entry *la = hc_tapset_at(a, i);
         if (!la->rows)
             continue;
         hc_tapdiff *d = cmp_layer(c, la, err);
         if (!d)
             return -1;
-        const hc_taprec_layer *lb = hc_taprec_find(b, la->name);
-        if (!lb || lb->rows != la->rows || lb->channels != la->channels || lb->hw != la->hw) {
+        const hc_tapset_entry *lb = hc_tapset_find(b, la->name);
+        if (!lb || lb->rows != la->rows) {
             d->missing = 1;
             continue;
         }
+        if (lb->channels != la->channels || lb->hw != la->hw || lb->layout != la->layout) {
+            d->mismatch = 1;
+            d->b_channels = lb->channels;
+            d->b_hw = lb->hw;
+            d->b_layout = lb->layout;
+            continue;
+        }
+        d->fmt = lb->fmt;
         size_t C = (size_t)la->channels, hw = (size_t)la->hw;
         for (int r = 0; r < la->rows; r++) {
             const float *mask = la->hw > 1 ? spatial + (size_t)r * nc * hw : NULL;
@@ -248,12 +155,16 @@ int hc_tapcmp_add(hc_tapcmp *c, const hc_taprec *a, const hc_taprec *b, const fl
                         continue;
                     }
                     double e = fabs((double)x - (double)y), ax = fabs((double)x);
+                    double se = fabs((double)x - (double)round_to(lb->fmt, x));
                     d->sum_abs += e;
                     d->sum_ref += ax;
+                    d->stor_sum_abs += se;
                     if (e > d->max_abs)
                         d->max_abs = e;
                     if (ax > d->max_ref)
                         d->max_ref = ax;
+                    if (se > d->stor_max_abs)
+                        d->stor_max_abs = se;
                 }
         }
     }
@@ -281,8 +192,46 @@ double hc_tapdiff_mean_rel(const hc_tapdiff *d)
 int hc_tapcmp_first_divergent(const hc_tapcmp *c, double threshold)
 {
     for (int i = 0; i < c->n; i++)
-        if (c->d[i].missing || c->d[i].nonfinite || hc_tapdiff_max_rel(&c->d[i]) > threshold)
+        if (c->d[i].missing || c->d[i].mismatch || c->d[i].nonfinite || hc_tapdiff_max_rel(&c->d[i]) > threshold)
             return i;
+    return -1;
+}
+
+double hc_tapdiff_stor_rel(const hc_tapdiff *d)
+{
+    return d->max_ref > 0 ? d->stor_max_abs / d->max_ref : 0.0;
+}
+
+double hc_tap_fmt_floor(int fmt)
+{
+    return fmt == HC_TAPFMT_F16 ? ldexp(1, -11) : fmt == HC_TAPFMT_BF16 ? ldexp(1, -8) : ldexp(1, -16);
+}
+
+double hc_tapcmp_explained(const hc_tapcmp *c, int i, double factor)
+{
+    double carried = 0;
+    for (int j = 0; j < i; j++) {
+        const hc_tapdiff *d = &c->d[j];
+        if (d->missing || d->mismatch || d->nonfinite)
+            continue;
+        double r = hc_tapdiff_max_rel(d);
+        carried = r > carried ? r : carried;
+    }
+    const hc_tapdiff *d = &c->d[i];
+    double own = hc_tapdiff_stor_rel(d), fl = hc_tap_fmt_floor(d->fmt);
+    double e = carried > own ? carried : own;
+    return factor * (e > fl ? e : fl);
+}
+
+int hc_tapcmp_first_unexplained(const hc_tapcmp *c, double factor)
+{
+    for (int i = 0; i < c->n; i++) {
+        const hc_tapdiff *d = &c->d[i];
+        if (d->missing || d->mismatch)
+            continue;
+        if (d->nonfinite || hc_tapdiff_max_rel(d) > hc_tapcmp_explained(c, i, factor))
+            return i;
+    }
     return -1;
 }
 

@@ -1,9 +1,9 @@
 /* Taps: every layer's output tensor of two tensor backends on the same input rows, compared
  * layer by layer, to find where a reduced-precision backend first departs from the reference.
  *
- * Backends with taps are tensor backends whose vtable has set_taps (backends/backend.h): they
- * run in this process with an engine layer hook, e.g. "ref32" and "emulate:PROFILE" (tapped
- * after its rounding).
+ * Backends with taps are tensor backends that hand back an hc_tapset with their heads
+ * (backends/backend.h: hc_backend_vtbl.taps): "ref32", "emulate:PROFILE" (tapped after its
+ * rounding) and "pipe:" programs speaking protocol version 2 (docs/PROTOCOL.md).
  *
  * Errors per layer, over every position and every value on the board (spatial taps skip the
  * buffer's padding, whose values are meaningless):
@@ -11,7 +11,9 @@
  *   max_rel = max_abs / max|a|,  mean_rel = mean_abs / mean|a|   (relative to the layer's
  *   scale in backend A: elementwise relative error is meaningless near zero)
  * A non-finite value in B where A is finite counts as an infinite error. Layers are matched by
- * name in A's forward order (a name that occurs twice in one pass keeps its last tensor). */
+ * name in A's forward order (a name that occurs twice in one pass keeps its last tensor); a
+ * layer of B with another shape or layout is reported, never compared. docs/TAPS.md says when
+ * a layer diverges. */
 #ifndef HC_TAPS_H
 #define HC_TAPS_H
 
@@ -23,37 +25,27 @@
 #include "model.h"
 #include "positions.h"
 
-/* A recorder: an hc_engine_hook_fn (thread-safe) keeping a copy of every layer's tensor of
- * the last eval, as data[row][channel][hw]. */
-typedef struct hc_taprec hc_taprec;
-
-typedef struct hc_taprec_layer {
-    char *name;
-    int layout; /* enum hc_tap_layout of the engine's tap */
-    int channels, hw, rows; /* rows filled so far in this eval */
-    float *data;            /* [max_batch][channels][hw] */
-} hc_taprec_layer;
-
+/* The older names of a tapset (harness/model/heads.h) used as an engine-hook recorder. */
+typedef hc_tapset hc_taprec;
+typedef hc_tapset_entry hc_taprec_layer;
 hc_taprec *hc_taprec_new(int max_batch, hc_err *err);
 void hc_taprec_hook(void *rec, const hc_tap *t);
-/* Before each eval: forgets the rows of the last one (keeps layers and memory). */
 void hc_taprec_reset(hc_taprec *r);
 int hc_taprec_count(const hc_taprec *r);
 const hc_taprec_layer *hc_taprec_layer_at(const hc_taprec *r, int i);
 const hc_taprec_layer *hc_taprec_find(const hc_taprec *r, const char *name);
-/* 0, or -1 with err when a hook failed to allocate. */
 int hc_taprec_status(const hc_taprec *r, hc_err *err);
 void hc_taprec_free(hc_taprec *r);
 
-/* A tensor backend with set_taps, run with a recorder on one thread. */
+/* A tensor backend that hands back taps (hc_backend_taps), run on one thread with a tapset. */
 typedef struct hc_tapped hc_tapped;
 hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, int max_batch, hc_err *err);
 int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *global, const float *meta,
                    hc_raw_heads *out, hc_err *err);
-const hc_taprec *hc_tapped_rec(const hc_tapped *t);
+const hc_tapset *hc_tapped_rec(const hc_tapped *t);
 void hc_tapped_free(hc_tapped *t);
 
-/* The comparison of two recorders, accumulated over batches. */
+/* The comparison of two tapsets, accumulated over batches (docs/TAPS.md). */
 typedef struct hc_tapdiff {
     char name[256];
     int channels, hw;
@@ -61,23 +53,43 @@ typedef struct hc_tapdiff {
     size_t nonfinite;   /* values non-finite in B (or A) */
     double max_abs, sum_abs, max_ref, sum_ref;
     int missing;        /* the layer is absent from B's taps */
+    /* B's tap has another shape or layout than A's: never compared; both shapes kept. */
+    int mismatch;
+    int b_channels, b_hw, layout, b_layout;
+    int fmt;                          /* B's element format (enum hc_tap_fmt) */
+    double stor_max_abs, stor_sum_abs; /* A's own tensor rounded to B's format: what storage explains */
 } hc_tapdiff;
 
 typedef struct hc_tapcmp hc_tapcmp;
 hc_tapcmp *hc_tapcmp_new(hc_err *err);
-/* Adds the last eval of a and b; spatial: the batch's input rows (channel 0 is the board
- * mask), nc spatial channels. */
-int hc_tapcmp_add(hc_tapcmp *c, const hc_taprec *a, const hc_taprec *b, const float *spatial, int nc,
+/* Adds the last eval of a and b (A's layers, in A's order); spatial: the batch's input rows
+ * (channel 0 is the board mask), nc spatial channels. */
+int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const float *spatial, int nc,
                   hc_err *err);
 int hc_tapcmp_count(const hc_tapcmp *c);
 const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i);
 double hc_tapdiff_max_rel(const hc_tapdiff *d);
 double hc_tapdiff_mean_abs(const hc_tapdiff *d);
 double hc_tapdiff_mean_rel(const hc_tapdiff *d);
+/* Storage's share: A's tensor rounded to B's format, max |a - round(a)| / max|a|. */
+double hc_tapdiff_stor_rel(const hc_tapdiff *d);
+/* The relative error of a format's arithmetic that no tap reveals (docs/TAPS.md): f32 2^-16,
+ * f16 2^-11, bf16 2^-8. */
+double hc_tap_fmt_floor(int fmt);
 /* Index of the first layer (forward order) whose max_rel exceeds threshold or that holds a
  * non-finite value, or -1. */
 int hc_tapcmp_first_divergent(const hc_tapcmp *c, double threshold);
+/* What layer i's error may be without diverging (docs/TAPS.md): factor times the largest of
+ * the max_rel of every compared layer before it (its inputs' error, carried), its storage
+ * error (hc_tapdiff_stor_rel) and its format's floor (hc_tap_fmt_floor). */
+double hc_tapcmp_explained(const hc_tapcmp *c, int i, double factor);
+/* Index of the first compared layer whose max_rel exceeds hc_tapcmp_explained (or that holds a
+ * non-finite value), or -1. Layers absent from B or of another shape are skipped. */
+int hc_tapcmp_first_unexplained(const hc_tapcmp *c, double factor);
 void hc_tapcmp_free(hc_tapcmp *c);
+
+/* The default factor of hc_tapcmp_first_unexplained. */
+#define HC_TAPS_FACTOR 8.0
 
 /* Featurizes ps[0..n) as the evaluation pipeline does (each at its symmetry), runs backends
  * spec_a and spec_b on the same rows in batches of `batch`, and returns the comparison. */
