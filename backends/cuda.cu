@@ -105,6 +105,12 @@ __global__ void k_round(size_t n, float *x)
     GRID_LOOP(i, n) x[i] = __half2float(__float2half_rn(x[i]));
 }
 
+/* The planted bug of params "plant=LAYER" (a test of the taps: the layer's output off by 1/16). */
+__global__ void k_plant(size_t n, float *x)
+{
+    GRID_LOOP(i, n) x[i] *= 1.0625f;
+}
+
 __global__ void k_tohalf(size_t n, const float *x, __half *y)
 {
     GRID_LOOP(i, n) y[i] = __float2half_rn(x[i]);
@@ -437,6 +443,12 @@ struct inst {
      * weights); mid32: bias additions and the SwiGLU inputs; probs32: attention
      * probabilities and the attention output (fp32 GEMMs on half-rounded values). */
     int pool32, mid32, probs32;
+    /* Taps (hc_raw_heads.taps): the eval's tapset, or NULL when none is wanted; a host staging
+     * buffer for the copies. plant: the layer a test perturbs ("" none). */
+    hc_tapset *taps;
+    float *tap_host;
+    size_t tap_host_n;
+    char plant[128];
     blas_api api;
     cublasHandle_t blas;
     int blas_ok;
@@ -513,6 +525,59 @@ float *ar_get(fwd *f, size_t n)
     if (f->top > f->peak)
         f->peak = f->top;
     return p;
+}
+
+/* A layer's output handed back as a tap (only when the eval asked for taps): copied from the
+ * device, [C][B][hw] (HC_TAP_CBP) or [B][C] (HC_TAP_BC) as the engine taps them, into the
+ * tapset's [row][C][hw]. fmt: the element format the values are stored in (fp16 mode rounds
+ * what it stores to half). A name seen twice in one pass keeps its last tensor, as ref32's. */
+void tap(fwd *f, const char *name, int layout, int C, const float *dev, int fmt)
+{
+    inst *I = f->I;
+    if (!LIVE(f) || !I->taps || !name || !dev)
+        return;
+    size_t hw = layout == HC_TAP_CBP ? (size_t)f->hw : 1, B = (size_t)f->B, n = (size_t)C * B * hw;
+    if (n > I->tap_host_n) {
+        float *p = (float *)realloc(I->tap_host, n * sizeof(float));
+        if (!p) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_ENOMEM, "cuda: %s: out of memory for its tap", name);
+            return;
+        }
+        I->tap_host = p;
+        I->tap_host_n = n;
+    }
+    CK(I, cudaMemcpy(I->tap_host, dev, n * sizeof(float), cudaMemcpyDeviceToHost), name);
+    if (I->bad)
+        return;
+    hc_tapset_entry *e = hc_tapset_entry_get(I->taps, name, layout, fmt, C, (int)hw, I->err);
+    if (!e) {
+        I->bad = 1;
+        return;
+    }
+    e->fmt = fmt;
+    for (size_t r = 0; r < B; r++) {
+        float *dst = e->data + r * C * hw;
+        if (layout == HC_TAP_CBP)
+            for (size_t c = 0; c < (size_t)C; c++)
+                memcpy(dst + c * hw, I->tap_host + (c * B + r) * hw, hw * sizeof(float));
+        else
+            memcpy(dst, I->tap_host + r * C, C * sizeof(float));
+    }
+    e->rows = (int)B;
+}
+
+/* The format of what fp16 mode stores: half, unless a knob kept it fp32. */
+int stored_fmt(const fwd *f, int kept32)
+{
+    return f->I->fp16 && !kept32 ? HC_TAPFMT_F16 : HC_TAPFMT_F32;
+}
+
+/* params "plant=LAYER": perturbs that layer's output (a stand-in kernel bug the taps must find). */
+void planted(fwd *f, const char *name, float *dev, size_t n)
+{
+    if (f->I->plant[0] && name && strcmp(name, f->I->plant) == 0)
+        LAUNCH(f, name, k_plant, nblocks(n), 256, n, dev);
 }
 
 /* Device copy of a host array: uploaded in the dry run at open, looked up afterwards. */
@@ -669,6 +734,8 @@ void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
     gemm(f, c->name, 0, 0, c->out_c, (int)f->S, K, w, K, 0, col, (int)f->S, 0, out, (int)f->S, 0,
          1, accumulate ? 1.0f : 0.0f);
     round16(f, out, (size_t)c->out_c * f->S, c->name);
+    planted(f, c->name, out, (size_t)c->out_c * f->S);
+    tap(f, c->name, HC_TAP_CBP, c->out_c, out, stored_fmt(f, 0));
     f->top = top;
 }
 
@@ -679,6 +746,8 @@ void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *
     size_t n = (size_t)b->c * f->S;
     LAUNCH(f, b->name, k_bn_act, nblocks(n), 256, b->c, f->S, in, out, sc, bi, (int)a->kind,
            f->mask, f->I->fp16);
+    planted(f, b->name, out, n);
+    tap(f, b->name, HC_TAP_CBP, b->c, out, stored_fmt(f, 0));
 }
 
 /* out[b][o] = in[b][:] * w (BC); pooled: the input is pooled values (pool32 knob) */
@@ -691,6 +760,8 @@ void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pool
     gemm(f, m->name, 0, 0, f->B, m->out_c, m->in_c, a, m->in_c, 0, w, m->out_c, 0, out, m->out_c,
          0, 1, 0.0f, f32);
     round16(f, out, (size_t)f->B * m->out_c, m->name);
+    planted(f, m->name, out, (size_t)f->B * m->out_c);
+    tap(f, m->name, HC_TAP_BC, m->out_c, out, stored_fmt(f, 0));
     f->top = top;
 }
 
@@ -699,6 +770,8 @@ void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, 
     const float *b = bias ? wvec(f, bias, C, layer) : NULL;
     size_t n = (size_t)f->B * C;
     LAUNCH(f, layer, k_bias_act_bc, nblocks(n), 256, f->B, C, x, b, act, f->I->fp16);
+    /* ref32 taps a head's matmul after its bias and activation: this replaces matmul_bc's tap */
+    tap(f, layer, HC_TAP_BC, C, x, stored_fmt(f, 0));
 }
 
 void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
@@ -727,6 +800,8 @@ void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 
          (int)f->S, 0, 1, 0.0f, f32);
     if (!keep32)
         round16(f, out, (size_t)m->out_c * f->S, m->name);
+    planted(f, m->name, out, (size_t)m->out_c * f->S);
+    tap(f, m->name, HC_TAP_CBP, m->out_c, out, stored_fmt(f, keep32));
     f->top = top;
 }
 
@@ -755,6 +830,8 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
     const float *lw = wvec(f, a->pre_ln.weight, c, a->pre_ln.name);
     LAUNCH(f, a->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, a->pre_ln.eps,
            f->mask, I->fp16);
+    planted(f, a->pre_ln.name, s, (size_t)c * S);
+    tap(f, a->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
     matmul_cs(f, &a->q_proj, s, q);
     matmul_cs(f, &a->k_proj, s, k);
     matmul_cs(f, &a->v_proj, s, v);
@@ -771,6 +848,9 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
             LAUNCH(f, a->k_proj.name, k_rope, nblocks(nk), 256, B, hw, nkv, qd, nkv,
                    a->learnable_rope, rt->cos_t, rt->sin_t, k, I->fp16);
         }
+        /* ref32 taps q and k after their rotation */
+        tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q, stored_fmt(f, 0));
+        tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k, stored_fmt(f, 0));
     }
     size_t top = f->top;
     const void *qo = operand(f, q, (size_t)nh * qd * S, a->q_proj.name);
@@ -808,6 +888,7 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
     matmul_cs(f, &a->out_proj, att, s, p32);
     LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
            I->fp16);
+    tap(f, bl->name, HC_TAP_CBP, c, x, stored_fmt(f, 0));
 }
 
 void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
@@ -820,13 +901,18 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     const float *lw = wvec(f, ff->pre_ln.weight, c, ff->pre_ln.name);
     LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
            f->mask, I->fp16);
+    planted(f, ff->pre_ln.name, s, (size_t)c * S);
+    tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
     matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
     matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
     size_t n = (size_t)ff->ffn_c * S;
     LAUNCH(f, ff->linear1.name, k_swiglu, nblocks(n), 256, n, a1, gate, I->fp16);
+    /* ref32 taps linear1 after the SwiGLU */
+    tap(f, ff->linear1.name, HC_TAP_CBP, ff->ffn_c, a1, stored_fmt(f, 0));
     matmul_cs(f, &ff->linear2, a1, s);
     LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
            I->fp16);
+    tap(f, bl->name, HC_TAP_CBP, c, x, stored_fmt(f, 0));
 }
 
 void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
@@ -881,6 +967,9 @@ void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         ffn(f, bl, c, x, s);
         break;
     }
+    /* a block's output, as ref32 taps it (attention and FFN blocks tap theirs themselves) */
+    if (bl->kind != HC_BLOCK_ATTENTION && bl->kind != HC_BLOCK_FFN)
+        tap(f, bl->name, HC_TAP_CBP, c, x, stored_fmt(f, 0));
     f->top = top;
 }
 
@@ -1059,6 +1148,7 @@ void inst_free(inst *I)
         cudaFree(I->ropes[i].sin_t);
     }
     free(I->ropes);
+    free(I->tap_host);
     cudaFree(I->arena);
     cudaFree(I->d_spatial);
     cudaFree(I->d_global);
@@ -1082,6 +1172,7 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
 {
     (void)threads;
     int fp16 = -1, knobs[3] = {0, 0, 0};
+    char plant[128] = "";
     {
         char buf[128];
         snprintf(buf, sizeof buf, "%s", params ? params : "");
@@ -1100,6 +1191,8 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
                 knobs[2] = 1;
             else if (i > 0 && fp16 == 1 && strcmp(tok, "emulike") == 0)
                 knobs[0] = knobs[1] = knobs[2] = 1;
+            else if (i > 0 && fp16 >= 0 && strncmp(tok, "plant=", 6) == 0 && tok[6])
+                snprintf(plant, sizeof plant, "%s", tok + 6);
             else
                 fp16 = -1;
             if (fp16 < 0)
@@ -1107,7 +1200,7 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
         }
         if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf) {
             hc_err_set(err, HC_ECONFIG,
-                       "cuda: params must be fp32 or fp16[,pool32][,mid32][,probs32][,emulike] (got \"%s\")",
+                       "cuda: params must be fp32 or fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER] (got \"%s\")",
                        params ? params : "");
             return NULL;
         }
@@ -1145,6 +1238,7 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     I->pool32 = knobs[0];
     I->mid32 = knobs[1];
     I->probs32 = knobs[2];
+    snprintf(I->plant, sizeof I->plant, "%s", plant);
     I->nx = nx;
     I->ny = ny;
     I->hw = nx * ny;
@@ -1224,6 +1318,9 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         return hc_err_set(err, HC_EBACKEND, "cuda: output buffer does not match the net / board");
     I->bad = 0;
     I->err = err;
+    I->taps = out->taps;
+    if (I->taps)
+        hc_tapset_reset(I->taps);
     size_t hw = (size_t)I->hw, B = (size_t)batch;
     int pc = net->num_policy_c, sc = net->num_score_value_c;
     CK(I, cudaMemcpy(I->d_spatial, spatial, B * net->num_input_c * hw * sizeof(float),
@@ -1263,10 +1360,17 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
     CK(I, cudaMemcpy(out->ownership, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost),
        "output");
     I->err = NULL;
+    I->taps = NULL;
     if (I->bad)
         return -1;
     out->batch = batch;
     return 0;
+}
+
+int cuda_taps(void *vi)
+{
+    (void)vi;
+    return 1;
 }
 
 void cuda_close(void *vi)
@@ -1282,10 +1386,12 @@ hc_backend_vtbl make_vtbl()
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: fp32 (fp32 "
              "everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
-             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32)";
+             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
+             "perturbs one layer, to test the taps); taps every layer it computes";
     v.open = cuda_open;
     v.eval = cuda_eval;
     v.close = cuda_close;
+    v.taps = cuda_taps;
     return v;
 }
 
