@@ -1,7 +1,9 @@
 # halfcheck: `make` builds build/halfcheck; `make test` runs every test program and ends with
 # "N passed, N failed"; `make bench` prints the benchmark table; `make demo` runs the embedded
-# default suite. SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer. Every build
-# first runs the setup step (ci/setup-deps: installs or names missing packages).
+# default suite. SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer. CC=clang or a
+# cross compiler (CC=aarch64-linux-gnu-gcc; `make test-qemu` runs its tests under qemu-user)
+# builds into a folder of its own. Every build first runs the setup step (ci/setup-deps:
+# installs or names missing packages).
 
 # The setup step (ci/setup-deps) runs before anything is compiled: it installs missing packages
 # on Debian/Ubuntu as root, or prints the command to run and stops the build. So pkg-config is
@@ -138,7 +140,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all test test-gpu bench demo clean fuzz fuzz-smoke setup FORCE
+.PHONY: all test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 ifeq ($(HC_CROSS),1)
@@ -249,6 +251,25 @@ fuzz-smoke: $(FUZZ_BIN)
 test-gpu: build/halfcheck $(GPU_BIN)
 	@HALFCHECK=build/halfcheck sh tests/run.sh $(filter $(BUILD)/tests/gpu_test_%,$(GPU_BIN))
 	@for b in $(filter $(BUILD)/tests/gpu_bench_%,$(GPU_BIN)); do $$b || exit 1; done
+
+# A cross build's tests under qemu-user (README, "Other platforms"): `make CC=aarch64-linux-gnu-gcc
+# test-qemu` builds QEMU_TESTS for the target and runs them through tests/run.sh, each program
+# (and the halfcheck they start, through $$HALFCHECK) behind a wrapper script in $(BUILD)/qemu/
+# that starts it under $(QEMU). `-L /`: the target's libc from Debian's multiarch packages
+# (libc6:arm64); the cross toolchain's own, under /usr/aarch64-linux-gnu, hangs in pthread_create
+# under Debian's qemu 7.2. QEMU_GOLDEN: the golden configs test_golden_eval runs (a convnet and a
+# transformer on the 140 positions of 10x14; all of them take an hour under emulation).
+QEMU ?= qemu-$(HC_ARCH) -L /
+QEMU_TESTS ?= test_kernels test_features test_gemm test_golden_eval
+QEMU_GOLDEN ?= g170_size10x14,synth_pub_v17nbttf_size10x14
+test-qemu: $(BUILD)/halfcheck $(QEMU_TESTS:%=$(BUILD)/tests/%)
+	@mkdir -p $(BUILD)/qemu
+	@for p in $^; do \
+	    w=$(BUILD)/qemu/$$(basename $$p); \
+	    printf '#!/bin/sh\nexec %s "%s" "$$@"\n' "$(QEMU)" "$$(cd $$(dirname $$p) && pwd)/$$(basename $$p)" > $$w; \
+	    chmod +x $$w; \
+	done
+	@HALFCHECK=$(BUILD)/qemu/halfcheck HC_GOLDEN_CONFIGS=$(QEMU_GOLDEN) sh tests/run.sh $(QEMU_TESTS:%=$(BUILD)/qemu/%)
 
 bench: build/halfcheck $(BENCH_BIN)
 	@$(BUILD)/tests/bench_table
