@@ -51,8 +51,6 @@ ifeq ($(HC_CLANG),1)
 else
   CC_WARN := -Wno-format-truncation
 endif
-# -ffp-contract=off: clang (and gcc in GNU modes) would fuse a*b+c into an FMA where the target
-# has one, which changes the bits of every output; the reference is written for separate roundings.
 # macOS: _POSIX_C_SOURCE alone hides what the system headers need of BSD (u_int in sys/types.h,
 # MAP_ANON); _DARWIN_C_SOURCE adds them back.
 HC_OS_CFLAGS := $(if $(filter Darwin,$(HC_OS)),-D_DARWIN_C_SOURCE)
@@ -62,7 +60,7 @@ HC_OS_CFLAGS := $(if $(filter Darwin,$(HC_OS)),-D_DARWIN_C_SOURCE)
 # that the setup step sees them too).
 PKG_CONFIG ?= pkg-config
 ifeq ($(HC_CROSS)/$(HC_OS),1/Linux)
-  PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(HC_TRIPLE)/pkgconfig:/usr/share/pkgconfig pkg-config
+  PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(HC_ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config
 endif
 ifeq ($(HC_HOST_OS),Darwin)
   HC_BREW := $(shell brew --prefix 2>/dev/null)
@@ -76,11 +74,15 @@ endif
 LIB_DIRS := harness/base harness/go harness/data harness/features harness/model refs backends \
 	harness/eval harness/metrics harness/config reports harness/run
 INC_FLAGS := $(addprefix -I,$(LIB_DIRS) harness/cli) -I.
+# -ffp-contract=off: clang (and gcc in its GNU modes) would fuse a*b+c into an FMA where the
+# target has one (aarch64 always), which changes the bits of the outputs; the reference rounds
+# each product and each sum, as KataGo's Eigen build does on x86-64.
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(HC_OS_CFLAGS) -Wall -Wextra -Werror -ffp-contract=off -g -pthread $(INC_FLAGS)
 # Each flavour's objects in a folder of its own, so that switching CC or SAN never mixes them:
-# build/rel (the host's gcc or cc), build/clang, build/aarch64 (a cross build: the target's
-# architecture, plus -clang for clang), build/san, build/san-clang.
-HC_FLAVOUR := $(if $(filter 1,$(HC_CROSS)),$(HC_ARCH)$(if $(filter 1,$(HC_CLANG)),-clang),$(if $(filter 1,$(HC_CLANG)),clang))
+# build/rel (cc, whichever compiler it is: Apple's clang on macOS), build/clang, build/aarch64 (a
+# cross build: the target's architecture, plus -clang for clang), build/san, build/san-clang.
+HC_CLANG_DIR := $(if $(filter cc,$(CC)),0,$(HC_CLANG))
+HC_FLAVOUR := $(if $(filter 1,$(HC_CROSS)),$(HC_ARCH)$(if $(filter 1,$(HC_CLANG_DIR)),-clang),$(if $(filter 1,$(HC_CLANG_DIR)),clang))
 ifeq ($(SAN),1)
   OPT := -O1 $(MARCH) -fno-omit-frame-pointer
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
