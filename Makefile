@@ -1,36 +1,96 @@
 # halfcheck: `make` builds build/halfcheck; `make test` runs every test program and ends with
 # "N passed, N failed"; `make bench` prints the benchmark table; `make demo` runs the embedded
-# default suite. SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer. Every build
-# first runs the setup step (ci/setup-deps: installs or names missing packages).
+# default suite. SAN=1 builds with AddressSanitizer and UndefinedBehaviorSanitizer. CC=clang or a
+# cross compiler (CC=aarch64-linux-gnu-gcc; `make test-qemu` runs its tests under qemu-user)
+# builds into a folder of its own. Every build first runs the setup step (ci/setup-deps:
+# installs or names missing packages).
 
 # The setup step (ci/setup-deps) runs before anything is compiled: it installs missing packages
 # on Debian/Ubuntu as root, or prints the command to run and stops the build. So pkg-config is
 # asked lazily, at the first recipe that needs it (after setup), once (the eval memoizes).
 # SETUP=0 skips the step.
 PKGS := zlib yaml-0.1 libxml-2.0 jansson
-PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
-PKG_LIBS = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell $$(PKG_CONFIG) --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $$(shell $$(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
 # OpenBLAS only for tests/bench_gemm (its sgemm beside hc_gemm): the reference computes its
 # products with refs/gemm.c, and a program linking OpenBLAS starts its worker threads, which
 # spin for about 0.1 s of CPU each, whether it is called or not.
-BLAS_CFLAGS = $(eval BLAS_CFLAGS := $$(shell pkg-config --cflags openblas))$(BLAS_CFLAGS)
-BLAS_LIBS = $(eval BLAS_LIBS := $$(shell pkg-config --libs openblas))$(BLAS_LIBS)
+BLAS_CFLAGS = $(eval BLAS_CFLAGS := $$(shell $$(PKG_CONFIG) --cflags openblas))$(BLAS_CFLAGS)
+BLAS_LIBS = $(eval BLAS_LIBS := $$(shell $$(PKG_CONFIG) --libs openblas))$(BLAS_LIBS)
 
 CC ?= cc
-OPT ?= -O2 -march=native
+# The compiler and the target it is given choose the flags (docs/ARCHITECTURE.md, "Portability"):
+# gcc or clang, x86-64 or aarch64, Linux or macOS, native or cross. `$(CC) -dumpmachine` names the
+# target (x86_64-linux-gnu, aarch64-linux-gnu, arm64-apple-darwin23.0.0); a target other than
+# this machine's is a cross build.
+HC_TRIPLE := $(shell $(CC) -dumpmachine 2>/dev/null)
+HC_ARCH := $(patsubst arm64,aarch64,$(firstword $(subst -, ,$(HC_TRIPLE))))
+HC_HOST_ARCH := $(patsubst arm64,aarch64,$(shell uname -m))
+HC_OS := $(if $(findstring darwin,$(HC_TRIPLE)),Darwin,$(if $(findstring linux,$(HC_TRIPLE)),Linux,other))
+HC_HOST_OS := $(shell uname -s)
+HC_CROSS := $(if $(filter $(HC_HOST_ARCH)/$(HC_HOST_OS),$(HC_ARCH)/$(HC_OS)),0,1)
+HC_CLANG := $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1)),1,0)
+
+# -march=native only for this machine; Apple Silicon's default CPU (apple-m1) is already its
+# baseline and older Apple clang refuses -march=native there; a cross build gets the target's
+# baseline (armv8-a: every arm64 Linux machine). MARCH= overrides.
+ifeq ($(HC_CROSS),1)
+  MARCH ?=
+else ifeq ($(HC_ARCH)/$(HC_OS),aarch64/Darwin)
+  MARCH ?=
+else ifeq ($(HC_ARCH),aarch64)
+  MARCH ?= -mcpu=native
+else
+  MARCH ?= -march=native
+endif
+OPT ?= -O2 $(MARCH)
+# Warnings: -Wformat-truncation (gcc, clang 17+) flags snprintf into fixed buffers, which is
+# how the code bounds its messages on purpose; clang 14 does not know the option.
+ifeq ($(HC_CLANG),1)
+  CC_WARN := -Wno-unknown-warning-option -Wno-format-truncation
+else
+  CC_WARN := -Wno-format-truncation
+endif
+# macOS: _POSIX_C_SOURCE alone hides what the system headers need of BSD (u_int in sys/types.h,
+# MAP_ANON); _DARWIN_C_SOURCE adds them back.
+HC_OS_CFLAGS := $(if $(filter Darwin,$(HC_OS)),-D_DARWIN_C_SOURCE)
+
+# pkg-config of the target: Debian's multiarch .pc files for a Linux cross build (the :arm64
+# -dev packages), Homebrew's keg-only zlib and libxml2 on macOS (PKG_CONFIG_PATH, exported so
+# that the setup step sees them too).
+PKG_CONFIG ?= pkg-config
+ifeq ($(HC_CROSS)/$(HC_OS),1/Linux)
+  PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(HC_ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config
+endif
+ifeq ($(HC_HOST_OS),Darwin)
+  HC_BREW := $(shell brew --prefix 2>/dev/null)
+  ifneq ($(HC_BREW),)
+    export PKG_CONFIG_PATH := $(HC_BREW)/opt/zlib/lib/pkgconfig:$(HC_BREW)/opt/libxml2/lib/pkgconfig:$(HC_BREW)/opt/openblas/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+  endif
+endif
+
 # The library's folders are layers, lowest first (docs/ARCHITECTURE.md, ci/layers-check): each includes
 # only itself and folders before it. Includes are by basename, so every folder is on the include path.
 LIB_DIRS := harness/base harness/go harness/data harness/features harness/model refs backends \
 	harness/eval harness/metrics harness/config reports harness/run
 INC_FLAGS := $(addprefix -I,$(LIB_DIRS) harness/cli) -I.
-CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wno-format-truncation -g -pthread $(INC_FLAGS)
+# -ffp-contract=off: clang (and gcc in its GNU modes) would fuse a*b+c into an FMA where the
+# target has one (aarch64 always), which changes the bits of the outputs; the reference rounds
+# each product and each sum, as KataGo's Eigen build does on x86-64.
+CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(HC_OS_CFLAGS) -Wall -Wextra -Werror -ffp-contract=off -g -pthread $(INC_FLAGS)
+# Each flavour's objects in a folder of its own, so that switching CC or SAN never mixes them:
+# build/rel (cc, whichever compiler it is: Apple's clang on macOS), build/clang, build/aarch64 (a
+# cross build: the target's architecture, plus -clang for clang), build/san, build/san-clang.
+HC_CLANG_DIR := $(if $(filter cc,$(CC)),0,$(HC_CLANG))
+HC_FLAVOUR := $(if $(filter 1,$(HC_CROSS)),$(HC_ARCH)$(if $(filter 1,$(HC_CLANG_DIR)),-clang),$(if $(filter 1,$(HC_CLANG_DIR)),clang))
 ifeq ($(SAN),1)
-  OPT := -O1 -march=native -fno-omit-frame-pointer
+  OPT := -O1 $(MARCH) -fno-omit-frame-pointer
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-  BUILD := build/san
+  BUILD := build/san$(if $(HC_FLAVOUR),-$(HC_FLAVOUR))
 else
-  BUILD := build/rel
+  BUILD := build/$(or $(HC_FLAVOUR),rel)
 endif
+CFLAGS_BASE += $(CC_WARN)
 CFLAGS += $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lm -pthread
 LDFLAGS += $(SANFLAGS)
@@ -40,6 +100,10 @@ LDFLAGS += $(SANFLAGS)
 # space reservations do not mix). Without nvcc everything else builds as before.
 ifeq ($(SAN),1)
   CUDA ?= 0
+endif
+# nvcc here builds for the host with the host's gcc only: no CUDA in a cross or a clang build.
+ifneq ($(HC_CROSS)$(HC_CLANG),00)
+  override CUDA := 0
 endif
 ifneq ($(CUDA),0)
   NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
@@ -78,10 +142,14 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all test test-gpu bench demo clean fuzz fuzz-smoke setup
+.PHONY: all test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
+ifeq ($(HC_CROSS),1)
+all: $(BUILD)/halfcheck
+else
 all: build/halfcheck
+endif
 
 # Every compile waits for it (order-only: it never makes anything out of date).
 setup:
@@ -108,14 +176,17 @@ LIB_OBJ += $(BUILD)/gen/profiles_gen.o
 
 $(BUILD)/libhc.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(BUILD)/halfcheck: $(CLI_OBJ) $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# build/halfcheck is the binary the README and the tests call, whatever the flavour.
-build/halfcheck: $(BUILD)/halfcheck
-	cp $< $@
+# build/halfcheck is the binary the README calls: a copy of the last native flavour built (a
+# cross build leaves it alone: its binary is $(BUILD)/halfcheck). Compared, not timestamped, so
+# that going back from one flavour to another copies again.
+build/halfcheck: $(BUILD)/halfcheck FORCE
+	@cmp -s $< $@ || { echo "cp $< $@"; cp $< $@; }
+FORCE:
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -155,7 +226,7 @@ $(FUZZ_DIR)/gen/profiles_gen.o: $(FUZZ_DIR)/gen/profiles_gen.c | setup
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 $(FUZZ_DIR)/libhc.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_DIR)/tests/fuzz/fuzz_util.o $(FUZZ_DIR)/libhc.a
 	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(LDLIBS)
 
@@ -182,6 +253,25 @@ fuzz-smoke: $(FUZZ_BIN)
 test-gpu: build/halfcheck $(GPU_BIN)
 	@HALFCHECK=build/halfcheck sh tests/run.sh $(filter $(BUILD)/tests/gpu_test_%,$(GPU_BIN))
 	@for b in $(filter $(BUILD)/tests/gpu_bench_%,$(GPU_BIN)); do $$b || exit 1; done
+
+# A cross build's tests under qemu-user (README, "Other platforms"): `make CC=aarch64-linux-gnu-gcc
+# test-qemu` builds QEMU_TESTS for the target and runs them through tests/run.sh, each program
+# (and the halfcheck they start, through $$HALFCHECK) behind a wrapper script in $(BUILD)/qemu/
+# that starts it under $(QEMU). `-L /`: the target's libc from Debian's multiarch packages
+# (libc6:arm64); the cross toolchain's own, under /usr/aarch64-linux-gnu, hangs in pthread_create
+# under Debian's qemu 7.2. QEMU_GOLDEN: the golden configs test_golden_eval runs (a convnet and a
+# transformer on the 140 positions of 10x14; all of them take an hour under emulation).
+QEMU ?= qemu-$(HC_ARCH) -L /
+QEMU_TESTS ?= test_kernels test_features test_gemm test_golden_eval
+QEMU_GOLDEN ?= g170_size10x14,synth_pub_v17nbttf_size10x14
+test-qemu: $(BUILD)/halfcheck $(QEMU_TESTS:%=$(BUILD)/tests/%)
+	@mkdir -p $(BUILD)/qemu
+	@for p in $^; do \
+	    w=$(BUILD)/qemu/$$(basename $$p); \
+	    printf '#!/bin/sh\nexec %s "%s" "$$@"\n' "$(QEMU)" "$$(cd $$(dirname $$p) && pwd)/$$(basename $$p)" > $$w; \
+	    chmod +x $$w; \
+	done
+	@HALFCHECK=$(BUILD)/qemu/halfcheck HC_GOLDEN_CONFIGS=$(QEMU_GOLDEN) sh tests/run.sh $(QEMU_TESTS:%=$(BUILD)/qemu/%)
 
 bench: build/halfcheck $(BENCH_BIN)
 	@$(BUILD)/tests/bench_table

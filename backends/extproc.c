@@ -220,6 +220,12 @@ int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err)
     p->err_fd = er[0];
     fcntl(p->err_fd, F_SETFL, fcntl(p->err_fd, F_GETFL) | O_NONBLOCK);
     fcntl(p->to_fd, F_SETFL, fcntl(p->to_fd, F_GETFL) | O_NONBLOCK);
+#ifdef F_SETNOSIGPIPE
+    /* macOS raises a pipe write's SIGPIPE on the process, not on the writing thread, so the
+     * writer's blocked mask (hc_extproc_write) would not keep it off the other threads: the
+     * descriptor is told never to raise it (the write still fails with EPIPE). */
+    fcntl(p->to_fd, F_SETNOSIGPIPE, 1);
+#endif
     return 0;
 fail:
     for (int i = 0; i < 2; i++) {
@@ -354,11 +360,13 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, 
         n -= (size_t)w;
     }
     if (rc && saved == EPIPE) {
-        struct timespec zero = {0, 0};
+        /* sigwait, not sigtimedwait (macOS lacks it): the SIGPIPE of a failed write is directed
+         * at this thread, which blocks it, so once sigpending shows it sigwait takes it at once. */
         sigset_t pending;
         sigpending(&pending);
+        int sig;
         if (sigismember(&pending, SIGPIPE))
-            sigtimedwait(&pipe_set, NULL, &zero);
+            sigwait(&pipe_set, &sig);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {

@@ -8,6 +8,7 @@
 #include "gemm.h"
 #include "kernels.h"
 #include "layers.h"
+#include "thread.h"
 
 #ifndef HC_ENGINE_DEFAULT_WINOGRAD
 #define HC_ENGINE_DEFAULT_WINOGRAD 1
@@ -1041,7 +1042,7 @@ static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny
             goto fail;
     }
     for (int i = 1; i < threads; i++) {
-        if (pthread_create(&e->w[i].th, NULL, worker_main, &e->w[i]) != 0) {
+        if (hc_thread_start(&e->w[i].th, worker_main, &e->w[i]) != 0) {
             hc_err_set(err, HC_EBACKEND, "engine: cannot start worker thread %d", i);
             goto fail;
         }

@@ -58,7 +58,7 @@ static int marked(const char *name)
 
 int main(void)
 {
-    hc_plan(21);
+    hc_plan(24);
     const char *t = hc_tmpdir("test_setup");
     snprintf(dir, sizeof dir, "%s", t ? t : "build/tmp/test_setup");
     snprintf(bin, sizeof bin, "%s/bin", dir);
@@ -77,7 +77,7 @@ int main(void)
     ok = ok && write_stub("pkg-config", "[ \"$1\" = --exists ] || exit 1; for m in $STUB_MODULES; do [ \"$m\" = \"$2\" ] "
                                         "&& exit 0; done; exit 1") == 0;
     if (!hc_check("setup-0.1", ok, "cannot build the stub directory %s", bin)) {
-        hc_fail_rest("setup-1..7", "not run: no stub directory (setup-0.1 failed)");
+        hc_fail_rest("setup-1..8", "not run: no stub directory (setup-0.1 failed)");
         return hc_test_exit();
     }
 
@@ -125,6 +125,30 @@ int main(void)
     e = hc_text(hc_path(dir, "err.txt"));
     hc_check("setup-4.2", rc == 1 && strstr(e, "jansson") && strstr(e, "PKG_CONFIG_PATH") && !marked("apt-ran"),
              "installed but unseen: exit %d: %s", rc, e);
+
+    /* Packages of another architecture (.ci/run's cross build: NAME:arm64): the architecture is
+     * added to dpkg first, unless dpkg has it already. */
+    ok = write_stub("dpkg", "case $1 in --print-architecture) echo amd64 ;; --print-foreign-architectures) "
+                            "for a in $STUB_FOREIGN; do echo $a; done ;; *) exit 1 ;; esac") == 0;
+    rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'",
+             "zlib1g-dev:arm64 qemu-user libyaml-dev:arm64");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-8.1",
+             ok && rc == 0 &&
+                 strstr(e, "would run: dpkg --add-architecture arm64 && apt-get update && DEBIAN_FRONTEND=noninteractive "
+                           "apt-get install -y --no-install-recommends zlib1g-dev:arm64 qemu-user libyaml-dev:arm64\n"),
+             "multiarch, root: exit %d: %s", rc, e);
+    rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_FOREIGN='i386 arm64' STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'",
+             "zlib1g-dev:arm64");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-8.2", rc == 0 && strstr(e, "would run: apt-get update && ") && !strstr(e, "--add-architecture"),
+             "arm64 already added: exit %d: %s", rc, e);
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'", "zlib1g-dev:arm64");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-8.3",
+             rc == 1 && strstr(e, "    sudo dpkg --add-architecture arm64 && sudo apt-get update && sudo apt-get install -y "
+                                  "--no-install-recommends zlib1g-dev:arm64\n") && !marked("apt-ran"),
+             "multiarch, not root: exit %d: %s", rc, e);
 
     /* macOS with Homebrew: the exact brew command, and brew is never run. */
     rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='zlib libxml-2.0 openblas'", "");

@@ -1,5 +1,4 @@
 /* Byte streams over plain or gzip'd files (stream.h). */
-#define _GNU_SOURCE
 #include "stream.h"
 
 #include <errno.h>

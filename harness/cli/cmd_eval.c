@@ -12,6 +12,7 @@
 #include "model.h"
 #include "nnoutput.h"
 #include "positions.h"
+#include "thread.h"
 
 typedef struct pos_job {
     const char *path;
@@ -155,7 +156,7 @@ int cmd_eval(int argc, char **argv)
      * the errors are reported in the order of the steps all the same. */
     pos_job pj = {.path = pos_path};
     pthread_t pos_thread;
-    int pos_threaded = pos_path && pthread_create(&pos_thread, NULL, load_positions, &pj) == 0;
+    int pos_threaded = pos_path && hc_thread_start(&pos_thread, load_positions, &pj) == 0;
     if (pos_path && !pos_threaded)
         load_positions(&pj);
     hc_net *net = hc_net_load(net_path, &err);

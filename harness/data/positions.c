@@ -12,6 +12,7 @@
 #include "rules.h"
 #include "sizes.h"
 #include "stream.h"
+#include "thread.h"
 
 /* A line longer than this is refused before it is buffered whole. */
 enum { HC_POSITION_LINE_MAX = 16 << 20, HC_POSITION_MAX_MOVES = 100000 };
@@ -471,7 +472,7 @@ int hc_positions_load(const char *path, hc_position **out, size_t *n, hc_err *er
         int started[POS_LOAD_THREADS] = {0};
         for (int t = 0; t < nr; t++) {
             ranges[t] = (pos_range){&lines, hc_istream_name(in), ps, lines.n * t / nr, lines.n * (t + 1) / nr, 0, {0}};
-            started[t] = t > 0 && pthread_create(&tids[t], NULL, parse_range, &ranges[t]) == 0;
+            started[t] = t > 0 && hc_thread_start(&tids[t], parse_range, &ranges[t]) == 0;
         }
         for (int t = 0; t < nr; t++)
             if (!started[t])

@@ -15,6 +15,7 @@
 #include "sgfmeta.h"
 #include "stream.h"
 #include "symmetry.h"
+#include "thread.h"
 
 /* Per-batch scratch: input rows, raw heads and the post-processing facts of each row. */
 typedef struct batch_buf {
@@ -428,7 +429,7 @@ static int eval_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_n
     pthread_mutex_lock(&c.mu);
     for (int l = 0; l < n_lanes; l++) {
         args[l] = (lane_arg){&c, &lanes[l]};
-        if (pthread_create(&tids[l], NULL, lane_main, &args[l]) != 0)
+        if (hc_thread_start(&tids[l], lane_main, &args[l]) != 0)
             break;
         started++;
         c.running++;

@@ -1,7 +1,6 @@
 /* One backend case in a child process of its own: the fork, the pipes and scratch files the
  * child streams its records, progress and side facts through, and the verdict on how it ended
  * (crash, hang, error, missing outputs). */
-#define _GNU_SOURCE
 #include "isolate.h"
 
 #include <errno.h>

@@ -1,0 +1,15 @@
+/* Threads started with the same stack size on every platform (thread.h). */
+#include "thread.h"
+
+int hc_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t a;
+    int rc = pthread_attr_init(&a);
+    if (rc != 0)
+        return rc;
+    rc = pthread_attr_setstacksize(&a, HC_THREAD_STACK);
+    if (rc == 0)
+        rc = pthread_create(t, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    return rc;
+}
