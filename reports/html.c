@@ -637,6 +637,93 @@ static void shown_positions(sbuf *b, const hc_results *rs, const char *net)
     }
 }
 
+/* A failing case's taps (a suite backend's `taps: on-failure`): each layer's max relative error
+ * against ref32 (log scale, in the model's forward order) beside what its inputs, storage and
+ * format explain, so the growth through the net and the first layer that departs are visible. */
+static void taps_plot(sbuf *b, const hc_result *r)
+{
+    const hc_result_taps *t = r->taps;
+    sb_printf(b, "<figure class=taps><figcaption><b>");
+    result_label(b, r);
+    sb_printf(b, "</b>: ");
+    if (t->error) {
+        sb_printf(b, "no layers compared: ");
+        sb_esc(b, t->error);
+        sb_printf(b, "</figcaption></figure>\n");
+        return;
+    }
+    sb_printf(b, "per-layer error against ref32 over %zu position%s; ", t->n_positions, t->n_positions == 1 ? "" : "s");
+    if (t->first) {
+        sb_printf(b, "first divergent layer <b class=tapfirst>");
+        sb_esc(b, t->first);
+        sb_printf(b, "</b>");
+    } else {
+        sb_printf(b, "no divergent layer");
+    }
+    sb_printf(b, " (docs/TAPS.md)</figcaption>\n");
+    size_t n = t->n_layers;
+    if (n == 0) {
+        sb_printf(b, "</figure>\n");
+        return;
+    }
+    /* log10 of the relative error, from 1e-8 (and 0) up to the largest value seen */
+    double lo = -8, hi = -1;
+    for (size_t i = 0; i < n; i++) {
+        const hc_result_taplayer *l = &t->layers[i];
+        double m = l->max_rel > l->explained ? l->max_rel : l->explained;
+        if (l->compared && m > 0 && log10(m) > hi)
+            hi = ceil(log10(m));
+    }
+    const int W = 1000, H = 260, L = 60, R = 10, T = 10, B = 80;
+    double dx = n > 1 ? (double)(W - L - R) / (double)(n - 1) : 0;
+    sb_printf(b, "<svg width=%d height=%d viewBox=\"0 0 %d %d\" role=img>", W, H, W, H);
+    for (double e = lo; e <= hi + 1e-9; e += 1) {
+        double y = T + (hi - e) / (hi - lo) * (H - T - B);
+        sb_printf(b, "<line x1=%d x2=%d y1=%.1f y2=%.1f stroke=\"#ddd\"/><text x=%d y=%.1f font-size=10 "
+                     "text-anchor=end>1e%d</text>", L, W - R, y, y, L - 4, y + 3, (int)e);
+    }
+    for (int series = 0; series < 2; series++) {
+        sb_printf(b, "<polyline fill=none stroke=\"%s\" stroke-width=1.5%s points=\"", series ? "#999" : "#d62728",
+                  series ? " stroke-dasharray=\"4 3\"" : "");
+        for (size_t i = 0; i < n; i++) {
+            const hc_result_taplayer *l = &t->layers[i];
+            if (!l->compared)
+                continue;
+            double v = series ? l->explained : l->max_rel;
+            double e = v > 0 ? log10(v) : lo;
+            e = e < lo ? lo : e > hi ? hi : e;
+            sb_printf(b, "%.1f,%.1f ", L + dx * (double)i, T + (hi - e) / (hi - lo) * (H - T - B));
+        }
+        sb_printf(b, "\"/>");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const hc_result_taplayer *l = &t->layers[i];
+        int first = t->first && strcmp(l->name, t->first) == 0;
+        if (!first && !(n <= 30 || i % (n / 30 + 1) == 0))
+            continue;
+        sb_printf(b, "<text x=%.1f y=%d font-size=9 transform=\"rotate(35 %.1f %d)\"%s>", L + dx * (double)i, H - B + 12,
+                  L + dx * (double)i, H - B + 12, first ? " fill=\"#d62728\" font-weight=bold" : "");
+        sb_esc(b, l->name);
+        sb_printf(b, "</text>");
+    }
+    sb_printf(b, "</svg>\n<div class=note>Solid red: each layer's max relative error (max|a-b| / max|a|, log "
+                 "scale); dashed grey: what its inputs' error, its storage and its format explain. Layers absent in "
+                 "the backend or of another shape are left out.</div></figure>\n");
+}
+
+static void taps_section(sbuf *b, const hc_results *rs, const char *net)
+{
+    int any = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        any |= strcmp(rs->items[i].net, net) == 0 && rs->items[i].taps != NULL;
+    if (!any)
+        return;
+    sb_printf(b, "<h3>Per-layer errors of the failing cases</h3>\n");
+    for (size_t i = 0; i < rs->n; i++)
+        if (strcmp(rs->items[i].net, net) == 0 && rs->items[i].taps)
+            taps_plot(b, &rs->items[i]);
+}
+
 static void net_section(sbuf *b, const hc_results *rs, const char *net)
 {
     sb_printf(b, "<h2 id=\"net-");
@@ -701,6 +788,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
     sb_printf(b, "</div>\n<h3>Errors per board point</h3>\n");
     heat_maps(b, rs, net);
     shown_positions(b, rs, net);
+    taps_section(b, rs, net);
 }
 
 static int first_of(const hc_results *rs, size_t i, int by_backend)

@@ -224,7 +224,7 @@ static void run_checks(const char *net_path)
     const char *dir0 = hc_tmpdir("test_taps_pipe");
     char dir[512], cmd[8192], path[700];
     if (!bin || !*bin || !pp || !dir0 || !net_path) {
-        hc_skip_n("tapspipe-run", 5, "HALFCHECK unset or ../shared absent");
+        hc_skip_n("tapspipe-run", 6, "HALFCHECK unset or ../shared absent");
         return;
     }
     /* the suite's paths are read relative to its own folder: absolute ones */
@@ -276,6 +276,16 @@ static void run_checks(const char *net_path)
     char *v1t = v1 ? strstr(v1, "\"taps\"") : NULL;
     hc_check("tapspipe-run.5", v1t && strstr(v1t, "\"firstDivergent\": null") && strstr(v1t, "\"layers\": []"),
              "a backend without taps: taps with an error and no layers");
+    /* report.html draws the failing case's per-layer errors and names its first divergent layer
+     * (the merged page, so the drawing comes from results.json alone) */
+    snprintf(path, sizeof path, "%s/merged/report.html", dir);
+    char *html = slurp(path);
+    char *fig = html ? strstr(html, "<figure class=taps>") : NULL;
+    hc_check("tapspipe-run.6",
+             fig && strstr(fig, "<b class=tapfirst>rconv3/w1a</b>") && strstr(fig, "<polyline") &&
+                 strstr(fig, "has no layer taps"),
+             "report.html lacks the per-layer plot naming rconv3/w1a (or the version-1 backend's reason)");
+    free(html);
     free(junit);
     free(json);
     free(merged);
@@ -303,7 +313,7 @@ int main(int argc, char **argv)
         "--bug mask-stride --bug-layer 4", "11", "model.blocks.4.out_proj",
     };
     static const char *const py_gqa[] = {"", "9", "", "--bug rope --bug-layer 4", "9", "model.blocks.4.q_proj"};
-    hc_plan(3 + 7 + 8 + 3 + 6 + 2 + 5);
+    hc_plan(3 + 7 + 8 + 3 + 6 + 2 + 6);
     /* a python3 with numpy (Debian's python3-numpy): the one on PATH, else the system's */
     if (system("python3 -c 'import numpy' >/dev/null 2>&1") == 0)
         python = "python3";
