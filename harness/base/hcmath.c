@@ -2,6 +2,8 @@
 #include "hcmath.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 /* ln 2 in two parts, the first with 32 trailing zero bits so k * LN2_HI is exact for |k| < 2^20. */
 static const double LN2_HI = 6.93147180369123816490e-01;
@@ -34,6 +36,19 @@ static double expm1_small(double r)
     return r + (r * r) * p;
 }
 
+/* y * 2^k: exact (one rounding where the result is subnormal, as ldexp); 2^k from the exponent
+ * bits where it is a normal double, the common case, without a call. */
+static double scale2(double y, double k)
+{
+    if (k >= -1022.0 && k <= 1023.0) {
+        uint64_t b = (uint64_t)((int64_t)k + 1023) << 52;
+        double s;
+        memcpy(&s, &b, sizeof s);
+        return y * s;
+    }
+    return ldexp(y, (int)k);
+}
+
 /* x = k ln 2 + r with |r| <= ln 2 / 2 (|x| < 2^20 ln 2). */
 static double reduce_ln2(double x, double *k)
 {
@@ -52,8 +67,7 @@ double hc_exp(double x)
         return 0.0;
     double k;
     double r = reduce_ln2(x, &k);
-    /* ldexp is exact (one rounding where the result is subnormal) */
-    return ldexp(1.0 + expm1_small(r), (int)k);
+    return scale2(1.0 + expm1_small(r), k);
 }
 
 double hc_expm1(double x)
@@ -72,9 +86,9 @@ double hc_expm1(double x)
     double r = reduce_ln2(x, &k);
     double em = expm1_small(r);
     if (k > 56.0)
-        return ldexp(1.0 + em, (int)k);
+        return scale2(1.0 + em, k);
     /* 2^k (e^r - 1) + (2^k - 1): the second term is exact for -53 <= k <= 56 */
-    return ldexp(em, (int)k) + (ldexp(1.0, (int)k) - 1.0);
+    return scale2(em, k) + (scale2(1.0, k) - 1.0);
 }
 
 double hc_log(double x)
