@@ -16,6 +16,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The Makefile's -ffp-contract=off is what keeps every file free of fused multiply-adds; clang
+ * also honours the standard pragma, so a build without the flag still keeps this header's
+ * arithmetic (and the rest of the including file) unfused. GCC in ISO C mode does not contract
+ * and warns about the pragma. */
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != -1
 #error "hcmath needs FLT_EVAL_METHOD 0: float operations rounded to float (SSE2, NEON)"
 #endif
