@@ -2,6 +2,7 @@
 #include "kernels.h"
 #include "kernels_impl.h"
 #include "gemm.h"
+#include "hcmath.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,8 +22,8 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
                     for (int x = 0; x < nx; x++) {
                         float angle = (float)x * fx + (float)y * fy;
                         size_t idx = ((size_t)h * pairs + p) * hw + (size_t)y * nx + x;
-                        cos_t[idx] = cosf(angle);
-                        sin_t[idx] = sinf(angle);
+                        cos_t[idx] = hc_cosf(angle);
+                        sin_t[idx] = hc_sinf(angle);
                     }
             }
         return;
@@ -31,13 +32,13 @@ void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs,
     int dim_half = pairs; /* head_dim / 2 */
     for (int p = 0; p < pairs; p++) {
         int pe = p < per_dim ? p : p - per_dim;
-        float freq = 1.0f / powf(theta, (float)(2 * pe) / (float)dim_half);
+        float freq = 1.0f / hc_powf_pos(theta, (float)(2 * pe) / (float)dim_half);
         for (int y = 0; y < ny; y++)
             for (int x = 0; x < nx; x++) {
                 float angle = p < per_dim ? (float)y * freq : (float)x * freq;
                 size_t idx = (size_t)p * hw + (size_t)y * nx + x;
-                cos_t[idx] = cosf(angle);
-                sin_t[idx] = sinf(angle);
+                cos_t[idx] = hc_cosf(angle);
+                sin_t[idx] = hc_sinf(angle);
             }
     }
 }

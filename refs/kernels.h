@@ -198,8 +198,8 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
 void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_heads, int learnable,
                   const float *cos_t, const float *sin_t, float *x, size_t ldx);
 
-/* x = exp(x) elementwise, vectorized, within ~2 ulp of expf for x in [-87, 88] (clamped
- * there: never inf). Used for the attention softmax. */
+/* x = exp(x) elementwise, vectorized: hc_expf's bits (hcmath.h, within 1 ulp) for x in
+ * [-87, 88], clamped there (never inf). Used for the attention softmax. */
 void hc_vexpf(size_t n, float *x);
 
 /* Scaled dot-product attention with a key and query mask, grouped heads (head h uses kv head

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hcmath.h"
 #include "kernels.h"
 #include "round.h"
 
@@ -95,10 +96,11 @@ static inline void v8_store(float *p, hc_v8f v, int k)
             p[j] = v[j];
 }
 
-/* exp over an array, 8 lanes at a time (GCC vector extensions), within ~2 ulp of expf: range
- * reduction by ln 2 (split in two constants), a degree-6 polynomial, 2^k from the exponent
- * bits. Inputs are clamped to [-87, 88] (a finite result, never inf). Used by the attention
- * softmax and SwiGLU (KataGo uses expf there; this differs by rounding only). */
+/* exp over 8 lanes (GCC vector extensions): HC_EXPF_REDUCE, hcmath.h's one definition that
+ * hc_expf expands too, so each lane has hc_expf's bits. Inputs are clamped to [-87, 88] (a finite
+ * result, never inf; hc_expf's own range where 2^k is a normal float). Used by the attention
+ * softmax, SwiGLU and the vector Mish and SiLU (KataGo uses expf there; this differs by rounding
+ * only). */
 
 static inline hc_v8f vexp8(hc_v8f x)
 {
@@ -106,16 +108,8 @@ static inline hc_v8f vexp8(hc_v8f x)
     const hc_v8f hi = {88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f, 88.0f};
     /* x < lo ? lo : x, then x > hi ? hi : x (NaN passes both) as one MAXPS and one MINPS */
     x = v8_min(hi, v8_max(lo, x));
-    hc_v8f t = x * 1.44269504088896341f + 12582912.0f; /* round to nearest via 1.5 * 2^23 */
-    hc_v8f k = t - 12582912.0f;
-    hc_v8f r = x - k * 0.693359375f;
-    r = r - k * -2.12194440e-4f;
-    hc_v8f p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    hc_v8f k, r, p;
+    HC_EXPF_REDUCE(x, k, r, p);
     hc_v8i e = (__builtin_convertvector(k, hc_v8i) + 127) << 23;
     hc_v8f sc;
     memcpy(&sc, &e, sizeof sc);

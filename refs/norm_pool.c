@@ -2,6 +2,7 @@
 #include "kernels.h"
 #include "kernels_impl.h"
 #include "gemm.h"
+#include "hcmath.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -18,16 +19,16 @@ static inline float mish_softplus(float x)
 {
     float lo = x < 20.0f ? x : 20.0f;
     float hi = x > 20.0f ? x : 20.0f;
-    return log1pf(expf(lo)) + (hi - 20.0f);
+    return hc_log1pf(hc_expf(lo)) + (hi - 20.0f);
 }
 
 float hc_act_apply(int act, float x)
 {
     switch (act) {
     case HC_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case HC_ACT_MISH: return x * tanhf(mish_softplus(x));
-    case HC_ACT_SILU: return x / (expf(-x) + 1.0f);
-    case HC_ACT_MISH_SCALE8: return x * tanhf(mish_softplus(8.0f * x));
+    case HC_ACT_MISH: return x * hc_tanhf(mish_softplus(x));
+    case HC_ACT_SILU: return x / (hc_expf(-x) + 1.0f);
+    case HC_ACT_MISH_SCALE8: return x * hc_tanhf(mish_softplus(8.0f * x));
     default: return x;
     }
 }
@@ -36,9 +37,9 @@ float hc_act_apply_rmstip(int act, float x)
 {
     switch (act) {
     case HC_ACT_RELU: return x > 0.0f ? x : 0.0f;
-    case HC_ACT_MISH: return x * tanhf(x < 20.0f ? log1pf(expf(x)) : x);
-    case HC_ACT_SILU: return x / (1.0f + expf(-x));
-    case HC_ACT_MISH_SCALE8: return x * tanhf(mish_softplus(8.0f * x));
+    case HC_ACT_MISH: return x * hc_tanhf(x < 20.0f ? hc_log1pf(hc_expf(x)) : x);
+    case HC_ACT_SILU: return x / (1.0f + hc_expf(-x));
+    case HC_ACT_MISH_SCALE8: return x * hc_tanhf(mish_softplus(8.0f * x));
     default: return x;
     }
 }

@@ -1,5 +1,6 @@
 /* SGF metadata for human-SL nets: KataGo's metadata input row (sgfmeta.h). */
 #include "sgfmeta.h"
+#include "hcmath.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -132,21 +133,21 @@ int hc_sgfmeta_fill_row(const hc_sgfmeta *m, int white, int board_area, float *r
         return hc_err_set(err, HC_EUSAGE, "SGF metadata: exactly one time-control flag must be set");
     double main_t = fmin(fmax(m->main_time_seconds, 0.0), 3.0 * 86400);
     double period_t = fmin(fmax(m->period_time_seconds, 0.0), 1.0 * 86400);
-    row[82] = (float)(0.4 * (log(main_t + 60.0) - 6.5));
-    row[83] = (float)(0.3 * (log(period_t + 1.0) - 3.0));
+    row[82] = (float)(0.4 * (hc_log(main_t + 60.0) - 6.5));
+    row[83] = (float)(0.3 * (hc_log(period_t + 1.0) - 3.0));
     int periods = m->byo_yomi_periods < 0 ? 0 : m->byo_yomi_periods > 50 ? 50 : m->byo_yomi_periods;
     int moves = m->canadian_moves < 0 ? 0 : m->canadian_moves > 50 ? 50 : m->canadian_moves;
-    row[84] = (float)(0.5 * (log(periods + 2.0) - 1.5));
-    row[85] = (float)(0.25 * (log(moves + 2.0) - 1.5));
-    row[86] = (float)(0.5 * log(board_area / 361.0));
+    row[84] = (float)(0.5 * (hc_log(periods + 2.0) - 1.5));
+    row[85] = (float)(0.25 * (hc_log(moves + 2.0) - 1.5));
+    row[86] = (float)(0.5 * hc_log(board_area / 361.0));
     double days = (double)days_from_epoch(m->year, m->month, m->day);
     double period = 7.0;
-    const double factor = pow(80000, 1.0 / (32 - 1));
+    const double factor = hc_pow_pos(80000, 1.0 / (32 - 1));
     const double two_pi = 6.283185307179586476925;
     for (int i = 0; i < 32; i++) {
         double revolutions = days / period;
-        row[87 + i * 2] = (float)cos(revolutions * two_pi);
-        row[87 + i * 2 + 1] = (float)sin(revolutions * two_pi);
+        row[87 + i * 2] = (float)hc_cos(revolutions * two_pi);
+        row[87 + i * 2 + 1] = (float)hc_sin(revolutions * two_pi);
         period *= factor;
     }
     if (m->source < 0 || m->source >= 16)

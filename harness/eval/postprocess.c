@@ -4,11 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "hcmath.h"
 #include "symmetry.h"
 
 static double soft_plus(double x)
 {
-    return x > 40.0 ? x : log(1.0 + exp(x));
+    return x > 40.0 ? x : hc_log(1.0 + hc_exp(x));
 }
 
 static const double two_over_pi = 0.63661977236758134308;
@@ -74,16 +75,16 @@ int hc_postprocess_row(const hc_pp_model *m, const hc_pp_settings *s, const hc_p
     float sum = 0.0f;
     if (s->enable_passing_hacks) {
         for (int i = 0; i < policy_size - 1; i++) {
-            policy[i] = expf(policy[i] - max_policy);
+            policy[i] = hc_expf(policy[i] - max_policy);
             sum += policy[i];
         }
-        float pass = expf(policy[area] - max_policy);
+        float pass = hc_expf(policy[area] - max_policy);
         float cap = sum * 19.0f;
         policy[area] = fmaxf(1e-20f, fminf(pass, cap));
         sum += policy[area];
     } else {
         for (int i = 0; i < policy_size; i++) {
-            policy[i] = expf(policy[i] - max_policy);
+            policy[i] = hc_expf(policy[i] - max_policy);
             sum += policy[i];
         }
     }
@@ -124,10 +125,10 @@ int hc_postprocess_row(const hc_pp_model *m, const hc_pp_settings *s, const hc_p
         sc[3] = sc[4] = sc[5] = 0;
     }
     if (v == 3) {
-        double score_value = atan((double)(sc[0] * osm)) * two_over_pi;
+        double score_value = hc_atan((double)(sc[0] * osm)) * two_over_pi;
         double wl = (double)(raw->value[0] * osm), ll = (double)(raw->value[1] * osm), nl = (double)(raw->value[2] * osm);
         double mx = fmax(fmax(wl, ll), nl);
-        double w = exp(wl - mx), l = exp(ll - mx), n = exp(nl - mx);
+        double w = hc_exp(wl - mx), l = hc_exp(ll - mx), n = hc_exp(nl - mx);
         double total = w + l + n;
         w /= total;
         l /= total;
@@ -151,7 +152,7 @@ int hc_postprocess_row(const hc_pp_model *m, const hc_pp_settings *s, const hc_p
         if (pos->suppress_no_result)
             nl -= 100000.0;
         double mx = fmax(fmax(wl, ll), nl);
-        double w = exp(wl - mx), l = exp(ll - mx), n = exp(nl - mx);
+        double w = hc_exp(wl - mx), l = hc_exp(ll - mx), n = hc_exp(nl - mx);
         if (pos->suppress_no_result)
             n = 0.0;
         double total = w + l + n;
@@ -217,7 +218,7 @@ int hc_postprocess_row(const hc_pp_model *m, const hc_pp_settings *s, const hc_p
             } else {
                 if (!isfinite(own[i]))
                     return hc_err_set(err, HC_EBACKEND, "non-finite ownership at x=%d y=%d", x, y);
-                float t = tanhf(own[i] * scale);
+                float t = hc_tanhf(own[i] * scale);
                 own[i] = white ? t : -t;
             }
         }

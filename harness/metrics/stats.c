@@ -1,5 +1,6 @@
 /* KataGo's backend error metrics (testgpuerror's GpuErrorStats) over pairs of outputs. */
 #include "stats.h"
+#include "hcmath.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -93,7 +94,7 @@ void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double o
     for (int i = 0; i < policy_size; i++) {
         double p = ref->policy_probs[i];
         if (p > 1e-30)
-            kl += p * (log(p) - log((double)test->policy_probs[i]));
+            kl += p * (hc_log(p) - hc_log((double)test->policy_probs[i]));
     }
     out[HC_M_POLICY_KL] = kl;
 
@@ -258,7 +259,7 @@ void hc_stats_position_resolution(const hc_nnoutput *ref, const hc_nnoutput *tes
     for (int i = 0; i < policy_size; i++) {
         double p = ref->policy_probs[i], q = test->policy_probs[i];
         if (p > 1e-30 && q > 0 && isfinite(q))
-            kl += p * log1p(round_err(r->policy, (float)q) / q);
+            kl += p * hc_log1p(round_err(r->policy, (float)q) / q);
     }
     out[HC_M_POLICY_KL] = kl;
     out[HC_M_ST_WINLOSS] = round_err(r->score, test->shortterm_winloss_error);

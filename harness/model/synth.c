@@ -2,6 +2,7 @@
  * KataGo's desc.cpp, version by version, exactly as model_read.c accepts them; the names follow
  * KataGo's current exporter ("model.blocks.3.normactconvp.conv", ...). */
 #include "synth.h"
+#include "hcmath.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -55,7 +56,7 @@ static double rng_normal(rng *r)
     double u1 = rng_unif(r), u2 = rng_unif(r);
     if (u1 < 1e-300)
         u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return sqrt(-2.0 * hc_log(u1)) * hc_cos(6.283185307179586 * u2);
 }
 
 /* ---- the block list ---- */
