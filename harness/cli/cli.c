@@ -228,6 +228,8 @@ int cli_fail(const char *cmd, const hc_err *err)
     switch (err->code) {
     case HC_EBACKEND:
         return HC_EXIT_BACKEND;
+    case HC_EINTERRUPTED: /* stopped, not misused */
+        return HC_EXIT_INTERRUPTED;
     default:
         return HC_EXIT_USAGE;
     }
