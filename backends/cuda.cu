@@ -567,6 +567,16 @@ void tap(fwd *f, const char *name, int layout, int C, const float *dev, int fmt)
     e->rows = (int)B;
 }
 
+/* A tensor inside a layer, named BLOCK.SUFFIX as ref32 names its inner taps (docs/TAPS.md). */
+void tap_inner(fwd *f, const char *block, const char *suffix, int C, const float *dev, int fmt)
+{
+    if (!f->I->taps)
+        return;
+    char name[320];
+    snprintf(name, sizeof name, "%s.%s", block ? block : "?", suffix);
+    tap(f, name, HC_TAP_CBP, C, dev, fmt);
+}
+
 /* The format of what fp16 mode stores: half, unless a knob kept it fp32. */
 int stored_fmt(const fwd *f, int kept32)
 {
@@ -885,6 +895,7 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
     f->top = top;
     if (!p32)
         round16(f, att, (size_t)nh * vd * S, bl->name);
+    tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, p32 ? HC_TAPFMT_F32 : stored_fmt(f, 0));
     matmul_cs(f, &a->out_proj, att, s, p32);
     LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
            I->fp16);
@@ -905,6 +916,8 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
     matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
     matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
+    tap_inner(f, bl->name, "ffn.up", ff->ffn_c, a1, stored_fmt(f, I->mid32));
+    tap_inner(f, bl->name, "ffn.gate", ff->ffn_c, gate, stored_fmt(f, I->mid32));
     size_t n = (size_t)ff->ffn_c * S;
     LAUNCH(f, ff->linear1.name, k_swiglu, nblocks(n), 256, n, a1, gate, I->fp16);
     /* ref32 taps linear1 after the SwiGLU */

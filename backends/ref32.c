@@ -24,7 +24,9 @@ static int ref32_eval(void *inst, int batch, const float *spatial, const float *
     /* Taps come from the engine's layer hook, installed for this eval only. */
     hc_tapset_reset(out->taps);
     hc_engine_set_hook(inst, hc_tapset_hook, out->taps);
+    hc_engine_set_inner_taps(inst, 1);
     int rc = hc_engine_eval(inst, batch, spatial, global, meta, out, err);
+    hc_engine_set_inner_taps(inst, 0);
     hc_engine_set_hook(inst, NULL, NULL);
     return rc ? rc : hc_tapset_status(out->taps, err);
 }

@@ -393,6 +393,7 @@ class Net:
             pr = np.exp(sc - sc.max(axis=3, keepdims=True)) * km
             pr = (pr / pr.sum(axis=3, keepdims=True)).astype(F32)
             att = np.matmul(vh, pr.transpose(0, 1, 3, 2)).reshape(B, b.nh * b.vd, H, W).astype(F32)
+            self.tap(b.name + ".attn.out_preproj", att)  # inner tap: before the output projection
             o = self.linear(b.o, att)
             self.tap(b.o.name, o)
             x = x + o * mask[:, None]
@@ -401,6 +402,8 @@ class Net:
             a, g = self.linear(b.l1, s), self.linear(b.gate, s)
             if bug == "swiglu":
                 a, g = g, a
+            self.tap(b.name + ".ffn.up", a)  # inner taps: linear1 and linear_gate before the SwiGLU
+            self.tap(b.name + ".ffn.gate", g)
             h = (act("ACTIVATION_SILU", a) * g).astype(F32)
             self.tap(b.l1.name, h)
             o = self.linear(b.l2, h)

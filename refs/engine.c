@@ -2,6 +2,7 @@
 #include "engine.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,7 @@ struct hc_engine {
     hc_engine_opts opts;
     hc_engine_hook_fn hook;
     void *hook_user;
+    int inner_taps; /* the hook also sees tensors inside layers (hc_engine_set_inner_taps) */
     int max_batch, nx, ny, hw, threads, chunk;
     rope_tab *ropes;
     int n_ropes;
@@ -408,6 +410,17 @@ static void tap(fwd *f, const char *name, int layout, int channels, float *data)
     e->hook(e->hook_user, &t);
 }
 
+/* A tensor inside a layer (docs/TAPS.md's inner names: BLOCK.SUFFIX), seen only when asked for
+ * (hc_engine_set_inner_taps): other hooks (profiles, bisect-precision) see model layers only. */
+static void tap_inner(fwd *f, const char *block, const char *suffix, int channels, float *data)
+{
+    if (!f->e->hook || !f->e->inner_taps || !LIVE(f))
+        return;
+    char name[320];
+    snprintf(name, sizeof name, "%s.%s", block ? block : "?", suffix);
+    tap(f, name, HC_TAP_CBP, channels, data);
+}
+
 /* Emulation inside layers (hc_engine_opts.layer_mode); 0 for the reference. */
 static int lmode(const fwd *f, const char *layer)
 {
@@ -699,6 +712,7 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
         } else {
             hc_attention(B, hw, nh, nkv, qd, vd, q, k, v, f->mask, att, scores);
         }
+        tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att);
         if (fast) {
             int oc = a->out_proj.out_c;
             for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
@@ -736,6 +750,8 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
         tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s);
         mm_cs(f, ff->linear1.name, c, fc, s, ff->linear1.w, a1);
         mm_cs(f, ff->linear1.name, c, fc, s, ff->linear_gate.w, gate);
+        tap_inner(f, bl->name, "ffn.up", fc, a1);
+        tap_inner(f, bl->name, "ffn.gate", fc, gate);
         hc_swiglu((size_t)fc * bp, a1, gate);
         tap(f, ff->linear1.name, HC_TAP_CBP, fc, a1);
         mm_cs(f, ff->linear2.name, fc, ff->linear2.out_c, a1, ff->linear2.w, s);
@@ -1146,6 +1162,11 @@ void hc_engine_set_hook(hc_engine *e, hc_engine_hook_fn fn, void *user)
 {
     e->hook = fn;
     e->hook_user = user;
+}
+
+void hc_engine_set_inner_taps(hc_engine *e, int on)
+{
+    e->inner_taps = on;
 }
 
 const hc_net *hc_engine_net(const hc_engine *e)

@@ -143,6 +143,11 @@ void hc_engine_free(hc_engine *e);
 
 /* Installs (or with fn NULL removes) the hook; not while an eval runs. */
 void hc_engine_set_hook(hc_engine *e, hc_engine_hook_fn fn, void *user);
+/* With on, the hook also sees tensors inside layers, named BLOCK.SUFFIX (docs/TAPS.md: an
+ * attention block's output before its projection, attn.out_preproj; an FFN's ffn.up and ffn.gate,
+ * its linear1 and linear_gate outputs before the SwiGLU). Off by default: every other tap is a
+ * model layer, whose name pointer is the model's (profiles and bisect-precision rely on it). */
+void hc_engine_set_inner_taps(hc_engine *e, int on);
 
 /* Engine facts, for callers that size buffers. */
 const hc_net *hc_engine_net(const hc_engine *e);

@@ -145,8 +145,10 @@ int main(int argc, char **argv)
     float *me = calloc((cm + 1) * (size_t)max_batch, sizeof(float));
     hookctx hc = {plant, NULL};
     hc_tapset *set = taps ? hc_tapset_new(max_batch, &err) : NULL;
-    if (plant || taps)
+    if (plant || taps) {
         hc_engine_set_hook(e, hook, &hc);
+        hc_engine_set_inner_taps(e, 1); /* and the tensors inside layers, as ref32 taps them */
+    }
     if (taps) {
         /* the tap list: what one row of an empty board taps */
         for (size_t p = 0; p < area; p++)
