@@ -1,4 +1,4 @@
-/* hc_gemm: the fp32 GEMM whose every output is one FMA chain (AVX-512, AVX2+FMA or scalar, same bits). */
+/* hc_gemm: the fp32 GEMM whose every output is one FMA chain (AVX-512, AVX2+FMA, NEON or scalar, same bits). */
 #include "gemm.h"
 
 #include <math.h>
@@ -303,6 +303,162 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
     }
 }
 
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+
+/* The NEON form (every aarch64 target has Advanced SIMD): blocks of MR rows x NV vectors of 4
+ * columns, the last vector holding `last` (1..4) columns when PART. NEON has no masked loads or
+ * stores: a partial vector goes through a zeroed 4-float buffer (the columns past N are never
+ * read or written). Each lane is one output's chain, vfmaq_f32 being the same single-rounding
+ * FMA as fmaf and _mm256_fmadd_ps, over k in order from 0: the bits equal the other forms'. The
+ * 32 registers hold 6 x 4, 8 x 3 or 12 x 2 accumulators with B's vectors and one broadcast. */
+static inline float32x4_t neon_load_part(const float *p, int n)
+{
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < n; j++)
+        t[j] = p[j];
+    return vld1q_f32(t);
+}
+
+static inline void neon_store_part(float *p, float32x4_t v, int n)
+{
+    float t[4];
+    vst1q_f32(t, v);
+    for (int j = 0; j < n; j++)
+        p[j] = t[j];
+}
+
+#define HC_KERN(MR, NV, PART)                                                                    \
+    static void kern_##MR##_##NV##_##PART(int K, const float *A, size_t rsa, size_t csa,       \
+                                          const float *B, size_t ldb, float *C, size_t ldc,    \
+                                          int accumulate, int last)                            \
+    {                                                                                          \
+        float32x4_t acc[MR][NV];                                                               \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] = vdupq_n_f32(0.0f); \
+        _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {                                   \
+            const float *b = B + (size_t)k * ldb;                                              \
+            float32x4_t bv[NV];                                                                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] =                       \
+                (PART && v == NV - 1) ? neon_load_part(b + 4 * v, last) : vld1q_f32(b + 4 * v); \
+            const float *a = A + (size_t)k * csa;                                              \
+            _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                               \
+            {                                                                                  \
+                float32x4_t av = vld1q_dup_f32(a + (size_t)i * rsa);                           \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) acc[i][v] =               \
+                    vfmaq_f32(acc[i][v], av, bv[v]);                                           \
+            }                                                                                  \
+        }                                                                                      \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
+        {                                                                                      \
+            float *c = C + (size_t)i * ldc;                                                    \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                               \
+            {                                                                                  \
+                float32x4_t r = acc[i][v];                                                     \
+                if (PART && v == NV - 1) {                                                     \
+                    if (accumulate)                                                            \
+                        r = vaddq_f32(neon_load_part(c + 4 * v, last), r);                     \
+                    neon_store_part(c + 4 * v, r, last);                                       \
+                } else {                                                                       \
+                    if (accumulate)                                                            \
+                        r = vaddq_f32(vld1q_f32(c + 4 * v), r);                                \
+                    vst1q_f32(c + 4 * v, r);                                                   \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#define HC_KERN_V(MR, NV) HC_KERN(MR, NV, 0) HC_KERN(MR, NV, 1)
+HC_KERN_V(1, 4)
+HC_KERN_V(2, 4)
+HC_KERN_V(3, 4)
+HC_KERN_V(4, 4)
+HC_KERN_V(5, 4)
+HC_KERN_V(6, 4)
+HC_KERN_V(1, 3)
+HC_KERN_V(2, 3)
+HC_KERN_V(3, 3)
+HC_KERN_V(4, 3)
+HC_KERN_V(5, 3)
+HC_KERN_V(6, 3)
+HC_KERN_V(7, 3)
+HC_KERN_V(8, 3)
+HC_KERN_V(1, 2)
+HC_KERN_V(2, 2)
+HC_KERN_V(3, 2)
+HC_KERN_V(4, 2)
+HC_KERN_V(5, 2)
+HC_KERN_V(6, 2)
+HC_KERN_V(7, 2)
+HC_KERN_V(8, 2)
+HC_KERN_V(9, 2)
+HC_KERN_V(10, 2)
+HC_KERN_V(11, 2)
+HC_KERN_V(12, 2)
+HC_KERN_V(1, 1)
+HC_KERN_V(2, 1)
+HC_KERN_V(3, 1)
+HC_KERN_V(4, 1)
+HC_KERN_V(5, 1)
+HC_KERN_V(6, 1)
+HC_KERN_V(7, 1)
+HC_KERN_V(8, 1)
+HC_KERN_V(9, 1)
+HC_KERN_V(10, 1)
+HC_KERN_V(11, 1)
+HC_KERN_V(12, 1)
+
+typedef void (*kern_fn)(int, const float *, size_t, size_t, const float *, size_t, float *, size_t,
+                        int, int);
+#define HC_K2(MR, NV) {kern_##MR##_##NV##_0, kern_##MR##_##NV##_1}
+/* [vectors - 1][rows - 1][partial last vector] */
+static const kern_fn kerns[4][12][2] = {
+    {HC_K2(1, 1), HC_K2(2, 1), HC_K2(3, 1), HC_K2(4, 1), HC_K2(5, 1), HC_K2(6, 1), HC_K2(7, 1),
+     HC_K2(8, 1), HC_K2(9, 1), HC_K2(10, 1), HC_K2(11, 1), HC_K2(12, 1)},
+    {HC_K2(1, 2), HC_K2(2, 2), HC_K2(3, 2), HC_K2(4, 2), HC_K2(5, 2), HC_K2(6, 2), HC_K2(7, 2),
+     HC_K2(8, 2), HC_K2(9, 2), HC_K2(10, 2), HC_K2(11, 2), HC_K2(12, 2)},
+    {HC_K2(1, 3), HC_K2(2, 3), HC_K2(3, 3), HC_K2(4, 3), HC_K2(5, 3), HC_K2(6, 3), HC_K2(7, 3),
+     HC_K2(8, 3)},
+    {HC_K2(1, 4), HC_K2(2, 4), HC_K2(3, 4), HC_K2(4, 4), HC_K2(5, 4), HC_K2(6, 4)},
+};
+static const int kern_rows[4] = {12, 12, 8, 6};
+
+void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
+             size_t ldb, float *C, size_t ldc, int accumulate)
+{
+    /* As the AVX2 form: column panels of 16 outer (a K x 16 panel of B, copied contiguous and
+     * zero-padded to whole vectors when several row blocks read it), row blocks split evenly
+     * inner. The copy is no arithmetic; a padded panel is read as full vectors (its zero
+     * columns are computed and never stored). */
+    enum { PACK_K = 512, NR = 16 };
+    float panel[PACK_K * NR];
+    for (int j0 = 0; j0 < N; j0 += NR) {
+        int n = N - j0 < NR ? N - j0 : NR;
+        int nv = (n + 3) / 4, last = n - 4 * (nv - 1), mr_max = kern_rows[nv - 1];
+        int part = last < 4;
+        const float *bp = B + j0;
+        size_t ldp = ldb;
+        if (M > mr_max && K <= PACK_K && ldb != (size_t)(4 * nv)) {
+            for (int k = 0; k < K; k++) {
+                const float *b = B + (size_t)k * ldb + j0;
+                float *p = panel + (size_t)k * 4 * nv;
+                for (int v = 0; v < nv - 1; v++)
+                    vst1q_f32(p + 4 * v, vld1q_f32(b + 4 * v));
+                vst1q_f32(p + 4 * (nv - 1), neon_load_part(b + 4 * (nv - 1), last));
+            }
+            bp = panel;
+            ldp = (size_t)(4 * nv);
+        }
+        int nb = (M + mr_max - 1) / mr_max, base = M / nb, extra = M % nb;
+        for (int ib = 0, i0 = 0; ib < nb; ib++) {
+            int mr = base + (ib < extra);
+            kerns[nv - 1][mr - 1][part](K, A + (size_t)i0 * rsa, rsa, csa, bp, ldp,
+                                        C + (size_t)i0 * ldc + j0, ldc, accumulate, last);
+            i0 += mr;
+        }
+    }
+}
+
 #else
 
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
@@ -312,3 +468,16 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
 }
 
 #endif
+
+const char *hc_gemm_isa(void)
+{
+#if defined(__AVX512F__)
+    return "avx512";
+#elif defined(__FMA__) && defined(__AVX2__)
+    return "avx2";
+#elif defined(__aarch64__)
+    return "neon";
+#else
+    return "scalar";
+#endif
+}

@@ -3,8 +3,8 @@
  * C[i][j] (=, or += when accumulate) acc(i, j) with acc = 0, then for k = 0..K-1 in order
  * acc = fma(A[i][k], B[k][j], acc), rounded once per step; with accumulate, C + acc is one
  * more rounded add. The result of an element depends only on row i of A and column j of B:
- * not on M, N, the tiling, the instruction set (AVX-512, AVX2+FMA, or scalar fmaf when the
- * compiler does not target FMA) or the thread. So a batch row's bits never depend on which other rows
+ * not on M, N, the tiling, the instruction set (AVX-512, AVX2+FMA, NEON on aarch64, or scalar
+ * fmaf otherwise) or the thread. So a batch row's bits never depend on which other rows
  * share the call, which lets the engine batch GEMMs across rows.
  *
  * This is also the per-output order of a blocked sgemm kernel (Eigen's gebp, OpenBLAS's) for
@@ -24,5 +24,9 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
 /* The plain scalar definition above (fmaf loop), for tests. */
 void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
                  size_t ldb, float *C, size_t ldc, int accumulate);
+
+/* Which form hc_gemm was compiled to: "avx512", "avx2", "neon" or "scalar" (tests assert that
+ * an aarch64 build takes the NEON path; every form has the same bits). */
+const char *hc_gemm_isa(void);
 
 #endif

@@ -1,4 +1,4 @@
-/* Reference Winograd convolutions F(4x4,3x3) and F(2x2,5x5), KataGo's Eigen transforms, AVX2/AVX-512. */
+/* Reference Winograd F(4x4,3x3) and F(2x2,5x5), KataGo's Eigen transforms: AVX2/AVX-512, else vector extensions (NEON on aarch64). */
 #include "kernels.h"
 #include "kernels_impl.h"
 #include "gemm.h"
