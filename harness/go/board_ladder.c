@@ -37,7 +37,8 @@ static int find_liberties(const hc_board *b, hc_loc loc, hc_locbuf *buf, int sta
     do {
         for (int i = 0; i < 4; i++) {
             hc_loc lib = (hc_loc)(cur + b->adj[i]);
-            if (b->colors[lib] == HC_C_EMPTY && !hc_locs_have(buf->v + start, idx + found - start, lib)) {
+            /* buf->v is NULL until the first reservation: no pointer arithmetic on it then */
+            if (b->colors[lib] == HC_C_EMPTY && !(buf->v && hc_locs_have(buf->v + start, idx + found - start, lib))) {
                 if (!locbuf_reserve(buf, idx + found))
                     return found;
                 buf->v[idx + found] = lib;
