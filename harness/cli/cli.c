@@ -1,4 +1,5 @@
-/* The command line's shared helpers: option parsing, typed option values, option help and error reporting (cli.h). */
+/* The command line's shared helpers: option parsing, typed option values, option help, the commands' shared prologue
+ * and error reporting (cli.h). */
 #include "cli.h"
 
 #include <ctype.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "sizes.h"
+#include "stream.h"
 
 static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len)
 {
@@ -232,5 +234,31 @@ int cli_fail(const char *cmd, const hc_err *err)
         return HC_EXIT_INTERRUPTED;
     default:
         return HC_EXIT_USAGE;
+    }
+}
+
+int cli_start(const cli_cmd *c, int argc, char **argv, cli_args *a)
+{
+    hc_err err = {0};
+    if (cli_parse(c->name, argc, argv, c->opts, a, &err))
+        return cli_fail(c->name, &err);
+    int help = cli_has(a, "help");
+    if (!help && a->n_pos >= c->min_pos && (c->max_pos < 0 || a->n_pos <= c->max_pos))
+        return -1;
+    FILE *f = help ? stdout : stderr;
+    fputs(c->usage, f);
+    cli_print_options(f, c->opts);
+    return help ? HC_EXIT_OK : HC_EXIT_USAGE;
+}
+
+void cli_show_report(const char *dir)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    hc_err err = {0};
+    char *md = hc_read_file(path, 64u << 20, NULL, &err);
+    if (md) {
+        fputs(md, stdout);
+        free(md);
     }
 }

@@ -66,6 +66,23 @@ const char *cli_suggest(const char *word, size_t len, const char *const *cands, 
 /* Maps an error code to an exit status and prints "halfcheck CMD: message". */
 int cli_fail(const char *cmd, const hc_err *err);
 
+/* A command's name, options and usage text, for cli_start. */
+typedef struct cli_cmd {
+    const char *name;
+    const cli_opt *opts;
+    const char *usage;    /* printed as is, before the options */
+    int min_pos, max_pos; /* how many positional arguments it takes; max_pos < 0: no upper bound */
+} cli_cmd;
+
+/* The prologue every command shares: parses argv into *a (an error printed by cli_fail); on --help
+ * prints the usage and options on stdout, on a positional count outside [min_pos, max_pos] on
+ * stderr. Returns the exit status when the command is done, -1 when it goes on with *a. */
+int cli_start(const cli_cmd *c, int argc, char **argv, cli_args *a);
+
+/* Copies DIR/report.md to stdout, as run and merge show it after writing their reports; a report
+ * that cannot be read is left out silently, the final line saying where the reports are. */
+void cli_show_report(const char *dir);
+
 /* --net (repeatable) of run and katago: replaces the suite's nets (hc_suite_replace_nets) and says
  * on stderr which file each net now uses. Then every net that a case needs (only: the run's
  * --only filter, or NULL) must exist: a missing one fails with a hint to pass --net, before

@@ -36,16 +36,14 @@ int cmd_backends(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("backends", argc, argv, opts, &a, &err))
-        return cli_fail("backends", &err);
-    if (cli_has(&a, "help") || a.n_pos != 0) {
-        FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck backends\n"
-                   "lists every backend kind (the SPEC of --backend and of a suite's backend:) and the built-in "
-                   "precision profiles of emulate:PROFILE\n");
-        cli_print_options(f, opts);
-        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
-    }
+    static const cli_cmd usage = {"backends", opts,
+        "usage: halfcheck backends\n"
+        "lists every backend kind (the SPEC of --backend and of a suite's backend:) and the built-in "
+        "precision profiles of emulate:PROFILE\n",
+        0, 0};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     printf("backend kinds (SPEC):\n");
     for (int i = 0; hc_backends[i]; i++) {
         const hc_backend_doc *d = hc_backend_doc_find(hc_backends[i]->name);

@@ -50,21 +50,20 @@ int cmd_bisect_precision(int argc, char **argv)
     const char *cmd = "bisect-precision";
     cli_args a;
     hc_err err = {0};
-    if (cli_parse(cmd, argc, argv, opts, &a, &err))
-        return cli_fail(cmd, &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck bisect-precision --net NET --positions POS --nn WxH --profile P --tier T "
-               "[--out FILE.yaml] [options]\n"
-               "Finds a small set of layers that must run in fp32 for profile P to pass tier T against ref32,\n"
-               "reports each layer's share of the error (its single-layer worst tier ratio over the sum), and\n"
-               "writes P plus fp32 rules for those layers once verified: re-read from its YAML and evaluated\n"
-               "on positions the search did not use (every 4th of --positions, or --verify-positions).\n"
-               "Exit: 0 found and verified; 1 the tier passes already (profile written unchanged), or no set\n"
-               "passes, or the result failed its verification (NOT VERIFIED: --out is not written, a file\n"
-               "already there is left as it was); 2 usage or input error.\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"bisect-precision", opts,
+        "usage: halfcheck bisect-precision --net NET --positions POS --nn WxH --profile P --tier T "
+        "[--out FILE.yaml] [options]\n"
+        "Finds a small set of layers that must run in fp32 for profile P to pass tier T against ref32,\n"
+        "reports each layer's share of the error (its single-layer worst tier ratio over the sum), and\n"
+        "writes P plus fp32 rules for those layers once verified: re-read from its YAML and evaluated\n"
+        "on positions the search did not use (every 4th of --positions, or --verify-positions).\n"
+        "Exit: 0 found and verified; 1 the tier passes already (profile written unchanged), or no set\n"
+        "passes, or the result failed its verification (NOT VERIFIED: --out is not written, a file\n"
+        "already there is left as it was); 2 usage or input error.\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *net_path = cli_require(&a, "net", &err);
     const char *pos_path = net_path ? cli_require(&a, "positions", &err) : NULL;
     const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;

@@ -15,15 +15,13 @@ int cmd_cases(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("cases", argc, argv, opts, &a, &err))
-        return cli_fail("cases", &err);
-    if (cli_has(&a, "help") || a.n_pos != 1) {
-        FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck cases SUITE.yaml\n"
-                   "prints one line per net x board x backend: net=N,board=B,backend=K (halfcheck run --only)\n");
-        cli_print_options(f, opts);
-        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
-    }
+    static const cli_cmd usage = {"cases", opts,
+        "usage: halfcheck cases SUITE.yaml\n"
+        "prints one line per net x board x backend: net=N,board=B,backend=K (halfcheck run --only)\n",
+        1, 1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     hc_suite *s = hc_suite_load(a.pos[0], &err);
     if (!s)
         return cli_fail("cases", &err);

@@ -34,14 +34,12 @@ int cmd_compare(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("compare", argc, argv, opts, &a, &err))
-        return cli_fail("compare", &err);
-    if (cli_has(&a, "help") || a.n_pos != 2) {
-        FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck compare REF_OUTPUTS TEST_OUTPUTS [OPTIONS]\n\n");
-        cli_print_options(f, opts);
-        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
-    }
+    static const cli_cmd usage = {"compare", opts,
+        "usage: halfcheck compare REF_OUTPUTS TEST_OUTPUTS [OPTIONS]\n\n",
+        2, 2};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     hc_tier tiers[MAX_TIERS];
     size_t n_tiers = 0;
     const char *names[MAX_TIERS], *files[MAX_TIERS];

@@ -41,13 +41,12 @@ int cmd_demo(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("demo", argc, argv, opts, &a, &err))
-        return cli_fail("demo", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck demo [options]\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"demo", opts,
+        "usage: halfcheck demo [options]\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *dir = cli_get(&a, "out", "build/demo");
     int threads;
     if (cli_get_int(&a, "threads", 2, &threads, &err))

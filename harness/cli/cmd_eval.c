@@ -97,14 +97,13 @@ int cmd_eval(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("eval", argc, argv, opts, &a, &err))
-        return cli_fail("eval", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck eval --net NET (--positions POS | --features F.f32 [--positions POS]) --nn WxH "
-               "--out OUT.jsonl[.gz] [options]\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"eval", opts,
+        "usage: halfcheck eval --net NET (--positions POS | --features F.f32 [--positions POS]) --nn WxH "
+        "--out OUT.jsonl[.gz] [options]\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *net_path = cli_require(&a, "net", &err);
     const char *nn = net_path ? cli_require(&a, "nn", &err) : NULL;
     const char *out_path = nn ? cli_require(&a, "out", &err) : NULL;

@@ -42,14 +42,13 @@ int cmd_features(int argc, char **argv)
 {
     hc_err err = {0};
     cli_args a;
-    if (cli_parse("features", argc, argv, opts, &a, &err))
-        return cli_fail("features", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck features --positions POS --nn WxH [--inputs-version N | --net MODEL] [--pda X] "
-               "--out F.f32[.gz]\n\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"features", opts,
+        "usage: halfcheck features --positions POS --nn WxH [--inputs-version N | --net MODEL] [--pda X] "
+        "--out F.f32[.gz]\n\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *pos_path = cli_require(&a, "positions", &err);
     const char *nn = pos_path ? cli_require(&a, "nn", &err) : NULL;
     const char *out_path = nn ? cli_require(&a, "out", &err) : NULL;

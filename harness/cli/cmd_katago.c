@@ -211,16 +211,14 @@ int cmd_katago(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("katago", argc, argv, opts, &a, &err))
-        return cli_fail("katago", &err);
-    if (cli_has(&a, "help") || a.n_pos != 0) {
-        FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck katago --katago PATH --config CFG --model NET [--out DIR] [--tier fp16|fp32] "
-                   "[options]\n\nChecks a KataGo build on a net over KataGo's testgpuerror boards (all positions, "
-                   "unbatched): kata-raw-nn's outputs against halfcheck's fp32 reference, reports in --out.\n\n");
-        cli_print_options(f, opts);
-        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
-    }
+    static const cli_cmd usage = {"katago", opts,
+        "usage: halfcheck katago --katago PATH --config CFG --model NET [--out DIR] [--tier fp16|fp32] "
+        "[options]\n\nChecks a KataGo build on a net over KataGo's testgpuerror boards (all positions, "
+        "unbatched): kata-raw-nn's outputs against halfcheck's fp32 reference, reports in --out.\n\n",
+        0, 0};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *katago = cli_require(&a, "katago", &err), *config = katago ? cli_require(&a, "config", &err) : NULL,
                *model = config ? cli_require(&a, "model", &err) : NULL;
     if (!model)

@@ -4,7 +4,6 @@
 
 #include "cli.h"
 #include "merge.h"
-#include "stream.h"
 
 static const cli_opt opts[] = {
     {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv, report.html (required)", "DIR"},
@@ -18,16 +17,14 @@ int cmd_merge(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("merge", argc, argv, opts, &a, &err))
-        return cli_fail("merge", &err);
-    if (cli_has(&a, "help") || a.n_pos < 1) {
-        FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck merge DIR|results.json... --out OUT\n"
-                   "exit status: 0 all passed, 1 a tier failed, 3 an error result (crash, hang, load failure), "
-                   "2 bad input, 4 nothing checked or a backend skipped in every case, 130 an input was interrupted\n");
-        cli_print_options(f, opts);
-        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
-    }
+    static const cli_cmd usage = {"merge", opts,
+        "usage: halfcheck merge DIR|results.json... --out OUT\n"
+        "exit status: 0 all passed, 1 a tier failed, 3 an error result (crash, hang, load failure), "
+        "2 bad input, 4 nothing checked or a backend skipped in every case, 130 an input was interrupted\n",
+        1, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *out = cli_require(&a, "out", &err);
     if (!out)
         return cli_fail("merge", &err);
@@ -40,15 +37,8 @@ int cmd_merge(int argc, char **argv)
         hc_merge_free(m);
         return cli_fail("merge", &err);
     }
-    if (!cli_has(&a, "quiet")) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/report.md", out);
-        char *md = hc_read_file(path, 64u << 20, NULL, &err);
-        if (md) {
-            fputs(md, stdout);
-            free(md);
-        }
-    }
+    if (!cli_has(&a, "quiet"))
+        cli_show_report(out);
     int status = hc_merge_status(m);
     const hc_results *rs = hc_merge_results(m);
     hc_check_counts c;

@@ -17,16 +17,15 @@ int cmd_record(int argc, char **argv)
 {
     hc_err err = {0};
     cli_args a;
-    if (cli_parse("record", argc, argv, opts, &a, &err) != 0)
-        return cli_fail("record", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck record --sgf FILE --out POS.jsonl.gz\n\n"
-               "Visits every game's positions as KataGo's testgpuerror does (Sgf::iterAllUniquePositions:\n"
-               "all variations, unique positions per game, Tromp-Taylor rules with situational superko\n"
-               "and komi 7.5 whatever the SGF says) and writes them with every field.\n\noptions:\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"record", opts,
+        "usage: halfcheck record --sgf FILE --out POS.jsonl.gz\n\n"
+        "Visits every game's positions as KataGo's testgpuerror does (Sgf::iterAllUniquePositions:\n"
+        "all variations, unique positions per game, Tromp-Taylor rules with situational superko\n"
+        "and komi 7.5 whatever the SGF says) and writes them with every field.\n\noptions:\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *sgf = cli_require(&a, "sgf", &err);
     const char *out = sgf ? cli_require(&a, "out", &err) : NULL;
     if (!sgf || !out)

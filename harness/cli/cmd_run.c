@@ -9,7 +9,6 @@
 #include "cli.h"
 #include "config.h"
 #include "runner.h"
-#include "stream.h"
 
 static const cli_opt opts[] = {
     {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)", "DIR"},
@@ -117,17 +116,15 @@ int cmd_run(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("run", argc, argv, opts, &a, &err))
-        return cli_fail("run", &err);
-    if (cli_has(&a, "help") || a.n_pos != 1) {
-        FILE *f = cli_has(&a, "help") ? stdout : stderr;
-        fprintf(f, "usage: halfcheck run SUITE.yaml [options]\n"
-                   "exit status: 0 every check passed, 1 a tier failed, 2 bad usage, config or input, 3 a backend "
-                   "crashed, hung or produced non-finite output, 4 nothing checked or a backend skipped in every "
-                   "case, 130 interrupted\n");
-        cli_print_options(f, opts);
-        return cli_has(&a, "help") ? HC_EXIT_OK : HC_EXIT_USAGE;
-    }
+    static const cli_cmd usage = {"run", opts,
+        "usage: halfcheck run SUITE.yaml [options]\n"
+        "exit status: 0 every check passed, 1 a tier failed, 2 bad usage, config or input, 3 a backend "
+        "crashed, hung or produced non-finite output, 4 nothing checked or a backend skipped in every "
+        "case, 130 interrupted\n",
+        1, 1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     hc_run_options o = hc_run_options_default();
     int threads, seed;
     double timeout;
@@ -184,15 +181,8 @@ int cmd_run(int argc, char **argv)
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }
-    if (!quiet && !interrupted) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/report.md", out_dir);
-        char *md = hc_read_file(path, 64u << 20, NULL, &err);
-        if (md) {
-            fputs(md, stdout);
-            free(md);
-        }
-    }
+    if (!quiet && !interrupted)
+        cli_show_report(out_dir);
     const hc_results *rs = hc_run_results(run);
     /* Every error and failure with its message, which ends with the command that reruns it. */
     for (size_t i = 0; i < rs->n; i++) {

@@ -25,16 +25,15 @@ int cmd_selfplay(int argc, char **argv)
 {
     hc_err err = {0};
     cli_args a;
-    if (cli_parse("selfplay", argc, argv, opts, &a, &err) != 0)
-        return cli_fail("selfplay", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck selfplay --size WxH --games N --seed S --moves M --out POS.jsonl.gz\n\n"
-               "Plays seeded random legal games (uniform over legal non-pass moves, passing with a small\n"
-               "probability) and writes their positions with every field, the symmetry as testgpuerror\n"
-               "derives it. The same options give the same bytes.\n\noptions:\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"selfplay", opts,
+        "usage: halfcheck selfplay --size WxH --games N --seed S --moves M --out POS.jsonl.gz\n\n"
+        "Plays seeded random legal games (uniform over legal non-pass moves, passing with a small\n"
+        "probability) and writes their positions with every field, the symmetry as testgpuerror\n"
+        "derives it. The same options give the same bytes.\n\noptions:\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     if (a.n_pos > 0) {
         hc_err_set(&err, HC_EUSAGE, "unexpected argument \"%s\"", a.pos[0]);
         return cli_fail("selfplay", &err);

@@ -73,16 +73,15 @@ int cmd_synth_net(int argc, char **argv)
 {
     hc_err err = {0};
     cli_args a;
-    if (cli_parse("synth-net", argc, argv, opts, &a, &err) != 0)
-        return cli_fail("synth-net", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck synth-net [--arch PRESET|BLOCKS] [--version N] [--seed S] --out FILE.bin.gz|FILE.txt.gz\n\n"
-               "Writes a random-weight KataGo model (seeded, deterministic) that halfcheck and KataGo can load.\n"
-               "Block list: res, gpool, nbt(LIST) (plain nbt = nbt(res,res)), attn, ffn; ITEM*N repeats,\n"
-               "(LIST)*N repeats a group. Options override the preset's values.\n\noptions:\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"synth-net", opts,
+        "usage: halfcheck synth-net [--arch PRESET|BLOCKS] [--version N] [--seed S] --out FILE.bin.gz|FILE.txt.gz\n\n"
+        "Writes a random-weight KataGo model (seeded, deterministic) that halfcheck and KataGo can load.\n"
+        "Block list: res, gpool, nbt(LIST) (plain nbt = nbt(res,res)), attn, ffn; ITEM*N repeats,\n"
+        "(LIST)*N repeats a group. Options override the preset's values.\n\noptions:\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     if (cli_has(&a, "list")) {
         const char *desc;
         for (int i = 0; hc_synth_preset_name(i, &desc); i++)

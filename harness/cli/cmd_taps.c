@@ -157,16 +157,15 @@ int cmd_taps(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
-    if (cli_parse("taps", argc, argv, opts, &a, &err))
-        return cli_fail("taps", &err);
-    if (cli_has(&a, "help")) {
-        printf("usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
-               "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
-               "       halfcheck taps --net NET --show-profile PROFILE\n"
-               "       halfcheck taps --net NET --layers [--nn WxH]\n");
-        cli_print_options(stdout, opts);
-        return HC_EXIT_OK;
-    }
+    static const cli_cmd usage = {"taps", opts,
+        "usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
+        "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
+        "       halfcheck taps --net NET --show-profile PROFILE\n"
+        "       halfcheck taps --net NET --layers [--nn WxH]\n",
+        0, -1};
+    int done = cli_start(&usage, argc, argv, &a);
+    if (done >= 0)
+        return done;
     const char *net_path = cli_require(&a, "net", &err);
     if (net_path && cli_has(&a, "show-profile"))
         return show_profile(net_path, cli_get(&a, "show-profile", ""), &err) ? cli_fail("taps", &err) : HC_EXIT_OK;
