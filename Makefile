@@ -262,7 +262,7 @@ test-gpu: build/halfcheck $(GPU_BIN)
 # under Debian's qemu 7.2. QEMU_GOLDEN: the golden configs test_golden_eval runs (a convnet and a
 # transformer on the 140 positions of 10x14; all of them take an hour under emulation).
 QEMU ?= qemu-$(HC_ARCH) -L /
-QEMU_TESTS ?= test_kernels test_features test_gemm test_golden_eval
+QEMU_TESTS ?= test_kernels test_features test_gemm test_hcmath test_neon test_golden_eval
 QEMU_GOLDEN ?= g170_size10x14,synth_pub_v17nbttf_size10x14
 test-qemu: $(BUILD)/halfcheck $(QEMU_TESTS:%=$(BUILD)/tests/%)
 	@mkdir -p $(BUILD)/qemu
