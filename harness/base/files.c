@@ -32,3 +32,26 @@ int hc_mkdir_p(const char *dir, hc_err *err)
     }
     return 0;
 }
+
+size_t hc_shell_word(char *out, size_t len, const char *s)
+{
+    size_t o = 0;
+    int plain = *s != '\0';
+    for (const char *p = s; *p; p++)
+        plain = plain && (strchr("_-./:=,@+%", *p) || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                          (*p >= '0' && *p <= '9'));
+    for (const char *p = plain ? s : "'"; *p && o + 1 < len; p++)
+        out[o++] = *p;
+    for (const char *p = s; !plain && *p && o + 5 < len; p++) {
+        if (*p == '\'') {
+            memcpy(out + o, "'\\''", 4);
+            o += 4;
+        } else {
+            out[o++] = *p;
+        }
+    }
+    if (!plain && o + 1 < len)
+        out[o++] = '\'';
+    out[o < len ? o : len - 1] = '\0';
+    return o < len ? o : len - 1;
+}

@@ -53,27 +53,16 @@ static int yaml_quote(char *out, size_t len, const char *s)
     return 0;
 }
 
-/* Appends s as one word for the gtp: backend's splitter: single-quoted (no $ expansion), a
- * quote inside written as '\'' as in a shell. */
+/* Appends s as one word for the gtp: backend's splitter, which splits as a shell does
+ * (hc_shell_word: quoted unless plain, so no $ expansion). -1 when it does not fit. */
 static int word_quote(char *out, size_t len, const char *s)
 {
     size_t o = strlen(out);
-    if (o + 3 >= len)
+    if (o + 2 >= len)
         return -1;
     out[o++] = ' ';
-    out[o++] = '\'';
-    for (; *s; s++) {
-        if (o + 6 >= len)
-            return -1;
-        if (*s == '\'') {
-            memcpy(out + o, "'\\''", 4);
-            o += 4;
-        } else
-            out[o++] = *s;
-    }
-    out[o++] = '\'';
-    out[o] = '\0';
-    return 0;
+    size_t w = hc_shell_word(out + o, len - o, s);
+    return o + w + 1 >= len ? -1 : 0; /* a word that filled the buffer may have been cut */
 }
 
 
