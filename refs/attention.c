@@ -164,7 +164,8 @@ static att_head att_head_at(int batch, int hw, int b, int h, int group, int qd, 
 }
 
 /* The exact softmax strips (refs/softmax_strip.inc): 8 lanes, and 16 where AVX-512 is on
- * (HC_SM16=1 forces the 16-lane form elsewhere, so that it can be tested there). */
+ * (HC_SM16=1 forces the 16-lane form elsewhere, so that it can be tested there); NEON
+ * intrinsics on aarch64. */
 #if !defined(HC_SM16)
 #if defined(__AVX512F__)
 #define HC_SM16 1
@@ -172,7 +173,118 @@ static att_head att_head_at(int batch, int hw, int b, int h, int group, int qd, 
 #define HC_SM16 0
 #endif
 #endif
-#if !HC_SM16
+#if !HC_SM16 && defined(HC_NEON)
+/* softmax_strip.inc's 8-lane strip in NEON intrinsics: each strip vector is two float32x4_t
+ * (queries 0-3 and 4-7), every lane doing the .inc's operations in its order: the max chains by
+ * MAXPS's select (not FMAX, which would keep a NaN score and order -0 below +0), exp(v * scale -
+ * max) by n4_exp_nonpos, key ki's exp into partial sum ki % 8, the partial sums added 0..7, one
+ * division, the products by its inverse. The 16 partial sums and the two maxima fit the 32
+ * vector registers. */
+static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size_t ld, const float *mq,
+                           const float *mk, float scale, int allon)
+{
+    const float32x4_t ninf = n4_splat(-INFINITY), neg = n4_splat(-1e30f), zero = n4_splat(0.0f);
+    float32x4_t mx0[2] = {ninf, ninf}, mx1[2] = {ninf, ninf};
+    int ki = 0;
+    for (; ki + 2 <= hw; ki += 2) {
+        const float *s0 = src + (size_t)ki * lds, *s1 = s0 + lds;
+        if (allon || mk[ki] != 0.0f) {
+            mx0[0] = n4_max(vld1q_f32(s0), mx0[0]);
+            mx0[1] = n4_max(vld1q_f32(s0 + 4), mx0[1]);
+        }
+        if (allon || mk[ki + 1] != 0.0f) {
+            mx1[0] = n4_max(vld1q_f32(s1), mx1[0]);
+            mx1[1] = n4_max(vld1q_f32(s1 + 4), mx1[1]);
+        }
+    }
+    if (ki < hw && mk[ki] != 0.0f) {
+        const float *s0 = src + (size_t)ki * lds;
+        mx0[0] = n4_max(vld1q_f32(s0), mx0[0]);
+        mx0[1] = n4_max(vld1q_f32(s0 + 4), mx0[1]);
+    }
+    float32x4_t vmx[2];
+    for (int h = 0; h < 2; h++)
+        vmx[h] = n4_max(vmulq_n_f32(n4_max(mx1[h], mx0[h]), scale), neg);
+    float32x4_t ps[8][2];
+    for (int u = 0; u < 8; u++)
+        ps[u][0] = ps[u][1] = zero;
+#define HC_SM_EXP(u)                                                                            \
+    do {                                                                                       \
+        const float *s_ = src + (size_t)(ki + u) * lds;                                        \
+        float *d_ = st + (size_t)(ki + u) * ld;                                                \
+        float32x4_t e0 = n4_exp_nonpos(vsubq_f32(vmulq_n_f32(vld1q_f32(s_), scale), vmx[0]));   \
+        float32x4_t e1 = n4_exp_nonpos(vsubq_f32(vmulq_n_f32(vld1q_f32(s_ + 4), scale), vmx[1])); \
+        vst1q_f32(d_, e0);                                                                     \
+        vst1q_f32(d_ + 4, e1);                                                                 \
+        ps[u][0] = vaddq_f32(ps[u][0], e0);                                                    \
+        ps[u][1] = vaddq_f32(ps[u][1], e1);                                                    \
+    } while (0)
+#define HC_SM_EXPM(u)                                                                           \
+    do {                                                                                       \
+        const float *s_ = src + (size_t)(ki + u) * lds;                                        \
+        float *d_ = st + (size_t)(ki + u) * ld;                                                \
+        float32x4_t e0 = zero, e1 = zero;                                                      \
+        if (mk[ki + u] != 0.0f) {                                                              \
+            e0 = n4_exp_nonpos(vsubq_f32(vmulq_n_f32(vld1q_f32(s_), scale), vmx[0]));           \
+            e1 = n4_exp_nonpos(vsubq_f32(vmulq_n_f32(vld1q_f32(s_ + 4), scale), vmx[1]));       \
+            e0 = vmulq_n_f32(e0, mk[ki + u]);                                                  \
+            e1 = vmulq_n_f32(e1, mk[ki + u]);                                                  \
+        }                                                                                      \
+        vst1q_f32(d_, e0);                                                                     \
+        vst1q_f32(d_ + 4, e1);                                                                 \
+        ps[u][0] = vaddq_f32(ps[u][0], e0);                                                    \
+        ps[u][1] = vaddq_f32(ps[u][1], e1);                                                    \
+    } while (0)
+    if (allon) {
+        for (ki = 0; ki + 8 <= hw; ki += 8) {
+            HC_SM_EXP(0);
+            HC_SM_EXP(1);
+            HC_SM_EXP(2);
+            HC_SM_EXP(3);
+            HC_SM_EXP(4);
+            HC_SM_EXP(5);
+            HC_SM_EXP(6);
+            HC_SM_EXP(7);
+        }
+    } else {
+        for (ki = 0; ki + 8 <= hw; ki += 8) {
+            HC_SM_EXPM(0);
+            HC_SM_EXPM(1);
+            HC_SM_EXPM(2);
+            HC_SM_EXPM(3);
+            HC_SM_EXPM(4);
+            HC_SM_EXPM(5);
+            HC_SM_EXPM(6);
+            HC_SM_EXPM(7);
+        }
+    }
+    for (int u = 0; ki + u < hw; u++)
+        HC_SM_EXPM(u);
+#undef HC_SM_EXP
+#undef HC_SM_EXPM
+    float32x4_t inv[2];
+    uint32x4_t off[2];
+    for (int h = 0; h < 2; h++) {
+        float32x4_t sum = zero;
+        for (int u = 0; u < 8; u++)
+            sum = vaddq_f32(sum, ps[u][h]);
+        inv[h] = vdivq_f32(n4_splat(1.0f), sum);
+        off[h] = vceqq_f32(vld1q_f32(mq + 4 * h), zero);
+    }
+    if (vmaxvq_u32(vorrq_u32(off[0], off[1])) == 0)
+        for (ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld;
+            vst1q_f32(p, vmulq_f32(vld1q_f32(p), inv[0]));
+            vst1q_f32(p + 4, vmulq_f32(vld1q_f32(p + 4), inv[1]));
+        }
+    else
+        for (ki = 0; ki < hw; ki++) {
+            float *p = st + (size_t)ki * ld;
+            vst1q_f32(p, vbslq_f32(off[0], zero, vmulq_f32(vld1q_f32(p), inv[0])));
+            vst1q_f32(p + 4, vbslq_f32(off[1], zero, vmulq_f32(vld1q_f32(p + 4), inv[1])));
+        }
+}
+#elif !HC_SM16
 #define SM_W 8
 #define SM_VF hc_v8f
 #define SM_VI hc_v8i

@@ -15,6 +15,13 @@
 #include <immintrin.h>
 #endif
 
+/* aarch64: the vector exp, the activations and the transforms are NEON intrinsics
+ * (refs/kernels_neon.h), the same operations per lane as the forms below. */
+#if defined(__aarch64__)
+#define HC_NEON 1
+#include "kernels_neon.h"
+#endif
+
 
 /* The 8-lane helpers are static, so passing 32-byte vectors by value never crosses an ABI
  * boundary; GCC warns about it when AVX is off (SAN=1 builds without -march=native). */
@@ -102,6 +109,44 @@ static inline void v8_store(float *p, hc_v8f v, int k)
  * softmax, SwiGLU and the vector Mish and SiLU (KataGo uses expf there; this differs by rounding
  * only). */
 
+#ifdef HC_NEON
+/* An 8-lane vector as its two NEON halves (lanes 0-3, 4-7) and back: register moves. */
+static inline void v8_split(hc_v8f v, float32x4_t *lo, float32x4_t *hi)
+{
+    memcpy(lo, &v, sizeof *lo);
+    memcpy(hi, (const char *)&v + sizeof *lo, sizeof *hi);
+}
+
+static inline hc_v8f v8_join(float32x4_t lo, float32x4_t hi)
+{
+    hc_v8f v;
+    memcpy(&v, &lo, sizeof lo);
+    memcpy((char *)&v + sizeof lo, &hi, sizeof hi);
+    return v;
+}
+
+#define HC_V8_BY_HALVES(fn, x)                                                                  \
+    do {                                                                                       \
+        float32x4_t lo_, hi_;                                                                  \
+        v8_split(x, &lo_, &hi_);                                                               \
+        return v8_join(fn(lo_), fn(hi_));                                                      \
+    } while (0)
+
+static inline hc_v8f vexp8(hc_v8f x)
+{
+    HC_V8_BY_HALVES(n4_exp, x);
+}
+
+static inline hc_v8f vmish8(hc_v8f x)
+{
+    HC_V8_BY_HALVES(n4_mish, x);
+}
+
+static inline hc_v8f vsilu8(hc_v8f x)
+{
+    HC_V8_BY_HALVES(n4_silu, x);
+}
+#else
 static inline hc_v8f vexp8(hc_v8f x)
 {
     const hc_v8f lo = {-87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f, -87.0f};
@@ -130,6 +175,7 @@ static inline hc_v8f vsilu8(hc_v8f x)
 {
     return x / (vexp8(-x) + 1.0f);
 }
+#endif
 
 /* hc_bn_act's arithmetic on 8 values whose mask values are mk: each lane does exactly what
  * hc_bn_act does to one element (the same expression, the same vector mish / silu). */
