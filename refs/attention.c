@@ -112,6 +112,15 @@ void hc_vexpf(size_t n, float *x)
     }
 }
 
+const char *hc_vexp_isa(void)
+{
+#ifdef HC_NEON
+    return "neon";
+#else
+    return "vector";
+#endif
+}
+
 /* Masked softmax of one score row in place (scores times scale first): keys with m == 0 get 0.
  * Vectorized 8 lanes at a time; a short tail is padded with masked-out lanes. */
 static void softmax_row(int n, float *row, const float *m, float scale)
@@ -303,6 +312,17 @@ typedef int32_t hc_v16i __attribute__((vector_size(64)));
 #undef SM_VF
 #undef SM_VI
 #endif
+
+const char *hc_softmax_isa(void)
+{
+#if HC_SM16
+    return "avx512";
+#elif defined(HC_NEON)
+    return "neon";
+#else
+    return "vector";
+#endif
+}
 
 /* Attention probabilities of a block of nq queries computed transposed: st[ki][j] (row stride
  * ld) holds query j's score for key ki on entry and its probability on return, so the value

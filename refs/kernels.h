@@ -198,6 +198,15 @@ void hc_rope_apply(int batch, int hw, int heads, int head_dim, int kv_heads, int
 void hc_rope_cols(int hw, size_t j0, int n, int heads, int head_dim, int kv_heads, int learnable,
                   const float *cos_t, const float *sin_t, float *x, size_t ldx);
 
+/* Which form each kernel family was compiled to, for tests and `halfcheck version` (every form
+ * gives the same bits): the Winograd transforms "avx2" (AVX2 and AVX-512 builds), "neon" or
+ * "vector" (GCC vector extensions); the exact attention's softmax strips "avx512" (16 lanes),
+ * "neon" or "vector"; the vector exp, Mish and SiLU "neon" or "vector". The GEMM's:
+ * hc_gemm_isa (gemm.h). */
+const char *hc_wino_isa(void);
+const char *hc_softmax_isa(void);
+const char *hc_vexp_isa(void);
+
 /* x = exp(x) elementwise, vectorized: hc_expf's bits (hcmath.h, within 1 ulp) for x in
  * [-87, 88], clamped there (never inf). Used for the attention softmax. */
 void hc_vexpf(size_t n, float *x);

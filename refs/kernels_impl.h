@@ -15,9 +15,10 @@
 #include <immintrin.h>
 #endif
 
-/* aarch64: the vector exp, the activations and the transforms are NEON intrinsics
- * (refs/kernels_neon.h), the same operations per lane as the forms below. */
-#if defined(__aarch64__)
+/* aarch64: the vector exp, the activations, the Winograd transforms and the softmax strips are
+ * NEON intrinsics (refs/kernels_neon.h), the same operations per lane as the vector-extension
+ * forms below; -DHC_NO_NEON keeps those forms instead (a baseline for measuring the NEON ones). */
+#if defined(__aarch64__) && !defined(HC_NO_NEON)
 #define HC_NEON 1
 #include "kernels_neon.h"
 #endif

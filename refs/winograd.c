@@ -1,4 +1,4 @@
-/* Reference Winograd F(4x4,3x3) and F(2x2,5x5), KataGo's Eigen transforms: AVX2/AVX-512, else vector extensions (NEON on aarch64). */
+/* Reference Winograd F(4x4,3x3) and F(2x2,5x5), KataGo's Eigen transforms: AVX2/AVX-512, NEON intrinsics on aarch64, else vector extensions. */
 #include "kernels.h"
 #include "kernels_impl.h"
 #include "gemm.h"
@@ -182,6 +182,7 @@ static inline void copy_short(float *d, const float *s, int n)
 }
 #endif
 
+#ifndef HC_NEON /* the 8-lane transposes of the AVX2 and vector-extension transforms */
 /* Two-vector lane shuffle with constant indices: GCC and clang (the fuzz build) spell it
  * differently. */
 #if defined(__clang__)
@@ -220,6 +221,7 @@ static inline void transpose8x6(const hc_v8f r[8], hc_v8f *d)
     for (int c = 0; c < 6; c++)
         d[c] = t[c];
 }
+#endif
 
 #ifndef WINO_AVX2
 /* The 36 tile GEMMs M[k] = U[k] V[k] of one chunk of n columns (V [ic][36][ld], M [oc][36][ld]:
@@ -615,95 +617,262 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
 #else
 /* Winograd of one chunk of n (row, tile) pairs g = g0 .. g0+n-1 (row g / T, tile g % T):
  * F(4x4,3x3) (4x4 outputs per tile, input offset -1) or, for 5x5 kernels, F(2x2,5x5) (2x2
- * outputs, offset -2), both on 6x6 input tiles with the same B^T. Eight pairs at a time sit in
- * the lanes of a vector; each lane does the scalar transform's operations in the same order
- * (along x first, then y, as KataGo), so the lanes change no bits. */
-static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
-                           float *out, int accumulate, float *ws, int g0, int n, int ld,
+ * outputs, offset -2), both on 6x6 input tiles with the same B^T. The chunk's input rows are
+ * copied into a zero-bordered buffer; the transforms put a group of tiles in the lanes of a
+ * vector (8 lanes of vector extensions, or 4 of NEON intrinsics on aarch64), each lane doing
+ * the scalar transform's operations in the same order (along x first, then y, as KataGo), so
+ * the lanes change no bits. */
+
+/* What a chunk's transforms need to know of its tiles. */
+typedef struct wino_chunk_geom {
+    const hc_kconv *cv;
+    int batch, five, osz, nx, ny, hw, txn, T;
+    int g0, n, ld;
+    int wp;                   /* the padded buffer's row stride */
+    size_t lane_off[WINO_NC]; /* each pair's tile (0,0) input in the padded buffer */
+} wino_chunk_geom;
+
+/* Where output lane j goes (past n: the chunk's first pair, never stored): its first output in
+ * the planes, its batch row, its rows and columns inside the board, and the epilogue's mask
+ * value of each of its outputs (0 off the board). */
+typedef struct wino_lane_out {
+    size_t dst;
+    int row, rmax, cmax;
+    float mk[16];
+} wino_lane_out;
+
+static void wino_lane_out_at(const wino_chunk_geom *ch, int j, const hc_kepi *epi, wino_lane_out *lo)
+{
+    int g = ch->g0 + (j < ch->n ? j : 0), b = g / ch->T, t = g % ch->T, osz = ch->osz;
+    int ty = t / ch->txn, tx = t % ch->txn;
+    lo->dst = (size_t)b * ch->hw + (size_t)(ty * osz) * ch->nx + tx * osz;
+    lo->row = b;
+    lo->rmax = ch->ny - ty * osz < osz ? ch->ny - ty * osz : osz;
+    lo->cmax = ch->nx - tx * osz < osz ? ch->nx - tx * osz : osz;
+    for (int k = 0; k < osz * osz; k++) {
+        int r = k / osz, c = k % osz;
+        lo->mk[k] = epi && j < ch->n && r < lo->rmax && c < lo->cmax
+                        ? epi->mask[lo->dst + (size_t)r * ch->nx + c]
+                        : 0.0f;
+    }
+}
+
+/* One output row piece of a tile: its first k values stored, or added to what is there (d + v). */
+static inline void wino_put_row(float *d, const float *v, int k, int accumulate)
+{
+    if (accumulate)
+        for (int c = 0; c < k; c++)
+            d[c] += v[c];
+    else
+        for (int c = 0; c < k; c++)
+            d[c] = v[c];
+}
+
+#ifdef HC_NEON
+/* B^T of F(4x4,3x3) on 6 values, four tiles per vector: each output WINO_BT's expression, in
+ * its order (the products, then the adds and subtracts left to right; never a fused one). */
+static inline void n4_wino_bt(const float32x4_t z[6], float32x4_t o[6])
+{
+    o[0] = vaddq_f32(vsubq_f32(vmulq_n_f32(z[0], 4.0f), vmulq_n_f32(z[2], 5.0f)), z[4]);
+    o[1] = vaddq_f32(vaddq_f32(vsubq_f32(vmulq_n_f32(z[1], -4.0f), vmulq_n_f32(z[2], 4.0f)), z[3]), z[4]);
+    o[2] = vaddq_f32(vsubq_f32(vsubq_f32(vmulq_n_f32(z[1], 4.0f), vmulq_n_f32(z[2], 4.0f)), z[3]), z[4]);
+    o[3] = vaddq_f32(vaddq_f32(vsubq_f32(vmulq_n_f32(z[1], -2.0f), z[2]), vmulq_n_f32(z[3], 2.0f)), z[4]);
+    o[4] = vaddq_f32(vsubq_f32(vsubq_f32(vmulq_n_f32(z[1], 2.0f), z[2]), vmulq_n_f32(z[3], 2.0f)), z[4]);
+    o[5] = vaddq_f32(vsubq_f32(vmulq_n_f32(z[1], 4.0f), vmulq_n_f32(z[3], 5.0f)), z[5]);
+}
+
+/* A^T on 6 values: F(4x4,3x3)'s 4 outputs (WINO_AT), or F(2x2,5x5)'s 2 (the scalar form's h). */
+static inline void n4_wino_at(int five, const float32x4_t z[6], float32x4_t *o)
+{
+    float32x4_t d12 = vsubq_f32(z[1], z[2]), d34 = vsubq_f32(z[3], z[4]);
+    o[0] = vaddq_f32(vaddq_f32(vaddq_f32(vaddq_f32(z[0], z[1]), z[2]), z[3]), z[4]);
+    if (five) {
+        o[1] = vaddq_f32(vaddq_f32(d12, vmulq_n_f32(d34, 2.0f)), z[5]);
+        return;
+    }
+    o[1] = vaddq_f32(d12, vmulq_n_f32(d34, 2.0f));
+    o[2] = vaddq_f32(vaddq_f32(z[1], z[2]), vmulq_n_f32(vaddq_f32(z[3], z[4]), 4.0f));
+    o[3] = vaddq_f32(vaddq_f32(d12, vmulq_n_f32(d34, 8.0f)), z[5]);
+}
+
+/* k <= 4 floats, the rest zero (a chunk's last group: M's columns past n are never written). */
+static inline float32x4_t n4_load_part(const float *p, int k)
+{
+    if (k >= 4)
+        return vld1q_f32(p);
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < k; j++)
+        t[j] = p[j];
+    return vld1q_f32(t);
+}
+
+/* One channel's input transform into Vi [36][ld]: four tiles' input rows (6 floats each, read
+ * whole from the padded buffer) transposed into lanes, B^T along x, then along y. */
+static void wino_in_channel(const wino_chunk_geom *ch, const float *pad, float *Vi)
+{
+    for (int l0 = 0; l0 < ch->n; l0 += 4) {
+        int lanes = ch->n - l0 < 4 ? ch->n - l0 : 4;
+        float32x4_t tmp[36], o[6];
+        for (int r = 0; r < 6; r++) {
+            float32x4_t a[4], z[6];
+            float32x2_t e[4];
+            for (int l = 0; l < 4; l++) {
+                if (l < lanes) {
+                    const float *p = pad + ch->lane_off[l0 + l] + (size_t)r * ch->wp;
+                    a[l] = vld1q_f32(p);
+                    e[l] = vld1_f32(p + 4);
+                } else {
+                    a[l] = vdupq_n_f32(0.0f);
+                    e[l] = vdup_n_f32(0.0f);
+                }
+            }
+            n4_transpose(a, z); /* z[c] lane l: tile l's column c */
+            float32x2x2_t e01 = vtrn_f32(e[0], e[1]), e23 = vtrn_f32(e[2], e[3]);
+            z[4] = vcombine_f32(e01.val[0], e23.val[0]);
+            z[5] = vcombine_f32(e01.val[1], e23.val[1]);
+            n4_wino_bt(z, tmp + r * 6); /* along x first */
+        }
+        for (int c = 0; c < 6; c++) { /* then along y */
+            float32x4_t col[6] = {tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c]};
+            n4_wino_bt(col, o);
+            /* whole vectors: ld is a multiple of 8, and the columns past n are never read */
+            for (int r = 0; r < 6; r++)
+                vst1q_f32(Vi + (size_t)(r * 6 + c) * ch->ld + l0, o[r]);
+        }
+    }
+}
+
+/* The output transform from M [oc][36][ld]: A^T along x, then y, the fused epilogue, then four
+ * tiles' outputs transposed back into rows and stored into (or added to) the planes. */
+static void wino_out_chunk(const wino_chunk_geom *ch, const float *M, float *out, int accumulate,
                            const hc_kepi *epi)
 {
-    int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1;
-    int hw = nx * ny, txn = (nx + step - 1) / step;
-    int T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
-    float *V = ws, *M = ws + (size_t)36 * cv->ic * ld;
-    float *pad = M + (size_t)(36 + (cv->acc_fp16 ? 1 : 0)) * cv->oc * ld;
-    int wp, hp, prow;
-    wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &prow);
-    int b_first = g0 / T, b_last = (g0 + n - 1) / T;
-    size_t psz = (size_t)wp * hp;
-    memset(pad, 0, psz * (size_t)(b_last - b_first + 1) * sizeof(float));
-    size_t lane_off[WINO_NC]; /* each pair's tile (0,0) input in the padded buffer */
-    for (int j = 0; j < n; j++) {
-        int g = g0 + j, b = g / T, t = g % T;
-        lane_off[j] = (size_t)(b - b_first) * psz + (size_t)((t / txn) * step) * wp + (t % txn) * step;
-    }
-    /* only the input rows that the chunk's tiles read: its first and last batch rows may have
-     * only some tile rows in the chunk */
-    int ylo[WINO_NC + 2], yhi[WINO_NC + 2], tyn = (T + txn - 1) / txn;
-    for (int b = b_first; b <= b_last; b++) {
-        int tlo = b == b_first ? (g0 % T) / txn : 0;
-        int thi = b == b_last ? ((g0 + n - 1) % T) / txn : tyn - 1;
-        int lo = tlo * step - off, hi = thi * step + 6 - off;
-        ylo[b - b_first] = lo < 0 ? 0 : lo;
-        yhi[b - b_first] = hi > ny ? ny : hi;
-    }
-    for (int i = 0; i < cv->ic; i++) {
-        const float *plane = in + (size_t)i * batch * hw;
-        for (int b = b_first; b <= b_last; b++) {
-            float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
-            const float *sb = plane + (size_t)b * hw;
-            for (int y = ylo[b - b_first]; y < yhi[b - b_first]; y++)
-                copy_short(pb + (size_t)y * wp, sb + (size_t)y * nx, nx);
+    const hc_kconv *cv = ch->cv;
+    int five = ch->five, osz = ch->osz, ov = osz * osz, ld = ch->ld, nx = ch->nx;
+    for (int l0 = 0; l0 < ch->n; l0 += 4) {
+        int lanes = ch->n - l0 < 4 ? ch->n - l0 : 4;
+        wino_lane_out lo[4];
+        float32x4_t mk[16];
+        for (int l = 0; l < 4; l++)
+            wino_lane_out_at(ch, l0 + l, epi, &lo[l]);
+        for (int k = 0; k < ov; k++) {
+            float t[4] = {lo[0].mk[k], lo[1].mk[k], lo[2].mk[k], lo[3].mk[k]};
+            mk[k] = vld1q_f32(t);
         }
-        for (int l0 = 0; l0 < n; l0 += 8) {
-            int lanes = n - l0 < 8 ? n - l0 : 8;
-            hc_v8f d[36], tmp[36], o[6];
-            for (int r = 0; r < 6; r++) { /* 8 tiles' input row r, transposed into lanes */
-                hc_v8f rows[8];
-                for (int l = 0; l < 8; l++) {
-                    if (l < lanes)
-                        memcpy(&rows[l], pad + lane_off[l0 + l] + (size_t)r * wp, sizeof rows[l]);
-                    else
-                        rows[l] = v8_splat(0.0f);
-                }
-                transpose8x6(rows, d + r * 6);
-            }
-            for (int r = 0; r < 6; r++) { /* along x first */
-                const hc_v8f *z = d + r * 6;
-                WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
+        for (int oc = 0; oc < cv->oc; oc++) {
+            const float *mo = M + (size_t)oc * 36 * ld + l0;
+            float32x4_t tmp[24], res[16];
+            for (int r = 0; r < 6; r++) { /* along x first: 6 columns -> osz */
+                float32x4_t z[6];
                 for (int c = 0; c < 6; c++)
-                    tmp[r * 6 + c] = o[c];
+                    z[c] = n4_load_part(mo + (size_t)(r * 6 + c) * ld, lanes);
+                n4_wino_at(five, z, tmp + r * 4);
             }
-            for (int c = 0; c < 6; c++) { /* then along y */
-                WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
-                for (int r = 0; r < 6; r++)
-                    v8_store(V + ((size_t)i * 36 + r * 6 + c) * ld + l0, o[r], lanes);
+            for (int c = 0; c < osz; c++) { /* then along y: 6 rows -> osz */
+                float32x4_t col[6] = {tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c]};
+                float32x4_t y[4];
+                n4_wino_at(five, col, y);
+                for (int r = 0; r < osz; r++)
+                    res[r * osz + c] = y[r];
+            }
+            if (epi) {
+                if (epi->row_bias) { /* hc_add_bias_bc's add, before the batch norm */
+                    float t[4];
+                    for (int l = 0; l < 4; l++)
+                        t[l] = epi->row_bias[(size_t)lo[l].row * cv->oc + oc];
+                    float32x4_t rb = vld1q_f32(t);
+                    for (int k = 0; k < ov; k++)
+                        res[k] = vaddq_f32(res[k], rb);
+                }
+                for (int k = 0; k < ov; k++)
+                    res[k] = n4_bn_act(res[k], epi->scale[oc], epi->bias[oc], epi->act, mk[k]);
+            }
+            float *plane = out + (size_t)oc * ch->batch * ch->hw;
+            for (int r = 0; r < osz; r++) {
+                float row[4][4]; /* row[l]: lane l's output row r */
+                if (!five) {
+                    float32x4_t x[4];
+                    n4_transpose(res + r * 4, x);
+                    for (int l = 0; l < 4; l++) {
+                        if (l >= lanes || r >= lo[l].rmax)
+                            continue;
+                        float *d = plane + lo[l].dst + (size_t)r * nx;
+                        if (lo[l].cmax == 4) {
+                            vst1q_f32(d, accumulate ? vaddq_f32(vld1q_f32(d), x[l]) : x[l]);
+                            continue;
+                        }
+                        vst1q_f32(row[l], x[l]);
+                        wino_put_row(d, row[l], lo[l].cmax, accumulate);
+                    }
+                } else {
+                    float32x4x2_t p = vzipq_f32(res[r * 2], res[r * 2 + 1]);
+                    float32x2_t x[4] = {vget_low_f32(p.val[0]), vget_high_f32(p.val[0]), vget_low_f32(p.val[1]),
+                                        vget_high_f32(p.val[1])};
+                    for (int l = 0; l < 4; l++) {
+                        if (l >= lanes || r >= lo[l].rmax)
+                            continue;
+                        float *d = plane + lo[l].dst + (size_t)r * nx;
+                        if (lo[l].cmax == 2) {
+                            vst1_f32(d, accumulate ? vadd_f32(vld1_f32(d), x[l]) : x[l]);
+                            continue;
+                        }
+                        vst1_f32(row[l], x[l]);
+                        wino_put_row(d, row[l], lo[l].cmax, accumulate);
+                    }
+                }
             }
         }
     }
-    wino_gemms(cv, n, ld, V, M);
-    int osz = five ? 2 : 4, ov = osz * osz;
-    for (int l0 = 0; l0 < n; l0 += 8) {
-        int lanes = n - l0 < 8 ? n - l0 : 8;
-        size_t dst_off[8];
-        int rmax[8], cmax[8], full[8], row[8];
-        hc_v8f mk[16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
-        for (int l = 0; l < 8; l++) {
-            int g = g0 + l0 + (l < lanes ? l : 0), b = g / T, t = g % T;
-            int ty = t / txn, tx = t % txn;
-            dst_off[l] = (size_t)b * hw + (size_t)(ty * osz) * nx + tx * osz;
-            row[l] = b;
-            rmax[l] = ny - ty * osz < osz ? ny - ty * osz : osz;
-            cmax[l] = nx - tx * osz < osz ? nx - tx * osz : osz;
-            full[l] = rmax[l] == osz && cmax[l] == osz;
-            if (epi)
-                for (int k = 0; k < ov; k++) {
-                    int r = k / osz, c = k % osz;
-                    mk[k][l] = l < lanes && r < rmax[l] && c < cmax[l]
-                                   ? epi->mask[dst_off[l] + (size_t)r * nx + c]
-                                   : 0.0f;
-                }
+}
+
+#else
+/* The vector-extension transforms (8 tiles per vector). One channel's input transform into
+ * Vi [36][ld]: eight tiles' input rows transposed into lanes, B^T along x, then along y. */
+static void wino_in_channel(const wino_chunk_geom *ch, const float *pad, float *Vi)
+{
+    for (int l0 = 0; l0 < ch->n; l0 += 8) {
+        int lanes = ch->n - l0 < 8 ? ch->n - l0 : 8;
+        hc_v8f d[36], tmp[36], o[6];
+        for (int r = 0; r < 6; r++) { /* 8 tiles' input row r, transposed into lanes */
+            hc_v8f rows[8];
+            for (int l = 0; l < 8; l++) {
+                if (l < lanes)
+                    memcpy(&rows[l], pad + ch->lane_off[l0 + l] + (size_t)r * ch->wp, sizeof rows[l]);
+                else
+                    rows[l] = v8_splat(0.0f);
+            }
+            transpose8x6(rows, d + r * 6);
         }
+        for (int r = 0; r < 6; r++) { /* along x first */
+            const hc_v8f *z = d + r * 6;
+            WINO_BT(z[0], z[1], z[2], z[3], z[4], z[5], o);
+            for (int c = 0; c < 6; c++)
+                tmp[r * 6 + c] = o[c];
+        }
+        for (int c = 0; c < 6; c++) { /* then along y */
+            WINO_BT(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
+            for (int r = 0; r < 6; r++)
+                v8_store(Vi + (size_t)(r * 6 + c) * ch->ld + l0, o[r], lanes);
+        }
+    }
+}
+
+/* The output transform from M [oc][36][ld]: A^T along x, then y, the fused epilogue, then the
+ * lanes transposed back into tiles and stored into (or added to) the planes. */
+static void wino_out_chunk(const wino_chunk_geom *ch, const float *M, float *out, int accumulate,
+                           const hc_kepi *epi)
+{
+    const hc_kconv *cv = ch->cv;
+    int five = ch->five, osz = ch->osz, ov = osz * osz, ld = ch->ld, nx = ch->nx;
+    for (int l0 = 0; l0 < ch->n; l0 += 8) {
+        int lanes = ch->n - l0 < 8 ? ch->n - l0 : 8;
+        wino_lane_out lo[8];
+        hc_v8f mk[16]; /* the epilogue's mask in the outputs' layout (0 off the board) */
+        for (int l = 0; l < 8; l++)
+            wino_lane_out_at(ch, l0 + l, epi, &lo[l]);
+        for (int k = 0; k < ov; k++)
+            for (int l = 0; l < 8; l++)
+                mk[k][l] = lo[l].mk[k];
         for (int oc = 0; oc < cv->oc; oc++) {
             hc_v8f m[36], res[16];
             const float *mo = M + (size_t)oc * 36 * ld + l0;
@@ -744,7 +913,7 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
                 if (epi->row_bias) { /* hc_add_bias_bc's add, before the batch norm */
                     hc_v8f rb;
                     for (int l = 0; l < 8; l++)
-                        rb[l] = epi->row_bias[(size_t)row[l] * cv->oc + oc];
+                        rb[l] = epi->row_bias[(size_t)lo[l].row * cv->oc + oc];
                     for (int k = 0; k < ov; k++)
                         res[k] = res[k] + rb;
                 }
@@ -756,14 +925,14 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             transpose8x8(res, tv);
             if (!five)
                 transpose8x8(res + 8, tv + 8);
-            float *plane = out + (size_t)oc * batch * hw;
+            float *plane = out + (size_t)oc * ch->batch * ch->hw;
             for (int l = 0; l < lanes; l++) {
                 float tb[16];
                 memcpy(tb, &tv[l], sizeof tv[l]);
                 if (!five)
                     memcpy(tb + 8, &tv[8 + l], sizeof tv[8 + l]);
-                float *drow = plane + dst_off[l];
-                if (full[l] && !five) {
+                float *drow = plane + lo[l].dst;
+                if (lo[l].rmax == 4 && lo[l].cmax == 4 && !five) {
                     for (int r = 0; r < 4; r++, drow += nx) {
                         hc_v4f v;
                         memcpy(&v, tb + r * 4, sizeof v);
@@ -776,18 +945,59 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
                     }
                     continue;
                 }
-                for (int r = 0; r < rmax[l]; r++, drow += nx) {
-                    const float *v = tb + r * osz;
-                    if (accumulate)
-                        for (int c = 0; c < cmax[l]; c++)
-                            drow[c] += v[c];
-                    else
-                        for (int c = 0; c < cmax[l]; c++)
-                            drow[c] = v[c];
-                }
+                for (int r = 0; r < lo[l].rmax; r++, drow += nx)
+                    wino_put_row(drow, tb + r * osz, lo[l].cmax, accumulate);
             }
         }
     }
+}
+#endif
+
+static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
+                           float *out, int accumulate, float *ws, int g0, int n, int ld,
+                           const hc_kepi *epi)
+{
+    wino_chunk_geom ch;
+    int five = cv->kh == 5, step = five ? 2 : 4, off = five ? 2 : 1;
+    ch.cv = cv, ch.batch = batch, ch.five = five, ch.osz = step, ch.nx = nx, ch.ny = ny;
+    ch.hw = nx * ny, ch.txn = (nx + step - 1) / step;
+    ch.T = five ? wino5_tiles(nx, ny) : wino_tiles(nx, ny);
+    ch.g0 = g0, ch.n = n, ch.ld = ld;
+    int hw = ch.hw, txn = ch.txn, T = ch.T;
+    float *V = ws, *M = ws + (size_t)36 * cv->ic * ld;
+    float *pad = M + (size_t)(36 + (cv->acc_fp16 ? 1 : 0)) * cv->oc * ld;
+    int wp, hp, prow;
+    wino_pad_dims(cv, batch, nx, ny, &wp, &hp, &prow);
+    ch.wp = wp;
+    int b_first = g0 / T, b_last = (g0 + n - 1) / T;
+    size_t psz = (size_t)wp * hp;
+    memset(pad, 0, psz * (size_t)(b_last - b_first + 1) * sizeof(float));
+    for (int j = 0; j < n; j++) {
+        int g = g0 + j, b = g / T, t = g % T;
+        ch.lane_off[j] = (size_t)(b - b_first) * psz + (size_t)((t / txn) * step) * wp + (t % txn) * step;
+    }
+    /* only the input rows that the chunk's tiles read: its first and last batch rows may have
+     * only some tile rows in the chunk */
+    int ylo[WINO_NC + 2], yhi[WINO_NC + 2], tyn = (T + txn - 1) / txn;
+    for (int b = b_first; b <= b_last; b++) {
+        int tlo = b == b_first ? (g0 % T) / txn : 0;
+        int thi = b == b_last ? ((g0 + n - 1) % T) / txn : tyn - 1;
+        int lo = tlo * step - off, hi = thi * step + 6 - off;
+        ylo[b - b_first] = lo < 0 ? 0 : lo;
+        yhi[b - b_first] = hi > ny ? ny : hi;
+    }
+    for (int i = 0; i < cv->ic; i++) {
+        const float *plane = in + (size_t)i * batch * hw;
+        for (int b = b_first; b <= b_last; b++) {
+            float *pb = pad + (size_t)(b - b_first) * psz + (size_t)off * wp + off;
+            const float *sb = plane + (size_t)b * hw;
+            for (int y = ylo[b - b_first]; y < yhi[b - b_first]; y++)
+                copy_short(pb + (size_t)y * wp, sb + (size_t)y * nx, nx);
+        }
+        wino_in_channel(&ch, pad, V + (size_t)i * 36 * ld);
+    }
+    wino_gemms(cv, n, ld, V, M);
+    wino_out_chunk(&ch, M, out, accumulate, epi);
 }
 
 #endif
@@ -813,4 +1023,15 @@ void hc_wino_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in,
     for (int g0 = 0; g0 < all; g0 += nc)
         wino_chunk_run(cv, batch, nx, ny, in, out, accumulate, ws, g0, all - g0 < nc ? all - g0 : nc,
                        wino_ld(nc), epi);
+}
+
+const char *hc_wino_isa(void)
+{
+#if defined(WINO_AVX2)
+    return "avx2";
+#elif defined(HC_NEON)
+    return "neon";
+#else
+    return "vector";
+#endif
 }

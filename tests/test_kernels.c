@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hc_test.h"
+#include "hcmath.h"
 #include "kernels.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -542,6 +543,86 @@ static void test_vexpf(void)
     free(x), free(y);
 }
 
+/* The vector exp's clamp and hc_expf, one lane written out as scalar C: MAXPS/MINPS's selects
+ * (NaN passes both), then hc_expf, which the vector lanes equal inside [-87, 88]. */
+static float vexp_lane(float x)
+{
+    x = -87.0f > x ? -87.0f : x;
+    x = 88.0f < x ? 88.0f : x;
+    return hc_expf(x);
+}
+
+/* The same bits, or both NaN (which NaN is no part of the contract). */
+static int same_bits(float a, float b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+/* The vector exp, Mish, SiLU and SwiGLU (NEON intrinsics on aarch64, vector extensions
+ * elsewhere) against their definitions written here one scalar lane at a time: the same bits
+ * over every float exponent that matters, the clamps' edges and the special values, every
+ * tail length. Mish and SiLU go through hc_bn_act (scale and bias applied first, the mask's 0
+ * lanes +0). */
+static void test_vector_lanes(void)
+{
+    enum { N = 40000 };
+    static const float odd[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -87.0f, 88.0f, -87.00001f, 88.00001f,
+                                20.0f, 19.999998f, 1e-40f, -1e-40f, 3e38f, -3e38f, 89.0f, -104.0f};
+    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float)), *g = rvec(N, 4.0);
+    float *m = malloc(N * sizeof(float));
+    for (int i = 0; i < N; i++) {
+        if (i < (int)(sizeof odd / sizeof *odd))
+            x[i] = odd[i];
+        else /* magnitudes 2^-30 .. 2^7 of both signs, random mantissas */
+            x[i] = (float)((urand() - 0.5) * 2.0 * ldexp(1.0, (int)(urand() * 38.0) - 30));
+        m[i] = (i % 13) ? 1.0f : 0.0f;
+    }
+    int bad = 0, at = -1;
+    for (int len = N - 7; len <= N; len++) { /* every tail length */
+        memcpy(y, x, (size_t)len * sizeof(float));
+        hc_vexpf((size_t)len, y);
+        for (int i = 0; i < len; i++)
+            if (!same_bits(y[i], vexp_lane(x[i])) && bad++ == 0)
+                at = i;
+    }
+    hc_check("kernels-13.1", bad == 0, "%d exp lanes differ from hc_expf's scalar lane (first x = %a)", bad,
+             at >= 0 ? (double)x[at] : 0.0);
+
+    int acts[2] = {HC_ACT_MISH, HC_ACT_SILU};
+    for (int a = 0; a < 2; a++) {
+        float sc = 1.25f, bi = -0.375f;
+        int hw = N / 3 - 1; /* three channels, batch 1, a plane that is not whole vectors */
+        float scs[3] = {sc, sc, sc}, bis[3] = {bi, bi, bi}, *mk = m;
+        hc_bn_act(3, 1, hw, x, y, scs, bis, acts[a], mk);
+        int abad = 0, aat = -1;
+        for (int c = 0; c < 3; c++)
+            for (int p = 0; p < hw; p++) {
+                int i = c * hw + p;
+                float v = x[i] * sc + bi, want;
+                if (acts[a] == HC_ACT_MISH) {
+                    float n = vexp_lane(v < 20.0f ? v : 20.0f), q = n * (n + 2.0f);
+                    want = v * (q / (q + 2.0f));
+                } else {
+                    want = v / (vexp_lane(-v) + 1.0f);
+                }
+                want = mk[p] == 1.0f ? want : 0.0f;
+                if (!same_bits(y[i], want) && abad++ == 0)
+                    aat = i;
+            }
+        hc_check(a == 0 ? "kernels-13.2" : "kernels-13.3", abad == 0,
+                 "%s: %d lanes differ from the scalar definition (first x = %a)", a == 0 ? "mish" : "silu", abad,
+                 aat >= 0 ? (double)x[aat] : 0.0);
+    }
+
+    memcpy(y, x, N * sizeof(float));
+    hc_swiglu(N - 3, y, g);
+    int sbad = 0;
+    for (int i = 0; i < N - 3; i++)
+        sbad += !same_bits(y[i], x[i] / (1.0f + vexp_lane(-x[i])) * g[i]);
+    hc_check("kernels-13.4", sbad == 0, "swiglu: %d lanes differ from the scalar definition", sbad);
+    free(x), free(y), free(g), free(m);
+}
+
 /* hc_kconv_run_bn (batch norm + activation fused into the convolution's output stage, with or
  * without a per-row bias added first) gives the same bits as hc_kconv_run followed by
  * hc_add_bias_bc and hc_bn_act, on Winograd 3x3 and 5x5, im2col and 1x1 convolutions, boards
@@ -940,8 +1021,9 @@ static void test_tf_bits(void)
 
 int main(void)
 {
-    hc_plan(2 + 8 * 3 * 2 * 2 + 6 * 3 * 2 * 5 + 3 * 2 * 5 * 2 + 128 + 3 * 10 + 3 + 3 + 3 + 6 + 8 + 4 + 2 * 33 + 2 * 130); /* vexpf; kernels-1 conv (init and result per shape x batch x acc); 11 conv+bn (shape x batch x row bias x act); 11b (dims x batch x act x in place); 12 Winograd bits; 2-10 the smaller kernels; tf-1..4 */
+    hc_plan(2 + 4 + 8 * 3 * 2 * 2 + 6 * 3 * 2 * 5 + 3 * 2 * 5 * 2 + 128 + 3 * 10 + 3 + 3 + 3 + 6 + 8 + 4 + 2 * 33 + 2 * 130); /* vexpf; kernels-13 vector lanes; kernels-1 conv (init and result per shape x batch x acc); 11 conv+bn (shape x batch x row bias x act); 11b (dims x batch x act x in place); 12 Winograd bits; 2-10 the smaller kernels; tf-1..4 */
     test_vexpf();
+    test_vector_lanes();
     test_conv();
     test_conv_bn();
     test_bias_bn_act();

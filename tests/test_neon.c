@@ -1,5 +1,6 @@
 /* The SIMD form hc_gemm was built with (NEON on aarch64, AVX2/AVX-512 on x86-64) is the one the
- * target promises, and gives the scalar fmaf chain's bits on the shapes its edge tiles take. */
+ * target promises, and gives the scalar fmaf chain's bits on the shapes its edge tiles take; the
+ * Winograd transforms, softmax strips and vector exp are built in their target's form too. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "gemm.h"
+#include "kernels.h"
 #include "hc_test.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -72,10 +74,32 @@ static int differs(int M, int N, int K, int trans, int accumulate, int special)
 
 int main(void)
 {
-    hc_plan(4);
+    hc_plan(5);
     const char *isa = hc_gemm_isa();
     hc_check("neon-1.1", strcmp(isa, expected_isa()) == 0, "hc_gemm built as %s, the target has %s", isa,
              expected_isa());
+
+    /* The other families' forms: what the target promises (their bits are checked against the
+     * scalar forms in test_kernels: Winograd 12.x and 11.x, the vector lanes 13.x, the softmax
+     * strips tf-4.x; and in test_hcmath 4.x). */
+#if defined(__aarch64__) && !defined(HC_NO_NEON)
+    const char *want_wino = "neon", *want_sm = "neon", *want_exp = "neon";
+#elif defined(__aarch64__)
+    const char *want_wino = "vector", *want_sm = "vector", *want_exp = "vector";
+#elif defined(__AVX2__)
+    const char *want_wino = "avx2", *want_exp = "vector";
+#else
+    const char *want_wino = "vector", *want_exp = "vector";
+#endif
+#if !defined(__aarch64__) && defined(__AVX512F__)
+    const char *want_sm = "avx512";
+#elif !defined(__aarch64__)
+    const char *want_sm = "vector";
+#endif
+    hc_check("neon-2.1",
+             !strcmp(hc_wino_isa(), want_wino) && !strcmp(hc_softmax_isa(), want_sm) && !strcmp(hc_vexp_isa(), want_exp),
+             "winograd %s (want %s), softmax %s (want %s), exp %s (want %s)", hc_wino_isa(), want_wino,
+             hc_softmax_isa(), want_sm, hc_vexp_isa(), want_exp);
 
     /* Every column remainder of 4-, 8- and 16-lane vectors and of the 16/24/32-column panels,
      * every row-block split up to 3 blocks of 12, K from none to past the packing buffer. */

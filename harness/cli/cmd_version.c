@@ -1,7 +1,9 @@
-/* halfcheck version (and --version, -V): the version and the engine's numeric version. */
+/* halfcheck version (and --version, -V): the version, the engine's numeric version and the kernels' SIMD forms. */
 #include <stdio.h>
 
 #include "cli.h"
+#include "gemm.h"
+#include "kernels.h"
 #include "version.h"
 
 static const cli_opt opts[] = {
@@ -19,5 +21,8 @@ int cmd_version(int argc, char **argv)
     if (done >= 0)
         return done;
     printf("halfcheck %s (engine %d)\n", HC_VERSION, HC_ENGINE_VERSION);
+    /* which SIMD form this build's reference runs (the same bits in every form) */
+    printf("kernels: gemm %s, winograd %s, softmax %s, exp %s\n", hc_gemm_isa(), hc_wino_isa(),
+           hc_softmax_isa(), hc_vexp_isa());
     return HC_EXIT_OK;
 }
