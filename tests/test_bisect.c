@@ -55,7 +55,8 @@ int main(void)
                 "echo notes > NOTES && git add -A && %s commit -qm c2-notes && "
                 "echo 'echo compiler error >&2; exit 1' > build.sh && git add -A && %s commit -qm c3-build-broken && "
                 "echo 'exit 0' > build.sh && git add -A && %s commit -qm c4-build-fixed && "
-                "sed -i 's/backend: ref32/backend: \"mutate:policy-transposed:ref32\"/' suite.yaml && git add -A && "
+                "sed 's/backend: ref32/backend: \"mutate:policy-transposed:ref32\"/' suite.yaml > suite.new && "
+                "mv suite.new suite.yaml && git add -A && "
                 "%s commit -qm c5-faster-policy-head && "
                 "echo more >> NOTES && git add -A && %s commit -qm c6-notes && "
                 "echo more >> NOTES && git add -A && %s commit -qm c7-notes",

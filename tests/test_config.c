@@ -186,7 +186,9 @@ static void test_shipped(void)
         /* The nets' paths resolve to the shared files, and their sha256 is right. */
         for (size_t i = 0; i < s->n_nets; i++) {
             char cmd[1200], name[32], line[200] = "";
-            snprintf(cmd, sizeof cmd, "sha256sum '%s' 2>/dev/null", s->nets[i].model);
+            /* coreutils' sha256sum, or macOS's shasum */
+            snprintf(cmd, sizeof cmd, "sha256sum '%s' 2>/dev/null || shasum -a 256 '%s' 2>/dev/null", s->nets[i].model,
+                     s->nets[i].model);
             FILE *p = popen(cmd, "r");
             if (p) {
                 if (!fgets(line, sizeof line, p))

@@ -299,7 +299,7 @@ static void part4(const char *net_rel)
     snprintf(net, sizeof net, "%s%s%s", net_rel[0] == '/' ? "" : root, net_rel[0] == '/' ? "" : "/", net_rel);
     const char *sh_rel = hc_shared("positions");
     snprintf(shared, sizeof shared, "%s%s%s", sh_rel[0] == '/' ? "" : root, sh_rel[0] == '/' ? "" : "/", sh_rel);
-    int rc = hc_shf("cd %s && zcat %s/size19.jsonl.gz | head -600 > p19.jsonl && "
+    int rc = hc_shf("cd %s && gzip -dc < %s/size19.jsonl.gz | head -600 > p19.jsonl && "
                 "printf '%%s\\n' 'name: slow' 'nets: [{name: g170, model: %s}]' "
                 "'boards: [{name: b19, positions: p19.jsonl, nnBuffer: 19x19}]' "
                 "'backends: [{name: ref32, backend: ref32, tiers: [fp32]}]' 'modes: [unbatched]' > slow.yaml && "
