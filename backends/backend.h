@@ -49,6 +49,25 @@ typedef struct hc_backend_open_opts {
  * up ("backend X: ", "position N ...: ") come before it, so look for it with strstr. */
 #define HC_BACKEND_SKIP "skipped: "
 
+/* What an external engine cost (hc_backend_vtbl.finish): measured by halfcheck (positions,
+ * seconds, the operating system's peak resident memory of the engine processes) and, where the
+ * engine batches, its own count of rows and batches from its log. A negative figure (or 0
+ * engines) is unknown. */
+typedef struct hc_engine_stats {
+    long positions;      /* positions the engine answered */
+    double eval_seconds; /* wall time inside eval_positions */
+    double peak_rss_kib; /* the largest engine process's peak resident set, KiB (getrusage) */
+    int engines;         /* engine processes that ran (one per symmetry for analysis:) */
+    long nn_rows, nn_batches; /* summed over the engines' logs ("NN rows", "NN batches") */
+    double avg_batch;    /* nn_rows / nn_batches */
+    char version[64];    /* the engine's own version (analysis: query_version), "" unknown */
+    int batching;        /* 1: this instance was to evaluate in batches (its rows per batch decide
+                          * whether the case is a batched check at all) */
+} hc_engine_stats;
+
+/* Every figure unknown. */
+hc_engine_stats hc_engine_stats_unknown(void);
+
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */
     int shape;        /* enum hc_backend_shape */
@@ -115,6 +134,17 @@ typedef struct hc_backend_vtbl {
     /* Optional: opens an instance with the extra options of hc_backend_open_opts (an
      * in-memory profile, a layer subset). NULL: the kind takes none of them. */
     void *(*open_opts)(const char *params, const struct hc_backend_open_opts *o, hc_err *err);
+
+    /* Optional, position backends: how many positions one eval_positions call takes when the
+     * evaluator's batch is `batch` (NULL: `batch`, and a shuffled order one at a time). The
+     * evaluator then gathers that many positions of its order into each call, wherever they
+     * are: an engine that batches concurrent queries itself gets enough of them at once. */
+    int (*positions_per_call)(void *inst, int batch);
+
+    /* Optional, external engines: ends the engine processes (as close would), then fills st
+     * with what they cost (hc_engine_stats). Called once, after the last evaluation; close
+     * still follows. */
+    int (*finish)(void *inst, hc_engine_stats *st, hc_err *err);
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */

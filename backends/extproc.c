@@ -514,6 +514,7 @@ void hc_extproc_finish(hc_extproc *p, double grace)
         pid_t r = waitpid(p->pid, &status, WNOHANG);
         if (r == p->pid || (r < 0 && errno != EINTR)) {
             p->pid = -1;
+            drain_stderr(p); /* what it wrote last (an engine's exit statistics) is kept in the tail */
             break;
         }
         drain_stderr(p);

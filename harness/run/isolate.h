@@ -17,6 +17,8 @@ typedef struct hc_isolate_side {
     unsigned char *skipped; /* n flags, the positions the backend could not express */
     size_t n_skipped;
     char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
+    int has_engine;         /* an external engine's cost (hc_backend_vtbl.finish) came back */
+    hc_engine_stats engine;
 } hc_isolate_side;
 
 /* A case: the backend, its positions and how to watch it. */

@@ -549,6 +549,29 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
         run->backend_error = 1;
         return add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err);
     }
+    if (mode == HC_MODE_BATCHED && cs.has_engine && cs.engine.batching && !(cs.engine.avg_batch > 1.05)) {
+        /* The engine evaluated (nearly) one row at a time: whatever its figures, this case did
+         * not check the batched path, so it must not pass as if it had. */
+        char m[600];
+        if (cs.engine.avg_batch >= 0)
+            snprintf(m, sizeof m, "not a batched check: the engine averaged %.3f rows per batch (%ld rows in %ld "
+                     "batches, from its log), not above 1.05; give it more concurrent queries (numAnalysisThreads, "
+                     "nnMaxBatchSize = the board's maxBatchSize) or a backend that batches", cs.engine.avg_batch,
+                     cs.engine.nn_rows, cs.engine.nn_batches);
+        else
+            snprintf(m, sizeof m, "not a batched check: the engine's rows and batches are unknown (its log did "
+                     "not end with \"NN rows\" and \"NN batches\" on stderr: keep logToStderr=true, or it was "
+                     "restarted after a failure)");
+        free_outs(outs, n);
+        free(cs.skipped);
+        free(cs.skip_text);
+        run->backend_error = 1;
+        if (add_result(run, c, mode_name(mode), HC_OUT_ERROR, strdup(m), st, secs, err))
+            return -1;
+        run->items[run->n - 1].has_engine = 1;
+        run->items[run->n - 1].engine = cs.engine;
+        return 0;
+    }
     hc_shown_pos *shown = NULL;
     char *rr = with_rerun(run, c, NULL);
     hc_shown_case sc = {run->suite, c, spec, rr ? rr + strlen("rerun: ") : ""};
@@ -561,6 +584,8 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
         free(cs.skip_text);
         return -1;
     }
+    run->items[run->n - 1].has_engine = cs.has_engine;
+    run->items[run->n - 1].engine = cs.engine;
     run->items[run->n - 1].n_shown = n_shown;
     run->items[run->n - 1].shown = shown;
     run->own[run->n - 1].shown = shown;
