@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/time.h>
 
 #include <jansson.h>
 
@@ -818,14 +816,8 @@ static int analysis_finish(void *inst, hc_engine_stats *st, hc_err *err)
     st->engines = ran;
     st->batching = a->max_batch > 1;
     snprintf(st->version, sizeof st->version, "%s", a->version);
-    struct rusage ru;
-    if (ran && getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-#ifdef __APPLE__
-        st->peak_rss_kib = (double)ru.ru_maxrss / 1024.0; /* bytes on macOS */
-#else
-        st->peak_rss_kib = (double)ru.ru_maxrss; /* KiB on Linux and the BSDs */
-#endif
-    }
+    if (ran)
+        st->peak_rss_kib = hc_extproc_children_peak_rss_kib();
     if (ran && !lost && !a->nn_missing) {
         st->nn_rows = a->rows;
         st->nn_batches = a->batches;

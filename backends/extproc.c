@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -522,4 +523,16 @@ void hc_extproc_finish(hc_extproc *p, double grace)
         nanosleep(&ts, NULL);
     }
     hc_extproc_stop(p);
+}
+
+double hc_extproc_children_peak_rss_kib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0 || ru.ru_maxrss <= 0)
+        return -1;
+#ifdef __APPLE__
+    return (double)ru.ru_maxrss / 1024.0; /* bytes on macOS */
+#else
+    return (double)ru.ru_maxrss; /* KiB on Linux and the BSDs */
+#endif
 }
