@@ -616,23 +616,22 @@ static int collect(analysis_backend *a, int s, long first_seq, int n, const hc_p
     engine *e = &a->eng[s];
     while (*left > 0) {
         long r = hc_extproc_read_line(&e->proc, a->line, LINE_CAP, now_s() + a->timeout_s, err);
-        if (r < 0) {
-            char d[200] = "";
-            for (int k = 0; k < n; k++)
-                if (a->pend[k].i >= 0 && !a->pend[k].done && pos[a->pend[k].i].symmetry == s) {
-                    describe_pos(&pos[a->pend[k].i], d, sizeof d);
-                    break;
-                }
+        char d[200] = "";
+        for (int k = 0; k < n; k++)
+            if (!a->pend[k].done && pos[a->pend[k].i].symmetry == s) {
+                describe_pos(&pos[a->pend[k].i], d, sizeof d);
+                break;
+            }
+        if (r < 0)
             return hc_err_prefix(err, "symmetry %d engine, %d answer(s) outstanding, first %s: ", s, *left, d);
-        }
         if (r == 0)
             continue;
         json_error_t je;
         json_t *j = json_loads(a->line, 0, &je);
         if (!json_is_object(j)) {
             json_decref(j);
-            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine: malformed answer (not a JSON object: %s): \"%.100s\"",
-                              s, je.text, a->line);
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine, waiting for %s: malformed answer (not a JSON "
+                              "object: %s): \"%.100s\"", s, d, je.text, a->line);
         }
         char id[40];
         snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")) ? json_string_value(json_object_get(j, "id")) : "");
@@ -642,7 +641,7 @@ static int collect(analysis_backend *a, int s, long first_seq, int n, const hc_p
             seq = strtol(id + 1, &end, 10);
         if (seq < 0 || !end || *end) {
             const char *msg = json_string_value(json_object_get(j, "error"));
-            int rc = hc_err_set(err, HC_EBACKEND, "symmetry %d engine: %s \"%.160s\"", s,
+            int rc = hc_err_set(err, HC_EBACKEND, "symmetry %d engine, waiting for %s: %s \"%.160s\"", s, d,
                                 msg ? "answered an error for no query of halfcheck's:" : "answered with an unknown id:",
                                 a->line);
             json_decref(j);
@@ -650,13 +649,12 @@ static int collect(analysis_backend *a, int s, long first_seq, int n, const hc_p
         }
         if (seq < first_seq || seq >= first_seq + n) {
             json_decref(j);
-            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine: answered query %s, which is not one of this call's "
-                              "(%s): \"%.80s\"", s, id, seq < first_seq ? "a query answered before: answered twice" :
-                              "never sent", a->line);
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine, waiting for %s: answered query %s, which is not "
+                              "one of this call's (%s): \"%.80s\"", s, d, id,
+                              seq < first_seq ? "a query answered before: answered twice" : "never sent", a->line);
         }
         pending *pd = &a->pend[seq - first_seq];
         const hc_position *p = &pos[pd->i];
-        char d[200];
         describe_pos(p, d, sizeof d);
         if (pd->done) {
             json_decref(j);
@@ -776,8 +774,13 @@ static int eval_call(analysis_backend *a, int n, const hc_position *pos, hc_nnou
         }
         int wrc = hc_extproc_write(&a->eng[s].proc, buf, used, now_s() + a->timeout_s, err);
         free(buf);
-        if (wrc)
-            return hc_err_prefix(err, "symmetry %d engine, sending %d queries: ", s, left[s]);
+        if (wrc) {
+            char d[200] = "";
+            for (int i = 0; i < n && !d[0]; i++)
+                if (pos[i].symmetry == s)
+                    describe_pos(&pos[i], d, sizeof d);
+            return hc_err_prefix(err, "symmetry %d engine, sending %d queries, first %s: ", s, left[s], d);
+        }
     }
     for (int s = 0; s < N_SYM; s++)
         if (left[s] && collect(a, s, first, n, pos, outs, &left[s], err))

@@ -145,6 +145,10 @@ typedef struct hc_backend_vtbl {
      * with what they cost (hc_engine_stats). Called once, after the last evaluation; close
      * still follows. */
     int (*finish)(void *inst, hc_engine_stats *st, hc_err *err);
+
+    /* 1: the kind evaluates one position at a time whatever it is given (GTP's kata-raw-nn), so
+     * a batched case of it checks no batch: the runner skips it as such instead of running it. */
+    int never_batches;
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */

@@ -679,6 +679,9 @@ static int gtp_finish(void *inst, hc_engine_stats *st, hc_err *err)
     st->engines = g->starts;
     if (g->starts)
         st->peak_rss_kib = hc_extproc_children_peak_rss_kib();
+    /* kata-raw-nn evaluates one position per command: never a batch. */
+    st->nn_rows = st->nn_batches = g->answered;
+    st->avg_batch = g->answered > 0 ? 1.0 : -1;
     return 0;
 }
 
@@ -714,4 +717,5 @@ const hc_backend_vtbl hc_backend_gtp = {
     .resolution = gtp_resolution,
     .configure = gtp_configure,
     .finish = gtp_finish,
+    .never_batches = 1,
 };
