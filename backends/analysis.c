@@ -65,6 +65,7 @@ typedef struct analysis_backend {
     engine eng[N_SYM];
     long next_seq;
     char version[64];
+    char identity[600]; /* what the engine says it is (query_version, query_models), "" unknown */
     long positions;
     double eval_s;
     long rows, batches;
@@ -220,6 +221,36 @@ static int start_engine(analysis_backend *a, int s, hc_err *err)
                           "({\"id\":\"hc-version\",\"version\":...}), got \"%.120s\"", s, a->line);
     }
     snprintf(a->version, sizeof a->version, "%s", v);
+    const char *git = json_string_value(json_object_get(j, "git_hash"));
+    int o = snprintf(a->identity, sizeof a->identity, "KataGo %s%s%s (analysis engine)", v, git && *git ? " git " : "",
+                     git ? git : "");
+    json_decref(j);
+    /* The model it loaded and its precision, where it says (query_models, KataGo 1.12 on). */
+    static const char qm[] = "{\"id\":\"hc-models\",\"action\":\"query_models\"}\n";
+    if (hc_extproc_write(&e->proc, qm, sizeof qm - 1, now_s() + a->timeout_s, err))
+        return hc_err_prefix(err, "starting the symmetry %d engine: ", s);
+    do {
+        n = hc_extproc_read_line(&e->proc, a->line, LINE_CAP, now_s() + a->timeout_s, err);
+    } while (n == 0);
+    if (n < 0)
+        return hc_err_prefix(err, "starting the symmetry %d engine (query_models): ", s);
+    j = json_loads(a->line, 0, &je);
+    id = j ? json_string_value(json_object_get(j, "id")) : NULL;
+    if (!id || strcmp(id, "hc-models") != 0) {
+        json_decref(j);
+        kill_engine(e);
+        return hc_err_set(err, HC_EBACKEND, "starting the symmetry %d engine: expected the answer to query_models "
+                          "({\"id\":\"hc-models\",...}), got \"%.120s\"", s, a->line);
+    }
+    json_t *m0 = json_array_get(json_object_get(j, "models"), 0);
+    const char *internal = json_string_value(json_object_get(m0, "internalName"));
+    json_t *fp16 = json_object_get(m0, "usingFP16");
+    if (internal && o < (int)sizeof a->identity)
+        o += snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", model %s", internal);
+    if (json_is_string(fp16) && o < (int)sizeof a->identity)
+        snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", usingFP16 %s", json_string_value(fp16));
+    else if (json_is_boolean(fp16) && o < (int)sizeof a->identity)
+        snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", usingFP16 %s", json_is_true(fp16) ? "true" : "false");
     json_decref(j);
     return 0;
 }

@@ -337,9 +337,15 @@ int main(int argc, char **argv)
         for (;;) {
             json_t *q = json_loads(line, 0, NULL);
             const char *action = q ? json_string_value(json_object_get(q, "action")) : NULL;
-            if (action && !strcmp(action, "query_version")) {
-                json_object_set_new(q, "version", json_string("fake-1.0"));
-                json_object_set_new(q, "git_hash", json_string("none"));
+            if (action && (!strcmp(action, "query_version") || !strcmp(action, "query_models"))) {
+                if (!strcmp(action, "query_version")) {
+                    json_object_set_new(q, "version", json_string("fake-1.0"));
+                    json_object_set_new(q, "git_hash", json_string("none"));
+                } else {
+                    json_object_set_new(q, "models", json_pack("[{s:s, s:s, s:i, s:b}]", "name", model, "internalName",
+                                                              f.net->name ? f.net->name : "net", "maxBatchSize",
+                                                              f.batch, "usingFP16", 0));
+                }
                 char *t = json_dumps(q, JSON_COMPACT);
                 printf("%s\n", t);
                 fflush(stdout);
