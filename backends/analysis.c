@@ -14,7 +14,8 @@
  * template passes it as nnMaxBatchSize and numAnalysisThreads). A call's positions are grouped
  * by symmetry and every group's queries are written at once; the evaluator hands this backend
  * 16 batches' worth of positions per call (positions_per_call) so that each engine has about
- * two batches of queries in flight.
+ * two batches of queries in flight; unbatched, each engine gets a couple of queries that it
+ * evaluates one at a time, so that the engines still work side by side.
  *
  * Before sending, each position is replayed the way the analysis engine builds it
  * (analysis.cpp: setup stones, initialPlayer, moves played tolerantly, a move by the player not
@@ -338,10 +339,14 @@ static const hc_resolution *analysis_resolution(void *inst)
     return &((analysis_backend *)inst)->res;
 }
 
+/* Batched: about two batches in flight per engine. Unbatched: two queries per engine too, so
+ * that the eight engines work side by side; each evaluates them one at a time all the same
+ * ({batch} = 1 is its nnMaxBatchSize and its number of analysis threads), as its log's rows per
+ * batch confirms. */
 static int analysis_per_call(void *inst, int batch)
 {
     (void)inst;
-    return batch > 1 ? batch * CALL_BATCHES : 1;
+    return batch > 1 ? batch * CALL_BATCHES : 2 * N_SYM;
 }
 
 /* --- the replay the analysis engine will do --------------------------------------------------- */
