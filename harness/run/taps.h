@@ -96,6 +96,25 @@ void hc_tapcmp_free(hc_tapcmp *c);
 hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                            const char *spec_a, const char *spec_b, int batch, hc_err *err);
 
+/* Golden layers (docs/TAPS.md, "Golden layers"): runs the tapping backend spec over ps[0..n) as
+ * hc_taps_compare does and writes into dir what it saw, per position (row i is ps[i]): the input
+ * rows (input/spatial [n, C, nnY, nnX], input/global [n, G], input/meta where the net has them),
+ * every tap ([n, C, nnY, nnX] or [n, C], in the element type the backend stored it in) and the
+ * raw heads (heads/policy, heads/policy_pass, heads/value, heads/score, heads/ownership), as one
+ * taps.safetensors and/or npy/NAME.npy files (NAME with '%' and '/' written %25 and %2F), and
+ * index.json last: every tensor's name, shape, layout, element type and file, each row's
+ * position and symmetry, the net's file and sha256, halfcheck's version and engine version. */
+enum { HC_TAPS_SAVE_NPY = 1, HC_TAPS_SAVE_SAFETENSORS = 2 };
+typedef struct hc_taps_save_opts {
+    const char *dir;
+    int formats;                /* HC_TAPS_SAVE_* bits */
+    const char *net_path;       /* recorded in the index, with the file's sha256 */
+    const char *positions_path; /* recorded in the index */
+} hc_taps_save_opts;
+/* 0, or -1 with err; *n_tensors (may be NULL) gets the number of tensors written. */
+int hc_taps_save(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, const char *spec,
+                 int batch, const hc_taps_save_opts *o, int *n_tensors, hc_err *err);
+
 /* Which layers' precision matters: for each layer of the net (hc_net_layers order) and the
  * input rows, emulate:PROFILE applied to that layer alone (every other layer fp32), its
  * outputs' errors against ref32 over ps (KataGo's metrics, harness/metrics/stats.h). *full gets the
