@@ -266,9 +266,9 @@ int cmd_taps(int argc, char **argv)
         }
         if (d->mismatch) {
             mismatches++;
-            printf("%-4d %-48s %6d shape mismatch, not compared: A %d x %d (%s), B %d x %d (%s)\n", i, d->name,
+            printf("%-4d %-48s %6d shape mismatch, not compared: A %d x %d (%s), B %d x %d (%s)%s%s\n", i, d->name,
                    d->channels, d->channels, d->hw, d->layout == 1 ? "vector" : "spatial", d->b_channels, d->b_hw,
-                   d->b_layout == 1 ? "vector" : "spatial");
+                   d->b_layout == 1 ? "vector" : "spatial", d->b_origin[0] ? " from " : "", d->b_origin);
             continue;
         }
         printf("%-4d %-48s %6d %-4s %11.4g %11.4g %11.4g %11.4g %11.4g %11.4g%s%s%s\n", i, d->name, d->channels,
@@ -290,6 +290,17 @@ int cmd_taps(int argc, char **argv)
         printf("no divergent layer: every layer's error is explained by its inputs, storage and format\n");
     if (mismatches)
         printf("%d layer(s) with another shape in B were not compared\n", mismatches);
+    int absent = 0;
+    for (int i = 0; i < hc_tapcmp_count(cmp); i++)
+        absent += hc_tapcmp_at(cmp, i)->missing;
+    if (absent)
+        printf("%d layer(s) of A absent in B (listed above)\n", absent);
+    if (hc_tapcmp_extra_count(cmp)) {
+        printf("%d tap(s) of B under names A has no tap of, not compared:", hc_tapcmp_extra_count(cmp));
+        for (int i = 0; i < hc_tapcmp_extra_count(cmp); i++)
+            printf(" %s", hc_tapcmp_extra_at(cmp, i));
+        printf("\n");
+    }
 done:
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);

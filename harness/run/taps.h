@@ -58,6 +58,7 @@ typedef struct hc_tapdiff {
     int b_channels, b_hw, layout, b_layout;
     int fmt;                          /* B's element format (enum hc_tap_fmt) */
     double stor_max_abs, stor_sum_abs; /* A's own tensor rounded to B's format: what storage explains */
+    char b_origin[512]; /* where B took the tap from, when it says (hc_tapset_entry.origin; tensors:), or "" */
 } hc_tapdiff;
 
 typedef struct hc_tapcmp hc_tapcmp;
@@ -67,6 +68,10 @@ hc_tapcmp *hc_tapcmp_new(hc_err *err);
 int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const float *spatial, int nc,
                   hc_err *err);
 int hc_tapcmp_count(const hc_tapcmp *c);
+/* The taps B handed back under names A has no tap of (never compared), in B's order: a name map
+ * that misses shows here. */
+int hc_tapcmp_extra_count(const hc_tapcmp *c);
+const char *hc_tapcmp_extra_at(const hc_tapcmp *c, int i);
 const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i);
 double hc_tapdiff_max_rel(const hc_tapdiff *d);
 double hc_tapdiff_mean_abs(const hc_tapdiff *d);
