@@ -27,7 +27,7 @@ tool that cannot speak the protocol would (docs/TAPS.md, "Taps from files"):
     python3 examples/pipe_numpy.py --model NET --inputs golden --dump mine [--layout nhwc] [--dtype f16]
     halfcheck taps --net NET --positions POS --nn 9x9 --limit 4 --backend "tensors:@map=mine/names.yaml mine"
 --inputs reads the input rows `taps --save` wrote (golden/npy/input%2Fspatial.npy, ...); --dump
-writes one .npy per tap under this script's own names (conv.rconv3.w1a, layers.2.q_proj, np.v1/...)
+writes one .npy per tap under this script's own names (conv.rconv3__w1a, layers.2.q_proj, np.conv1, ...)
 and the input rows it used, and names.yaml, the map from its names to halfcheck's.
 """
 import argparse
@@ -495,7 +495,7 @@ def text(s):
 def own_name(name):
     """This script's own name for one of halfcheck's tap names (what a tool would call it)."""
     if "/" in name:
-        return "conv." + name.replace("/", ".")
+        return "conv." + name.replace("/", "__")
     if name.startswith("model.blocks."):
         return "layers." + name[len("model.blocks."):]
     return "np." + name
@@ -507,7 +507,8 @@ layout: %s
 map:
   in_spatial: {tap: input/spatial, layout: NCHW}
   in_global: input/global
-  "conv.*.*": "*/*"
+  "conv.*__*__*": "*/*/*"
+  "conv.*__*": "*/*"
   "layers.*": "model.blocks.*"
   "np.*": "*"
 """

@@ -105,9 +105,19 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
     json_error_t je;
     json_t *root = json_loadb((const char *)b + 8, (size_t)hlen, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        if (strstr(je.text, "duplicate object key"))
-            return st_fail(err, file, NULL, 8 + (uint64_t)je.position,
-                           "duplicate name in the header (%s): each tensor is named once", je.text);
+        if (strstr(je.text, "duplicate object key")) {
+            /* jansson says `duplicate object key near '"NAME"'`: the name, for the message */
+            char dup[256] = "?";
+            const char *q = strstr(je.text, "near '\"");
+            if (q) {
+                snprintf(dup, sizeof dup, "%s", q + 7);
+                size_t l = strlen(dup);
+                if (l >= 2 && dup[l - 1] == '\'' && dup[l - 2] == '"')
+                    dup[l - 2] = '\0';
+            }
+            return st_fail(err, file, dup, 8 + (uint64_t)je.position,
+                           "duplicate name: the header names this tensor twice");
+        }
         return st_fail(err, file, NULL, 8 + (uint64_t)je.position, "malformed JSON header: %s", je.text);
     }
     int rc = -1, n = 0;
