@@ -9,6 +9,7 @@
  * input rows (input/spatial, input/global), every batch is checked against them, so files written
  * for other positions, another order or another symmetry are refused rather than compared. Heads
  * come from heads/... tensors where present (zero otherwise: `taps` compares taps, not heads). */
+#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -363,9 +364,10 @@ static char *npy_stem(const char *fname)
         return NULL;
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        unsigned h;
-        if (fname[i] == '%' && i + 2 < n + 1 && sscanf(fname + i + 1, "%2x", &h) == 1 && h && i + 2 < n) {
-            s[o++] = (char)h;
+        if (fname[i] == '%' && i + 2 < n && isxdigit((unsigned char)fname[i + 1]) &&
+            isxdigit((unsigned char)fname[i + 2]) && (fname[i + 1] != '0' || fname[i + 2] != '0')) {
+            char hex[3] = {fname[i + 1], fname[i + 2], '\0'};
+            s[o++] = (char)strtol(hex, NULL, 16);
             i += 2;
         } else
             s[o++] = fname[i];

@@ -145,7 +145,8 @@ int hc_npy_parse(const void *buf, size_t len, const char *file, const char *name
             }
             have_shape = 1;
         } else
-            return NPY_FAIL(koff, "malformed header: key '%s' unexpected or given twice (descr, fortran_order, shape once each)", key);
+            return NPY_FAIL(koff, "malformed header: key '%s' unexpected or given twice (descr, fortran_order, "
+                            "shape once each)", key);
         if (!eat(&c, ',')) {
             if (!eat(&c, '}'))
                 return NPY_FAIL(cur_off(&c), "malformed header: expected ',' or '}'");
