@@ -189,7 +189,7 @@ static void tool_checks(const hc_position *ps, size_t n)
     hc_tensorset ts = {0};
     if (!net || n < 4 || save(net, path, ps, 4, saved, HC_TAPS_SAVE_SAFETENSORS, &err) ||
         hc_safetensors_load(hc_path(saved, "taps.safetensors"), &ts, &err)) {
-        hc_skip_n("tapsfiles-tool", 10, "g170 absent or could not be saved: %s", err.msg);
+        hc_skip_n("tapsfiles-tool", 12, "g170 absent or could not be saved: %s", err.msg);
         hc_net_free(net);
         free(path);
         return;
@@ -280,6 +280,49 @@ static void tool_checks(const hc_position *ps, size_t n)
              "a bad map names its place: %s", c ? "compared" : err.msg);
     hc_tapcmp_free(c);
 
+    /* BF16 in safetensors: read as bf16, every layer's error its bf16 storage */
+    hc_tensor *bt = calloc((size_t)ts.n, sizeof *bt);
+    int nb = 0;
+    for (int i = 0; bt && i < ts.n; i++)
+        if (strncmp(ts.t[i].name, "heads/", 6)) {
+            bt[nb] = ts.t[i];
+            bt[nb++].dtype = strncmp(ts.t[i].name, "input/", 6) ? HC_DT_BF16 : HC_DT_F32;
+        }
+    ok = bt && hc_safetensors_write(hc_path(dir, "bf16.safetensors"), bt, nb, NULL, 0, &err) == 0;
+    free(bt);
+    snprintf(spec, sizeof spec, "tensors:%s", hc_path(dir, "bf16.safetensors"));
+    c = ok ? cmp_spec(net, ps, 4, spec, &err) : NULL;
+    good = c && hc_tapcmp_count(c) > 10 && hc_tapcmp_first_unexplained(c, HC_TAPS_FACTOR) < 0;
+    for (int i = 0; good && i < hc_tapcmp_count(c); i++) {
+        const hc_tapdiff *d = hc_tapcmp_at(c, i);
+        good = !d->missing && d->fmt == HC_TAPFMT_BF16 && hc_tapdiff_max_rel(d) == hc_tapdiff_stor_rel(d) &&
+               (d->max_abs > 0 || d->max_ref == 0);
+    }
+    hc_check("tapsfiles-tool.10", good, "BF16 safetensors: every layer bf16, its error its storage, none divergent %s",
+             c ? "" : err.msg);
+    hc_tapcmp_free(c);
+
+    /* emulate:fp16 saved (F16 tensors) and read back compares with ref32 as emulate:fp16 itself does */
+    char emu[512];
+    snprintf(emu, sizeof emu, "%s/emu", dir);
+    hc_eval_settings s9 = hc_eval_settings_default(9, 9);
+    hc_taps_save_opts so = {.dir = emu, .formats = HC_TAPS_SAVE_SAFETENSORS, .net_path = path};
+    hc_tapcmp *direct = cmp_spec(net, ps, 4, "emulate:fp16", &err);
+    ok = direct && hc_taps_save(net, ps, 4, &s9, "emulate:fp16", 2, &so, NULL, &err) == 0;
+    snprintf(spec, sizeof spec, "tensors:%s", emu);
+    c = ok ? cmp_spec(net, ps, 4, spec, &err) : NULL;
+    good = c && hc_tapcmp_count(c) == hc_tapcmp_count(direct) && hc_tapcmp_count(c) > 10;
+    int f16 = 0;
+    for (int i = 0; good && i < hc_tapcmp_count(c); i++) {
+        const hc_tapdiff *x = hc_tapcmp_at(c, i), *y = hc_tapcmp_at(direct, i);
+        good = !strcmp(x->name, y->name) && x->fmt == y->fmt && x->max_abs == y->max_abs && x->sum_abs == y->sum_abs;
+        f16 += x->fmt == HC_TAPFMT_F16;
+    }
+    hc_check("tapsfiles-tool.11", good && f16 > 10, "emulate:fp16 through taps --save (F16 tensors, %d layers f16): "
+             "every layer's errors equal the direct comparison's %s", f16, c && direct ? "" : err.msg);
+    hc_tapcmp_free(c);
+    hc_tapcmp_free(direct);
+
     /* the command: taps --save, then the saved directory compared, exit 0 and no divergent layer */
     const char *pp = hc_shared("positions/size9.jsonl.gz");
     char ppath[1024], cli[512];
@@ -338,7 +381,7 @@ static void numpy_checks(const char *tag, const char *rel, const hc_position *ps
 
 int main(void)
 {
-    hc_plan(3 + 3 + 10 + 2 + 2);
+    hc_plan(3 + 3 + 12 + 2 + 2);
     if (system("python3 -c 'import numpy' >/dev/null 2>&1") == 0)
         python = "python3";
     else if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0)
