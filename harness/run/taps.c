@@ -46,8 +46,8 @@ hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, i
         hc_backend_open(&t->b, spec, net, nx, ny, max_batch, 1, err))
         goto fail;
     if (!hc_backend_taps(&t->b)) {
-        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32, emulate:PROFILE and pipe: "
-                   "programs speaking protocol version 2 do)", spec);
+        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32, emulate:PROFILE, cuda:, tensors: "
+                   "and pipe: programs speaking protocol version 2 do)", spec);
         goto fail;
     }
     return t;
