@@ -189,7 +189,7 @@ static void tool_checks(const hc_position *ps, size_t n)
     hc_tensorset ts = {0};
     if (!net || n < 4 || save(net, path, ps, 4, saved, HC_TAPS_SAVE_SAFETENSORS, &err) ||
         hc_safetensors_load(hc_path(saved, "taps.safetensors"), &ts, &err)) {
-        hc_skip_n("tapsfiles-tool", 12, "g170 absent or could not be saved: %s", err.msg);
+        hc_skip_n("tapsfiles-tool", 13, "g170 absent or could not be saved: %s", err.msg);
         hc_net_free(net);
         free(path);
         return;
@@ -221,6 +221,28 @@ static void tool_checks(const hc_position *ps, size_t n)
     }
     hc_check("tapsfiles-tool.1", good, "own names by patterns, NHWC, f16, rows in a stated order: every layer's "
              "error is its f16 storage, none divergent %s", c ? "" : err.msg);
+    hc_tapcmp_free(c);
+
+    /* the layout from the spec (@layout=nhwc) instead of the map, and a format the map states:
+     * the same f16 values read as bf16 storage, still none divergent */
+    char map2[600], spec2[1400];
+    snprintf(map2, sizeof map2, "%s/tool-names2.yaml", dir);
+    const char *m2 = map_text(NULL);
+    write_map(map2, strstr(m2, "map:\n") ? strstr(m2, "map:\n") : m2); /* no layout: line */
+    FILE *mf = fopen(map2, "a");
+    if (mf) {
+        fputs("rows: [1, 0, 3, 2]\nformat: bf16\n", mf);
+        fclose(mf);
+    }
+    snprintf(spec2, sizeof spec2, "tensors:@map=%s @layout=nhwc %s", map2, tool);
+    c = cmp_spec(net, ps, 4, spec2, &err);
+    good = c && hc_tapcmp_count(c) > 10 && hc_tapcmp_first_unexplained(c, HC_TAPS_FACTOR) < 0;
+    for (int i = 0; good && i < hc_tapcmp_count(c); i++) {
+        const hc_tapdiff *d = hc_tapcmp_at(c, i);
+        good = !d->missing && !d->mismatch && d->fmt == HC_TAPFMT_BF16;
+    }
+    hc_check("tapsfiles-tool.12", good, "@layout=nhwc in the spec, format: bf16 in the map: every layer read, bf16, "
+             "none divergent %s", c ? "" : err.msg);
     hc_tapcmp_free(c);
 
     /* the same files without the row order: the input rows differ, refused */
@@ -381,7 +403,7 @@ static void numpy_checks(const char *tag, const char *rel, const hc_position *ps
 
 int main(void)
 {
-    hc_plan(3 + 3 + 12 + 2 + 2);
+    hc_plan(3 + 3 + 13 + 2 + 2);
     if (system("python3 -c 'import numpy' >/dev/null 2>&1") == 0)
         python = "python3";
     else if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0)
