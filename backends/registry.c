@@ -1,4 +1,4 @@
-/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, cuda) and lookup in it. */
+/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, tensors, cuda) and lookup in it. */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +12,7 @@ extern const hc_backend_vtbl hc_backend_fault;
 extern const hc_backend_vtbl hc_backend_emulate;
 extern const hc_backend_vtbl hc_backend_gtp;
 extern const hc_backend_vtbl hc_backend_pipe;
+extern const hc_backend_vtbl hc_backend_tensors;
 #ifdef HC_HAVE_CUDA
 extern const hc_backend_vtbl hc_backend_cuda;
 #endif
@@ -25,6 +26,7 @@ const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_emulate,
     &hc_backend_gtp,
     &hc_backend_pipe,
+    &hc_backend_tensors,
 #ifdef HC_HAVE_CUDA
     &hc_backend_cuda,
 #endif
@@ -49,6 +51,9 @@ const hc_backend_doc hc_backend_docs[] = {
      "runs a GTP engine (e.g. KataGo) and reads kata-raw-nn; $VAR from the environment, unset means skipped"},
     {"pipe", "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD",
      "runs a program speaking docs/PROTOCOL.md (input rows in, raw heads out); $VAR unset means skipped"},
+    {"tensors", "tensors:[@map=NAMES.yaml @layout=nchw|nhwc] DIR|FILE.safetensors",
+     "a tap source: per-layer tensors another tool wrote (.npy, safetensors) for the positions in order, "
+     "compared by `taps` (docs/TAPS.md)"},
     {"cuda", "cuda:fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
      "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, halfcheck's own kernels); built where nvcc is found"},
     {NULL, NULL, NULL},

@@ -77,6 +77,7 @@ void hc_tapset_free(hc_tapset *s)
     for (int i = 0; i < s->n; i++) {
         free(s->e[i].name);
         free(s->e[i].data);
+        free(s->e[i].origin);
     }
     free(s->e);
     pthread_mutex_destroy(&s->mu);
@@ -139,6 +140,16 @@ static hc_tapset_entry *entry_get(hc_tapset *s, const char *name, int layout, in
     x->hw = hw;
     s->n++;
     return x;
+}
+
+int hc_tapset_entry_set_origin(hc_tapset_entry *e, const char *origin, hc_err *err)
+{
+    char *o = strdup(origin);
+    if (!o)
+        return hc_err_set(err, HC_ENOMEM, "out of memory recording tap %s", e->name);
+    free(e->origin);
+    e->origin = o;
+    return 0;
 }
 
 hc_tapset_entry *hc_tapset_entry_get(hc_tapset *s, const char *name, int layout, int fmt, int channels, int hw,
