@@ -49,7 +49,7 @@ const hc_backend_doc hc_backend_docs[] = {
      "runs a GTP engine (e.g. KataGo) and reads kata-raw-nn; $VAR from the environment, unset means skipped"},
     {"pipe", "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD",
      "runs a program speaking docs/PROTOCOL.md (input rows in, raw heads out); $VAR unset means skipped"},
-    {"cuda", "cuda:fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
+    {"cuda", "cuda:ref32[,split-k]|fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
      "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, halfcheck's own kernels); built where nvcc is found"},
     {NULL, NULL, NULL},
 };
