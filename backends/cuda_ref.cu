@@ -119,25 +119,28 @@ inline unsigned nblocks(size_t n, int threads = 256)
 
 /* ---- GEMM: one fmaf chain per output, k in order ---------------------------------------- */
 
-/* 128x128 output tiles, k in steps of 8 through shared memory (double-buffered, the next step's
- * loads in registers while this one computes); each of 256 threads owns 8x8 outputs and runs
- * their chains in k order. A tile's last partial k step runs only its k < K (a product of
- * padding zeros added to a -0 chain would make it +0). */
-enum { GBM = 128, GBN = 128, GBK = 8 };
+/* BM x 128 output tiles (BM 128, 64 or 32, the one that pads M least: 192 channels run as three
+ * 64-row tiles, not two of 128), k in steps of 8 through shared memory (double-buffered, the next
+ * step's loads in registers while this one computes); each of the 2*BM threads owns 8x8 outputs
+ * and runs their chains in k order. A tile's last partial k step runs only its k < K (a product of
+ * padding zeros added to a -0 chain would make it +0). As rows are padded by 4 floats: a
+ * K-contiguous A (activations) is stored transposed without bank conflicts. */
+enum { GBN = 128, GBK = 8 };
 
-template <bool SPLIT>
-__global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const float *__restrict__ A, long long rsa,
-                                              long long csa, long long sA, const float *__restrict__ Bm,
-                                              long long ldb, long long sB, float *C, long long ldc, long long sC,
-                                              int accumulate)
+template <int BM, bool SPLIT>
+__global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M, int N, int K, const float *__restrict__ A,
+                                                          long long rsa, long long csa, long long sA,
+                                                          const float *__restrict__ Bm, long long ldb, long long sB,
+                                                          float *C, long long ldc, long long sC, int accumulate)
 {
-    __shared__ __align__(16) float As[2][GBK][GBM];
+    enum { NT = 2 * BM, NBL = GBK * GBN / NT, AP = BM + 4 };
+    __shared__ __align__(16) float As[2][GBK][AP];
     __shared__ __align__(16) float Bs[2][GBK][GBN];
     const int z = blockIdx.z;
     A += (long long)z * sA;
     Bm += (long long)z * sB;
     C += (long long)z * sC;
-    const int m0 = blockIdx.y * GBM, n0 = blockIdx.x * GBN;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * GBN;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const bool a_kfast = csa == 1; /* A's k contiguous: consecutive threads read along k */
     float acc[8][8];
@@ -148,15 +151,15 @@ __global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const floa
             acc[i][j] = 0.0f;
     float lo[SPLIT ? 8 : 1][SPLIT ? 8 : 1];
     const int khalf = SPLIT && K >= 2 * GBK ? (K / 2) / GBK * GBK : -1;
-    float ra[4], rb[4];
+    float ra[4], rb[NBL];
     auto a_at = [&](int e, int &mm, int &kk) {
-        int idx = tid + e * 256;
+        int idx = tid + e * NT;
         if (a_kfast) {
             kk = idx & (GBK - 1);
             mm = idx >> 3;
         } else {
-            mm = idx & (GBM - 1);
-            kk = idx >> 7;
+            mm = idx % BM;
+            kk = idx / BM;
         }
     };
     auto load = [&](int k0) {
@@ -166,7 +169,10 @@ __global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const floa
             a_at(e, mm, kk);
             int gm = m0 + mm, gk = k0 + kk;
             ra[e] = gm < M && gk < K ? A[(long long)gm * rsa + (long long)gk * csa] : 0.0f;
-            int idx = tid + e * 256, nn = idx & (GBN - 1), kb = idx >> 7;
+        }
+#pragma unroll
+        for (int e = 0; e < NBL; e++) {
+            int idx = tid + e * NT, nn = idx & (GBN - 1), kb = idx >> 7;
             int gn = n0 + nn, gkb = k0 + kb;
             rb[e] = gn < N && gkb < K ? Bm[(long long)gkb * ldb + gn] : 0.0f;
         }
@@ -177,9 +183,23 @@ __global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const floa
             int mm, kk;
             a_at(e, mm, kk);
             As[buf][kk][mm] = ra[e];
-            int idx = tid + e * 256;
+        }
+#pragma unroll
+        for (int e = 0; e < NBL; e++) {
+            int idx = tid + e * NT;
             Bs[buf][idx >> 7][idx & (GBN - 1)] = rb[e];
         }
+    };
+    auto step = [&](int buf, int kk) {
+        float4 a0 = *(const float4 *)&As[buf][kk][ty * 4], a1 = *(const float4 *)&As[buf][kk][BM / 2 + ty * 4];
+        float4 b0 = *(const float4 *)&Bs[buf][kk][tx * 4], b1 = *(const float4 *)&Bs[buf][kk][64 + tx * 4];
+        float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+        float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     };
     load(0);
     stash(0);
@@ -200,29 +220,11 @@ __global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const floa
         int kn = K - k0 < GBK ? K - k0 : GBK;
         if (kn == GBK) {
 #pragma unroll
-            for (int kk = 0; kk < GBK; kk++) {
-                float4 a0 = *(const float4 *)&As[buf][kk][ty * 4], a1 = *(const float4 *)&As[buf][kk][64 + ty * 4];
-                float4 b0 = *(const float4 *)&Bs[buf][kk][tx * 4], b1 = *(const float4 *)&Bs[buf][kk][64 + tx * 4];
-                float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-                float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-            }
+            for (int kk = 0; kk < GBK; kk++)
+                step(buf, kk);
         } else {
-            for (int kk = 0; kk < kn; kk++) {
-                float4 a0 = *(const float4 *)&As[buf][kk][ty * 4], a1 = *(const float4 *)&As[buf][kk][64 + ty * 4];
-                float4 b0 = *(const float4 *)&Bs[buf][kk][tx * 4], b1 = *(const float4 *)&Bs[buf][kk][64 + tx * 4];
-                float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-                float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-            }
+            for (int kk = 0; kk < kn; kk++)
+                step(buf, kk);
         }
         if (k0 + GBK < K) {
             stash(buf ^ 1);
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const floa
     }
 #pragma unroll
     for (int i = 0; i < 8; i++) {
-        int gm = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+        int gm = m0 + (i < 4 ? ty * 4 + i : BM / 2 + ty * 4 + i - 4);
         if (gm >= M)
             continue;
 #pragma unroll
@@ -247,6 +249,17 @@ __global__ void __launch_bounds__(256, 2) k_gemm(int M, int N, int K, const floa
             *c = accumulate ? *c + v : v;
         }
     }
+}
+
+template <int BM>
+void gemm_bm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
+             long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split)
+{
+    dim3 grid((unsigned)((N + GBN - 1) / GBN), (unsigned)((M + BM - 1) / BM), (unsigned)batch);
+    if (split)
+        k_gemm<BM, true><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+    else
+        k_gemm<BM, false><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
 }
 
 /* ---- Winograd (refs/winograd.c) ---------------------------------------------------------- */
@@ -637,11 +650,14 @@ void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, lon
     if (K < 1) { /* empty chains: +0 (or C unchanged plus +0) */
         split = 0;
     }
-    dim3 grid((unsigned)((N + GBN - 1) / GBN), (unsigned)((M + GBM - 1) / GBM), (unsigned)batch);
-    if (split)
-        k_gemm<true><<<grid, 256>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+    /* the tile height that pads M least (the larger on a tie) */
+    int pad128 = (M + 127) / 128 * 128, pad64 = (M + 63) / 64 * 64, pad32 = (M + 31) / 32 * 32;
+    if (pad128 <= pad64 && pad128 <= pad32)
+        gemm_bm<128>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
+    else if (pad64 <= pad32)
+        gemm_bm<64>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
     else
-        k_gemm<false><<<grid, 256>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+        gemm_bm<32>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
 }
 
 size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny)

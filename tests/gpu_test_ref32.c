@@ -4,17 +4,22 @@
  * and at a ragged batch (7) equals the CPU ref32's (memcmp of the post-processed outputs). On
  * random input rows (19x19 buffer, some rows on a 13x13 board, batch 5): the raw heads and every
  * tap ref32 hands back are the same bits. A planted reorder (",split-k": every GEMM sums k in two
- * halves) must be caught: its outputs differ. Positions per set: HC_REF_LIMIT (default 160).
- * Skips everything without a CUDA device. */
+ * halves) must be caught: its outputs differ. The runner (gpu-ref32-run): a reference cache entry
+ * computed with --ref cuda:ref32 is byte for byte the one computed with ref32, and the planted
+ * reorder as the reference fails the CPU's self-check, naming the position, caching nothing.
+ * Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend.h"
+#include "config.h"
 #include "evaluate.h"
 #include "hc_test.h"
 #include "model.h"
+#include "runner.h"
 
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz", "nets/b7c96h3tfrs-test5-cnorm.bin.gz",
@@ -251,10 +256,147 @@ static void run_raw(const char *id, const hc_net *net, int threads)
     free(meta);
 }
 
+/* The bytes of a file (malloc'd, *n its size), NULL when unreadable. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0, len = 0, got;
+    do {
+        if (len == cap) {
+            unsigned char *g = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!g) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = g;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    *n = len;
+    return buf;
+}
+
+/* The one file in dir (the cache of a one-reference suite), into path; 0 when not exactly one. */
+static int only_file(const char *dir, char *path, size_t cap)
+{
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "ls %s", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return 0;
+    char name[512];
+    int k = 0;
+    while (fgets(name, sizeof name, p)) {
+        name[strcspn(name, "\n")] = 0;
+        if (k++ == 0)
+            snprintf(path, cap, "%s/%s", dir, name);
+    }
+    pclose(p);
+    return k == 1;
+}
+
+/* halfcheck run's reference from the GPU: a suite of g170 on 48 19x19 positions (cuda:ref32 as
+ * its backend, tier exact) run three times: --ref ref32, --ref cuda:ref32, each into its own
+ * cache, then --ref cuda:ref32,split-k without a cache. */
+static void run_runner(int threads)
+{
+    enum { CHECKS = 3 };
+    const char *net = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    char net_path[4096], pos_path[4300], yaml[9000], caches[2][4400], cmd[9000];
+    char cwd[2048];
+    if (net && net[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(net_path, sizeof net_path, "%s/%s", cwd, net);
+    else if (net)
+        snprintf(net_path, sizeof net_path, "%s", net);
+    if (!net) {
+        hc_skip_n("gpu-ref32-run", CHECKS, "../shared/nets/g170 absent");
+        return;
+    }
+    const char *dir = hc_tmpdir("gpu_test_ref32");
+    const char *pos = hc_shared("positions/size19.jsonl.gz");
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_err err = {0};
+    if (!dir || !pos || hc_positions_load(pos, &ps, &n, &err)) {
+        hc_skip_n("gpu-ref32-run", CHECKS, "no scratch directory or 19x19 positions: %s", err.msg);
+        return;
+    }
+    snprintf(pos_path, sizeof pos_path, "%s/pos.jsonl", dir);
+    hc_poswriter *w = hc_poswriter_open(pos_path, &err);
+    for (size_t i = 0; w && i < n && i < 48; i++)
+        hc_poswriter_write(w, &ps[i], &err);
+    if (w)
+        hc_poswriter_commit(w, &err);
+    hc_positions_free(ps, n);
+    snprintf(yaml, sizeof yaml,
+             "name: gpuref\nnets:\n  - {name: g170, model: %s, modelVersion: 8}\n"
+             "boards:\n  - {name: b, positions: %s, nnBuffer: 19x19, maxBatchSize: 6}\n"
+             "backends:\n  - {name: cuda-ref32, backend: cuda:ref32, tiers: [exact]}\nmodes: [batched]\n",
+             net_path, pos_path);
+    hc_suite *suite = hc_suite_parse(yaml, strlen(yaml), "gpuref.yaml", &err);
+    if (!suite) {
+        hc_fail_n("gpu-ref32-run", CHECKS, "suite: %s", err.msg);
+        return;
+    }
+    const char *refs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
+    int status[3] = {-1, -1, -1};
+    char msg[3][600] = {"", "", ""};
+    for (int k = 0; k < 3; k++) {
+        snprintf(caches[k < 2 ? k : 0], sizeof caches[0], "%s/cache%d", dir, k);
+        if (k < 2) {
+            snprintf(cmd, sizeof cmd, "rm -rf %s", caches[k]);
+            if (system(cmd) != 0)
+                continue;
+        }
+        hc_run_options o = hc_run_options_default();
+        o.threads = threads;
+        o.cache_dir = k < 2 ? caches[k] : NULL;
+        o.timeout_s = 300;
+        o.ref_spec = refs[k];
+        hc_run *r = hc_run_suite(suite, &o, &err);
+        if (!r) {
+            snprintf(msg[k], sizeof msg[k], "%s", err.msg);
+            continue;
+        }
+        status[k] = hc_run_status(r);
+        const hc_results *rs = hc_run_results(r);
+        if (rs->n > 0 && rs->items[0].message)
+            snprintf(msg[k], sizeof msg[k], "%s", rs->items[0].message);
+        hc_run_free(r);
+    }
+    if (status[1] != 0 && (strstr(msg[1], "no CUDA device") || strstr(msg[1], "unknown backend"))) {
+        hc_skip_n("gpu-ref32-run", CHECKS, "%s", msg[1]);
+        hc_suite_free(suite);
+        return;
+    }
+    char f0[4600] = "", f1[4600] = "";
+    size_t n0 = 0, n1 = 0;
+    unsigned char *b0 = status[0] == 0 && only_file(caches[0], f0, sizeof f0) ? slurp(f0, &n0) : NULL;
+    unsigned char *b1 = status[1] == 0 && only_file(caches[1], f1, sizeof f1) ? slurp(f1, &n1) : NULL;
+    hc_check("gpu-ref32-run.1", status[0] == 0 && status[1] == 0, "runs with --ref ref32 / cuda:ref32: status %d (%s), %d (%s)",
+             status[0], msg[0], status[1], msg[1]);
+    hc_check("gpu-ref32-run.2", b0 && b1 && n0 == n1 && n0 > 0 && memcmp(b0, b1, n0) == 0 && strcmp(strrchr(f0, '/'), strrchr(f1, '/')) == 0,
+             "the cache entry written from the GPU (%s, %zu bytes) is not the CPU's (%s, %zu bytes)", f1, n1, f0, n0);
+    hc_check("gpu-ref32-run.3", status[2] == 2 && strstr(msg[2], "differs from ref32 on the CPU at position"),
+             "the planted reorder as the reference: status %d, \"%s\"", status[2], msg[2]);
+    free(b0);
+    free(b1);
+    hc_suite_free(suite);
+}
+
 int main(void)
 {
     int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_REF_LIMIT", 160, 1, 1 << 30);
-    hc_plan(N_NETS * NET_CHECKS);
+    hc_plan(N_NETS * NET_CHECKS + 3);
+    /* First: the runner forks its GPU work into child processes, which cannot use the device once
+     * this process has initialised CUDA (as the checks below do). */
+    run_runner(threads);
     for (int ni = 0; ni < N_NETS; ni++) {
         char id[64];
         snprintf(id, sizeof id, "gpu-ref32-%d", ni + 1);

@@ -307,20 +307,39 @@ typedef struct pos_set {
     const char *path;
 } pos_set;
 
-/* Whether two outputs are the same bits (every value, policy and ownership included). */
-static int same_output(const hc_nnoutput *a, const hc_nnoutput *b)
+/* NULL when two outputs are the same bits (every value, policy and ownership included), else
+ * what differs first (into buf). */
+static const char *output_diff(const hc_nnoutput *a, const hc_nnoutput *b, char *buf, size_t cap)
 {
     size_t hw = (size_t)a->nn_x_len * a->nn_y_len;
     if (a->nn_x_len != b->nn_x_len || a->nn_y_len != b->nn_y_len || !a->white_owner_map != !b->white_owner_map)
-        return 0;
+        return "the output's shape";
+    static const char *const names[] = {"whiteWin", "whiteLoss", "noResult", "whiteScoreMean", "whiteScoreMeanSq",
+                                        "whiteLead", "varTimeLeft", "shorttermWinlossError", "shorttermScoreError",
+                                        "policyOptimism"};
     const float sa[] = {a->white_win_prob, a->white_loss_prob, a->white_no_result_prob, a->white_score_mean,
                         a->white_score_mean_sq, a->white_lead, a->var_time_left, a->shortterm_winloss_error,
                         a->shortterm_score_error, a->policy_optimism_used};
     const float sb[] = {b->white_win_prob, b->white_loss_prob, b->white_no_result_prob, b->white_score_mean,
                         b->white_score_mean_sq, b->white_lead, b->var_time_left, b->shortterm_winloss_error,
                         b->shortterm_score_error, b->policy_optimism_used};
-    return memcmp(sa, sb, sizeof sa) == 0 && memcmp(a->policy_probs, b->policy_probs, (hw + 1) * sizeof(float)) == 0 &&
-           (!a->white_owner_map || memcmp(a->white_owner_map, b->white_owner_map, hw * sizeof(float)) == 0);
+    for (size_t i = 0; i < sizeof sa / sizeof sa[0]; i++)
+        if (memcmp(&sa[i], &sb[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "%s %.9g vs %.9g", names[i], (double)sa[i], (double)sb[i]);
+            return buf;
+        }
+    for (size_t i = 0; i <= hw; i++)
+        if (memcmp(&a->policy_probs[i], &b->policy_probs[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "policy[%zu] %.9g vs %.9g", i, (double)a->policy_probs[i], (double)b->policy_probs[i]);
+            return buf;
+        }
+    for (size_t i = 0; a->white_owner_map && i < hw; i++)
+        if (memcmp(&a->white_owner_map[i], &b->white_owner_map[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "ownership[%zu] %.9g vs %.9g", i, (double)a->white_owner_map[i],
+                     (double)b->white_owner_map[i]);
+            return buf;
+        }
+    return NULL;
 }
 
 /* A reference computed on another device (cuda:ref32) must be ref32's bits: a few of its
@@ -356,19 +375,21 @@ static int ref_self_check(const hc_run_options *opts, const hc_net *net, const p
             goto done;
         }
     }
-    for (size_t i = 0; i < k; i++)
-        if (!same_output(&outs[idx[i]], &cpu[i])) {
+    for (size_t i = 0; i < k; i++) {
+        char what[160];
+        const char *d = output_diff(&outs[idx[i]], &cpu[i], what, sizeof what);
+        if (d) {
             const hc_position *p = &set->ps[idx[i]];
             char where[1100] = "";
             if (set->path && p->file_line > 0)
                 snprintf(where, sizeof where, " (%s:%ld)", set->path, p->file_line);
             rc = hc_err_set(err, HC_EBACKEND,
-                            "reference %s differs from ref32 on the CPU at position %zu%s: white win %.9g vs %.9g; "
-                            "the GPU reference must give the CPU's bits (a bug: report it); nothing was cached, "
-                            "use --ref ref32",
-                            spec, idx[i], where, outs[idx[i]].white_win_prob, cpu[i].white_win_prob);
+                            "reference %s differs from ref32 on the CPU at position %zu%s: %s; the GPU reference "
+                            "must give the CPU's bits (a bug: report it); nothing was cached, use --ref ref32",
+                            spec, idx[i], where, d);
             break;
         }
+    }
 done:
     if (cpu)
         for (size_t i = 0; i < k; i++)
