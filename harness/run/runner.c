@@ -462,8 +462,6 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         free(cs.skip_text);
         rc = rc ? -1 : 0;
     }
-    if (rc)
-        hc_err_prefix(err, "reference %s: ", spec);
     if (!rc && !cpu)
         rc = ref_self_check(opts, net, set, s, spec, outs, err);
     if (rc) {
