@@ -348,8 +348,8 @@ static void run_runner(int threads)
     int status[3] = {-1, -1, -1};
     char msg[3][600] = {"", "", ""};
     for (int k = 0; k < 3; k++) {
-        snprintf(caches[k < 2 ? k : 0], sizeof caches[0], "%s/cache%d", dir, k);
         if (k < 2) {
+            snprintf(caches[k], sizeof caches[k], "%s/cache%d", dir, k);
             snprintf(cmd, sizeof cmd, "rm -rf %s", caches[k]);
             if (system(cmd) != 0)
                 continue;
