@@ -7,7 +7,8 @@
  * halves) must be caught: its outputs differ. The runner (gpu-ref32-run): a reference cache entry
  * computed with --ref cuda:ref32 is byte for byte the one computed with ref32, and the planted
  * reorder as the reference fails the CPU's self-check, naming the position, caching nothing.
- * Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
+ * Synthetic nets of every model version 3..17 and the large presets (run_synth): raw heads and
+ * taps. Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "hc_test.h"
 #include "model.h"
 #include "runner.h"
+#include "synth.h"
 
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz", "nets/b7c96h3tfrs-test5-cnorm.bin.gz",
@@ -185,7 +187,7 @@ static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
 
 /* Raw heads and taps of ref32 and cuda:ref32 on the same rows (checks .raw and .taps); then the
  * planted reorder (.plant): cuda:ref32,split-k must not give ref32's raw heads. */
-static void run_raw(const char *id, const hc_net *net, int threads)
+static void run_raw(const char *id, const hc_net *net, int threads, int plant)
 {
     enum { B = 5, NX = 19, NY = 19 };
     char nm[3][128];
@@ -199,7 +201,7 @@ static void run_raw(const char *id, const hc_net *net, int threads)
     hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     const char *specs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
     int ok[3] = {0, 0, 0};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < (plant ? 3 : 2); k++) {
         hc_backend b = {0};
         h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
         if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
@@ -245,8 +247,9 @@ static void run_raw(const char *id, const hc_net *net, int threads)
     if (taps_ok)
         printf("INFO %s: %d taps equal\n", net->name, n_taps);
     hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", net->name, n_bad, n_taps, first);
-    hc_check(nm[2], ok[0] && ok[2] && !raw_equal(h[0], h[2], B),
-             "%s: the planted reorder (split-k) was not caught%s", net->name, ok[2] ? "" : " (its eval failed)");
+    if (plant)
+        hc_check(nm[2], ok[0] && ok[2] && !raw_equal(h[0], h[2], B),
+                 "%s: the planted reorder (split-k) was not caught%s", net->name, ok[2] ? "" : " (its eval failed)");
     for (int k = 0; k < 3; k++)
         hc_raw_heads_free(h[k]);
     hc_tapset_free(ts[0]);
@@ -390,10 +393,51 @@ static void run_runner(int threads)
     hc_suite_free(suite);
 }
 
+/* Synthetic nets built here: every model version 3..17 (a small net of the blocks its format
+ * holds) and the large and special presets (b18c384nbt, b28c512nbt, humanv0 with its metadata
+ * encoder, b5c192nbt, b4c256h4nbttflrs, v3): raw heads and taps on random rows (.raw, .taps). */
+static const char *const presets[] = {"b18c384nbt", "b28c512nbt", "humanv0", "b5c192nbt", "b4c256h4nbttflrs", "v3"};
+enum { N_PRESETS = sizeof presets / sizeof presets[0], N_VERSIONS = 15, SYNTH_CHECKS = 2 * (N_VERSIONS + N_PRESETS) };
+
+static void run_synth(int threads)
+{
+    for (int i = 0; i < N_VERSIONS + N_PRESETS; i++) {
+        char id[64];
+        hc_err err = {0};
+        hc_synth_spec sp;
+        int ok;
+        if (i < N_VERSIONS) {
+            int v = 3 + i;
+            snprintf(id, sizeof id, "gpu-ref32-v%d", v);
+            hc_synth_spec_default(&sp);
+            sp.version = v;
+            sp.act = v == 13 || v == 17 ? HC_ACT_SILU : -1; /* -1: relu below version 11, else mish */
+            sp.vary_bn = v < 11;
+            snprintf(sp.blocks, sizeof sp.blocks, "%s",
+                     v >= 17 ? "res,gpool,nbt(res,gpool),attn,ffn" : "res,gpool,nbt(res,gpool)");
+            sp.meta = v == 15;
+            sp.tip = v >= 16 ? HC_TRUNK_NORM_RMSNORM : HC_TRUNK_NORM_BN;
+            sp.tip_rms_spatial = v == 16;
+            ok = hc_synth_check(&sp, &err) == 0;
+        } else {
+            snprintf(id, sizeof id, "gpu-ref32-preset-%s", presets[i - N_VERSIONS]);
+            ok = hc_synth_preset(presets[i - N_VERSIONS], &sp, &err) == 0;
+        }
+        hc_net *net = ok ? hc_synth_net(&sp, &err) : NULL;
+        if (!net) {
+            hc_fail_n(id, SYNTH_CHECKS / (N_VERSIONS + N_PRESETS), "synth: %s", err.msg);
+            continue;
+        }
+        hc_net_reduce_activations(net);
+        run_raw(id, net, threads, 0);
+        hc_net_free(net);
+    }
+}
+
 int main(void)
 {
-    int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_REF_LIMIT", 160, 1, 1 << 30);
-    hc_plan(N_NETS * NET_CHECKS + 3);
+    int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_REF_LIMIT", 160, 1, 1 << 30), any_device = 0;
+    hc_plan(N_NETS * NET_CHECKS + 3 + SYNTH_CHECKS);
     /* First: the runner forks its GPU work into child processes, which cannot use the device once
      * this process has initialised CUDA (as the checks below do). */
     run_runner(threads);
@@ -427,9 +471,14 @@ int main(void)
             continue;
         }
         hc_backend_close(&b);
+        any_device = 1;
         run_sets(id, net, threads, limit);
-        run_raw(id, net, threads);
+        run_raw(id, net, threads, 1);
         hc_net_free(net);
     }
+    if (any_device)
+        run_synth(threads);
+    else
+        hc_skip_n("gpu-ref32-synth", SYNTH_CHECKS, "no CUDA device (the shared nets said why)");
     return hc_test_exit();
 }
