@@ -54,7 +54,7 @@ const hc_backend_doc hc_backend_docs[] = {
     {"tensors", "tensors:[@map=NAMES.yaml @layout=nchw|nhwc] DIR|FILE.safetensors",
      "a tap source: per-layer tensors another tool wrote (.npy, safetensors) for the positions in order, "
      "compared by `taps` (docs/TAPS.md)"},
-    {"cuda", "cuda:fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
+    {"cuda", "cuda:ref32[,split-k]|fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
      "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, halfcheck's own kernels); built where nvcc is found"},
     {NULL, NULL, NULL},
 };

@@ -28,6 +28,7 @@ static const cli_opt opts[] = {
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
     {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
     {"threads", 1, 0, "evaluation threads of the reference (default 2)", "N"},
+    {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU, default) or cuda:ref32 (an NVIDIA GPU, the same bits)", "SPEC"},
     {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)", "SECONDS"},
     {"only", 1, 0, "run only the cases matching board=NAME (size9, size13, size19, size10x14, rect, size13-rectbuffer)", "FILTER"},
     {"quiet", 0, 0, "no progress line and no table on stdout", NULL},
@@ -268,7 +269,7 @@ int cmd_katago(int argc, char **argv)
 
     /* The same runner and reports as `halfcheck run`, through its own command line. */
     static const char *const fwd[][2] = {{"cache", "--cache"}, {"threads", "--threads"}, {"timeout", "--timeout"},
-                                         {"only", "--only"}};
+                                         {"only", "--only"}, {"ref", "--ref"}};
     char *rargv[32];
     int rn = 0;
     rargv[rn++] = "run";

@@ -14,6 +14,8 @@ static const cli_opt opts[] = {
     {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
     {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
+    {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU) or cuda:ref32 (an NVIDIA GPU, the same bits, "
+                  "checked on a few positions by the CPU); default: the suite's reference:, else ref32", "SPEC"},
     {"threads", 1, 0, "evaluation threads (default 2)", "N"},
     {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)", "SECONDS"},
     {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
@@ -142,6 +144,11 @@ int cmd_run(int argc, char **argv)
     o.allow_skips = cli_has(&a, "allow-skips");
     o.only = cli_get(&a, "only", NULL);
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
+    o.ref_spec = cli_get(&a, "ref", NULL);
+    if (o.ref_spec && !hc_run_ref_spec_ok(o.ref_spec)) {
+        hc_err_set(&err, HC_EUSAGE, "--ref %s: the reference is ref32 or cuda:ref32 (the same bits on a GPU)", o.ref_spec);
+        return cli_fail("run", &err);
+    }
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};
     ps.tty = isatty(2);

@@ -353,7 +353,7 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
 /* ---- suites ---- */
 
 static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
-                                         "matrix", "notes", "seed", "allow_skips", NULL};
+                                         "matrix", "notes", "seed", "allow_skips", "reference", NULL};
 static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", NULL};
 static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
 
@@ -724,6 +724,15 @@ static int parse_suite(sctx *c, hc_err *err)
     }
     if ((v = hc_ydoc_get(d, r, "allow_skips")) && hc_ydoc_bool(d, v, "allow_skips", "", &s->allow_skips, err))
         return -1;
+    if ((v = hc_ydoc_get(d, r, "reference"))) {
+        const char *ref = v->type == YAML_SCALAR_NODE ? hc_ynode_str(v) : NULL;
+        /* the reference must be the fp32 reference's bits: the CPU's or the GPU's, nothing else */
+        if (!ref || (strcmp(ref, "ref32") != 0 && strcmp(ref, "cuda:ref32") != 0))
+            return hc_ydoc_err(d, &v->start_mark, "reference", err, "must be ref32 or cuda:ref32 (got \"%s\")",
+                               ref ? ref : "?");
+        if (!(s->reference = pool_strdup(c->pl, ref, err)))
+            return -1;
+    }
     yaml_node_t *matrix = hc_ydoc_get(d, r, "matrix");
     if (matrix && hc_ydoc_expect(d, matrix, YAML_SEQUENCE_NODE, "matrix", "", err))
         return -1;

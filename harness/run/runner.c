@@ -71,6 +71,12 @@ hc_run_options hc_run_options_default(void)
     return o;
 }
 
+int hc_run_ref_spec_ok(const char *spec)
+{
+    /* cuda:ref32 with its test params (",split-k": a planted reorder the self-check must catch) */
+    return spec && (strcmp(spec, "ref32") == 0 || (strncmp(spec, "cuda:ref32", 10) == 0 && (!spec[10] || spec[10] == ',')));
+}
+
 static int stopped(const hc_run_options *opts)
 {
     return opts->stop && *opts->stop;
@@ -290,7 +296,8 @@ static void free_outs(hc_nnoutput *o, size_t n)
 }
 
 /* The reference outputs of one net x board x settings: from the cache, or ref32 in this
- * process (the reference is halfcheck's own code, not a backend under test). */
+ * process (the reference is halfcheck's own code, not a backend under test), or cuda:ref32
+ * (the same bits on a GPU) checked against ref32 here at a few positions. */
 /* A board config's positions as the reference needs them: the records, the digest of their
  * source (the cache key) and the positions file's path (NULL for an SGF collection). */
 typedef struct pos_set {
@@ -299,6 +306,99 @@ typedef struct pos_set {
     const char *digest;
     const char *path;
 } pos_set;
+
+/* NULL when two outputs are the same bits (every value, policy and ownership included), else
+ * what differs first (into buf). */
+static const char *output_diff(const hc_nnoutput *a, const hc_nnoutput *b, char *buf, size_t cap)
+{
+    size_t hw = (size_t)a->nn_x_len * a->nn_y_len;
+    if (a->nn_x_len != b->nn_x_len || a->nn_y_len != b->nn_y_len || !a->white_owner_map != !b->white_owner_map)
+        return "the output's shape";
+    static const char *const names[] = {"whiteWin", "whiteLoss", "noResult", "whiteScoreMean", "whiteScoreMeanSq",
+                                        "whiteLead", "varTimeLeft", "shorttermWinlossError", "shorttermScoreError",
+                                        "policyOptimism"};
+    const float sa[] = {a->white_win_prob, a->white_loss_prob, a->white_no_result_prob, a->white_score_mean,
+                        a->white_score_mean_sq, a->white_lead, a->var_time_left, a->shortterm_winloss_error,
+                        a->shortterm_score_error, a->policy_optimism_used};
+    const float sb[] = {b->white_win_prob, b->white_loss_prob, b->white_no_result_prob, b->white_score_mean,
+                        b->white_score_mean_sq, b->white_lead, b->var_time_left, b->shortterm_winloss_error,
+                        b->shortterm_score_error, b->policy_optimism_used};
+    for (size_t i = 0; i < sizeof sa / sizeof sa[0]; i++)
+        if (memcmp(&sa[i], &sb[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "%s %.9g vs %.9g", names[i], (double)sa[i], (double)sb[i]);
+            return buf;
+        }
+    for (size_t i = 0; i <= hw; i++)
+        if (memcmp(&a->policy_probs[i], &b->policy_probs[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "policy[%zu] %.9g vs %.9g", i, (double)a->policy_probs[i], (double)b->policy_probs[i]);
+            return buf;
+        }
+    for (size_t i = 0; a->white_owner_map && i < hw; i++)
+        if (memcmp(&a->white_owner_map[i], &b->white_owner_map[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "ownership[%zu] %.9g vs %.9g", i, (double)a->white_owner_map[i],
+                     (double)b->white_owner_map[i]);
+            return buf;
+        }
+    return NULL;
+}
+
+/* A reference computed on another device (cuda:ref32) must be ref32's bits: a few of its
+ * positions (the first, the middle, the last; opts->ref_check of them) are evaluated again by
+ * ref32 on the CPU and compared bit for bit. A difference is a bug of the GPU reference, never
+ * a tolerance: it fails the reference loudly, naming the position. */
+static int ref_self_check(const hc_run_options *opts, const hc_net *net, const pos_set *set, const hc_eval_settings *s,
+                          const char *spec, const hc_nnoutput *outs, hc_err *err)
+{
+    size_t n = set->n, k = (size_t)(opts->ref_check > 0 ? opts->ref_check : HC_RUN_REF_CHECK);
+    if (k > n)
+        k = n;
+    hc_position *pick = k ? calloc(k, sizeof *pick) : NULL;
+    size_t *idx = k ? calloc(k, sizeof *idx) : NULL;
+    hc_nnoutput *cpu = k ? calloc(k, sizeof *cpu) : NULL;
+    int rc = 0;
+    if (k && (!pick || !idx || !cpu)) {
+        rc = hc_err_set(err, HC_ENOMEM, "reference self-check");
+        goto done;
+    }
+    for (size_t i = 0; i < k; i++) {
+        idx[i] = k > 1 ? i * (n - 1) / (k - 1) : 0; /* the first, ..., the last */
+        pick[i] = set->ps[idx[i]];                    /* a shallow copy: read only */
+    }
+    if (k) {
+        hc_evaluator_opts eo = {.spec = "ref32", .net = net, .settings = *s, .batch = 1, .threads = 1};
+        hc_evaluator *ev = hc_evaluator_open(&eo, err);
+        hc_eval_request req = {.ps = pick, .n = k, .outs = cpu};
+        rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
+        hc_evaluator_close(ev);
+        if (rc) {
+            hc_err_prefix(err, "reference self-check (ref32 on the CPU): ");
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < k; i++) {
+        char what[160];
+        const char *d = output_diff(&outs[idx[i]], &cpu[i], what, sizeof what);
+        if (d) {
+            const hc_position *p = &set->ps[idx[i]];
+            char where[1100] = "";
+            if (set->path && p->file_line > 0)
+                snprintf(where, sizeof where, " (%s:%ld)", set->path, p->file_line);
+            rc = hc_err_set(err, HC_EBACKEND,
+                            "reference %s differs from ref32 on the CPU at position %zu%s: %s; the GPU reference "
+                            "must give the CPU's bits (a bug: report it); nothing was cached, use --ref ref32",
+                            spec, idx[i], where, d);
+            break;
+        }
+    }
+done:
+    if (cpu)
+        for (size_t i = 0; i < k; i++)
+            hc_nnoutput_free(&cpu[i]);
+    free(cpu);
+    free(idx);
+    free(pick);
+    return rc ? -1 : 0;
+}
 
 static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest,
                      const pos_set *set, const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err)
@@ -317,19 +417,53 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         }
     }
     run->cache_misses++;
-    hc_evaluator_opts eo = {.spec = "ref32", .net = net, .settings = *s, .batch = 16, .threads = opts->threads};
-    hc_evaluator *ev = hc_evaluator_open(&eo, err);
-    if (!ev)
-        return -1;
+    const char *spec = opts->ref_spec ? opts->ref_spec : run->suite->reference ? run->suite->reference : "ref32";
+    if (!hc_run_ref_spec_ok(spec))
+        return hc_err_set(err, HC_ECONFIG, "reference %s: must be ref32 or cuda:ref32", spec);
+    int cpu = strcmp(spec, "ref32") == 0;
     progress_ctx pc = {opts, what};
-    hc_eval_failure fail = {.position = -1};
-    hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = report_progress, .user = &pc};
-    int rc = hc_evaluator_run(ev, &req, err);
-    /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
-    if (rc && pos_path && err->code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
-        ps[fail.position].file_line > 0)
-        hc_err_prefix(err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
-    hc_evaluator_close(ev);
+    int rc;
+    if (cpu) {
+        hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = 16, .threads = opts->threads};
+        hc_evaluator *ev = hc_evaluator_open(&eo, err);
+        if (!ev)
+            return -1;
+        hc_eval_failure fail = {.position = -1};
+        hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = report_progress, .user = &pc};
+        rc = hc_evaluator_run(ev, &req, err);
+        /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
+        if (rc && pos_path && err->code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
+            ps[fail.position].file_line > 0)
+            hc_err_prefix(err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
+        hc_evaluator_close(ev);
+    } else {
+        /* A GPU reference runs in a child process as the backend cases do: a process that has
+         * initialised CUDA cannot hand the device on to the children it forks later. */
+        char prefix[600], *message = NULL;
+        snprintf(prefix, sizeof prefix, "%s/ref%u", run->scratch, run->n_children++);
+        hc_isolate_side cs = {0};
+        cs.skipped = calloc(n ? n : 1, 1);
+        hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .batch = 128, .settings = s,
+                              .threads = opts->threads, .timeout_s = opts->timeout_s, .scratch_prefix = prefix,
+                              .stopped = case_stopped, .progress = case_progress, .user = &pc};
+        rc = cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
+        size_t skipped = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            skipped += cs.skipped[i] != 0;
+        if (rc == -2)
+            hc_err_set(err, HC_EINTERRUPTED, "interrupted");
+        else if (rc)
+            hc_err_set(err, HC_EBACKEND, "%s", message ? message : "out of memory");
+        else if (skipped)
+            rc = hc_err_set(err, HC_EBACKEND, "%zu positions skipped: %s", skipped,
+                            cs.skip_text ? cs.skip_text : "the backend cannot express them");
+        free(message);
+        free(cs.skipped);
+        free(cs.skip_text);
+        rc = rc ? -1 : 0;
+    }
+    if (!rc && !cpu)
+        rc = ref_self_check(opts, net, set, s, spec, outs, err);
     if (rc) {
         for (size_t i = 0; i < n; i++)
             hc_nnoutput_free(&outs[i]);
