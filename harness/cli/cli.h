@@ -90,6 +90,11 @@ void cli_show_report(const char *dir);
 struct hc_suite;
 int cli_apply_nets(const char *cmd, struct hc_suite *s, const cli_args *a, const char *only, hc_err *err);
 
+/* The options of run's command line that a rerun of one case must repeat (hc_run_options.
+ * rerun_args): each --net as given and --allow-skips, shell-quoted; malloc'd, NULL when out of
+ * memory. */
+char *cli_rerun_args(const cli_args *a);
+
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_katago(int argc, char **argv);
 int cmd_eval(int argc, char **argv);

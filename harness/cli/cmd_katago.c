@@ -145,14 +145,16 @@ static void net_name(const char *model, char *out, size_t len)
  * itself), with kata-raw-nn only, one thread, batch 1, no log on stderr, and the board config's
  * NN buffer (KataGo's GTP engine otherwise sizes it to each board, and outputs depend on it:
  * docs/GTP.md). */
-static int build_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *model,
-                      const char *config)
+static int build_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config)
 {
     snprintf(spec, len, "gtp:@timeout=120 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'");
     if (word_quote(spec, len, workdir) || word_quote(spec, len, katago))
         return -1;
     size_t o = strlen(spec);
-    if (snprintf(spec + o, len - o, " gtp -model") >= (int)(len - o) || word_quote(spec, len, model))
+    /* {model}: the suite's net file, so that `halfcheck run katago-suite.yaml --net OTHER` has
+     * KataGo evaluate the file the reference evaluates. Single quotes: the splitter expands no
+     * $ inside them (a path holding a single quote is refused by the caller). */
+    if (snprintf(spec + o, len - o, " gtp -model '{model}'") >= (int)(len - o))
         return -1;
     o = strlen(spec);
     if (snprintf(spec + o, len - o, " -config") >= (int)(len - o) || word_quote(spec, len, config))
@@ -257,8 +259,8 @@ int cmd_katago(int argc, char **argv)
     }
     char name[256], spec[8192];
     net_name(m_abs, name, sizeof name);
-    if (build_spec(spec, sizeof spec, workdir, k_abs, m_abs, c_abs)) {
-        hc_err_set(&err, HC_EUSAGE, "the engine's command line is too long (paths too long?)");
+    if (strchr(m_abs, '\'') || build_spec(spec, sizeof spec, workdir, k_abs, c_abs)) {
+        hc_err_set(&err, HC_EUSAGE, "the engine's command line is too long (paths too long?), or the model's path holds a single quote");
         return cli_fail("katago", &err);
     }
     if (write_suite(suite, data, name, m_abs, spec, tiers, n_tiers, &err))

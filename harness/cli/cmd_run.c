@@ -169,7 +169,10 @@ int cmd_run(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o.stop = &stop_flag;
+    char *rerun_args = cli_rerun_args(&a);
+    o.rerun_args = rerun_args;
     hc_run *run = hc_run_suite(suite, &o, &err);
+    free(rerun_args);
     if (!run) {
         hc_suite_free(suite);
         return cli_fail("run", &err);

@@ -51,7 +51,7 @@ struct hc_run {
     int input_error, backend_error, tier_fail;
     int interrupted;
     unsigned seed;       /* the effective seed of the batched shuffles */
-    char rerun_tail[64]; /* what a rerun command needs beyond the case: " --seed N" or "" */
+    char *rerun_tail;    /* what a rerun command needs beyond the case (--net..., --seed N), malloc'd */
     int cache_hits, cache_misses;
     hc_results results;
     char timestamp[32];
@@ -88,7 +88,7 @@ static double now_s(void)
 static char *with_rerun(const hc_run *run, const hc_case *c, const char *message)
 {
     const hc_suite *s = run->suite;
-    char only[1200], cmd[4096];
+    char only[1200], cmd[8192];
     snprintf(only, sizeof only, "net=%s,board=%s,backend=%s", s->nets[c->net].name, s->boards[c->board].name,
              s->backends[c->backend].name);
     size_t o = (size_t)snprintf(cmd, sizeof cmd, "%s%srerun: halfcheck run ", message ? message : "",
@@ -100,7 +100,7 @@ static char *with_rerun(const hc_run *run, const hc_case *c, const char *message
     if (o < sizeof cmd)
         o += hc_shell_word(cmd + o, sizeof cmd - o, only);
     if (o < sizeof cmd)
-        snprintf(cmd + o, sizeof cmd - o, "%s", run->rerun_tail);
+        snprintf(cmd + o, sizeof cmd - o, "%s", run->rerun_tail ? run->rerun_tail : "");
     return strdup(cmd);
 }
 
@@ -374,8 +374,16 @@ static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, ch
     char nx[16], ny[16];
     snprintf(nx, sizeof nx, "%d", c->settings.nn_x_len);
     snprintf(ny, sizeof ny, "%d", c->settings.nn_y_len);
+    /* {model} absolute: an engine may run in a directory of its own (halfcheck katago's does). */
+    const char *model = s->nets[c->net].model;
+    char model_abs[2048];
+    if (model[0] != '/' && getcwd(model_abs, sizeof model_abs - 1)) {
+        size_t l = strlen(model_abs);
+        snprintf(model_abs + l, sizeof model_abs - l, "/%s", model[0] == '.' && model[1] == '/' ? model + 2 : model);
+        model = model_abs;
+    }
     const char *keys[] = {"{net_name}", "{board_name}", "{model}", "{suite_dir}", "{nnX}", "{nnY}"};
-    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, s->nets[c->net].model, suite_dir, nx, ny};
+    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, model, suite_dir, nx, ny};
     size_t o = 0;
     for (const char *p = spec; *p;) {
         int matched = 0;
@@ -747,8 +755,18 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     }
     run->seed = opts->seed_given ? opts->seed : suite->has_seed ? (unsigned)suite->seed : 1u;
     unsigned suite_seed = suite->has_seed ? (unsigned)suite->seed : 1u;
+    const char *ra = opts->rerun_args ? opts->rerun_args : "";
+    run->rerun_tail = malloc(strlen(ra) + 32);
+    if (!run->rerun_tail) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        rmdir(run->scratch);
+        free(run->filtered.cases);
+        free(run);
+        return NULL;
+    }
+    snprintf(run->rerun_tail, strlen(ra) + 32, "%s", ra);
     if (run->seed != suite_seed)
-        snprintf(run->rerun_tail, sizeof run->rerun_tail, " --seed %u", run->seed);
+        snprintf(run->rerun_tail + strlen(ra), 32, " --seed %u", run->seed);
     int rc = 0;
     for (size_t ni = 0; rc == 0 && ni < suite->n_nets; ni++) {
         if (stopped(opts))
@@ -849,5 +867,6 @@ void hc_run_free(hc_run *run)
     free(run->items);
     free(run->own);
     free(run->filtered.cases);
+    free(run->rerun_tail);
     free(run);
 }

@@ -39,6 +39,11 @@ typedef struct hc_run_options {
      * a sweep can run one case per process. A name the suite lacks, or a filter that selects
      * nothing, is an HC_EUSAGE error of hc_run_suite. */
     const char *only;
+    /* What a command that reruns one case needs beyond the suite and --only: every option of the
+     * command line that changes what is evaluated or how it is judged (" --net 'g170=/nets/x.bin.gz'
+     * --allow-skips"), shell-quoted, each with a leading space; NULL: none. The runner adds
+     * " --seed N" itself when the effective seed is not the suite's. */
+    const char *rerun_args;
 } hc_run_options;
 
 hc_run_options hc_run_options_default(void);
