@@ -154,6 +154,25 @@ static int parse_double(const char *s, double *out)
     return end != s && *end == '\0';
 }
 
+/* The spec's @options and command, without starting the engine. */
+static int gtp_check(const char *params, hc_err *err)
+{
+    double t = 0;
+    int f = 0;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &f},
+    };
+    const char *p = hc_specopts_parse("gtp", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        return -1;
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");
+    return 0;
+}
+
 static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
                       hc_err *err)
 {
@@ -676,4 +695,5 @@ const hc_backend_vtbl hc_backend_gtp = {
     .close = gtp_close,
     .resolution = gtp_resolution,
     .configure = gtp_configure,
+    .check = gtp_check,
 };

@@ -350,6 +350,25 @@ static int start(pipe_backend *b, hc_err *err)
     return 0;
 }
 
+/* The spec's @options and command, without starting the program. */
+static int pipe_check(const char *params, hc_err *err)
+{
+    double t = 0;
+    char *model = NULL;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &model},
+    };
+    const char *p = hc_specopts_parse("pipe", params, opts, sizeof opts / sizeof opts[0], err);
+    free(model);
+    if (!p)
+        return -1;
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@OPTION=V ...] PROGRAM ARGS...)");
+    return 0;
+}
+
 static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
                        hc_err *err)
 {
@@ -457,4 +476,5 @@ const hc_backend_vtbl hc_backend_pipe = {
     .eval_positions = NULL,
     .close = pipe_close,
     .taps = pipe_taps,
+    .check = pipe_check,
 };

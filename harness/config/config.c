@@ -508,7 +508,7 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
         snprintf(ctx, sizeof ctx, "backends[%zu]", i);
         yaml_node_t *it = hc_ydoc_seq_at(c->d, seq, i);
         hc_backend_cfg *b = &s->backends[i];
-        yaml_node_t *nm = it;
+        yaml_node_t *nm = it, *spec_node = it;
         if (it->type == YAML_SCALAR_NODE) {
             if (get_str(c->d, it, "backend", ctx, c->pl, &b->spec, err))
                 return -1;
@@ -520,6 +520,7 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
             if (!(v = hc_ydoc_require(c->d, it, "backend", ctx, err)) ||
                 get_str(c->d, v, "backend", ctx, c->pl, &b->spec, err))
                 return -1;
+            spec_node = v;
             b->name = b->spec;
             if ((nm = hc_ydoc_get(c->d, it, "name")) && get_str(c->d, nm, "name", ctx, c->pl, &b->name, err))
                 return -1;
@@ -550,7 +551,8 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
                 return hc_ydoc_err(c->d, &nm->start_mark, ctx, err,
                                    "duplicate backend name \"%s\" (also backends[%zu])", b->name, j);
         b->where = where_of(c->d, it, c->pl, err);
-        if (!b->where)
+        b->spec_where = b->where ? where_of(c->d, spec_node, c->pl, err) : NULL;
+        if (!b->where || !b->spec_where)
             return -1;
     }
     s->n_backends = n;
