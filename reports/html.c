@@ -879,6 +879,51 @@ static void summary(sbuf *b, const hc_results *rs)
     sb_printf(b, "</table>\n");
 }
 
+/* What produced the figures (results.h: hc_provenance), one list per job of a merge. */
+static void provenance_section(sbuf *b, const hc_results *rs)
+{
+    if (rs->n_prov == 0)
+        return;
+    sb_printf(b, "<h2 id=\"provenance\">Provenance</h2>\n");
+    for (size_t k = 0; k < rs->n_prov; k++) {
+        const hc_provenance *p = &rs->prov[k];
+        if (p->job) {
+            sb_printf(b, "<h3>job <code>");
+            sb_esc(b, p->job);
+            sb_printf(b, "</code></h3>\n");
+        }
+        sb_printf(b, "<ul class=\"provenance\">\n<li>halfcheck ");
+        sb_esc(b, p->halfcheck ? p->halfcheck : "?");
+        sb_printf(b, " (engine %d; kernels: ", p->engine_version);
+        sb_esc(b, p->kernels ? p->kernels : "?");
+        sb_printf(b, "; cuda backend %s)</li>\n", p->cuda ? "built in" : "not built in");
+        if (p->command) {
+            sb_printf(b, "<li>command: <code>");
+            sb_esc(b, p->command);
+            sb_printf(b, "</code></li>\n");
+        }
+        for (size_t i = 0; i < p->n_nets; i++) {
+            sb_printf(b, "<li>net ");
+            sb_esc(b, p->nets[i].name ? p->nets[i].name : "");
+            sb_printf(b, ": <code>");
+            sb_esc(b, p->nets[i].file ? p->nets[i].file : "");
+            sb_printf(b, "</code>, model version %d, sha256 <code>", p->nets[i].model_version);
+            sb_esc(b, p->nets[i].sha256 ? p->nets[i].sha256 : "?");
+            sb_printf(b, "</code></li>\n");
+        }
+        for (size_t i = 0; i < p->n_backends; i++) {
+            if (!p->backends[i].engine)
+                continue;
+            sb_printf(b, "<li>backend ");
+            sb_esc(b, p->backends[i].name ? p->backends[i].name : "");
+            sb_printf(b, ": engine ");
+            sb_esc(b, p->backends[i].engine);
+            sb_printf(b, "</li>\n");
+        }
+        sb_printf(b, "</ul>\n");
+    }
+}
+
 int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
 {
     sbuf b = {0};
@@ -933,6 +978,7 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
     for (size_t i = 0; i < rs->n; i++)
         if (first_of(rs, i, 0))
             net_section(&b, rs, rs->items[i].net);
+    provenance_section(&b, rs);
     sb_printf(&b, "</body></html>\n");
     if (b.oom) {
         free(b.p);

@@ -94,6 +94,9 @@ int cli_apply_nets(const char *cmd, struct hc_suite *s, const cli_args *a, const
  * rerun_args): each --net as given and --allow-skips, shell-quoted; malloc'd, NULL when out of
  * memory. */
 char *cli_rerun_args(const cli_args *a);
+/* "halfcheck CMD ARG..." with each of argv[1..argc) shell-quoted (argv[0] is the command's
+ * name), for the reports' provenance; malloc'd, NULL when out of memory. */
+char *cli_command_line(const char *cmd, int argc, char **argv);
 
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_katago(int argc, char **argv);

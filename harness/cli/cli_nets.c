@@ -91,3 +91,19 @@ char *cli_rerun_args(const cli_args *a)
         snprintf(out + o, cap - o, " --allow-skips");
     return out;
 }
+
+char *cli_command_line(const char *cmd, int argc, char **argv)
+{
+    size_t cap = 32 + strlen(cmd);
+    for (int i = 1; i < argc; i++)
+        cap += 4 * strlen(argv[i]) + 4;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t o = (size_t)snprintf(out, cap, "halfcheck %s", cmd);
+    for (int i = 1; i < argc && o < cap; i++) {
+        out[o++] = ' ';
+        o += hc_shell_word(out + o, cap - o, argv[i]);
+    }
+    return out;
+}

@@ -169,10 +169,12 @@ int cmd_run(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o.stop = &stop_flag;
-    char *rerun_args = cli_rerun_args(&a);
+    char *rerun_args = cli_rerun_args(&a), *command = cli_command_line("run", argc, argv);
     o.rerun_args = rerun_args;
+    o.command = command;
     hc_run *run = hc_run_suite(suite, &o, &err);
     free(rerun_args);
+    free(command);
     if (!run) {
         hc_suite_free(suite);
         return cli_fail("run", &err);

@@ -16,6 +16,8 @@
 #include "casetaps.h"
 #include "evaluate.h"
 #include "files.h"
+#include "gemm.h"
+#include "kernels.h"
 #include "history.h"
 #include "isolate.h"
 #include "model.h"
@@ -66,6 +68,12 @@ struct hc_run {
     hc_position **pos;
     size_t *n_pos;
     char (*pos_digest)[65];
+    /* Provenance of the results (results.h): the nets as evaluated, the backends' engines. */
+    hc_provenance prov;
+    hc_prov_net *prov_nets;
+    hc_prov_backend *prov_backends;
+    char kernels[160];
+    char *command;
 };
 
 hc_run_options hc_run_options_default(void)
@@ -493,6 +501,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             free(outs);
             free(cs.skipped);
             free(cs.skip_text);
+            free(cs.engine);
             return 0;
         }
         size_t before = run->n;
@@ -520,6 +529,15 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
     size_t n = in->n;
     const hc_nnoutput *ref = in->ref;
     hc_isolate_side cs = *side; /* its buffers are adopted */
+    /* The backend's engine, as it reported itself: the first case that ran it says. */
+    for (size_t b = 0; b < run->prov.n_backends; b++)
+        if (cs.engine && !run->prov_backends[b].engine &&
+            strcmp(run->prov_backends[b].name, run->suite->backends[c->backend].name) == 0) {
+            run->prov_backends[b].engine = cs.engine;
+            cs.engine = NULL;
+        }
+    free(cs.engine);
+    side->engine = NULL;
     if (rc == 0 && cs.n_skipped == n) {
         /* Every position refused: the case is skipped, with the reasons. */
         free(outs);
@@ -737,8 +755,29 @@ static int preflight(hc_run *run, const hc_suite *s, hc_err *err)
     run->pos = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->pos, err, "positions");
     run->n_pos = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->n_pos, err, "positions");
     run->pos_digest = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->pos_digest, err, "positions");
-    if (!run->nets || !run->net_digest || !run->pos || !run->n_pos || !run->pos_digest)
+    run->prov_nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->prov_nets, err, "provenance");
+    run->prov_backends = hc_calloc(s->n_backends ? s->n_backends : 1, sizeof *run->prov_backends, err, "provenance");
+    if (!run->nets || !run->net_digest || !run->pos || !run->n_pos || !run->pos_digest || !run->prov_nets ||
+        !run->prov_backends)
         return -1;
+    /* Every backend a case uses, in the suite's order; its engine once a case has run. */
+    for (size_t b = 0; b < s->n_backends; b++) {
+        int used = 0;
+        for (size_t k = 0; k < s->n_cases; k++)
+            used |= s->cases[k].backend == b;
+        if (used)
+            run->prov_backends[run->prov.n_backends++].name = s->backends[b].name;
+    }
+    snprintf(run->kernels, sizeof run->kernels, "gemm %s, winograd %s, softmax %s, exp %s", hc_gemm_isa(),
+             hc_wino_isa(), hc_softmax_isa(), hc_vexp_isa());
+    run->prov.halfcheck = HC_VERSION;
+    run->prov.engine_version = HC_ENGINE_VERSION;
+    run->prov.kernels = run->kernels;
+#ifdef HC_HAVE_CUDA
+    run->prov.cuda = 1;
+#endif
+    run->prov.nets = run->prov_nets;
+    run->prov.backends = run->prov_backends;
     for (size_t k = 0; k < s->n_cases; k++) {
         const hc_case *c = &s->cases[k];
         const hc_backend_cfg *bc = &s->backends[c->backend];
@@ -766,6 +805,11 @@ static int preflight(hc_run *run, const hc_suite *s, hc_err *err)
             return -1;
         }
         hc_net_reduce_activations(run->nets[ni]);
+        hc_prov_net *pn = &run->prov_nets[run->prov.n_nets++];
+        pn->name = nc->name;
+        pn->file = nc->model;
+        pn->sha256 = run->net_digest[ni];
+        pn->model_version = run->nets[ni]->model_version;
     }
     for (size_t bi = 0; bi < s->n_boards; bi++) {
         int used = 0;
@@ -848,6 +892,13 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     snprintf(run->rerun_tail, strlen(ra) + 32, "%s", ra);
     if (run->seed != suite_seed)
         snprintf(run->rerun_tail + strlen(ra), 32, " --seed %u", run->seed);
+    if (opts->command && !(run->command = strdup(opts->command))) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        rmdir(run->scratch);
+        hc_run_free(run);
+        return NULL;
+    }
+    run->prov.command = run->command;
     if (preflight(run, suite, err)) {
         rmdir(run->scratch);
         hc_run_free(run);
@@ -886,6 +937,8 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     run->results.n = run->n;
     run->results.interrupted = run->interrupted;
     run->results.allow_skips = opts->allow_skips || suite->allow_skips;
+    run->results.prov = &run->prov;
+    run->results.n_prov = 1;
     if (rc) {
         hc_run_free(run);
         return NULL;
@@ -954,5 +1007,10 @@ void hc_run_free(hc_run *run)
     free(run->pos);
     free(run->n_pos);
     free(run->pos_digest);
+    for (size_t i = 0; run->prov_backends && i < run->prov.n_backends; i++)
+        free((char *)run->prov_backends[i].engine);
+    free(run->prov_nets);
+    free(run->prov_backends);
+    free(run->command);
     free(run);
 }

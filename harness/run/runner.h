@@ -44,6 +44,9 @@ typedef struct hc_run_options {
      * --allow-skips"), shell-quoted, each with a leading space; NULL: none. The runner adds
      * " --seed N" itself when the effective seed is not the suite's. */
     const char *rerun_args;
+    /* The command line that started the run, shell-quoted, for the reports' provenance; NULL:
+     * unknown. */
+    const char *command;
 } hc_run_options;
 
 hc_run_options hc_run_options_default(void);
