@@ -227,4 +227,7 @@ void cli_show_report(const char *dir)
         fputs(md, stdout);
         free(md);
     }
+    /* The table goes out now: stdout and stderr in one pipe (a CI log, 2>&1 | cat) must show the
+     * final line, on stderr, after it and not inside it. */
+    fflush(stdout);
 }

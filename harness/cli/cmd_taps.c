@@ -161,7 +161,8 @@ int cmd_taps(int argc, char **argv)
         "usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
         "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
         "       halfcheck taps --net NET --show-profile PROFILE\n"
-        "       halfcheck taps --net NET --layers [--nn WxH]\n",
+        "       halfcheck taps --net NET --layers [--nn WxH]\n"
+        "exit status: 0 no divergent layer (or a listing), 1 a divergent layer found, 2 bad usage or input\n",
         0, -1};
     int done = cli_start(&usage, argc, argv, &a);
     if (done >= 0)
@@ -260,6 +261,9 @@ int cmd_taps(int argc, char **argv)
         printf("no divergent layer: every layer's error is explained by its inputs, storage and format\n");
     if (mismatches)
         printf("%d layer(s) with another shape in B were not compared\n", mismatches);
+    /* A divergent layer is a finding, as a failed tier is for run: exit 1. */
+    if (unexpl >= 0 || first >= 0)
+        rc = HC_EXIT_FAIL;
 done:
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);
