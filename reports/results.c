@@ -321,11 +321,14 @@ static json_t *provenance_json(const hc_results *rs)
         for (size_t i = 0; i < p->n_backends; i++)
             json_array_append_new(backends, json_pack("{s:o, s:o}", "name", jstr_or_null(p->backends[i].name), "engine",
                                                       jstr_or_null(p->backends[i].engine)));
-        json_t *o = json_pack("{s:o, s:i, s:o, s:b, s:o, s:o, s:o}", "halfcheck", jstr_or_null(p->halfcheck),
-                              "engineVersion", p->engine_version, "kernels", jstr_or_null(p->kernels), "cuda", p->cuda,
-                              "command", jstr_or_null(p->command), "nets", nets, "backends", backends);
+        /* "job" (a merge's) first, so that the rest of an entry reads the same in a run's file and a merge's. */
+        json_t *o = json_object();
         if (p->job)
             json_object_set_new(o, "job", json_string(p->job));
+        json_object_update_new(o, json_pack("{s:o, s:i, s:o, s:b, s:o, s:o, s:o}", "halfcheck", jstr_or_null(p->halfcheck),
+                                            "engineVersion", p->engine_version, "kernels", jstr_or_null(p->kernels),
+                                            "cuda", p->cuda, "command", jstr_or_null(p->command), "nets", nets,
+                                            "backends", backends));
         json_array_append_new(a, o);
     }
     return a;

@@ -18,7 +18,7 @@ static char dir[1024];
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(12 + 5);
+    hc_plan(12 + 6);
     char cwd[1024], self[1024], helper[2048], hc[2048];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
@@ -179,5 +179,12 @@ int main(int argc, char **argv)
     hc_check("katago-cmd-4.5", rc == 1 && strstr(hc_text(hc_path(dir, "e6.txt")), "--net other.bin.gz"),
              "run katago-suite.yaml --net other.bin.gz (temperature 1.7): exit %d, rerun lines without --net: %s", rc,
              hc_text(hc_path(dir, "e6.txt")));
+    /* katago's final line (run's) is the last of its combined output, the table before it. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out7 "
+             "--cache ../cache --only board=size10x14 2>&1 | cat > ../o7.txt; tail -n 1 ../o7.txt | grep -q '^halfcheck "
+             "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt", dir, hc);
+    hc_check("katago-cmd-4.6", hc_sh(cmd) == 0, "katago's final line is not last in one pipe: %s",
+             hc_text(hc_path(dir, "o7.txt")));
     return hc_test_exit();
 }

@@ -108,7 +108,7 @@ static void check_rerun(int n, const char *sub, const char *args, const char *co
 
 int main(void)
 {
-    hc_plan(1 + 5 * 3 + 3);
+    hc_plan(1 + 5 * 3 + 3 + 2);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -152,5 +152,14 @@ int main(void)
     hc_check("rerun-6.3", rc2 == 1 && same_figures("sw/merged", "sw-rerun", why, sizeof why),
              "the sweep's rerun figures differ: %s", why);
     free(line);
+
+    /* The final line is the last of the combined output, whatever the buffering (a pipe). */
+    rc = hc_shf("cd %s && %s run suite.yaml --net other.bin.gz --out r7 --cache cache 2>&1 | cat > r7.txt && "
+                "tail -n 1 r7.txt | grep -q '^halfcheck run: 4 checks: '", dir, hc);
+    hc_check("rerun-7.1", rc == 0, "run's final line is not the last of stdout and stderr in one pipe: %s",
+             hc_text(hc_path(dir, "r7.txt")));
+    rc = hc_shf("cd %s && %s merge r1 r7 --out m7 2>&1 | cat > m7.txt; tail -n 1 m7.txt | grep -q '^halfcheck merge: '",
+                dir, hc);
+    hc_check("rerun-7.2", rc == 0, "merge's final line is not the last in one pipe: %s", hc_text(hc_path(dir, "m7.txt")));
     return hc_test_exit();
 }

@@ -19,17 +19,29 @@ static int built_in(const char *name)
     return 0;
 }
 
-/* A profile's description is a paragraph; its first sentence is the line the list wants. */
+/* A profile's description is a paragraph; its first sentence is what the list shows, whole,
+ * wrapped at about 100 columns under the name (a line break in the YAML is a space). */
 static void print_first_sentence(const char *s)
 {
     size_t n = 0;
-    while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0' || s[n + 1] == '\n')) && s[n] != '\n')
+    while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0' || s[n + 1] == '\n')))
         n++;
-    if (n > 150) {
-        printf("%.147s...", s);
-        return;
+    printf("\n     ");
+    size_t col = 5;
+    for (size_t i = 0; i < n;) {
+        size_t w = 0;
+        while (i + w < n && s[i + w] != ' ' && s[i + w] != '\n')
+            w++;
+        if (col + 1 + w > 100 && col > 5) {
+            printf("\n     ");
+            col = 5;
+        }
+        printf(" %.*s", (int)w, s + i);
+        col += 1 + w;
+        i += w;
+        while (i < n && (s[i] == ' ' || s[i] == '\n'))
+            i++;
     }
-    printf("%.*s", (int)n, s);
 }
 
 int cmd_backends(int argc, char **argv)
@@ -55,7 +67,7 @@ int cmd_backends(int argc, char **argv)
     printf("\nbuilt-in precision profiles (emulate:NAME; bisect-precision --profile NAME):\n");
     for (const char *const *n = hc_profile_builtin_names(); *n; n++) {
         hc_profile *p = hc_profile_load(*n, &err);
-        printf("  %-16s ", *n);
+        printf("  %s", *n);
         if (!p)
             printf("(cannot load: %s)", err.msg);
         else if (p->description)

@@ -22,7 +22,8 @@ static const cli_opt opts[] = {
     {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},
     {"config", 1, 0, "its GTP config for the backend under test (e.g. its gtp_example.cfg)", "PATH"},
     {"model", 1, 0, "the model file (.bin.gz) KataGo and the reference evaluate", "PATH"},
-    {"tier", 1, 1, "tier to check (default fp16, KataGo's tier for an fp16 backend; fp32 for a build that runs fp32)", "TIER"},
+    {"tier", 1, 1, "tier to check (repeatable): fp16 (default, KataGo's tier for an fp16 backend), fp32 (a build that "
+               "runs fp32), fp32-strict (a path that claims fp32), exact (bit for bit)", "TIER"},
     {"out", 1, 0, "directory for the reports, the suite written for the run and KataGo's working directory (default halfcheck-out)", "DIR"},
     {"data", 1, 0, "the repository's suites/ directory (boards/, data/); default: found beside this halfcheck binary", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},

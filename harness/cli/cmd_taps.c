@@ -17,7 +17,9 @@ static const cli_opt opts[] = {
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
     {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; any tensor backend "
                       "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2)", "SPEC"},
-    {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)", "X"},
+    {"threshold", 1, 0, "also name the first layer whose max relative error (max|a-b| / max|a|) exceeds X; the first "
+                        "divergent layer itself is the first whose error its inputs, storage and format do not explain "
+                        "(--factor, docs/TAPS.md)", "X"},
     {"limit", 1, 0, "at most this many positions (default 20)", "N"},
     {"batch", 1, 0, "positions per batch (default 1; --precision: 8)", "N"},
     {"precision", 1, 0, "PROFILE: instead of two backends, the profile applied to one layer at a time (the others "
