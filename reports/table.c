@@ -270,7 +270,7 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
                                        "testgpuerror measures them, over the positions of each board: `%%` percentage "
                                        "points (winrate, top policy), lead and scores in points, `c` centi-ownership "
                                        "(0.01 of ownership's -1..1 range; short-term winloss likewise); `Nx` a figure "
-                                       "over its tier's limit.\n\n");
+                                       "as a multiple of its tier's limit.\n\n");
     /* The reference's self-checks (every limit 0: ref32 reproducing its own reference bit for
      * bit, batched and unbatched) in one short list, apart from the backends under test. */
     int any_self = 0;

@@ -14,15 +14,21 @@
 static char hc[1024], root[1024], dir[1024];
 
 /* A suite of one net (model), boards b7 (p7) and a second (second, "" none) and one backend. */
-static void write_suite(const char *name, const char *model, const char *spec, const char *second, const char *extra)
+static void write_suite_t(const char *name, const char *model, const char *spec, const char *second, const char *tiers,
+                          const char *extra)
 {
     FILE *f = fopen(hc_path(dir, name), "w");
     if (!f)
         return;
     fprintf(f, "name: t\nnets: [{name: n, model: %s}]\nboards:\n  - {name: b7, positions: p7.jsonl.gz, nnBuffer: 7x7}\n%s"
-               "backends:\n  - {name: x, backend: \"%s\", tiers: [fp16]%s}\n",
-            model, second, spec, extra);
+               "backends:\n  - {name: x, backend: \"%s\", tiers: %s%s}\n",
+            model, second, spec, tiers, extra);
     fclose(f);
+}
+
+static void write_suite(const char *name, const char *model, const char *spec, const char *second, const char *extra)
+{
+    write_suite_t(name, model, spec, second, "[fp16]", extra);
 }
 
 /* Runs the suite; checks exit 2, the message holds want1 and want2, one error line, and that
@@ -43,7 +49,7 @@ static void refused(const char *name, const char *suite, const char *want1, cons
 
 int main(void)
 {
-    hc_plan(1 + 9);
+    hc_plan(1 + 10);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -67,6 +73,8 @@ int main(void)
     /* 2. An unknown key. */
     write_suite("key.yaml", "n.bin.gz", "ref32", "", ", tier: [fp32]");
     refused("preflight-2.1", "key.yaml", "key.yaml:6:", "unknown key \"tier\" (did you mean \"tiers\"?)");
+    write_suite_t("tier.yaml", "n.bin.gz", "ref32", "", "[fp61]", "");
+    refused("preflight-2.2", "tier.yaml", "tier.yaml:6:", "unknown tier \"fp61\" (did you mean \"fp16\"?)");
     /* 3. A truncated net: one error, its offset said to be the uncompressed one. */
     write_suite("cut.yaml", "cut.bin.gz", "emulate:fp16", "  - {name: b7b, positions: p7.jsonl.gz, nnBuffer: 7x7}\n", "");
     refused("preflight-3.1", "cut.yaml", "cut.yaml:2:", "cut.bin.gz: uncompressed offset");

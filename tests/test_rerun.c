@@ -108,7 +108,7 @@ static void check_rerun(int n, const char *sub, const char *args, const char *co
 
 int main(void)
 {
-    hc_plan(1 + 5 * 3 + 3 + 2);
+    hc_plan(1 + 5 * 3 + 3 + 4);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -158,8 +158,18 @@ int main(void)
                 "tail -n 1 r7.txt | grep -q '^halfcheck run: 4 checks: '", dir, hc);
     hc_check("rerun-7.1", rc == 0, "run's final line is not the last of stdout and stderr in one pipe: %s",
              hc_text(hc_path(dir, "r7.txt")));
-    rc = hc_shf("cd %s && %s merge r1 r7 --out m7 2>&1 | cat > m7.txt; tail -n 1 m7.txt | grep -q '^halfcheck merge: '",
-                dir, hc);
+    rc = hc_shf("cd %s && %s run suite.yaml --net other.bin.gz --only backend=fp16 --out ra --cache cache --quiet "
+                "2>/dev/null; %s run suite.yaml --net other.bin.gz --only backend=gone --out rb --cache cache --quiet "
+                "2>/dev/null; %s merge ra rb --out m7 2>&1 | cat > m7.txt; grep -q '^| b7 | fp16 ' m7.txt && "
+                "tail -n 1 m7.txt | grep -q '^halfcheck merge: 4 results from 2 inputs: '", dir, hc, hc, hc);
     hc_check("rerun-7.2", rc == 0, "merge's final line is not the last in one pipe: %s", hc_text(hc_path(dir, "m7.txt")));
+    /* Without a terminal: every case's end line has its rate, and --out DIR/ is not said DIR//. */
+    rc = hc_shf("cd %s && %s run suite.yaml --net other.bin.gz --out r9/ --cache cache >/dev/null 2>r9.txt; "
+                "grep -q 'positions in' r9.txt && ! grep 'positions in' r9.txt | grep -v ': 0 positions in' | grep -v -q 'pos/s' && "
+                "tail -n 1 r9.txt | grep -q 'reports in r9/$'", dir, hc);
+    hc_check("rerun-7.3", rc == 0, "progress lines without a rate, or reports in r9//: %s", hc_text(hc_path(dir, "r9.txt")));
+    /* cases takes --net as run does (ci/sweep passes it). */
+    rc = hc_shf("cd %s && %s cases suite.yaml --net other.bin.gz 2>/dev/null | grep -c . | grep -q '^2$'", dir, hc);
+    hc_check("rerun-8.1", rc == 0, "halfcheck cases refuses --net");
     return hc_test_exit();
 }

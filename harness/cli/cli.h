@@ -102,6 +102,9 @@ char *cli_command_line(const char *cmd, int argc, char **argv);
 int cmd_katago(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* cmd_run with the command line the reports' provenance names (NULL: run's own): halfcheck
+ * katago runs its suite through it under the user's katago command line. */
+int cmd_run_as(int argc, char **argv, const char *command_line);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_backends(int argc, char **argv);

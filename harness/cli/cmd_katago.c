@@ -290,5 +290,8 @@ int cmd_katago(int argc, char **argv)
     if (cli_has(&a, "quiet"))
         rargv[rn++] = "--quiet";
     rargv[rn] = NULL;
-    return cmd_run(rn, rargv);
+    char *command = cli_command_line("katago", argc, argv);
+    int rc = cmd_run_as(rn, rargv, command);
+    free(command);
+    return rc;
 }

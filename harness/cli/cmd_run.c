@@ -118,6 +118,11 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
 
 int cmd_run(int argc, char **argv)
 {
+    return cmd_run_as(argc, argv, NULL);
+}
+
+int cmd_run_as(int argc, char **argv, const char *command_line)
+{
     cli_args a;
     hc_err err = {0};
     static const cli_cmd usage = {"run", opts,
@@ -173,9 +178,9 @@ int cmd_run(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o.stop = &stop_flag;
-    char *rerun_args = cli_rerun_args(&a), *command = cli_command_line("run", argc, argv);
+    char *rerun_args = cli_rerun_args(&a), *command = command_line ? NULL : cli_command_line("run", argc, argv);
     o.rerun_args = rerun_args;
-    o.command = command;
+    o.command = command_line ? command_line : command;
     hc_run *run = hc_run_suite(suite, &o, &err);
     free(rerun_args);
     free(command);

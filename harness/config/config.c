@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "backend.h"
+#include "suggest.h"
 #include "sizes.h"
 #include "stream.h"
 #include "yamlcfg.h"
@@ -381,8 +382,19 @@ static int tier_ref(sctx *c, yaml_node_t *v, const char *ctx, hc_err *err)
     if (i >= 0)
         return i;
     hc_tier t;
-    if (hc_tier_builtin(hc_ynode_str(v), &t, NULL) || c->s->n_tiers >= c->tier_cap)
-        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"", hc_ynode_str(v));
+    if (hc_tier_builtin(hc_ynode_str(v), &t, NULL) || c->s->n_tiers >= c->tier_cap) {
+        /* The suite's own tiers and the built-in ones, for "did you mean". */
+        const char *names[64];
+        int nn = 0;
+        for (size_t k = 0; k < c->s->n_tiers && nn < 48; k++)
+            names[nn++] = c->s->tiers[k].name;
+        for (const char *const *b = hc_tier_builtin_names; *b && nn < 64; b++)
+            names[nn++] = *b;
+        const char *w = hc_ynode_str(v);
+        char hint[96];
+        hc_suggest_text(hint, sizeof hint, w, strlen(w), names, nn);
+        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"%s", w, hint);
+    }
     c->s->tiers[c->s->n_tiers] = t;
     return (int)c->s->n_tiers++;
 }
