@@ -19,7 +19,7 @@ static char hc[1024], root[1024], dir[1024];
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(1 + 7 + 3 + 3);
+    hc_plan(1 + 8 + 3 + 3);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -27,6 +27,9 @@ int main(int argc, char **argv)
     char helper[2048];
     snprintf(helper, sizeof helper, "%s%s%s", argv[0][0] == '/' ? "" : root, argv[0][0] == '/' ? "" : "/", argv[0]);
     char *slash = strrchr(helper, '/');
+    char pipehelper[2100];
+    snprintf(slash + 1, sizeof helper - (size_t)(slash + 1 - helper), "helper_pipe_ref32");
+    snprintf(pipehelper, sizeof pipehelper, "%s", helper);
     snprintf(slash + 1, sizeof helper - (size_t)(slash + 1 - helper), "helper_fake_gtp");
     int rc = hc_shf("cd %s && rm -rf o* m* && mkdir -p mine && %s synth-net --arch v7 --seed 5 --out mine/small.bin.gz "
                     "2>/dev/null && %s selfplay --size 7 --games 2 --seed 3 --moves 30 --stride 3 --out p7.jsonl.gz "
@@ -35,8 +38,9 @@ int main(int argc, char **argv)
                     "'  - {name: ref32-batch-invariance, backend: ref32, tiers: [exact]}' "
                     "'  - {name: fp16, backend: \"emulate:fp16\", tiers: [fp16]}' "
                     "'  - {name: engine, backend: \"gtp:%s {model} -nn {nnX} {nnY}\", tiers: [fp32]}' "
+                    "'  - {name: program, backend: \"pipe:@model={model} %s\", tiers: [fp32]}' "
                     "'modes: [unbatched]' > suite.yaml",
-                    dir, hc, hc, helper);
+                    dir, hc, hc, helper, pipehelper);
     if (!hc_check("prov-0.1", rc == 0 && access(helper, X_OK) == 0, "could not make the test data in %s", dir))
         return hc_fail_rest("prov-1", "not run: no test data"), hc_test_exit();
 
@@ -66,6 +70,12 @@ int main(int argc, char **argv)
         if (!strcmp(p->backends[i].name, "engine"))
             engine = p->backends[i].engine;
     hc_check("prov-1.4", engine && !strcmp(engine, "fake_gtp 0"), "the GTP engine's identity: %s", engine ? engine : "(none)");
+    const char *prog = NULL;
+    for (size_t i = 0; p && i < p->n_backends; i++)
+        if (!strcmp(p->backends[i].name, "program"))
+            prog = p->backends[i].engine;
+    hc_check("prov-1.8", prog && !strcmp(prog, "helper_pipe_ref32, pipe protocol 1"), "the pipe program's identity: %s",
+             prog ? prog : "(none)");
     const char *md = hc_text(hc_path(dir, "o1/report.md"));
     hc_check("prov-1.5", strstr(md, "### Provenance") && strstr(md, digest) && strstr(md, "`mine/small.bin.gz`") &&
                              strstr(md, "engine fake_gtp 0") && strstr(md, "halfcheck " HC_VERSION),
