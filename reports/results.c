@@ -296,6 +296,8 @@ static json_t *result_json(const hc_result *r)
     }
     if (r->taps)
         json_object_set_new(o, "taps", taps_json(r->taps));
+    if (r->self_check)
+        json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
     for (size_t i = 0; i < r->n_tiers; i++) {
         if (r->outcome == HC_OUT_CHECKED && r->checks)
@@ -857,6 +859,8 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         r->where[base] = 0;
         res->taps = own->taps;
     }
+    if (rd_flag(r, o, "selfCheck", &res->self_check))
+        return -1;
     json_t *st = json_object_get(o, "stats");
     if (st) {
         size_t base = strlen(r->where);

@@ -93,6 +93,9 @@ typedef struct hc_result {
     const hc_shown_pos *shown;
     /* Per-layer taps of a failing case, or NULL (results.json "taps", written only when set). */
     const hc_result_taps *taps;
+    /* The reference checking itself (backend ref32: batch invariance, thread lanes), not a
+     * backend under test: report.md lists it apart (results.json "selfCheck", only when set). */
+    int self_check;
 } hc_result;
 
 /* Provenance: what produced a run's figures, so that a reader can tell what was evaluated and

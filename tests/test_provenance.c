@@ -112,7 +112,7 @@ int main(int argc, char **argv)
     hc_check("prov-3.1", strstr(md, "`c` centi-ownership") && strstr(md, "`%` percentage points"),
              "report.md does not explain its units");
     hc_check("prov-3.2", strstr(md, "### Reference self-checks\n\n- small · b7 · ref32-batch-invariance · unbatched: "
-                                    "bit-identical") && !strstr(md, "| b7 | ref32-batch-invariance |"),
+                                    "bit-identical (exact)\n") && !strstr(md, "| b7 | ref32-batch-invariance |"),
              "the reference's self-check is not in a section of its own: %s", md);
     hc_check("prov-3.3", strstr(md, " of 3.5c = ") && strstr(md, "x (fp16) |"), "report.md shows no limit beside a ratio");
     return hc_test_exit();

@@ -20,24 +20,28 @@ static int built_in(const char *name)
 }
 
 /* A profile's description is a paragraph; its first sentence is what the list shows, whole,
- * wrapped at about 100 columns under the name (a line break in the YAML is a space). */
+ * after the name and wrapped at about 100 columns under itself (a line break in the YAML is a
+ * space). */
 static void print_first_sentence(const char *s)
 {
+    enum { INDENT = 19, WIDTH = 100 };
     size_t n = 0;
     while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0' || s[n + 1] == '\n')))
         n++;
-    printf("\n     ");
-    size_t col = 5;
+    size_t col = INDENT;
+    int first = 1;
     for (size_t i = 0; i < n;) {
         size_t w = 0;
         while (i + w < n && s[i + w] != ' ' && s[i + w] != '\n')
             w++;
-        if (col + 1 + w > 100 && col > 5) {
-            printf("\n     ");
-            col = 5;
+        if (!first && col + 1 + w > WIDTH) {
+            printf("\n%*s", INDENT, "");
+            col = INDENT;
+            first = 1;
         }
-        printf(" %.*s", (int)w, s + i);
-        col += 1 + w;
+        printf("%s%.*s", first ? "" : " ", (int)w, s + i);
+        col += (first ? 0 : 1) + w;
+        first = 0;
         i += w;
         while (i < n && (s[i] == ' ' || s[i] == '\n'))
             i++;
@@ -67,7 +71,7 @@ int cmd_backends(int argc, char **argv)
     printf("\nbuilt-in precision profiles (emulate:NAME; bisect-precision --profile NAME):\n");
     for (const char *const *n = hc_profile_builtin_names(); *n; n++) {
         hc_profile *p = hc_profile_load(*n, &err);
-        printf("  %s", *n);
+        printf("  %-16s ", *n);
         if (!p)
             printf("(cannot load: %s)", err.msg);
         else if (p->description)

@@ -180,6 +180,7 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     r->policy_temperature = c->settings.policy_temperature;
     r->seconds = seconds;
     r->model_version = run->model_version;
+    r->self_check = strcmp(s->backends[c->backend].spec, "ref32") == 0;
     if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
         run->backend_error = 1;
     int bad = outcome == HC_OUT_ERROR || (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats));
