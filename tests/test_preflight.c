@@ -49,7 +49,7 @@ static void refused(const char *name, const char *suite, const char *want1, cons
 
 int main(void)
 {
-    hc_plan(1 + 10);
+    hc_plan(1 + 11);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -70,6 +70,8 @@ int main(void)
     refused("preflight-1.3", "pfile.yaml", "pfile.yaml:6:24", "profiles/none.yaml");
     write_suite("fault.yaml", "n.bin.gz", "mutate:pass-droped:ref32", "", "");
     refused("preflight-1.4", "fault.yaml", "fault.yaml:6:24", "did you mean \"pass-dropped\"");
+    write_suite("file.yaml", "n.bin.gz", "file:recorded/none.jsonl.gz", "", "");
+    refused("preflight-1.5", "file.yaml", "file.yaml:6:24", "recorded/none.jsonl.gz: No such file");
     /* 2. An unknown key. */
     write_suite("key.yaml", "n.bin.gz", "ref32", "", ", tier: [fp32]");
     refused("preflight-2.1", "key.yaml", "key.yaml:6:", "unknown key \"tier\" (did you mean \"tiers\"?)");
