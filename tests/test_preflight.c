@@ -49,7 +49,7 @@ static void refused(const char *name, const char *suite, const char *want1, cons
 
 int main(void)
 {
-    hc_plan(1 + 11);
+    hc_plan(1 + 12);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -72,6 +72,9 @@ int main(void)
     refused("preflight-1.4", "fault.yaml", "fault.yaml:6:24", "did you mean \"pass-dropped\"");
     write_suite("file.yaml", "n.bin.gz", "file:recorded/none.jsonl.gz", "", "");
     refused("preflight-1.5", "file.yaml", "file.yaml:6:24", "recorded/none.jsonl.gz: No such file");
+    /* cuda's params are checked without a GPU (a build without the backend says it lacks it). */
+    write_suite("cuda.yaml", "n.bin.gz", "cuda:fp61", "", "");
+    refused("preflight-1.6", "cuda.yaml", "cuda.yaml:6:24", "cuda");
     /* 2. An unknown key. */
     write_suite("key.yaml", "n.bin.gz", "ref32", "", ", tier: [fp32]");
     refused("preflight-2.1", "key.yaml", "key.yaml:6:", "unknown key \"tier\" (did you mean \"tiers\"?)");
