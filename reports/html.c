@@ -114,9 +114,21 @@ static void closest_cell(sbuf *b, const hc_result *r)
         sb_printf(b, "<td>-</td>");
         return;
     }
-    sb_printf(b, "<td>%.3g &#215; ", best->worst_all_ratio);
+    if (hc_tier_is_exact(&r->tiers[bt])) {
+        /* Every limit 0: the figures are the reference's bits or not; a ratio says nothing. */
+        sb_printf(b, "<td>%s (", best->pass ? "bit-identical" : "differs");
+        sb_esc(b, r->tiers[bt].name);
+        sb_printf(b, ")</td>");
+        return;
+    }
+    int m = best->worst_all_metric, p = best->worst_all_pct;
+    char val[64], lim[64];
+    sb_printf(b, "<td>%s %s: %s of ", hc_metric_infos[m].name, hc_pct_names[p],
+              hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val));
+    sb_esc(b, hc_limit_format(&r->tiers[bt], m, p, lim, sizeof lim));
+    sb_printf(b, " = %.3g&#215; (", best->worst_all_ratio);
     sb_esc(b, r->tiers[bt].name);
-    sb_printf(b, " %s %s limit</td>", hc_metric_infos[best->worst_all_metric].name, hc_pct_names[best->worst_all_pct]);
+    sb_printf(b, ")</td>");
 }
 
 static const int headline[] = {HC_M_WINRATE, HC_M_TOP_POLICY, HC_M_POLICY_KL, HC_M_OWNERSHIP};
@@ -737,7 +749,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
     if (mv > 0)
         sb_printf(b, " (model version %d)", mv);
     sb_printf(b, "</h2>\n<div class=wide><table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
-                 "<th>tiers</th><th>closest margin (ratio to limit)</th>");
+                 "<th>tiers</th><th>closest to its limit</th>");
     for (int h = 0; h < N_HEADLINE; h++)
         sb_printf(b, "<th>%s avg</th><th>90%%</th><th>99%%</th><th>max</th>", hc_metric_infos[headline[h]].name);
     sb_printf(b, "</tr>\n");

@@ -21,20 +21,6 @@ static int md_text(hc_ostream *o, const char *s, hc_err *err)
     return 0;
 }
 
-/* Whether every limit a tier sets is 0 (the built-in exact tier): a reproduction check. */
-static int tier_all_zero(const hc_tier *t)
-{
-    int any = 0;
-    for (int m = 0; m < HC_M_COUNT; m++)
-        for (int p = 0; p < HC_P_COUNT; p++)
-            if (t->set[m][p]) {
-                if (t->limit[m][p] != 0)
-                    return 0;
-                any = 1;
-            }
-    return any;
-}
-
 /* The reference checking itself (ref32 batched and unbatched against its own reference),
  * reported in a section of its own, apart from the backends under test. */
 static int is_self_check(const hc_result *r)
@@ -83,7 +69,7 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
     for (size_t t = 0; t < r->n_tiers && r->checks; t++) {
         const hc_tier_check *c = &r->checks[t];
         if (hc_ostream_printf(o, err, "- tier %s: **%s**", r->tiers[t].name, c->pass ? "PASS" : "FAIL") ||
-            (!tier_all_zero(&r->tiers[t]) && md_margin(o, r, t, err)))
+            (!hc_tier_is_exact(&r->tiers[t]) && md_margin(o, r, t, err)))
             return -1;
         if (!c->pass && c->first_fail_metric >= 0) {
             int m = c->first_fail_metric, p = c->first_fail_pct;
@@ -184,7 +170,7 @@ static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
         if (r->checks[t].worst_all_metric >= 0 &&
             (best_t < 0 || r->checks[t].worst_all_ratio > r->checks[best_t].worst_all_ratio))
             best_t = (int)t;
-    if (best_t >= 0 && tier_all_zero(&r->tiers[best_t])) {
+    if (best_t >= 0 && hc_tier_is_exact(&r->tiers[best_t])) {
         /* Every limit 0: a ratio means nothing; the figures are either the reference's or not. */
         if (hc_ostream_printf(o, err, "%s (%s)", r->checks[best_t].pass ? "bit-identical" : "differs",
                               r->tiers[best_t].name))
@@ -285,7 +271,7 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
                 size_t vo = 0;
                 v[0] = '\0';
                 for (size_t t = 0; t < r->n_tiers && vo < sizeof v; t++) {
-                    int exact = tier_all_zero(&r->tiers[t]), pass = r->checks[t].pass;
+                    int exact = hc_tier_is_exact(&r->tiers[t]), pass = r->checks[t].pass;
                     vo += (size_t)snprintf(v + vo, sizeof v - vo, "%s%s (%s)", t ? ", " : "",
                                            exact ? (pass ? "bit-identical" : "**differs**") : (pass ? "pass" : "**FAIL**"),
                                            r->tiers[t].name);

@@ -19,7 +19,7 @@ static char hc[1024], root[1024], dir[1024];
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(1 + 8 + 3 + 3);
+    hc_plan(1 + 8 + 3 + 4);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -115,5 +115,7 @@ int main(int argc, char **argv)
                                     "bit-identical (exact)\n") && !strstr(md, "| b7 | ref32-batch-invariance |"),
              "the reference's self-check is not in a section of its own: %s", md);
     hc_check("prov-3.3", strstr(md, " of 3.5c = ") && strstr(md, "x (fp16) |"), "report.md shows no limit beside a ratio");
+    hc_check("prov-3.4", strstr(ht, "<td>bit-identical (exact)</td>") && strstr(ht, " of 3.5c = "),
+             "report.html's closest-to-limit cells: no bit-identical for exact, or no limit beside a ratio");
     return hc_test_exit();
 }
