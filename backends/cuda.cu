@@ -1406,12 +1406,15 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
-                int threads, hc_err *err)
+/* The params: fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike], each
+ * [,plant=LAYER]. ref: the bit-exact reference kernels (cuda_ref.cu); split: its planted reorder.
+ * 0, or -1 with err. */
+static int cuda_params(const char *params, int *fp16_out, int *ref_out, int *split_out, int knobs[3],
+                       char plant[128], hc_err *err)
 {
-    (void)threads;
-    int fp16 = -1, knobs[3] = {0, 0, 0}, ref = 0, split = 0;
-    char plant[128] = "";
+    int fp16 = -1, ref = 0, split = 0;
+    plant[0] = '\0';
+    knobs[0] = knobs[1] = knobs[2] = 0;
     {
         char buf[128];
         snprintf(buf, sizeof buf, "%s", params ? params : "");
@@ -1435,20 +1438,39 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
             else if (i > 0 && fp16 == 1 && strcmp(tok, "emulike") == 0)
                 knobs[0] = knobs[1] = knobs[2] = 1;
             else if (i > 0 && fp16 >= 0 && strncmp(tok, "plant=", 6) == 0 && tok[6])
-                snprintf(plant, sizeof plant, "%s", tok + 6);
+                snprintf(plant, 128, "%s", tok + 6);
             else
                 fp16 = -1;
             if (fp16 < 0)
                 break;
         }
-        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf) {
-            hc_err_set(err, HC_ECONFIG,
-                       "cuda: params must be fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike]"
-                       ", each [,plant=LAYER] (got \"%s\")",
-                       params ? params : "");
-            return NULL;
-        }
+        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf)
+            return hc_err_set(err, HC_ECONFIG,
+                              "cuda: params must be fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike]"
+                              ", each [,plant=LAYER] (got \"%s\")", params ? params : "");
     }
+    *fp16_out = fp16;
+    *ref_out = ref;
+    *split_out = split;
+    return 0;
+}
+
+/* Checked before any work, without a GPU. */
+int cuda_check(const char *params, hc_err *err)
+{
+    int fp16, ref, split, knobs[3];
+    char plant[128];
+    return cuda_params(params, &fp16, &ref, &split, knobs, plant, err);
+}
+
+void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                int threads, hc_err *err)
+{
+    (void)threads;
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0};
+    char plant[128] = "";
+    if (cuda_params(params, &fp16, &ref, &split, knobs, plant, err))
+        return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
         return NULL;
@@ -1639,6 +1661,7 @@ hc_backend_vtbl make_vtbl()
     v.eval = cuda_eval;
     v.close = cuda_close;
     v.taps = cuda_taps;
+    v.check = cuda_check;
     return v;
 }
 

@@ -17,6 +17,7 @@ typedef struct hc_isolate_side {
     unsigned char *skipped; /* n flags, the positions the backend could not express */
     size_t n_skipped;
     char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
+    char *engine;           /* malloc'd: the backend's identity as its engine reports it, or NULL */
 } hc_isolate_side;
 
 /* A case: the backend, its positions and how to watch it. */
