@@ -165,6 +165,10 @@ $(BUILD)/%.o: %.cu | setup
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
 
+# The GPU reference's kernels follow refs/' operation order to the bit (backends/cuda_ref.cu):
+# no contraction into FMAs, IEEE division and square root, subnormals kept.
+$(BUILD)/backends/cuda_ref.o: private NVCCFLAGS += -fmad=false -prec-div=true -prec-sqrt=true -ftz=false
+
 # The precision profiles (backends/profiles/*.yaml, the single source) embedded as C strings.
 PROFILE_YAML := $(sort $(wildcard backends/profiles/*.yaml))
 $(BUILD)/gen/profiles_gen.c: $(PROFILE_YAML) backends/profiles/embed.awk

@@ -258,6 +258,8 @@ static int start_engine(analysis_backend *a, int s, hc_err *err)
 
 /* --- open, settings --------------------------------------------------------------------------- */
 
+static int analysis_check(const char *params, hc_err *err);
+
 static void *analysis_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
                            hc_err *err)
 {
@@ -293,12 +295,8 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
         hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
         goto fail;
     }
-    if (!strstr(p, "{symmetry}")) {
-        hc_err_set(err, HC_ECONFIG,
-                   "analysis: the command must contain {symmetry} (e.g. -override-config nnForcedSymmetry={symmetry}): "
-                   "the analysis engine takes no symmetry per query, so halfcheck runs one engine per symmetry");
+    if (analysis_check(params, err))
         goto fail;
-    }
     a->cmd = strdup(p);
     a->line = hc_malloc(LINE_CAP, err, "analysis reply");
     if (!a->cmd || !a->line)
@@ -325,6 +323,36 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
 fail:
     analysis_close(a);
     return NULL;
+}
+
+/* The spec without opening anything (preflight): its options, a command, and {symmetry}. */
+static int analysis_check(const char *params, hc_err *err)
+{
+    double t = 0;
+    int f = 0;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &f},
+    };
+    const char *p = hc_specopts_parse("analysis", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        return -1;
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
+    if (!strstr(p, "{symmetry}"))
+        return hc_err_set(err, HC_ECONFIG,
+                          "analysis: the command must contain {symmetry} (e.g. -override-config "
+                          "nnForcedSymmetry={symmetry}): the analysis engine takes no symmetry per query, so "
+                          "halfcheck runs one engine per symmetry");
+    return 0;
+}
+
+/* What the engine says it is (provenance): KataGo's version and git hash, the model it loaded
+ * and its fp16 mode, from the first engine started. */
+static const char *analysis_identity(void *inst)
+{
+    return ((analysis_backend *)inst)->identity;
 }
 
 static int analysis_configure(void *inst, const hc_eval_settings *s, hc_err *err)
@@ -878,4 +906,6 @@ const hc_backend_vtbl hc_backend_analysis = {
     .configure = analysis_configure,
     .positions_per_call = analysis_per_call,
     .finish = analysis_finish,
+    .check = analysis_check,
+    .identity = analysis_identity,
 };

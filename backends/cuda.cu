@@ -1,6 +1,11 @@
-/* cuda:fp32 / cuda:fp16: the reference graph (refs/engine.c) on an NVIDIA GPU. GEMMs through
- * cuBLAS (convolutions as im2col + one GEMM over the whole batch, per-position matmuls,
- * attention as strided-batched GEMMs per head), own kernels for the rest.
+/* cuda:fp32 / cuda:fp16 / cuda:ref32: the reference graph (refs/engine.c) on an NVIDIA GPU.
+ * fp32 and fp16: GEMMs through cuBLAS (convolutions as im2col + one GEMM over the whole batch,
+ * per-position matmuls, attention as strided-batched GEMMs per head), own kernels for the rest.
+ *
+ * ref32: the fp32 reference itself, bit for bit ref32's outputs and taps: every kernel is
+ * backends/cuda_ref.cu's (refs/' scalar orders: one FMA chain per GEMM output, Winograd
+ * F(4x4,3x3) and F(2x2,5x5) with refs/winograd.c's transforms and weights, hcmath's functions),
+ * no cuBLAS. Param ",split-k" (tests only) plants a reorder: every GEMM sums k in two halves.
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -24,6 +29,7 @@ extern "C" {
 #include "kernels.h"
 #include "layers.h"
 }
+#include "cuda_ref.h"
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -434,9 +440,18 @@ struct rope_dev {
     float *cos_t, *sin_t;
 };
 
+/* ref32 mode: a Winograd convolution's transformed weights (refs/winograd.c's, on the host). */
+struct wprep {
+    const hc_conv *src;
+    hc_kconv k;
+};
+
 struct inst {
     const hc_net *net;
     int fp16, nx, ny, hw, max_batch, sync_layers;
+    int ref, split; /* ref32 mode; split: the planted reorder (",split-k") */
+    wprep *wp;
+    int n_wp;
     /* fp16 calibration knobs (params "fp16,pool32,mid32,probs32"; "fp16,emulike" = all three):
      * leave fp32 what emulate:fp16 leaves fp32, to find which rounding explains a difference.
      * pool32: pooled values (and the matmuls reading them run as fp32 GEMMs on half-rounded
@@ -719,9 +734,87 @@ const void *operand(fwd *f, const float *x, size_t n, const char *layer)
     return h;
 }
 
+/* ref32 mode: the Winograd weights of a 3x3 or 5x5 convolution, prepared on the host at open
+ * (dry run) by refs/winograd.c, as the CPU engine prepares them. NULL (error set) on failure. */
+const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
+{
+    inst *I = f->I;
+    for (int i = 0; i < I->n_wp; i++)
+        if (I->wp[i].src == c)
+            return &I->wp[i].k;
+    if (!f->dry) {
+        if (!I->bad) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_EINTERNAL, "cuda: %s: Winograd weights not prepared", c->name);
+        }
+        return NULL;
+    }
+    wprep *g = (wprep *)realloc(I->wp, (size_t)(I->n_wp + 1) * sizeof *g);
+    if (!g) {
+        I->bad = 1;
+        hc_err_set(I->err, HC_ENOMEM, "cuda: Winograd table");
+        return NULL;
+    }
+    I->wp = g;
+    wprep *p = &I->wp[I->n_wp];
+    memset(p, 0, sizeof *p);
+    p->src = c;
+    if (hc_kconv_init(&p->k, c->w, c->out_c, c->in_c, c->ky, c->kx, I->err) ||
+        hc_kconv_use_winograd(&p->k, I->err)) {
+        hc_kconv_free(&p->k);
+        I->bad = 1;
+        return NULL;
+    }
+    I->n_wp++;
+    return &p->k;
+}
+
+/* ref32 mode: refs/conv.c's convolution (1x1: one GEMM; 3x3, 5x5: Winograd; else im2col + GEMM). */
+void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
+{
+    inst *I = f->I;
+    int K = c->in_c * c->ky * c->kx;
+    if (c->ky == 1 && c->kx == 1) {
+        const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
+        if (LIVE(f)) {
+            hcref::gemm(c->out_c, (int)f->S, K, w, K, 1, 0, in, (long long)f->S, 0, out, (long long)f->S, 0, 1,
+                        accumulate, I->split);
+            launched(f, "hcref::gemm", c->name);
+        }
+        return;
+    }
+    if ((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)) {
+        int five = c->ky == 5;
+        const hc_kconv *k = wino_prep(f, c);
+        if (!k)
+            return;
+        const float *U = wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
+        float *ws = ar_get(f, hcref::wino_ws(five, c->in_c, c->out_c, f->B, f->nx, f->ny));
+        if (LIVE(f)) {
+            hcref::wino_conv(five, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
+                             I->split);
+            launched(f, "hcref::wino_conv", c->name);
+        }
+        return;
+    }
+    const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
+    float *ws = ar_get(f, hcref::direct_ws(c->in_c, c->ky, c->kx, f->B, f->nx, f->ny));
+    if (LIVE(f)) {
+        hcref::direct_conv(c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate, ws, I->split);
+        launched(f, "hcref::direct_conv", c->name);
+    }
+}
+
 void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
 {
     size_t top = f->top;
+    if (f->I->ref) {
+        conv_ref(f, c, in, out, accumulate);
+        planted(f, c->name, out, (size_t)c->out_c * f->S);
+        tap(f, c->name, HC_TAP_CBP, c->out_c, out, HC_TAPFMT_F32);
+        f->top = top;
+        return;
+    }
     int K = c->in_c * c->ky * c->kx;
     const void *w = wgemm(f, c->w, (size_t)c->out_c * K, c->name);
     const void *col;
@@ -754,8 +847,14 @@ void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *
     const float *sc = wvec(f, b->merged_scale, b->c, b->name);
     const float *bi = wvec(f, b->merged_bias, b->c, b->name);
     size_t n = (size_t)b->c * f->S;
-    LAUNCH(f, b->name, k_bn_act, nblocks(n), 256, b->c, f->S, in, out, sc, bi, (int)a->kind,
-           f->mask, f->I->fp16);
+    if (f->I->ref) {
+        if (LIVE(f)) {
+            hcref::bn_act(b->c, f->B, f->hw, in, out, sc, bi, (int)a->kind, f->mask, NULL);
+            launched(f, "hcref::bn_act", b->name);
+        }
+    } else
+        LAUNCH(f, b->name, k_bn_act, nblocks(n), 256, b->c, f->S, in, out, sc, bi, (int)a->kind,
+               f->mask, f->I->fp16);
     planted(f, b->name, out, n);
     tap(f, b->name, HC_TAP_CBP, b->c, out, stored_fmt(f, 0));
 }
@@ -766,9 +865,17 @@ void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pool
     size_t top = f->top;
     int f32 = pooled && f->I->pool32;
     const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
-    const void *a = f32 ? in : operand(f, in, (size_t)f->B * m->in_c, m->name);
-    gemm(f, m->name, 0, 0, f->B, m->out_c, m->in_c, a, m->in_c, 0, w, m->out_c, 0, out, m->out_c,
-         0, 1, 0.0f, f32);
+    if (f->I->ref) {
+        if (LIVE(f)) { /* refs/norm_pool.c hc_matmul_bc: out[b][o] = chain over i of in[b][i] w[i][o] */
+            hcref::gemm(f->B, m->out_c, m->in_c, in, m->in_c, 1, 0, (const float *)w, m->out_c, 0, out, m->out_c,
+                        0, 1, 0, f->I->split);
+            launched(f, "hcref::gemm", m->name);
+        }
+    } else {
+        const void *a = f32 ? in : operand(f, in, (size_t)f->B * m->in_c, m->name);
+        gemm(f, m->name, 0, 0, f->B, m->out_c, m->in_c, a, m->in_c, 0, w, m->out_c, 0, out, m->out_c,
+             0, 1, 0.0f, f32);
+    }
     round16(f, out, (size_t)f->B * m->out_c, m->name);
     planted(f, m->name, out, (size_t)f->B * m->out_c);
     tap(f, m->name, HC_TAP_BC, m->out_c, out, stored_fmt(f, 0));
@@ -779,7 +886,13 @@ void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, 
 {
     const float *b = bias ? wvec(f, bias, C, layer) : NULL;
     size_t n = (size_t)f->B * C;
-    LAUNCH(f, layer, k_bias_act_bc, nblocks(n), 256, f->B, C, x, b, act, f->I->fp16);
+    if (f->I->ref) {
+        if (LIVE(f)) {
+            hcref::bias_act_bc(f->B, C, x, b, act);
+            launched(f, "hcref::bias_act_bc", layer);
+        }
+    } else
+        LAUNCH(f, layer, k_bias_act_bc, nblocks(n), 256, f->B, C, x, b, act, f->I->fp16);
     /* ref32 taps a head's matmul after its bias and activation: this replaces matmul_bc's tap */
     tap(f, layer, HC_TAP_BC, C, x, stored_fmt(f, 0));
 }
@@ -787,12 +900,26 @@ void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, 
 void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
 {
     size_t n = (size_t)C * f->S;
+    if (f->I->ref) {
+        if (LIVE(f)) {
+            hcref::add_bias_bc(C, f->B, f->hw, x, bias);
+            launched(f, "hcref::add_bias_bc", layer);
+        }
+        return;
+    }
     LAUNCH(f, layer, k_add_bias_bc, nblocks(n), 256, C, f->B, f->hw, x, bias,
            f->I->fp16 && !f->I->mid32);
 }
 
 void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head)
 {
+    if (f->I->ref) {
+        if (LIVE(f)) {
+            hcref::pool(C, f->B, f->hw, in, f->mask, f->msum, out, value_head);
+            launched(f, "hcref::pool", layer);
+        }
+        return;
+    }
     size_t threads = (size_t)f->B * C * 32;
     LAUNCH(f, layer, k_gpool, nblocks(threads), 256, C, f->B, f->hw, in, f->mask, f->msum, out,
            value_head, f->I->fp16 && !f->I->pool32);
@@ -805,9 +932,17 @@ void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 
 {
     size_t top = f->top;
     const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
-    const void *b = f32 ? in : operand(f, in, (size_t)m->in_c * f->S, m->name);
-    gemm(f, m->name, 1, 0, m->out_c, (int)f->S, m->in_c, w, m->out_c, 0, b, (int)f->S, 0, out,
-         (int)f->S, 0, 1, 0.0f, f32);
+    if (f->I->ref) {
+        if (LIVE(f)) { /* hc_matmul_cs: out[o][s] = chain over i of w[i][o] in[i][s] */
+            hcref::gemm(m->out_c, (int)f->S, m->in_c, (const float *)w, 1, m->out_c, 0, in, (long long)f->S, 0,
+                        out, (long long)f->S, 0, 1, 0, f->I->split);
+            launched(f, "hcref::gemm", m->name);
+        }
+    } else {
+        const void *b = f32 ? in : operand(f, in, (size_t)m->in_c * f->S, m->name);
+        gemm(f, m->name, 1, 0, m->out_c, (int)f->S, m->in_c, w, m->out_c, 0, b, (int)f->S, 0, out,
+             (int)f->S, 0, 1, 0.0f, f32);
+    }
     if (!keep32)
         round16(f, out, (size_t)m->out_c * f->S, m->name);
     planted(f, m->name, out, (size_t)m->out_c * f->S);
@@ -825,10 +960,69 @@ const rope_dev *find_rope(inst *I, const hc_attn_block *a)
 
 void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
 
+/* ref32 mode: ref32's hooked attention block (refs/engine.c): the pre-norm, q, k, v, RoPE, the
+ * exact attention head by head (refs/attention.c's chains and softmax), the output projection
+ * and the masked residual; each output tapped as ref32 taps it. */
+void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
+{
+    const hc_attn_block *a = &bl->attn;
+    inst *I = f->I;
+    int nh = a->num_heads, nkv = a->num_kv_heads, qd = a->q_head_dim, vd = a->v_head_dim;
+    int B = f->B, hw = f->hw, group = nh / nkv;
+    size_t S = f->S;
+    float *q = ar_get(f, (size_t)nh * qd * S);
+    float *k = ar_get(f, (size_t)nkv * qd * S);
+    float *v = ar_get(f, (size_t)nkv * vd * S);
+    float *att = ar_get(f, (size_t)nh * vd * S);
+    float *sc = ar_get(f, (size_t)B * hw * hw);
+    const float *lw = wvec(f, a->pre_ln.weight, c, a->pre_ln.name);
+    if (LIVE(f)) {
+        hcref::rmsnorm_pos(c, S, x, s, lw, a->pre_ln.eps, f->mask);
+        launched(f, "hcref::rmsnorm_pos", a->pre_ln.name);
+    }
+    planted(f, a->pre_ln.name, s, (size_t)c * S);
+    tap(f, a->pre_ln.name, HC_TAP_CBP, c, s, HC_TAPFMT_F32);
+    matmul_cs(f, &a->q_proj, s, q);
+    matmul_cs(f, &a->k_proj, s, k);
+    matmul_cs(f, &a->v_proj, s, v);
+    if (a->use_rope) {
+        const rope_dev *rt = find_rope(I, a);
+        if (LIVE(f) && !rt) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_EINTERNAL, "cuda: %s: no RoPE table", bl->name);
+        }
+        if (LIVE(f)) {
+            hcref::rope(B, hw, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q);
+            launched(f, "hcref::rope", a->q_proj.name);
+            hcref::rope(B, hw, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k);
+            launched(f, "hcref::rope", a->k_proj.name);
+        }
+        tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q, HC_TAPFMT_F32);
+        tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k, HC_TAPFMT_F32);
+    }
+    for (int h = 0; h < nh && LIVE(f); h++) {
+        int kvh = h / group;
+        hcref::attention_head(B, hw, qd, vd, q + (size_t)h * qd * S, k + (size_t)kvh * qd * S,
+                              v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->split);
+        launched(f, "hcref::attention_head", bl->name);
+    }
+    tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, HC_TAPFMT_F32);
+    matmul_cs(f, &a->out_proj, att, s);
+    if (LIVE(f)) {
+        hcref::residual(c, S, x, s, f->mask);
+        launched(f, "hcref::residual", bl->name);
+    }
+    tap(f, bl->name, HC_TAP_CBP, c, x, HC_TAPFMT_F32);
+}
+
 void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
 {
     const hc_attn_block *a = &bl->attn;
     inst *I = f->I;
+    if (I->ref) {
+        attention_ref(f, bl, c, x, s);
+        return;
+    }
     int nh = a->num_heads, nkv = a->num_kv_heads, qd = a->q_head_dim, vd = a->v_head_dim;
     int B = f->B, hw = f->hw, group = nh / nkv;
     size_t S = f->S;
@@ -910,8 +1104,14 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *a1 = ar_get(f, (size_t)ff->ffn_c * S);
     float *gate = ar_get(f, (size_t)ff->ffn_c * S);
     const float *lw = wvec(f, ff->pre_ln.weight, c, ff->pre_ln.name);
-    LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
-           f->mask, I->fp16);
+    if (I->ref) {
+        if (LIVE(f)) {
+            hcref::rmsnorm_pos(c, S, x, s, lw, ff->pre_ln.eps, f->mask);
+            launched(f, "hcref::rmsnorm_pos", ff->pre_ln.name);
+        }
+    } else
+        LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
+               f->mask, I->fp16);
     planted(f, ff->pre_ln.name, s, (size_t)c * S);
     tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
     matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
@@ -919,12 +1119,24 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     tap_inner(f, bl->name, "ffn.up", ff->ffn_c, a1, stored_fmt(f, I->mid32));
     tap_inner(f, bl->name, "ffn.gate", ff->ffn_c, gate, stored_fmt(f, I->mid32));
     size_t n = (size_t)ff->ffn_c * S;
-    LAUNCH(f, ff->linear1.name, k_swiglu, nblocks(n), 256, n, a1, gate, I->fp16);
+    if (I->ref) {
+        if (LIVE(f)) {
+            hcref::swiglu(n, a1, gate);
+            launched(f, "hcref::swiglu", ff->linear1.name);
+        }
+    } else
+        LAUNCH(f, ff->linear1.name, k_swiglu, nblocks(n), 256, n, a1, gate, I->fp16);
     /* ref32 taps linear1 after the SwiGLU */
     tap(f, ff->linear1.name, HC_TAP_CBP, ff->ffn_c, a1, stored_fmt(f, 0));
     matmul_cs(f, &ff->linear2, a1, s);
-    LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
-           I->fp16);
+    if (I->ref) {
+        if (LIVE(f)) {
+            hcref::residual(c, S, x, s, f->mask);
+            launched(f, "hcref::residual", bl->name);
+        }
+    } else
+        LAUNCH(f, bl->name, k_residual_masked, nblocks((size_t)c * S), 256, c, S, x, s, f->mask,
+               I->fp16);
     tap(f, bl->name, HC_TAP_CBP, c, x, stored_fmt(f, 0));
 }
 
@@ -1049,8 +1261,19 @@ void forward(fwd *f)
     if (t->norm_kind == HC_TRUNK_NORM_RMSNORM) {
         const hc_rmsnorm *r = &t->tip_rmsnorm;
         const float *g = wvec(f, r->gamma, tc, r->name), *be = wvec(f, r->beta, tc, r->name);
-        LAUNCH(f, r->name, k_rmsnorm_tip, B, 256, tc, B, hw, x, s, g, be, r->eps, r->spatial,
-               (int)t->tip_act.kind, f->mask, r16);
+        if (I->ref) {
+            size_t top = f->top;
+            float *ws = ar_get(f, S);
+            if (LIVE(f)) {
+                hcref::rmsnorm_tip(tc, B, hw, x, s, g, be, r->eps, r->spatial, (int)t->tip_act.kind, f->mask, ws);
+                launched(f, "hcref::rmsnorm_tip", r->name);
+            }
+            f->top = top;
+        } else
+            LAUNCH(f, r->name, k_rmsnorm_tip, B, 256, tc, B, hw, x, s, g, be, r->eps, r->spatial,
+                   (int)t->tip_act.kind, f->mask, r16);
+        planted(f, r->name, s, (size_t)tc * S);
+        tap(f, r->name, HC_TAP_CBP, tc, s, stored_fmt(f, 0));
     } else {
         bn(f, &t->tip_bn, &t->tip_act, x, s);
     }
@@ -1161,6 +1384,9 @@ void inst_free(inst *I)
         cudaFree(I->ropes[i].sin_t);
     }
     free(I->ropes);
+    for (int i = 0; i < I->n_wp; i++)
+        hc_kconv_free(&I->wp[i].k);
+    free(I->wp);
     free(I->tap_host);
     cudaFree(I->arena);
     cudaFree(I->d_spatial);
@@ -1180,12 +1406,15 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
-                int threads, hc_err *err)
+/* The params: fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike], each
+ * [,plant=LAYER]. ref: the bit-exact reference kernels (cuda_ref.cu); split: its planted reorder.
+ * 0, or -1 with err. */
+static int cuda_params(const char *params, int *fp16_out, int *ref_out, int *split_out, int knobs[3],
+                       char plant[128], hc_err *err)
 {
-    (void)threads;
-    int fp16 = -1, knobs[3] = {0, 0, 0};
-    char plant[128] = "";
+    int fp16 = -1, ref = 0, split = 0;
+    plant[0] = '\0';
+    knobs[0] = knobs[1] = knobs[2] = 0;
     {
         char buf[128];
         snprintf(buf, sizeof buf, "%s", params ? params : "");
@@ -1194,6 +1423,10 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
         for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++) {
             if (i == 0 && strcmp(tok, "fp32") == 0)
                 fp16 = 0;
+            else if (i == 0 && strcmp(tok, "ref32") == 0)
+                fp16 = 0, ref = 1;
+            else if (i > 0 && ref && strcmp(tok, "split-k") == 0)
+                split = 1;
             else if (i == 0 && strcmp(tok, "fp16") == 0)
                 fp16 = 1;
             else if (i > 0 && fp16 == 1 && strcmp(tok, "pool32") == 0)
@@ -1205,19 +1438,39 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
             else if (i > 0 && fp16 == 1 && strcmp(tok, "emulike") == 0)
                 knobs[0] = knobs[1] = knobs[2] = 1;
             else if (i > 0 && fp16 >= 0 && strncmp(tok, "plant=", 6) == 0 && tok[6])
-                snprintf(plant, sizeof plant, "%s", tok + 6);
+                snprintf(plant, 128, "%s", tok + 6);
             else
                 fp16 = -1;
             if (fp16 < 0)
                 break;
         }
-        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf) {
-            hc_err_set(err, HC_ECONFIG,
-                       "cuda: params must be fp32 or fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER] (got \"%s\")",
-                       params ? params : "");
-            return NULL;
-        }
+        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf)
+            return hc_err_set(err, HC_ECONFIG,
+                              "cuda: params must be fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike]"
+                              ", each [,plant=LAYER] (got \"%s\")", params ? params : "");
     }
+    *fp16_out = fp16;
+    *ref_out = ref;
+    *split_out = split;
+    return 0;
+}
+
+/* Checked before any work, without a GPU. */
+int cuda_check(const char *params, hc_err *err)
+{
+    int fp16, ref, split, knobs[3];
+    char plant[128];
+    return cuda_params(params, &fp16, &ref, &split, knobs, plant, err);
+}
+
+void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
+                int threads, hc_err *err)
+{
+    (void)threads;
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0};
+    char plant[128] = "";
+    if (cuda_params(params, &fp16, &ref, &split, knobs, plant, err))
+        return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
         return NULL;
@@ -1248,6 +1501,8 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     I->err = err;
     I->net = net;
     I->fp16 = fp16;
+    I->ref = ref;
+    I->split = split;
     I->pool32 = knobs[0];
     I->mid32 = knobs[1];
     I->probs32 = knobs[2];
@@ -1259,9 +1514,9 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     const char *sy = getenv("HC_CUDA_SYNC");
     I->sync_layers = sy && *sy && strcmp(sy, "0") != 0;
     CK(I, cudaSetDevice(0), "open");
-    if (!I->bad && blas_load(&I->api, err))
+    if (!I->bad && !I->ref && blas_load(&I->api, err))
         I->bad = 1;
-    if (!I->bad) {
+    if (!I->bad && !I->ref) {
         cublasStatus_t st = I->api.create(&I->blas);
         if (st != CUBLAS_STATUS_SUCCESS) {
             I->bad = 1;
@@ -1397,14 +1652,16 @@ hc_backend_vtbl make_vtbl()
     memset(&v, 0, sizeof v);
     v.name = "cuda";
     v.shape = HC_BACKEND_TENSOR;
-    v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: fp32 (fp32 "
-             "everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
+    v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
+             "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
+             "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";
     v.open = cuda_open;
     v.eval = cuda_eval;
     v.close = cuda_close;
     v.taps = cuda_taps;
+    v.check = cuda_check;
     return v;
 }
 

@@ -1,9 +1,10 @@
-/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, analysis, cuda) and lookup in it. */
+/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, tensors, analysis, cuda) and lookup in it. */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
+#include "suggest.h"
 
 extern const hc_backend_vtbl hc_backend_ref32;
 extern const hc_backend_vtbl hc_backend_file;
@@ -12,6 +13,7 @@ extern const hc_backend_vtbl hc_backend_fault;
 extern const hc_backend_vtbl hc_backend_emulate;
 extern const hc_backend_vtbl hc_backend_gtp;
 extern const hc_backend_vtbl hc_backend_pipe;
+extern const hc_backend_vtbl hc_backend_tensors;
 extern const hc_backend_vtbl hc_backend_analysis;
 #ifdef HC_HAVE_CUDA
 extern const hc_backend_vtbl hc_backend_cuda;
@@ -26,6 +28,7 @@ const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_emulate,
     &hc_backend_gtp,
     &hc_backend_pipe,
+    &hc_backend_tensors,
     &hc_backend_analysis,
 #ifdef HC_HAVE_CUDA
     &hc_backend_cuda,
@@ -51,10 +54,13 @@ const hc_backend_doc hc_backend_docs[] = {
      "runs a GTP engine (e.g. KataGo) and reads kata-raw-nn; $VAR from the environment, unset means skipped"},
     {"pipe", "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD",
      "runs a program speaking docs/PROTOCOL.md (input rows in, raw heads out); $VAR unset means skipped"},
+    {"tensors", "tensors:[@map=NAMES.yaml @layout=nchw|nhwc] DIR|FILE.safetensors",
+     "a tap source: per-layer tensors another tool wrote (.npy, safetensors) for the positions in order, "
+     "compared by `taps` (docs/TAPS.md)"},
     {"analysis", "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD",
      "runs KataGo's JSON analysis engine, one per symmetry ({symmetry}, {batch} in CMD), queries sent concurrently so "
      "that it batches; reads the root's raw outputs; $VAR unset means skipped"},
-    {"cuda", "cuda:fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
+    {"cuda", "cuda:ref32[,split-k]|fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
      "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, halfcheck's own kernels); built where nvcc is found"},
     {NULL, NULL, NULL},
 };
@@ -80,11 +86,26 @@ const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc
             return hc_backends[i];
         }
     char known[512] = "";
+    const char *names[32];
+    int nn = 0;
     for (int i = 0; hc_backends[i]; i++) {
         size_t len = strlen(known);
         snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", hc_backends[i]->name);
+        if (nn < 32)
+            names[nn++] = hc_backends[i]->name;
     }
-    hc_err_set(err, HC_ECONFIG, "unknown backend kind \"%.*s\" (known: %s)", (int)n, spec, known);
+    char hint[96];
+    hc_suggest_text(hint, sizeof hint, spec, n, names, nn);
+    /* A kind this binary lacks (cuda without nvcc) says so rather than "unknown". */
+    const hc_backend_doc *doc = NULL;
+    for (const hc_backend_doc *d = hc_backend_docs; d->name; d++)
+        if (strlen(d->name) == n && strncmp(d->name, spec, n) == 0)
+            doc = d;
+    if (doc)
+        hc_err_set(err, HC_ECONFIG, "backend kind \"%s\" is not built into this halfcheck (%s; built: %s)", doc->name,
+                   doc->summary, known);
+    else
+        hc_err_set(err, HC_ECONFIG, "unknown backend kind \"%.*s\"%s (known: %s)", (int)n, spec, hint, known);
     return NULL;
 }
 
@@ -159,4 +180,21 @@ int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err 
 int hc_backend_taps(const hc_backend *b)
 {
     return b->vt && b->vt->shape == HC_BACKEND_TENSOR && b->vt->taps && b->vt->taps(b->inst);
+}
+
+int hc_backend_check(const char *spec, hc_err *err)
+{
+    const char *params;
+    const hc_backend_vtbl *vt = hc_backend_find(spec, &params, err);
+    if (!vt)
+        return -1;
+    if (vt->check && vt->check(params, err))
+        return hc_err_prefix(err, "backend %s: ", spec);
+    return 0;
+}
+
+const char *hc_backend_identity(const hc_backend *b)
+{
+    const char *id = b && b->vt && b->inst && b->vt->identity ? b->vt->identity(b->inst) : NULL;
+    return id && *id ? id : NULL;
 }

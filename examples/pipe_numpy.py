@@ -20,6 +20,15 @@ For halfcheck's own tests it can plant a bug in one block's kernel:
 rope: block N's attention rotates by the opposite angle; swiglu: block N's FFN swaps gate and
 up; norm-eps: block N's input norm uses epsilon 0.05; mask-stride: block N reads the board
 mask with a row stride one too small (its attention's key mask, or a conv block's input norm).
+
+Without halfcheck on the other end of a pipe, it can also write its taps to files, the way a
+tool that cannot speak the protocol would (docs/TAPS.md, "Taps from files"):
+    halfcheck taps --net NET --positions POS --nn 9x9 --limit 4 --save golden
+    python3 examples/pipe_numpy.py --model NET --inputs golden --dump mine [--layout nhwc] [--dtype f16]
+    halfcheck taps --net NET --positions POS --nn 9x9 --limit 4 --backend "tensors:@map=mine/names.yaml mine"
+--inputs reads the input rows `taps --save` wrote (golden/npy/input%2Fspatial.npy, ...); --dump
+writes one .npy per tap under this script's own names (conv.rconv3__w1a, layers.2.q_proj, np.conv1, ...)
+and the input rows it used, and names.yaml, the map from its names to halfcheck's.
 """
 import argparse
 import gzip
@@ -481,12 +490,70 @@ def text(s):
     return u32(len(b)) + b
 
 
+# ---- taps to files (no pipe) ----------------------------------------------------------------
+
+def own_name(name):
+    """This script's own name for one of halfcheck's tap names (what a tool would call it)."""
+    if "/" in name:
+        return "conv." + name.replace("/", "__")
+    if name.startswith("model.blocks."):
+        return "layers." + name[len("model.blocks."):]
+    return "np." + name
+
+
+# the map from own names back to halfcheck's: patterns ('*' any run of characters), first match wins
+NAMES_YAML = """# examples/pipe_numpy.py --dump: its tensor names -> halfcheck's tap names (docs/TAPS.md)
+layout: %s
+map:
+  in_spatial: {tap: input/spatial, layout: NCHW}
+  in_global: input/global
+  "conv.*__*__*": "*/*/*"
+  "conv.*__*": "*/*"
+  "layers.*": "model.blocks.*"
+  "np.*": "*"
+"""
+
+
+def dump(args):
+    import os
+    model = load(args.model)
+    if model.meta:
+        raise SystemExit("pipe_numpy.py: metadata encoders are not in this example")
+    sp = np.load(os.path.join(args.inputs, "npy", "input%2Fspatial.npy")).astype(F32)
+    gl = np.load(os.path.join(args.inputs, "npy", "input%2Fglobal.npy")).astype(F32)
+    B, C, ny, nx = sp.shape
+    net = Net(model, nx, ny, args.bug, args.bug_layer)
+    net.taps = {}
+    net.forward(sp, gl)
+    os.makedirs(args.dump, exist_ok=True)
+    dt = "<f2" if args.dtype == "f16" else "<f4"
+    np.save(os.path.join(args.dump, "in_spatial.npy"), sp)
+    np.save(os.path.join(args.dump, "in_global.npy"), gl)
+    for k, a in net.taps.items():
+        a = np.asarray(a, dtype=F32)
+        if a.ndim == 3:  # [B][C][HW] -> [B][C][H][W]
+            a = a.reshape(a.shape[0], a.shape[1], ny, nx)
+            if args.layout == "nhwc":
+                a = a.transpose(0, 2, 3, 1)
+        np.save(os.path.join(args.dump, own_name(k) + ".npy"), np.ascontiguousarray(a.astype(dt)))
+    with open(os.path.join(args.dump, "names.yaml"), "w") as f:
+        f.write(NAMES_YAML % args.layout.upper())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bug", choices=["rope", "swiglu", "norm-eps", "mask-stride"])
     ap.add_argument("--bug-layer", type=int, default=-1, help="the block (0-based) the bug is in")
     ap.add_argument("--model", help="the model file, when halfcheck sends no path (@model=)")
+    ap.add_argument("--inputs", help="with --dump: a directory `halfcheck taps --save` wrote (its input rows)")
+    ap.add_argument("--dump", help="write the taps of --inputs' rows to this directory as .npy files, no pipe")
+    ap.add_argument("--layout", choices=["nchw", "nhwc"], default="nchw", help="with --dump: spatial taps' layout")
+    ap.add_argument("--dtype", choices=["f32", "f16"], default="f32", help="with --dump: the element type written")
     args = ap.parse_args()
+    if args.dump:
+        if not args.model or not args.inputs:
+            ap.error("--dump needs --model and --inputs")
+        return dump(args)
     h = struct.unpack("<4s12I", read(52))
     nx, ny, max_batch, C, G, M, PC, SC = h[2:10]
     path = read(h[12]).decode()

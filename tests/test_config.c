@@ -220,7 +220,7 @@ static const char *bad_cases[][3] = {
     {"name: t\nnets:\n  - {name: n1, model: m}\nboards:\n  - name: b0\n    positions: p\n    nnBuffer: 9x9\n"
      "  - name: b1\n    positions: p\n    nnBuffer: 9\n  - name: b2\n    polcyTemperature: 1.1\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
-     "cfg/t.yaml:12:5: unknown key \"polcyTemperature\" (in boards[2])", "unknown key"},
+     "cfg/t.yaml:12:5: unknown key \"polcyTemperature\" (did you mean \"policyTemperature\"?) (in boards[2])", "unknown key"},
     {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: [9, 9]\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
      "cfg/t.yaml:5:15: nnBuffer: expected a scalar, got a sequence (in boards[0])", "wrong type"},
@@ -250,7 +250,7 @@ static const char *bad_cases[][3] = {
      "backends: [{backend: x, tiers: [fp16]}]\nmatrix:\n  - nets: [n]\n    overrides: {nnBuffer: 9x9}\n",
      "cfg/t.yaml:6:17: unknown key \"nnBuffer\" (in matrix[0].overrides)", "override key"},
     {"tiers:\n  - name: mine\n    limits:\n      winrat: {max: 1}\n",
-     "cfg/t.yaml:4:7: unknown key \"winrat\" (in tiers[0].limits)", "unknown metric"},
+     "cfg/t.yaml:4:7: unknown key \"winrat\" (did you mean \"winrate\"?) (in tiers[0].limits)", "unknown metric"},
     {"tiers:\n  - name: mine\n    limits:\n      winrate: {max: -1%}\n",
      "cfg/t.yaml:4:22: max: expected a limit >= 0", "negative limit"},
     {"tiers:\n  - name: fp16\n    limits: {}\n", "cfg/t.yaml:2:11: tier name \"fp16\" is a built-in", "builtin name"},
@@ -268,6 +268,9 @@ static const char *bad_cases[][3] = {
     {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9, requireExactNNLen: maybe}]\n",
      "requireExactNNLen: expected true or false, got \"maybe\"", "bad bool"},
     {"", "cfg/t.yaml:1:1: empty document", "empty"},
+    {"nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
+     "backends: [{backend: x, tiers: [fp16]}]\nreference: cuda:fp16\n",
+     "cfg/t.yaml:4:12: must be ref32 or cuda:ref32 (got \"cuda:fp16\")", "reference not the fp32 reference"},
 };
 enum { N_BAD_CASES = sizeof bad_cases / sizeof bad_cases[0] };
 
@@ -351,13 +354,19 @@ static void test_standalone(void)
     hc_check("config-5.6", hc_tier_cfg_parse(tier, strlen(tier), "mem/tier.yaml", &t, &err) == 0 &&
              t.set[HC_M_WINRATE][HC_P_MAX], "%s", err.msg);
     hc_config_holder_free(&h);
+    /* reference: where the fp32 reference is computed (absent: NULL, the runner's ref32) */
+    const char *ref = "nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
+                      "backends: [{backend: x, tiers: [fp16]}]\nreference: cuda:ref32\n";
+    hc_suite *rs = hc_suite_parse(ref, strlen(ref), "mem/suite.yaml", &err);
+    hc_check("config-5.7", rs && rs->reference && !strcmp(rs->reference, "cuda:ref32"), "%s", err.msg);
+    hc_suite_free(rs);
 }
 
 int main(void)
 {
     /* fixed sequences (test_good, 2.1-2.4 and 2.7-2.9, 4.x, 5.x, 7.x) and one per bad case;
      * test_shipped adds one per net and board of the shipped suite */
-    hc_plan(GOOD_CHECKS + 7 + N_BAD_CASES + 4 + 6 + 2);
+    hc_plan(GOOD_CHECKS + 8 + N_BAD_CASES + 4 + 6 + 2);
     test_standalone();
     test_good();
     test_shipped();

@@ -24,6 +24,14 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
+/* Under nvcc the inline functions below are device functions too (backends/cuda_ref.cu, compiled
+ * with -fmad=false: the same operations, the same bits). */
+#if defined(__CUDACC__)
+#define HC_HD __host__ __device__
+#else
+#define HC_HD
+#endif
+
 #if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != -1
 #error "hcmath needs FLT_EVAL_METHOD 0: float operations rounded to float (SSE2, NEON)"
 #endif
@@ -47,7 +55,7 @@
     } while (0)
 
 /* 2^k as a float for an integral k in [-126, 127] (exact, from the exponent bits). */
-static inline float hc_pow2f_(float k)
+HC_HD static inline float hc_pow2f_(float k)
 {
     int32_t e = ((int32_t)k + 127) * (1 << 23);
     float s;
@@ -58,7 +66,7 @@ static inline float hc_pow2f_(float k)
 /* e^x. For x in [-87, 88] exactly p * 2^k of HC_EXPF_REDUCE (so refs' vector exp, which clamps
  * its input to that range, agrees bit for bit there); outside, p scaled in two exact steps so
  * the result overflows to inf or rounds into the subnormals once. */
-static inline float hc_expf(float x)
+HC_HD static inline float hc_expf(float x)
 {
     if (x != x)
         return x + x;

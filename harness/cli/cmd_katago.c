@@ -33,12 +33,14 @@ static const cli_opt opts[] = {
     {"analysis-config", 1, 0, "the analysis engine's config with --path both (default --config)", "PATH"},
     {"model", 1, 1, "a model file (.bin.gz, .txt.gz) KataGo and the reference evaluate, or a directory of them (repeatable)", "PATH"},
     {"path", 1, 0, "which of KataGo's paths: analysis (its JSON analysis engine, unbatched and batched; default), gtp (kata-raw-nn, one position at a time) or both", "analysis|gtp|both"},
-    {"tier", 1, 1, "tier to check (default fp16, KataGo's tier for an fp16 backend; fp32 for a build that runs fp32)", "TIER"},
+    {"tier", 1, 1, "tier to check (repeatable): fp16 (default, KataGo's tier for an fp16 backend), fp32 (a build that "
+               "runs fp32), fp32-strict (a path that claims fp32), exact (bit for bit)", "TIER"},
     {"out", 1, 0, "directory for the reports, the suite written for the run and KataGo's working directory (default halfcheck-out)", "DIR"},
     {"data", 1, 0, "the repository's suites/ directory (boards/, data/); default: found beside this halfcheck binary", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
     {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
     {"threads", 1, 0, "evaluation threads of the reference (default 2)", "N"},
+    {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU, default) or cuda:ref32 (an NVIDIA GPU, the same bits)", "SPEC"},
     {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)", "SECONDS"},
     {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=katago-analysis|katago-gtp (boards: suites/katago/families.yaml)", "FILTER"},
     {"quiet", 0, 0, "no progress line and no table on stdout", NULL},
@@ -143,6 +145,9 @@ static int spec_start(char *spec, size_t len, const char *kind, const char *work
     if (word_quote(spec, len, workdir) || word_quote(spec, len, katago))
         return -1;
     size_t o = strlen(spec);
+    /* model is "{model}": the suite's net file, so that `halfcheck run katago-suite.yaml --net
+     * OTHER` has KataGo evaluate the file the reference evaluates; quoted (single quotes: the
+     * splitter expands no $ inside them; a net path holding a single quote is refused). */
     if (snprintf(spec + o, len - o, " %s -model", sub) >= (int)(len - o) || word_quote(spec, len, model))
         return -1;
     o = strlen(spec);
@@ -314,6 +319,9 @@ static int add_net(knet *nets, int *n, const char *path, hc_err *err)
     memset(k, 0, sizeof *k);
     if (!realpath(path, k->path))
         return hc_err_set(err, HC_EUSAGE, "--model %s: %s", path, strerror(errno));
+    if (strchr(k->path, '\''))
+        return hc_err_set(err, HC_EUSAGE, "--model %s: a path holding a single quote (the engine's command line "
+                          "quotes the net's path with single quotes)", path);
     for (int i = 0; i < *n; i++)
         if (strcmp(nets[i].path, k->path) == 0)
             return 0; /* given twice */
@@ -617,7 +625,7 @@ int cmd_katago(int argc, char **argv)
 
     /* The same runner and reports as `halfcheck run`, through its own command line. */
     static const char *const fwd[][2] = {{"cache", "--cache"}, {"threads", "--threads"}, {"timeout", "--timeout"},
-                                         {"only", "--only"}};
+                                         {"only", "--only"}, {"ref", "--ref"}};
     char *rargv[32];
     int rn = 0;
     rargv[rn++] = "run";
@@ -636,7 +644,9 @@ int cmd_katago(int argc, char **argv)
     if (cli_has(&a, "quiet"))
         rargv[rn++] = "--quiet";
     rargv[rn] = NULL;
-    int status = cmd_run(rn, rargv);
+    char *command = cli_command_line("katago", argc, argv);
+    int status = cmd_run_as(rn, rargv, command);
+    free(command);
     /* The per-net table a backend pull request pastes (the reports' summary.md). */
     char sp[PATH_MAX + 32];
     snprintf(sp, sizeof sp, "%s/summary.md", o_abs);

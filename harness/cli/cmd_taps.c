@@ -17,7 +17,9 @@ static const cli_opt opts[] = {
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
     {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; any tensor backend "
                       "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2)", "SPEC"},
-    {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)", "X"},
+    {"threshold", 1, 0, "also name the first layer whose max relative error (max|a-b| / max|a|) exceeds X; the first "
+                        "divergent layer itself is the first whose error its inputs, storage and format do not explain "
+                        "(--factor, docs/TAPS.md)", "X"},
     {"limit", 1, 0, "at most this many positions (default 20)", "N"},
     {"batch", 1, 0, "positions per batch (default 1; --precision: 8)", "N"},
     {"precision", 1, 0, "PROFILE: instead of two backends, the profile applied to one layer at a time (the others "
@@ -30,6 +32,10 @@ static const cli_opt opts[] = {
                      "(--nn: the buffer, default 19x19)", NULL},
     {"factor", 1, 0, "a layer diverges when its max_rel exceeds this factor times what its inputs' error, its "
                      "storage and its format explain (docs/TAPS.md; default 8)", "X"},
+    {"save", 1, 0, "DIR: instead of comparing, write golden layers of one tapping backend (--backend, default ref32) "
+                   "into DIR: every position's input rows, every tap and the raw heads, with index.json "
+                   "(docs/TAPS.md)", "DIR"},
+    {"save-format", 1, 0, "with --save: npy, safetensors or both (default both)", "FMT"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -161,7 +167,9 @@ int cmd_taps(int argc, char **argv)
         "usage: halfcheck taps --net NET --positions POS --nn WxH [--backend A] --backend B [options]\n"
         "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
         "       halfcheck taps --net NET --show-profile PROFILE\n"
-        "       halfcheck taps --net NET --layers [--nn WxH]\n",
+        "       halfcheck taps --net NET --layers [--nn WxH]\n"
+        "       halfcheck taps --net NET --positions POS --nn WxH [--backend A] --save DIR [--save-format FMT]\n"
+        "exit status: 0 no divergent layer (or a listing, or layers saved), 1 a divergent layer found, 2 bad usage or input\n",
         0, -1};
     int done = cli_start(&usage, argc, argv, &a);
     if (done >= 0)
@@ -182,7 +190,19 @@ int cmd_taps(int argc, char **argv)
         hc_err_set(&err, HC_EUSAGE, "--precision takes no --backend (it compares emulate:PROFILE subsets with ref32)");
         return cli_fail("taps", &err);
     }
-    if (!prof && (nb < 1 || nb > 2)) {
+    const char *save = cli_get(&a, "save", NULL);
+    int save_fmt = 0;
+    if (save) {
+        const char *sf = cli_get(&a, "save-format", "both");
+        save_fmt = !strcmp(sf, "npy") ? HC_TAPS_SAVE_NPY : !strcmp(sf, "safetensors") ? HC_TAPS_SAVE_SAFETENSORS
+                 : !strcmp(sf, "both") ? HC_TAPS_SAVE_NPY | HC_TAPS_SAVE_SAFETENSORS : 0;
+        if (!save_fmt || prof || nb > 1) {
+            hc_err_set(&err, HC_EUSAGE, !save_fmt ? "--save-format: npy, safetensors or both"
+                                                  : "--save takes at most one --backend (default ref32), no --precision");
+            return cli_fail("taps", &err);
+        }
+    }
+    if (!prof && !save && (nb < 1 || nb > 2)) {
         hc_err_set(&err, HC_EUSAGE, "give --backend B, or --backend A --backend B");
         return cli_fail("taps", &err);
     }
@@ -216,6 +236,19 @@ int cmd_taps(int argc, char **argv)
             rc = cli_fail("taps", &err);
         goto done;
     }
+    if (save) {
+        hc_taps_save_opts so = {.dir = save, .formats = save_fmt, .net_path = net_path, .positions_path = pos_path};
+        const char *spec = nb ? specs[0] : "ref32";
+        int nt = 0;
+        if (hc_taps_save(net, ps, use, &s, spec, batch, &so, &nt, &err))
+            rc = cli_fail("taps", &err);
+        else
+            printf("taps: %s, %zu positions, %dx%d: %d tensors (input rows, taps, raw heads) written to %s (%s%s%s; "
+                   "index.json)\n", spec, use, nx, ny, nt, save, save_fmt & HC_TAPS_SAVE_SAFETENSORS ? "taps.safetensors" : "",
+                   save_fmt == (HC_TAPS_SAVE_NPY | HC_TAPS_SAVE_SAFETENSORS) ? ", " : "",
+                   save_fmt & HC_TAPS_SAVE_NPY ? "npy/*.npy" : "");
+        goto done;
+    }
     if (!(cmp = hc_taps_compare(net, ps, use, &s, spec_a, spec_b, batch, &err))) {
         rc = cli_fail("taps", &err);
         goto done;
@@ -236,9 +269,9 @@ int cmd_taps(int argc, char **argv)
         }
         if (d->mismatch) {
             mismatches++;
-            printf("%-4d %-48s %6d shape mismatch, not compared: A %d x %d (%s), B %d x %d (%s)\n", i, d->name,
+            printf("%-4d %-48s %6d shape mismatch, not compared: A %d x %d (%s), B %d x %d (%s)%s%s\n", i, d->name,
                    d->channels, d->channels, d->hw, d->layout == 1 ? "vector" : "spatial", d->b_channels, d->b_hw,
-                   d->b_layout == 1 ? "vector" : "spatial");
+                   d->b_layout == 1 ? "vector" : "spatial", d->b_origin[0] ? " from " : "", d->b_origin);
             continue;
         }
         printf("%-4d %-48s %6d %-4s %11.4g %11.4g %11.4g %11.4g %11.4g %11.4g%s%s%s\n", i, d->name, d->channels,
@@ -260,6 +293,20 @@ int cmd_taps(int argc, char **argv)
         printf("no divergent layer: every layer's error is explained by its inputs, storage and format\n");
     if (mismatches)
         printf("%d layer(s) with another shape in B were not compared\n", mismatches);
+    int absent = 0;
+    for (int i = 0; i < hc_tapcmp_count(cmp); i++)
+        absent += hc_tapcmp_at(cmp, i)->missing;
+    if (absent)
+        printf("%d layer(s) of A absent in B (listed above)\n", absent);
+    if (hc_tapcmp_extra_count(cmp)) {
+        printf("%d tap(s) of B under names A has no tap of, not compared:", hc_tapcmp_extra_count(cmp));
+        for (int i = 0; i < hc_tapcmp_extra_count(cmp); i++)
+            printf(" %s", hc_tapcmp_extra_at(cmp, i));
+        printf("\n");
+    }
+    /* A divergent layer is a finding, as a failed tier is for run: exit 1. */
+    if (unexpl >= 0 || first >= 0)
+        rc = HC_EXIT_FAIL;
 done:
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);

@@ -43,6 +43,8 @@
  *   seed: 7                       optional: seeds every batched case's shuffle (default 1)
  *   allow_skips: true             optional: a run that checks nothing, or skips a backend in
  *                                 every case, may pass (exit 0 instead of 4)
+ *   reference: cuda:ref32         optional: where the fp32 reference is computed, ref32 (the
+ *                                 CPU, default) or cuda:ref32 (an NVIDIA GPU, the same bits)
  *   matrix:                       optional; default: every net x board x backend
  *     - nets: [NAME..]            required
  *       boards: [NAME..]          default all; backends: [NAME..] default all
@@ -85,6 +87,7 @@ typedef struct hc_backend_cfg {
     int *tiers;             /* indices into hc_suite.tiers */
     size_t n_tiers;
     const char *where;
+    const char *spec_where; /* "file:line:col" of the spec itself (messages about the spec) */
     /* taps: on-failure: a failing case of this backend is run again, on taps_positions of its
      * positions, against ref32 layer by layer (harness/run/casetaps.h; docs/TAPS.md). */
     int taps_on_failure;
@@ -110,6 +113,7 @@ typedef struct hc_suite {
     int modes;                                  /* HC_MODE_* bits */
     int has_seed, seed;                         /* seed: (has_seed 0: absent) */
     int allow_skips;                            /* allow_skips: */
+    const char *reference;                      /* reference: (NULL: absent) */
     hc_case *cases;           size_t n_cases;
     void *mem_;                                 /* private: owns every pointer above */
 } hc_suite;

@@ -77,6 +77,7 @@ void hc_tapset_free(hc_tapset *s)
     for (int i = 0; i < s->n; i++) {
         free(s->e[i].name);
         free(s->e[i].data);
+        free(s->e[i].origin);
     }
     free(s->e);
     pthread_mutex_destroy(&s->mu);
@@ -141,6 +142,16 @@ static hc_tapset_entry *entry_get(hc_tapset *s, const char *name, int layout, in
     return x;
 }
 
+int hc_tapset_entry_set_origin(hc_tapset_entry *e, const char *origin, hc_err *err)
+{
+    char *o = strdup(origin);
+    if (!o)
+        return hc_err_set(err, HC_ENOMEM, "out of memory recording tap %s", e->name);
+    free(e->origin);
+    e->origin = o;
+    return 0;
+}
+
 hc_tapset_entry *hc_tapset_entry_get(hc_tapset *s, const char *name, int layout, int fmt, int channels, int hw,
                                      hc_err *err)
 {
@@ -168,12 +179,16 @@ void hc_tapset_hook(void *user, const hc_tap *t)
     hc_tapset_entry *l = s->failed ? NULL : entry_get(s, t->layer, t->layout, HC_TAPFMT_F32, t->channels, t->hw, &clash);
     if (!l && !clash)
         s->failed = 1;
+    /* The entry's index and data, not the pointer: another thread's new entry may move the array
+     * (realloc) while this one copies. */
+    int idx = l ? (int)(l - s->e) : -1;
+    float *data = l ? l->data : NULL;
     pthread_mutex_unlock(&s->mu);
     if (!l)
         return; /* the same name with another shape: the first one stays */
     size_t C = (size_t)t->channels, hw = (size_t)t->hw;
     for (int rr = 0; rr < t->rows; rr++) {
-        float *dst = l->data + (size_t)(t->row0 + rr) * C * hw;
+        float *dst = data + (size_t)(t->row0 + rr) * C * hw;
         if (t->layout == HC_TAP_CBP)
             for (size_t c = 0; c < C; c++)
                 memcpy(dst + c * hw, t->data + (c * (size_t)t->rows + (size_t)rr) * hw, hw * sizeof(float));
@@ -181,8 +196,8 @@ void hc_tapset_hook(void *user, const hc_tap *t)
             memcpy(dst, t->data + (size_t)rr * C, C * sizeof(float));
     }
     pthread_mutex_lock(&s->mu);
-    if (t->row0 + t->rows > l->rows)
-        l->rows = t->row0 + t->rows;
+    if (t->row0 + t->rows > s->e[idx].rows)
+        s->e[idx].rows = t->row0 + t->rows;
     pthread_mutex_unlock(&s->mu);
 }
 

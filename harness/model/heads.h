@@ -55,6 +55,8 @@ typedef struct hc_tapset_entry {
     int fmt;                /* enum hc_tap_fmt */
     int channels, hw, rows; /* rows filled by the last eval */
     float *data;            /* [max_batch][channels][hw] */
+    char *origin;           /* optional: where the backend took it from (a file's tensor and its shape), for
+                             * messages; NULL when not set (hc_tapset_entry_set_origin) */
 } hc_tapset_entry;
 
 typedef struct hc_tapset hc_tapset;
@@ -72,6 +74,8 @@ const hc_tapset_entry *hc_tapset_find(const hc_tapset *s, const char *name);
  * thread-safe: for backends filling a tapset from one thread (pipe). */
 hc_tapset_entry *hc_tapset_entry_get(hc_tapset *s, const char *name, int layout, int fmt, int channels, int hw,
                                      hc_err *err);
+/* Sets e's origin (copied; replaces an earlier one). 0, or -1 with err when out of memory. */
+int hc_tapset_entry_set_origin(hc_tapset_entry *e, const char *origin, hc_err *err);
 /* An hc_engine_hook_fn (thread-safe) recording every layer's tensor as f32 entries: how ref32
  * and emulate fill a tapset from their engine's hook. */
 void hc_tapset_hook(void *set, const hc_tap *t);

@@ -155,6 +155,17 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
         }
         child_fail(err_path, &err, &fail);
     }
+    /* The engine's identity, known once it has started (a GTP engine starts at its first position). */
+    const char *id = hc_evaluator_identity(ev);
+    if (id) {
+        char line[1100];
+        int len = snprintf(line, sizeof line, "engine %.1000s\n", id);
+        for (char *q = line + 7; q < line + len - 1; q++)
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        if (write_all(side_fd, line, (size_t)len))
+            _exit(11);
+    }
     /* An external engine's cost, once it has exited: "cost POS SECS RSS PROCS ROWS BATCHES AVG
      * BATCHING VERSION" (VERSION "-" when unknown). */
     hc_engine_stats es;
@@ -239,14 +250,16 @@ static void read_side(const char *path, const hc_position *ps, size_t n, hc_isol
         if (sscanf(line, "res %lf %lf %lf %lf", &r.winrate, &r.score, &r.policy, &r.ownership) == 4) {
             cs->res = r;
             cs->has_res = 1;
+        } else if (strncmp(line, "engine ", 7) == 0 && !cs->engine) {
+            cs->engine = strdup(line + 7);
         } else if (strncmp(line, "cost ", 5) == 0) {
             hc_engine_stats e = hc_engine_stats_unknown();
             char ver[64];
             if (sscanf(line, "cost %ld %lf %lf %d %ld %ld %lf %d %63s", &e.positions, &e.eval_seconds,
                        &e.peak_rss_kib, &e.engines, &e.nn_rows, &e.nn_batches, &e.avg_batch, &e.batching, ver) == 9) {
                 snprintf(e.version, sizeof e.version, "%s", strcmp(ver, "-") ? ver : "");
-                cs->engine = e;
-                cs->has_engine = 1;
+                cs->cost = e;
+                cs->has_cost = 1;
             }
         } else if (sscanf(line, "skip %zu %n", &i, &off) == 1 && off > 0 && i < n && !cs->skipped[i]) {
             cs->skipped[i] = 1;

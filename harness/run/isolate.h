@@ -17,8 +17,9 @@ typedef struct hc_isolate_side {
     unsigned char *skipped; /* n flags, the positions the backend could not express */
     size_t n_skipped;
     char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
-    int has_engine;         /* an external engine's cost (hc_backend_vtbl.finish) came back */
-    hc_engine_stats engine;
+    char *engine;           /* malloc'd: the backend's identity as its engine reports it, or NULL */
+    int has_cost;           /* an external engine's cost (hc_backend_vtbl.finish) came back */
+    hc_engine_stats cost;
 } hc_isolate_side;
 
 /* A case: the backend, its positions and how to watch it. */

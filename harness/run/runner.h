@@ -39,7 +39,27 @@ typedef struct hc_run_options {
      * a sweep can run one case per process. A name the suite lacks, or a filter that selects
      * nothing, is an HC_EUSAGE error of hc_run_suite. */
     const char *only;
+    /* Where the fp32 reference is computed: "ref32" (the CPU) or "cuda:ref32" (an NVIDIA GPU,
+     * the same bits); NULL: the suite's reference:, else ref32. A reference computed by another
+     * spec than ref32 is checked against ref32 on the CPU at a few of its positions
+     * (ref_check, 0: HC_RUN_REF_CHECK) before it is used or cached: a difference in any bit
+     * fails the reference (its cases become errors naming it) and caches nothing. */
+    const char *ref_spec;
+    int ref_check;
+    /* What a command that reruns one case needs beyond the suite and --only: every option of the
+     * command line that changes what is evaluated or how it is judged (" --net 'g170=/nets/x.bin.gz'
+     * --allow-skips"), shell-quoted, each with a leading space; NULL: none. The runner adds
+     * " --seed N" itself when the effective seed is not the suite's. */
+    const char *rerun_args;
+    /* The command line that started the run, shell-quoted, for the reports' provenance; NULL:
+     * unknown. */
+    const char *command;
 } hc_run_options;
+
+enum { HC_RUN_REF_CHECK = 3 };
+
+/* Whether spec may compute the reference (ref32, cuda:ref32 with or without params). */
+int hc_run_ref_spec_ok(const char *spec);
 
 hc_run_options hc_run_options_default(void);
 

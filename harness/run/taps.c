@@ -46,8 +46,8 @@ hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, i
         hc_backend_open(&t->b, spec, net, nx, ny, max_batch, 1, err))
         goto fail;
     if (!hc_backend_taps(&t->b)) {
-        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32, emulate:PROFILE and pipe: "
-                   "programs speaking protocol version 2 do)", spec);
+        hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32, emulate:PROFILE, cuda:, tensors: "
+                   "and pipe: programs speaking protocol version 2 do)", spec);
         goto fail;
     }
     return t;
@@ -74,6 +74,8 @@ const hc_tapset *hc_tapped_rec(const hc_tapped *t) { return t->set; }
 struct hc_tapcmp {
     hc_tapdiff *d;
     int n, cap;
+    char **extra; /* B's names A lacks */
+    int n_extra, cap_extra;
 };
 
 hc_tapcmp *hc_tapcmp_new(hc_err *err) { return hc_calloc(1, sizeof(hc_tapcmp), err, "tap comparison"); }
@@ -81,6 +83,9 @@ hc_tapcmp *hc_tapcmp_new(hc_err *err) { return hc_calloc(1, sizeof(hc_tapcmp), e
 void hc_tapcmp_free(hc_tapcmp *c)
 {
     if (c) {
+        for (int i = 0; i < c->n_extra; i++)
+            free(c->extra[i]);
+        free(c->extra);
         free(c->d);
         free(c);
     }
@@ -88,6 +93,35 @@ void hc_tapcmp_free(hc_tapcmp *c)
 
 int hc_tapcmp_count(const hc_tapcmp *c) { return c->n; }
 const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i) { return &c->d[i]; }
+int hc_tapcmp_extra_count(const hc_tapcmp *c) { return c->n_extra; }
+const char *hc_tapcmp_extra_at(const hc_tapcmp *c, int i) { return c->extra[i]; }
+
+/* Records B's taps that A lacks, once each. */
+static int note_extras(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, hc_err *err)
+{
+    for (int i = 0; i < hc_tapset_count(b); i++) {
+        const hc_tapset_entry *lb = hc_tapset_at(b, i);
+        if (!lb->rows || hc_tapset_find(a, lb->name))
+            continue;
+        int seen = 0;
+        for (int k = 0; k < c->n_extra && !seen; k++)
+            seen = !strcmp(c->extra[k], lb->name);
+        if (seen)
+            continue;
+        if (c->n_extra == c->cap_extra) {
+            int cap = c->cap_extra ? 2 * c->cap_extra : 16;
+            char **ne = realloc(c->extra, (size_t)cap * sizeof *ne);
+            if (!ne)
+                return hc_err_set(err, HC_ENOMEM, "out of memory comparing taps");
+            c->extra = ne;
+            c->cap_extra = cap;
+        }
+        if (!(c->extra[c->n_extra] = strdup(lb->name)))
+            return hc_err_set(err, HC_ENOMEM, "out of memory comparing taps");
+        c->n_extra++;
+    }
+    return 0;
+}
 
 static hc_tapdiff *cmp_layer(hc_tapcmp *c, const hc_tapset_entry *l, hc_err *err)
 {
@@ -137,6 +171,8 @@ int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const fl
             d->b_channels = lb->channels;
             d->b_hw = lb->hw;
             d->b_layout = lb->layout;
+            if (lb->origin)
+                snprintf(d->b_origin, sizeof d->b_origin, "%s", lb->origin);
             continue;
         }
         d->fmt = lb->fmt;
@@ -168,7 +204,7 @@ int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const fl
                 }
         }
     }
-    return 0;
+    return note_extras(c, a, b, err);
 }
 
 double hc_tapdiff_mean_abs(const hc_tapdiff *d) { return d->n ? d->sum_abs / (double)d->n : 0.0; }

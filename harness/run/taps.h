@@ -58,6 +58,7 @@ typedef struct hc_tapdiff {
     int b_channels, b_hw, layout, b_layout;
     int fmt;                          /* B's element format (enum hc_tap_fmt) */
     double stor_max_abs, stor_sum_abs; /* A's own tensor rounded to B's format: what storage explains */
+    char b_origin[512]; /* where B took the tap from, when it says (hc_tapset_entry.origin; tensors:), or "" */
 } hc_tapdiff;
 
 typedef struct hc_tapcmp hc_tapcmp;
@@ -67,6 +68,10 @@ hc_tapcmp *hc_tapcmp_new(hc_err *err);
 int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const float *spatial, int nc,
                   hc_err *err);
 int hc_tapcmp_count(const hc_tapcmp *c);
+/* The taps B handed back under names A has no tap of (never compared), in B's order: a name map
+ * that misses shows here. */
+int hc_tapcmp_extra_count(const hc_tapcmp *c);
+const char *hc_tapcmp_extra_at(const hc_tapcmp *c, int i);
 const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i);
 double hc_tapdiff_max_rel(const hc_tapdiff *d);
 double hc_tapdiff_mean_abs(const hc_tapdiff *d);
@@ -95,6 +100,25 @@ void hc_tapcmp_free(hc_tapcmp *c);
  * spec_a and spec_b on the same rows in batches of `batch`, and returns the comparison. */
 hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                            const char *spec_a, const char *spec_b, int batch, hc_err *err);
+
+/* Golden layers (docs/TAPS.md, "Golden layers"): runs the tapping backend spec over ps[0..n) as
+ * hc_taps_compare does and writes into dir what it saw, per position (row i is ps[i]): the input
+ * rows (input/spatial [n, C, nnY, nnX], input/global [n, G], input/meta where the net has them),
+ * every tap ([n, C, nnY, nnX] or [n, C], in the element type the backend stored it in) and the
+ * raw heads (heads/policy, heads/policy_pass, heads/value, heads/score, heads/ownership), as one
+ * taps.safetensors and/or npy/NAME.npy files (NAME with '%' and '/' written %25 and %2F), and
+ * index.json last: every tensor's name, shape, layout, element type and file, each row's
+ * position and symmetry, the net's file and sha256, halfcheck's version and engine version. */
+enum { HC_TAPS_SAVE_NPY = 1, HC_TAPS_SAVE_SAFETENSORS = 2 };
+typedef struct hc_taps_save_opts {
+    const char *dir;
+    int formats;                /* HC_TAPS_SAVE_* bits */
+    const char *net_path;       /* recorded in the index, with the file's sha256 */
+    const char *positions_path; /* recorded in the index */
+} hc_taps_save_opts;
+/* 0, or -1 with err; *n_tensors (may be NULL) gets the number of tensors written. */
+int hc_taps_save(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, const char *spec,
+                 int batch, const hc_taps_save_opts *o, int *n_tensors, hc_err *err);
 
 /* Which layers' precision matters: for each layer of the net (hc_net_layers order) and the
  * input rows, emulate:PROFILE applied to that layer alone (every other layer fp32), its

@@ -1,0 +1,766 @@
+/* cuda:ref32's kernels (backends/cuda_ref.h): refs/' fp32 reference arithmetic on an NVIDIA GPU,
+ * every output the same operations in the same order as the CPU's, hence the same bits.
+ *
+ * Why it can be exact: each ref32 output is defined by a scalar order (refs/gemm.h: one fmaf
+ * chain over k in order; refs/winograd.c: the transforms' expressions along x, then y;
+ * refs/norm_pool.c: sums in buffer or channel order; refs/attention.c: the softmax's max, its
+ * exp summed into partial sum ki % 8, the partial sums added 0..7) and a GPU thread can follow
+ * it. This file is compiled with -fmad=false -prec-div=true -prec-sqrt=true -ftz=false (the
+ * Makefile): no contraction of a * b + c into an FMA, IEEE division and square root,
+ * subnormals kept; fmaf is written where the CPU fuses. The transcendental functions are
+ * harness/base/hcmath's, from the same source (hcmath_core.inc, hc_expf and HC_EXPF_REDUCE in
+ * hcmath.h). Where the CPU evaluates 8 lanes of a vector (vexp8, vmish8, vsilu8, bn_act8),
+ * each device function below is one lane's operations.
+ *
+ * Limits of the claim: NaN payloads (a GPU's arithmetic returns the canonical NaN where x86
+ * propagates an operand's), which no finite net produces. */
+#include "cuda_ref.h"
+
+extern "C" {
+#include "hcmath.h"
+#include "model.h"
+}
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define HCM(name) hcd_##name
+#define HCM_STATIC static __device__
+#define HCM_PUBLIC static __device__
+#include "hcmath_core.inc"
+
+namespace hcref {
+namespace {
+
+/* ---- per-element arithmetic (one lane of refs/kernels_impl.h's vector forms) ----------- */
+
+/* vexp8: the input clamped to [-87, 88] as MAXPS / MINPS do (NaN passes), HC_EXPF_REDUCE, 2^k
+ * from the exponent bits. */
+__device__ __forceinline__ float vexp(float x)
+{
+    x = -87.0f > x ? -87.0f : x;
+    x = 88.0f < x ? 88.0f : x;
+    float k, r, p;
+    HC_EXPF_REDUCE(x, k, r, p);
+    int e = ((int)k + 127) << 23;
+    return p * __int_as_float(e);
+}
+
+/* vmish8: x * n(n+2) / (n(n+2) + 2), n = exp(min(x, 20)). */
+__device__ __forceinline__ float vmish(float x)
+{
+    float n = vexp(x < 20.0f ? x : 20.0f);
+    float q = n * (n + 2.0f);
+    return x * (q / (q + 2.0f));
+}
+
+__device__ __forceinline__ float vsilu(float x)
+{
+    return x / (vexp(-x) + 1.0f);
+}
+
+__device__ __forceinline__ float mish_softplus(float x)
+{
+    float lo = x < 20.0f ? x : 20.0f;
+    float hi = x > 20.0f ? x : 20.0f;
+    return hcd_log1pf(hc_expf(lo)) + (hi - 20.0f);
+}
+
+/* hc_act_apply (the scalar form: vectors, and batch norms with mish_scale8) */
+__device__ float act_apply(int act, float x)
+{
+    switch (act) {
+    case HC_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case HC_ACT_MISH: return x * hcd_tanhf(mish_softplus(x));
+    case HC_ACT_SILU: return x / (hc_expf(-x) + 1.0f);
+    case HC_ACT_MISH_SCALE8: return x * hcd_tanhf(mish_softplus(8.0f * x));
+    default: return x;
+    }
+}
+
+/* hc_act_apply_rmstip */
+__device__ float act_rmstip(int act, float x)
+{
+    switch (act) {
+    case HC_ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case HC_ACT_MISH: return x * hcd_tanhf(x < 20.0f ? hcd_log1pf(hc_expf(x)) : x);
+    case HC_ACT_SILU: return x / (1.0f + hc_expf(-x));
+    case HC_ACT_MISH_SCALE8: return x * hcd_tanhf(mish_softplus(8.0f * x));
+    default: return x;
+    }
+}
+
+/* bn_act8's lane: v * sc + bi (two roundings), the activation, 0 where the mask is not 1. */
+__device__ __forceinline__ float bn_act1(float v, float sc, float bi, int act, float mk)
+{
+    float x = v * sc + bi, y;
+    switch (act) {
+    case HC_ACT_IDENTITY: y = x; break;
+    case HC_ACT_RELU: y = x > 0.0f ? x : 0.0f; break;
+    case HC_ACT_MISH: y = vmish(x); break;
+    case HC_ACT_SILU: y = vsilu(x); break;
+    default: y = act_apply(act, x); break;
+    }
+    return mk == 1.0f ? y : 0.0f;
+}
+
+#define GRID_LOOP(i, n) for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+                             i += (size_t)gridDim.x * blockDim.x)
+
+inline unsigned nblocks(size_t n, int threads = 256)
+{
+    size_t b = (n + threads - 1) / threads;
+    if (b > (1u << 30))
+        b = 1u << 30;
+    return (unsigned)(b ? b : 1);
+}
+
+/* ---- GEMM: one fmaf chain per output, k in order ---------------------------------------- */
+
+/* BM x 128 output tiles (BM 128, 64 or 32, the one that pads M least: 192 channels run as three
+ * 64-row tiles, not two of 128), k in steps of 8 through shared memory (double-buffered, the next
+ * step's loads in registers while this one computes); each of the 2*BM threads owns 8x8 outputs
+ * and runs their chains in k order. A tile's last partial k step runs only its k < K (a product of
+ * padding zeros added to a -0 chain would make it +0). As rows are padded by 4 floats: a
+ * K-contiguous A (activations) is stored transposed without bank conflicts. */
+enum { GBN = 128, GBK = 8 };
+
+template <int BM, bool SPLIT>
+__global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M, int N, int K, const float *__restrict__ A,
+                                                          long long rsa, long long csa, long long sA,
+                                                          const float *__restrict__ Bm, long long ldb, long long sB,
+                                                          float *C, long long ldc, long long sC, int accumulate)
+{
+    enum { NT = 2 * BM, NBL = GBK * GBN / NT, AP = BM + 4 };
+    __shared__ __align__(16) float As[2][GBK][AP];
+    __shared__ __align__(16) float Bs[2][GBK][GBN];
+    const int z = blockIdx.z;
+    A += (long long)z * sA;
+    Bm += (long long)z * sB;
+    C += (long long)z * sC;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * GBN;
+    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const bool a_kfast = csa == 1; /* A's k contiguous: consecutive threads read along k */
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[i][j] = 0.0f;
+    float lo[SPLIT ? 8 : 1][SPLIT ? 8 : 1];
+    const int khalf = SPLIT && K >= 2 * GBK ? (K / 2) / GBK * GBK : -1;
+    float ra[4], rb[NBL];
+    auto a_at = [&](int e, int &mm, int &kk) {
+        int idx = tid + e * NT;
+        if (a_kfast) {
+            kk = idx & (GBK - 1);
+            mm = idx >> 3;
+        } else {
+            mm = idx % BM;
+            kk = idx / BM;
+        }
+    };
+    auto load = [&](int k0) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int mm, kk;
+            a_at(e, mm, kk);
+            int gm = m0 + mm, gk = k0 + kk;
+            ra[e] = gm < M && gk < K ? A[(long long)gm * rsa + (long long)gk * csa] : 0.0f;
+        }
+#pragma unroll
+        for (int e = 0; e < NBL; e++) {
+            int idx = tid + e * NT, nn = idx & (GBN - 1), kb = idx >> 7;
+            int gn = n0 + nn, gkb = k0 + kb;
+            rb[e] = gn < N && gkb < K ? Bm[(long long)gkb * ldb + gn] : 0.0f;
+        }
+    };
+    auto stash = [&](int buf) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int mm, kk;
+            a_at(e, mm, kk);
+            As[buf][kk][mm] = ra[e];
+        }
+#pragma unroll
+        for (int e = 0; e < NBL; e++) {
+            int idx = tid + e * NT;
+            Bs[buf][idx >> 7][idx & (GBN - 1)] = rb[e];
+        }
+    };
+    auto step = [&](int buf, int kk) {
+        float4 a0 = *(const float4 *)&As[buf][kk][ty * 4], a1 = *(const float4 *)&As[buf][kk][BM / 2 + ty * 4];
+        float4 b0 = *(const float4 *)&Bs[buf][kk][tx * 4], b1 = *(const float4 *)&Bs[buf][kk][64 + tx * 4];
+        float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+        float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    };
+    load(0);
+    stash(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = 0; k0 < K; k0 += GBK) {
+        if (k0 + GBK < K)
+            load(k0 + GBK);
+        if (SPLIT && k0 == khalf) {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    lo[SPLIT ? i : 0][SPLIT ? j : 0] = acc[i][j];
+                    acc[i][j] = 0.0f;
+                }
+        }
+        int kn = K - k0 < GBK ? K - k0 : GBK;
+        if (kn == GBK) {
+#pragma unroll
+            for (int kk = 0; kk < GBK; kk++)
+                step(buf, kk);
+        } else {
+            for (int kk = 0; kk < kn; kk++)
+                step(buf, kk);
+        }
+        if (k0 + GBK < K) {
+            stash(buf ^ 1);
+            __syncthreads();
+            buf ^= 1;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int gm = m0 + (i < 4 ? ty * 4 + i : BM / 2 + ty * 4 + i - 4);
+        if (gm >= M)
+            continue;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+            if (gn >= N)
+                continue;
+            float v = acc[i][j];
+            if (SPLIT && khalf >= 0)
+                v = lo[SPLIT ? i : 0][SPLIT ? j : 0] + v;
+            float *c = C + (long long)gm * ldc + gn;
+            *c = accumulate ? *c + v : v;
+        }
+    }
+}
+
+template <int BM>
+void gemm_bm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
+             long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split)
+{
+    dim3 grid((unsigned)((N + GBN - 1) / GBN), (unsigned)((M + BM - 1) / BM), (unsigned)batch);
+    if (split)
+        k_gemm<BM, true><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+    else
+        k_gemm<BM, false><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+}
+
+/* ---- Winograd (refs/winograd.c) ---------------------------------------------------------- */
+
+/* B^T of F(4x4,3x3) on 6 values, as winograd.c's WINO_BT. */
+__device__ __forceinline__ void wino_bt(float z0, float z1, float z2, float z3, float z4, float z5, float *o)
+{
+    o[0] = 4.0f * z0 - 5.0f * z2 + z4;
+    o[1] = -4.0f * z1 - 4.0f * z2 + z3 + z4;
+    o[2] = 4.0f * z1 - 4.0f * z2 - z3 + z4;
+    o[3] = -2.0f * z1 - z2 + 2.0f * z3 + z4;
+    o[4] = 2.0f * z1 - z2 - 2.0f * z3 + z4;
+    o[5] = 4.0f * z1 - 5.0f * z3 + z5;
+}
+
+/* A^T of F(4x4,3x3), as WINO_AT. */
+__device__ __forceinline__ void wino_at(float z0, float z1, float z2, float z3, float z4, float z5, float *o)
+{
+    o[0] = z0 + z1 + z2 + z3 + z4;
+    o[1] = (z1 - z2) + 2.0f * (z3 - z4);
+    o[2] = (z1 + z2) + 4.0f * (z3 + z4);
+    o[3] = (z1 - z2) + 8.0f * (z3 - z4) + z5;
+}
+
+struct wgeom {
+    int five, step, off, nx, ny, hw, txn, T, B;
+    long long G; /* B * T tiles */
+};
+
+inline wgeom wino_geom(int five, int B, int nx, int ny)
+{
+    wgeom g;
+    g.five = five;
+    g.step = five ? 2 : 4;
+    g.off = five ? 2 : 1;
+    g.nx = nx;
+    g.ny = ny;
+    g.hw = nx * ny;
+    g.txn = (nx + g.step - 1) / g.step;
+    g.T = g.txn * ((ny + g.step - 1) / g.step);
+    g.B = B;
+    g.G = (long long)B * g.T;
+    return g;
+}
+
+/* V[k][i][g] = (B^T d B)[k] of input channel i's tile g (b = g / T): along x, then along y. */
+__global__ void k_wino_in(wgeom w, int ic, const float *__restrict__ in, float *__restrict__ V)
+{
+    GRID_LOOP(idx, (size_t)ic * w.G) {
+        long long g = (long long)(idx % w.G);
+        int i = (int)(idx / w.G);
+        int b = (int)(g / w.T), t = (int)(g % w.T);
+        int y0 = (t / w.txn) * w.step - w.off, x0 = (t % w.txn) * w.step - w.off;
+        const float *plane = in + ((size_t)i * w.B + b) * w.hw;
+        float tmp[36];
+#pragma unroll
+        for (int r = 0; r < 6; r++) {
+            float d[6];
+            int y = y0 + r;
+#pragma unroll
+            for (int c = 0; c < 6; c++) {
+                int x = x0 + c;
+                d[c] = y >= 0 && y < w.ny && x >= 0 && x < w.nx ? plane[y * w.nx + x] : 0.0f;
+            }
+            wino_bt(d[0], d[1], d[2], d[3], d[4], d[5], tmp + r * 6);
+        }
+        size_t kst = (size_t)ic * w.G;
+        float *v = V + (size_t)i * w.G + g;
+#pragma unroll
+        for (int c = 0; c < 6; c++) {
+            float o[6];
+            wino_bt(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
+#pragma unroll
+            for (int r = 0; r < 6; r++)
+                v[(size_t)(r * 6 + c) * kst] = o[r];
+        }
+    }
+}
+
+/* The output transform of M[k][o][g] (A^T along x, then y), the epilogue, stored into (or added
+ * to) the output planes inside the buffer. */
+__global__ void k_wino_out(wgeom w, int oc, const float *__restrict__ Mt, float *out, int accumulate, epi e,
+                           int has_epi)
+{
+    GRID_LOOP(idx, (size_t)oc * w.G) {
+        long long g = (long long)(idx % w.G);
+        int o = (int)(idx / w.G);
+        int b = (int)(g / w.T), t = (int)(g % w.T);
+        int osz = w.step, ty = t / w.txn, tx = t % w.txn;
+        size_t kst = (size_t)oc * w.G;
+        const float *mo = Mt + (size_t)o * w.G + g;
+        float m[36];
+#pragma unroll
+        for (int k = 0; k < 36; k++)
+            m[k] = mo[(size_t)k * kst];
+        float res[16];
+        if (!w.five) {
+            float tmp[24];
+#pragma unroll
+            for (int r = 0; r < 6; r++)
+                wino_at(m[r * 6], m[r * 6 + 1], m[r * 6 + 2], m[r * 6 + 3], m[r * 6 + 4], m[r * 6 + 5], tmp + r * 4);
+#pragma unroll
+            for (int c = 0; c < 4; c++) {
+                float y4[4];
+                wino_at(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    res[r * 4 + c] = y4[r];
+            }
+        } else {
+            float h[6][2];
+#pragma unroll
+            for (int r = 0; r < 6; r++) {
+                const float *z = m + r * 6;
+                h[r][0] = z[0] + z[1] + z[2] + z[3] + z[4];
+                h[r][1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]) + z[5];
+            }
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                res[0 * 2 + c] = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
+                res[1 * 2 + c] = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
+            }
+        }
+        int rmax = w.ny - ty * osz < osz ? w.ny - ty * osz : osz;
+        int cmax = w.nx - tx * osz < osz ? w.nx - tx * osz : osz;
+        size_t d0 = (size_t)b * w.hw + (size_t)(ty * osz) * w.nx + tx * osz;
+        float *plane = out + (size_t)o * w.B * w.hw;
+        float sc = 0.0f, bi = 0.0f, rb = 0.0f;
+        if (has_epi) {
+            sc = e.scale[o];
+            bi = e.bias[o];
+            if (e.row_bias)
+                rb = e.row_bias[(size_t)b * oc + o];
+        }
+        for (int r = 0; r < rmax; r++)
+            for (int c = 0; c < cmax; c++) {
+                float v = res[r * osz + c];
+                size_t at = d0 + (size_t)r * w.nx + c;
+                if (has_epi) {
+                    if (e.row_bias)
+                        v = v + rb;
+                    v = bn_act1(v, sc, bi, e.act, e.mask[at]);
+                }
+                plane[at] = accumulate ? plane[at] + v : v;
+            }
+    }
+}
+
+/* col[(i*kh + dy)*kw + dx][b*hw + p] = in[i][b][p shifted] or 0 outside the buffer (refs/conv.c) */
+__global__ void k_im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, float *col)
+{
+    int hw = nx * ny;
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(i, (size_t)ic * kh * kw * S) {
+        size_t j = i % S, r = i / S;
+        int dx = (int)(r % kw), dy = (int)((r / kw) % kh), c = (int)(r / ((size_t)kw * kh));
+        int b = (int)(j / hw), p = (int)(j % hw);
+        int y = p / nx + dy - kh / 2, x = p % nx + dx - kw / 2;
+        col[i] = x >= 0 && x < nx && y >= 0 && y < ny ? in[((size_t)c * B + b) * hw + (size_t)y * nx + x] : 0.0f;
+    }
+}
+
+/* ---- elementwise, pooling, norms (refs/norm_pool.c) -------------------------------------- */
+
+__global__ void k_bn_act(int C, int B, int hw, const float *in, float *out, const float *sc, const float *bi,
+                         int act, const float *mask, const float *row_bias)
+{
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(i, (size_t)C * S) {
+        int c = (int)(i / S);
+        size_t j = i % S;
+        float v = in[i];
+        if (row_bias)
+            v = v + row_bias[(j / hw) * C + c];
+        out[i] = bn_act1(v, sc[c], bi[c], act, mask[j]);
+    }
+}
+
+__global__ void k_add_bias_bc(int C, int B, int hw, float *x, const float *bias)
+{
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(i, (size_t)C * S) {
+        int c = (int)(i / S);
+        int b = (int)((i % S) / hw);
+        x[i] = x[i] + bias[(size_t)b * C + c];
+    }
+}
+
+/* One thread per (row, channel): the sum and masked max one chain over the buffer in order. */
+__global__ void k_pool(int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out,
+                       int value_head)
+{
+    GRID_LOOP(i, (size_t)B * C) {
+        int c = (int)(i % C), b = (int)(i / C);
+        const float *src = in + ((size_t)c * B + b) * hw;
+        const float *m = mask + (size_t)b * hw;
+        float s = 0.0f, x = -1.0f;
+        for (int p = 0; p < hw; p++) {
+            float v = src[p];
+            s += v;
+            float wv = v + (m[p] - 1.0f);
+            x = x > wv ? x : wv;
+        }
+        float div = msum[b];
+        float sqrtdiv = sqrtf(div);
+        float mean = s / div;
+        float *o = out + (size_t)b * 3 * C;
+        o[c] = mean;
+        o[c + C] = mean * (sqrtdiv - 14.0f) * 0.1f;
+        o[c + 2 * C] = value_head ? mean * ((sqrtdiv - 14.0f) * (sqrtdiv - 14.0f) * 0.01f - 0.1f) : x;
+    }
+}
+
+__global__ void k_bias_act_bc(int B, int C, float *x, const float *bias, int act)
+{
+    GRID_LOOP(i, (size_t)B * C) {
+        float v = x[i];
+        if (bias)
+            v = v + bias[i % C];
+        x[i] = act_apply(act, v);
+    }
+}
+
+/* hc_rmsnorm_cols: one thread per column, the squares summed in channel order. */
+__global__ void k_rmsnorm_pos(int C, size_t S, const float *in, float *out, const float *w, float eps,
+                              const float *mask)
+{
+    GRID_LOOP(j, S) {
+        float ss = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float v = in[(size_t)c * S + j];
+            ss += v * v;
+        }
+        float d = ss / (float)C + eps;
+        d = sqrtf(d);
+        bool off = mask[j] == 0.0f;
+        float rms = off ? 0.0f : 1.0f / d;
+        for (int c = 0; c < C; c++) {
+            float v = in[(size_t)c * S + j];
+            out[(size_t)c * S + j] = off ? 0.0f : v * rms * w[c];
+        }
+    }
+}
+
+/* hc_rmsnorm_tip's rms: spatial, one per row (positions in order, channels within, on-board
+ * only), else one per column. */
+__global__ void k_tip_rms_row(int C, int B, int hw, const float *in, const float *mask, float eps, float *rms)
+{
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(b, (size_t)B) {
+        float ss = 0.0f;
+        int count = 0;
+        for (int p = 0; p < hw; p++) {
+            size_t col = b * hw + p;
+            if (mask[col] == 0.0f)
+                continue;
+            for (int c = 0; c < C; c++) {
+                float v = in[c * S + col];
+                ss += v * v;
+            }
+            count++;
+        }
+        float total = (float)count * (float)C;
+        float r = 1.0f / sqrtf(ss / total + eps);
+        for (int p = 0; p < hw; p++)
+            rms[b * hw + p] = r;
+    }
+}
+
+__global__ void k_tip_rms_col(int C, size_t S, const float *in, float eps, float *rms)
+{
+    GRID_LOOP(j, S) {
+        float ss = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float v = in[(size_t)c * S + j];
+            ss += v * v;
+        }
+        rms[j] = 1.0f / sqrtf(ss / (float)C + eps);
+    }
+}
+
+__global__ void k_tip_apply(int C, size_t S, const float *in, float *out, const float *g, const float *be, int act,
+                            const float *mask, const float *rms)
+{
+    GRID_LOOP(i, (size_t)C * S) {
+        int c = (int)(i / S);
+        size_t j = i % S;
+        out[i] = mask[j] == 0.0f ? 0.0f : act_rmstip(act, in[i] * rms[j] * g[c] + be[c]);
+    }
+}
+
+__global__ void k_residual(int C, size_t S, float *x, const float *d, const float *mask)
+{
+    GRID_LOOP(i, (size_t)C * S) x[i] = x[i] + d[i] * mask[i % S];
+}
+
+__global__ void k_swiglu(size_t n, float *a, const float *g)
+{
+    GRID_LOOP(i, n) {
+        float x = a[i];
+        a[i] = x / (1.0f + vexp(-x)) * g[i];
+    }
+}
+
+__global__ void k_rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t,
+                       const float *sin_t, float *x)
+{
+    int pairs = hd / 2;
+    size_t S = (size_t)B * hw;
+    GRID_LOOP(i, (size_t)heads * pairs * S) {
+        size_t j = i % S;
+        int p = (int)((i / S) % pairs), h = (int)(i / (S * pairs));
+        size_t t = (size_t)p * hw + j % hw;
+        if (learnable)
+            t += (size_t)(h * kvh / heads) * pairs * hw;
+        float *r0 = x + ((size_t)h * hd + 2 * p) * S + j, *r1 = r0 + S;
+        float x0 = *r0, x1 = *r1, c = cos_t[t], s = sin_t[t];
+        *r0 = x0 * c - x1 * s;
+        *r1 = x0 * s + x1 * c;
+    }
+}
+
+__global__ void k_mask_sum(int B, int hw, const float *mask, float *msum)
+{
+    GRID_LOOP(b, (size_t)B) {
+        float s = 0.0f;
+        for (int p = 0; p < hw; p++)
+            s += mask[b * hw + p];
+        msum[b] = s;
+    }
+}
+
+/* softmax_strip's lane: query qi of row b over sc[b][ki][qi] in place. The max over the masked-in
+ * raw scores, scaled once and floored at -1e30; exp(v * scale - max) times the key's mask, key
+ * ki's into partial sum ki % 8; the partial sums added 0..7; the products by 1 / sum, 0 for a
+ * masked-out query. */
+__global__ void k_softmax(int B, int hw, float *sc, const float *mask, float scale)
+{
+    GRID_LOOP(i, (size_t)B * hw) {
+        int b = (int)(i / hw), qi = (int)(i % hw);
+        const float *m = mask + (size_t)b * hw;
+        float *col = sc + (size_t)b * hw * hw + qi;
+        float mx = -INFINITY;
+        for (int ki = 0; ki < hw; ki++)
+            if (m[ki] != 0.0f) {
+                float v = col[(size_t)ki * hw];
+                mx = v > mx ? v : mx;
+            }
+        float ms = mx * scale;
+        float vmx = ms > -1e30f ? ms : -1e30f;
+        float ps[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        for (int k0 = 0; k0 < hw; k0 += 8) {
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                int ki = k0 + u;
+                if (ki < hw) {
+                    float e = 0.0f;
+                    float mk = m[ki];
+                    if (mk != 0.0f)
+                        e = vexp(col[(size_t)ki * hw] * scale - vmx) * mk;
+                    col[(size_t)ki * hw] = e;
+                    ps[u] += e;
+                }
+            }
+        }
+        float sum = 0.0f;
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            sum += ps[u];
+        float inv = 1.0f / sum;
+        bool off = m[qi] == 0.0f;
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = col + (size_t)ki * hw;
+            *p = off ? 0.0f : *p * inv;
+        }
+    }
+}
+
+} // namespace
+
+/* ---- launchers --------------------------------------------------------------------------- */
+
+void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
+          long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split)
+{
+    if (M < 1 || N < 1 || batch < 1)
+        return;
+    if (K < 1) { /* empty chains: +0 (or C unchanged plus +0) */
+        split = 0;
+    }
+    /* the tile height that pads M least (the larger on a tie) */
+    int pad128 = (M + 127) / 128 * 128, pad64 = (M + 63) / 64 * 64, pad32 = (M + 31) / 32 * 32;
+    if (pad128 <= pad64 && pad128 <= pad32)
+        gemm_bm<128>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
+    else if (pad64 <= pad32)
+        gemm_bm<64>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
+    else
+        gemm_bm<32>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
+}
+
+size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny)
+{
+    wgeom w = wino_geom(five, B, nx, ny);
+    return (size_t)36 * (size_t)(ic + oc) * (size_t)w.G;
+}
+
+void wino_conv(int five, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
+               int accumulate, const epi *e, float *ws, int split)
+{
+    wgeom w = wino_geom(five, B, nx, ny);
+    float *V = ws, *Mt = ws + (size_t)36 * ic * w.G;
+    k_wino_in<<<nblocks((size_t)ic * w.G), 256>>>(w, ic, in, V);
+    /* M[k] = U[k] V[k]: U[k] [oc][ic], V[k] [ic][G] */
+    gemm(oc, (int)w.G, ic, U, ic, 1, (long long)oc * ic, V, w.G, (long long)ic * w.G, Mt, w.G, (long long)oc * w.G,
+         36, 0, split);
+    epi none = {NULL, NULL, 0, NULL, NULL};
+    k_wino_out<<<nblocks((size_t)oc * w.G), 256>>>(w, oc, Mt, out, accumulate, e ? *e : none, e != NULL);
+}
+
+size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny)
+{
+    return (size_t)ic * kh * kw * (size_t)B * nx * ny;
+}
+
+void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const float *in, const float *w,
+                 float *out, int accumulate, float *ws, int split)
+{
+    size_t S = (size_t)B * nx * ny;
+    int K = ic * kh * kw;
+    k_im2col<<<nblocks((size_t)K * S), 256>>>(ic, B, nx, ny, kh, kw, in, ws);
+    gemm(oc, (int)S, K, w, K, 1, 0, ws, (long long)S, 0, out, (long long)S, 0, 1, accumulate, split);
+}
+
+void bn_act(int C, int B, int hw, const float *in, float *out, const float *scale, const float *bias, int act,
+            const float *mask, const float *row_bias)
+{
+    k_bn_act<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, in, out, scale, bias, act, mask, row_bias);
+}
+
+void add_bias_bc(int C, int B, int hw, float *x, const float *bias)
+{
+    k_add_bias_bc<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, x, bias);
+}
+
+void pool(int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out, int value_head)
+{
+    k_pool<<<nblocks((size_t)B * C, 128), 128>>>(C, B, hw, in, mask, msum, out, value_head);
+}
+
+void bias_act_bc(int B, int C, float *x, const float *bias, int act)
+{
+    k_bias_act_bc<<<nblocks((size_t)B * C), 256>>>(B, C, x, bias, act);
+}
+
+void rmsnorm_pos(int C, size_t S, const float *in, float *out, const float *w, float eps, const float *mask)
+{
+    k_rmsnorm_pos<<<nblocks(S, 128), 128>>>(C, S, in, out, w, eps, mask);
+}
+
+void rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float *gamma, const float *beta,
+                 float eps, int spatial, int act, const float *mask, float *ws)
+{
+    size_t S = (size_t)B * hw;
+    if (spatial)
+        k_tip_rms_row<<<nblocks((size_t)B, 64), 64>>>(C, B, hw, in, mask, eps, ws);
+    else
+        k_tip_rms_col<<<nblocks(S, 128), 128>>>(C, S, in, eps, ws);
+    k_tip_apply<<<nblocks((size_t)C * S), 256>>>(C, S, in, out, gamma, beta, act, mask, ws);
+}
+
+void residual(int C, size_t S, float *x, const float *d, const float *mask)
+{
+    k_residual<<<nblocks((size_t)C * S), 256>>>(C, S, x, d, mask);
+}
+
+void swiglu(size_t n, float *a, const float *g)
+{
+    k_swiglu<<<nblocks(n), 256>>>(n, a, g);
+}
+
+void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t, const float *sin_t,
+          float *x)
+{
+    k_rope<<<nblocks((size_t)heads * (hd / 2) * B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x);
+}
+
+void mask_sum(int B, int hw, const float *mask, float *msum)
+{
+    k_mask_sum<<<nblocks((size_t)B, 64), 64>>>(B, hw, mask, msum);
+}
+
+void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
+                    const float *mask, float *out, float *sc, int split)
+{
+    long long S = (long long)B * hw, hh = (long long)hw * hw;
+    float scale = 1.0f / sqrtf((float)qd);
+    /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
+    gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
+    k_softmax<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale);
+    /* out[d][b,qi] = sum_ki v[d][b,ki] p[b][ki][qi] */
+    gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, split);
+}
+
+} // namespace hcref

@@ -1,0 +1,64 @@
+/* The GPU reference's kernels (backends/cuda_ref.cu), for backends/cuda.cu's ref32 mode: every
+ * output the operations of refs/' scalar order (gemm.h's one FMA chain over k in order per output,
+ * winograd.c's transforms, norm_pool.c's sums, attention.c's softmax strips, hcmath's exp, log
+ * and tanh), so that cuda:ref32 gives ref32's bits. C++ only (nvcc); pointers are device memory,
+ * layouts refs/kernels.h's (CBP spatial, BC vectors). Launchers enqueue on the default stream and
+ * return without synchronizing; the caller checks cudaGetLastError. */
+#ifndef HC_CUDA_REF_H
+#define HC_CUDA_REF_H
+
+#include <stddef.h>
+
+namespace hcref {
+
+/* C_z[i][j] = (C_z[i][j] + when accumulate) acc(i, j), acc one fmaf chain over k = 0..K-1 from
+ * +0 of A_z[i*rsa + k*csa] * B_z[k*ldb + j], for z < batch (A_z = A + z*sA ...). split (a planted
+ * reorder for the tests, never set otherwise): k summed in two halves added at the end. */
+void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
+          long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate,
+          int split);
+
+/* hc_kepi (refs/kernels.h): a batch norm and activation applied to a convolution's output. */
+struct epi {
+    const float *scale, *bias;
+    int act;
+    const float *mask;
+    const float *row_bias; /* [B][oc] added first, or NULL */
+};
+
+/* Winograd F(4x4,3x3) (five 0) or F(2x2,5x5) (five 1) convolution as refs/winograd.c computes it:
+ * U the transformed weights [36][oc][ic] (hc_kconv_use_winograd's), ws wino_ws floats. */
+size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny);
+void wino_conv(int five, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
+               int accumulate, const epi *e, float *ws, int split);
+
+/* Any other odd kernel: im2col (refs/conv.c's column order) + gemm. ws direct_ws floats. */
+size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny);
+void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const float *in, const float *w,
+                 float *out, int accumulate, float *ws, int split);
+
+/* refs/kernels.h's kernels of the same names, the same per-element arithmetic. */
+void bn_act(int C, int B, int hw, const float *in, float *out, const float *scale, const float *bias, int act,
+            const float *mask, const float *row_bias);
+void add_bias_bc(int C, int B, int hw, float *x, const float *bias);
+void pool(int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out,
+          int value_head);
+void bias_act_bc(int B, int C, float *x, const float *bias, int act);
+void rmsnorm_pos(int C, size_t S, const float *in, float *out, const float *w, float eps, const float *mask);
+/* ws: B*hw floats */
+void rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float *gamma, const float *beta,
+                 float eps, int spatial, int act, const float *mask, float *ws);
+void residual(int C, size_t S, float *x, const float *d, const float *mask);
+void swiglu(size_t n, float *a, const float *g);
+void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t, const float *sin_t,
+          float *x);
+void mask_sum(int B, int hw, const float *mask, float *msum);
+
+/* The exact attention of one head over B rows (refs/attention.c): q, k, v, out the head's rows
+ * in [d][S] planes (S = B*hw), sc B*hw*hw floats of scratch. */
+void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
+                    const float *mask, float *out, float *sc, int split);
+
+} // namespace hcref
+
+#endif

@@ -1,0 +1,484 @@
+/* GPU tests (make test-gpu, never make test): cuda:ref32 gives ref32's bits. For every shared
+ * net and every public synthetic net (../shared/nets/synth), on every shared positions set
+ * (9x9, 19x19, 10x14, rectangular boards in 19x19): every output float of cuda:ref32 at batch 1
+ * and at a ragged batch (7) equals the CPU ref32's (memcmp of the post-processed outputs). On
+ * random input rows (19x19 buffer, some rows on a 13x13 board, batch 5): the raw heads and every
+ * tap ref32 hands back are the same bits. A planted reorder (",split-k": every GEMM sums k in two
+ * halves) must be caught: its outputs differ. The runner (gpu-ref32-run): a reference cache entry
+ * computed with --ref cuda:ref32 is byte for byte the one computed with ref32, and the planted
+ * reorder as the reference fails the CPU's self-check, naming the position, caching nothing.
+ * Synthetic nets of every model version 3..17 and the large presets (run_synth): raw heads and
+ * taps. Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "config.h"
+#include "evaluate.h"
+#include "hc_test.h"
+#include "model.h"
+#include "runner.h"
+#include "synth.h"
+
+static const char *const nets[] = {
+    "nets/g170-b6c96-s175395328-d26788732.bin.gz", "nets/b7c96h3tfrs-test5-cnorm.bin.gz",
+    "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz", "nets/synth/pub_v5.bin.gz",
+    "nets/synth/pub_v7.bin.gz", "nets/synth/pub_v11nbt.bin.gz",
+    "nets/synth/pub_v15meta.bin.gz", "nets/synth/pub_v16.bin.gz",
+    "nets/synth/pub_v17nbttf.bin.gz",
+};
+enum { N_NETS = sizeof nets / sizeof nets[0] };
+
+typedef struct pset {
+    const char *path;
+    int nx, ny;
+} pset;
+static const pset sets[] = {
+    {"positions/size9.jsonl.gz", 9, 9},
+    {"positions/size19.jsonl.gz", 19, 19},
+    {"positions/size10x14.jsonl.gz", 10, 14},
+    {"positions/sizerect.jsonl.gz", 19, 19},
+};
+enum { N_SETS = sizeof sets / sizeof sets[0] };
+static const int batches[] = {1, 7};
+enum { N_B = 2 };
+/* per net: sets x batches, the raw heads, the taps, the planted reorder */
+enum { NET_CHECKS = N_SETS * N_B + 3 };
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int env_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *t = getenv(name);
+    int n = t && *t ? atoi(t) : dflt;
+    return n >= lo && n <= hi ? n : dflt;
+}
+
+static int run_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const pset *s, int batch,
+                    int threads, hc_nnoutput **outs, double *secs, hc_err *err)
+{
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = hc_eval_settings_default(s->nx, s->ny),
+                            .batch = batch, .threads = threads};
+    *outs = calloc(n, sizeof **outs);
+    if (!*outs)
+        return hc_err_set(err, HC_ENOMEM, "outputs");
+    double t0 = now_s();
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = *outs};
+    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
+    hc_evaluator_close(ev);
+    *secs = now_s() - t0;
+    return rc;
+}
+
+static int same_bits(const void *a, const void *b, size_t bytes)
+{
+    return (a == NULL && b == NULL) || (a && b && memcmp(a, b, bytes) == 0);
+}
+
+/* The first position whose outputs differ in any bit, or -1. */
+static long first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hc_nnoutput *x = &a[i], *y = &b[i];
+        size_t hw = (size_t)x->nn_x_len * x->nn_y_len;
+        if (x->nn_x_len != y->nn_x_len || x->nn_y_len != y->nn_y_len ||
+            !same_bits(&x->white_win_prob, &y->white_win_prob, 10 * sizeof(float)) ||
+            !same_bits(x->policy_probs, y->policy_probs, (hw + 1) * sizeof(float)) ||
+            !same_bits(x->white_owner_map, y->white_owner_map, hw * sizeof(float)))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* Positions of every set against ref32: batch 1 and 7 (checks .sS.bB), bit for bit. */
+static void run_sets(const char *id, const hc_net *net, int threads, int limit)
+{
+    for (int si = 0; si < N_SETS; si++) {
+        const pset *s = &sets[si];
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s.s%d", id, si + 1);
+        const char *p = hc_shared(s->path);
+        hc_position *ps = NULL;
+        size_t n = 0;
+        hc_err err = {0};
+        if (!p) {
+            hc_skip_n(sub, N_B, "../shared/%s absent", s->path);
+            continue;
+        }
+        if (hc_positions_load(p, &ps, &n, &err)) {
+            hc_fail_n(sub, N_B, "%s: %s", s->path, err.msg);
+            continue;
+        }
+        size_t use = n < (size_t)limit ? n : (size_t)limit;
+        hc_nnoutput *ref = NULL;
+        double secs;
+        if (run_spec("ref32", net, ps, use, s, 16, threads, &ref, &secs, &err)) {
+            hc_fail_n(sub, N_B, "%s %s: ref32: %s", net->name, s->path, err.msg);
+        } else {
+            printf("INFO %s %s: ref32 %zu positions in %.2fs\n", net->name, s->path, use, secs);
+            for (int bi = 0; bi < N_B; bi++) {
+                char nm[160];
+                snprintf(nm, sizeof nm, "%s.b%d", sub, batches[bi]);
+                hc_nnoutput *got = NULL;
+                if (run_spec("cuda:ref32", net, ps, use, s, batches[bi], 1, &got, &secs, &err)) {
+                    hc_check(nm, 0, "%s %s batch %d: cuda:ref32: %s", net->name, s->path, batches[bi], err.msg);
+                } else {
+                    long d = first_diff(ref, got, use);
+                    printf("INFO %s %s: cuda:ref32 batch %d %zu positions in %.2fs\n", net->name, s->path,
+                           batches[bi], use, secs);
+                    hc_check(nm, d < 0, "%s %s batch %d: position %ld differs from ref32 (winrate %.9g vs %.9g)",
+                             net->name, s->path, batches[bi], d, d >= 0 ? ref[d].white_win_prob : 0.0,
+                             d >= 0 ? got[d].white_win_prob : 0.0);
+                }
+                hc_nnoutputs_free(got, got ? use : 0);
+            }
+        }
+        hc_nnoutputs_free(ref, ref ? use : 0);
+        hc_positions_free(ps, n);
+    }
+}
+
+/* Random input rows on a 19x19 buffer: rows 0, 2, 4 on the whole buffer, the others on a 13x13
+ * board in its corner (mask 0 elsewhere). */
+static void random_rows(const hc_net *net, int B, int nx, int ny, float **sp, float **gl, float **meta)
+{
+    size_t hw = (size_t)nx * ny, cin = (size_t)net->num_input_c, cg = (size_t)net->num_input_global_c;
+    size_t cm = (size_t)net->num_input_meta_c;
+    *sp = calloc((size_t)B * cin * hw, sizeof(float));
+    *gl = calloc((size_t)B * (cg + 1), sizeof(float));
+    *meta = cm ? calloc((size_t)B * cm, sizeof(float)) : NULL;
+    unsigned seed = 2024;
+    for (int b = 0; b < B && *sp; b++)
+        for (size_t c = 0; c < cin; c++)
+            for (size_t p = 0; p < hw; p++) {
+                int on = b % 2 == 0 || ((int)(p % nx) < 13 && (int)(p / nx) < 13);
+                seed = seed * 1103515245u + 12345u;
+                float v = c == 0 ? 1.0f : (float)((seed >> 16) & 1);
+                (*sp)[((size_t)b * cin + c) * hw + p] = on ? v : 0.0f;
+            }
+    for (size_t i = 0; *gl && i < (size_t)B * cg; i++) {
+        seed = seed * 1103515245u + 12345u;
+        (*gl)[i] = (float)((seed >> 16) % 5) * 0.25f - 0.5f;
+    }
+    for (size_t i = 0; *meta && i < (size_t)B * cm; i++) {
+        seed = seed * 1103515245u + 12345u;
+        (*meta)[i] = (float)((seed >> 16) & 1);
+    }
+}
+
+static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
+{
+    size_t hw = (size_t)a->nx * a->ny, pc = (size_t)a->policy_channels, sc = (size_t)a->score_channels;
+    return same_bits(a->policy, b->policy, B * pc * hw * sizeof(float)) &&
+           same_bits(a->policy_pass, b->policy_pass, B * pc * sizeof(float)) &&
+           same_bits(a->value, b->value, B * 3 * sizeof(float)) &&
+           same_bits(a->score, b->score, B * sc * sizeof(float)) &&
+           same_bits(a->ownership, b->ownership, B * hw * sizeof(float));
+}
+
+/* Raw heads and taps of ref32 and cuda:ref32 on the same rows (checks .raw and .taps); then the
+ * planted reorder (.plant): cuda:ref32,split-k must not give ref32's raw heads. */
+static void run_raw(const char *id, const hc_net *net, int threads, int plant)
+{
+    enum { B = 5, NX = 19, NY = 19 };
+    char nm[3][128];
+    snprintf(nm[0], sizeof nm[0], "%s.raw", id);
+    snprintf(nm[1], sizeof nm[1], "%s.taps", id);
+    snprintf(nm[2], sizeof nm[2], "%s.plant", id);
+    hc_err err = {0};
+    float *sp, *gl, *meta;
+    random_rows(net, B, NX, NY, &sp, &gl, &meta);
+    hc_raw_heads *h[3] = {NULL, NULL, NULL};
+    hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
+    const char *specs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
+    int ok[3] = {0, 0, 0};
+    for (int k = 0; k < (plant ? 3 : 2); k++) {
+        hc_backend b = {0};
+        h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
+        if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
+            hc_backend_open(&b, specs[k], net, NX, NY, B, k == 0 ? threads : 1, &err)) {
+            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
+            continue;
+        }
+        h[k]->taps = k < 2 ? ts[k] : NULL;
+        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
+        if (!ok[k])
+            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
+        h[k]->taps = NULL;
+        hc_backend_close(&b);
+    }
+    hc_check(nm[0], ok[0] && ok[1] && raw_equal(h[0], h[1], B), "%s: raw heads of cuda:ref32 differ from ref32's%s",
+             net->name, ok[0] && ok[1] ? "" : " (an eval failed)");
+    /* every tap of ref32 is in cuda:ref32's set with the same shape and bits (each differing one
+     * described: how many floats, the first, and whether it lies on the board) */
+    int taps_ok = ok[0] && ok[1], n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0, n_bad = 0;
+    char first[160] = "";
+    for (int i = 0; ok[0] && ok[1] && i < n_taps; i++) {
+        const hc_tapset_entry *a = hc_tapset_at(ts[0], i), *g = hc_tapset_find(ts[1], a->name);
+        size_t n = (size_t)a->rows * a->channels * a->hw, nd = 0, at = 0;
+        if (g && g->rows == a->rows && g->channels == a->channels && g->hw == a->hw) {
+            for (size_t j = 0; j < n; j++)
+                if (memcmp(&a->data[j], &g->data[j], sizeof(float)) != 0 && nd++ == 0)
+                    at = j;
+            if (nd == 0)
+                continue;
+            size_t per = (size_t)a->channels * a->hw;
+            int row = (int)(at / per), c = (int)(at % per / a->hw), pt = (int)(at % a->hw);
+            int on = a->hw == 1 || row % 2 == 0 || (pt % NX < 13 && pt / NX < 13);
+            printf("INFO %s: tap %s: %zu of %zu floats differ, first row %d channel %d point %d (%s the board): "
+                   "%.9g vs %.9g\n",
+                   net->name, a->name, nd, n, row, c, pt, on ? "on" : "off", a->data[at], g->data[at]);
+        } else {
+            printf("INFO %s: tap %s: %s\n", net->name, a->name, g ? "shape differs" : "missing");
+        }
+        if (n_bad++ == 0)
+            snprintf(first, sizeof first, "%s", a->name);
+        taps_ok = 0;
+    }
+    if (taps_ok)
+        printf("INFO %s: %d taps equal\n", net->name, n_taps);
+    hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", net->name, n_bad, n_taps, first);
+    if (plant)
+        hc_check(nm[2], ok[0] && ok[2] && !raw_equal(h[0], h[2], B),
+                 "%s: the planted reorder (split-k) was not caught%s", net->name, ok[2] ? "" : " (its eval failed)");
+    for (int k = 0; k < 3; k++)
+        hc_raw_heads_free(h[k]);
+    hc_tapset_free(ts[0]);
+    hc_tapset_free(ts[1]);
+    free(sp);
+    free(gl);
+    free(meta);
+}
+
+/* The bytes of a file (malloc'd, *n its size), NULL when unreadable. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    size_t cap = 0, len = 0, got;
+    do {
+        if (len == cap) {
+            unsigned char *g = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!g) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = g;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    *n = len;
+    return buf;
+}
+
+/* The one file in dir (the cache of a one-reference suite), into path; 0 when not exactly one. */
+static int only_file(const char *dir, char *path, size_t cap)
+{
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "ls %s", dir);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return 0;
+    char name[512];
+    int k = 0;
+    while (fgets(name, sizeof name, p)) {
+        name[strcspn(name, "\n")] = 0;
+        if (k++ == 0)
+            snprintf(path, cap, "%s/%s", dir, name);
+    }
+    pclose(p);
+    return k == 1;
+}
+
+/* halfcheck run's reference from the GPU: a suite of g170 on 48 19x19 positions (cuda:ref32 as
+ * its backend, tier exact) run three times: --ref ref32, --ref cuda:ref32, each into its own
+ * cache, then --ref cuda:ref32,split-k without a cache. */
+static void run_runner(int threads)
+{
+    enum { CHECKS = 3 };
+    const char *net = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    char net_path[4096], pos_path[4300], yaml[9000], caches[2][4400], cmd[9000];
+    char cwd[2048];
+    if (net && net[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(net_path, sizeof net_path, "%s/%s", cwd, net);
+    else if (net)
+        snprintf(net_path, sizeof net_path, "%s", net);
+    if (!net) {
+        hc_skip_n("gpu-ref32-run", CHECKS, "../shared/nets/g170 absent");
+        return;
+    }
+    const char *dir = hc_tmpdir("gpu_test_ref32");
+    const char *pos = hc_shared("positions/size19.jsonl.gz");
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_err err = {0};
+    if (!dir || !pos || hc_positions_load(pos, &ps, &n, &err)) {
+        hc_skip_n("gpu-ref32-run", CHECKS, "no scratch directory or 19x19 positions: %s", err.msg);
+        return;
+    }
+    snprintf(pos_path, sizeof pos_path, "%s/pos.jsonl", dir);
+    hc_poswriter *w = hc_poswriter_open(pos_path, &err);
+    for (size_t i = 0; w && i < n && i < 48; i++)
+        hc_poswriter_write(w, &ps[i], &err);
+    if (w)
+        hc_poswriter_commit(w, &err);
+    hc_positions_free(ps, n);
+    snprintf(yaml, sizeof yaml,
+             "name: gpuref\nnets:\n  - {name: g170, model: %s, modelVersion: 8}\n"
+             "boards:\n  - {name: b, positions: %s, nnBuffer: 19x19, maxBatchSize: 6}\n"
+             "backends:\n  - {name: cuda-ref32, backend: cuda:ref32, tiers: [exact]}\nmodes: [batched]\n",
+             net_path, pos_path);
+    hc_suite *suite = hc_suite_parse(yaml, strlen(yaml), "gpuref.yaml", &err);
+    if (!suite) {
+        hc_fail_n("gpu-ref32-run", CHECKS, "suite: %s", err.msg);
+        return;
+    }
+    const char *refs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
+    int status[3] = {-1, -1, -1};
+    char msg[3][600] = {"", "", ""};
+    for (int k = 0; k < 3; k++) {
+        if (k < 2) {
+            snprintf(caches[k], sizeof caches[k], "%s/cache%d", dir, k);
+            snprintf(cmd, sizeof cmd, "rm -rf %s", caches[k]);
+            if (system(cmd) != 0)
+                continue;
+        }
+        hc_run_options o = hc_run_options_default();
+        o.threads = threads;
+        o.cache_dir = k < 2 ? caches[k] : NULL;
+        o.timeout_s = 300;
+        o.ref_spec = refs[k];
+        hc_run *r = hc_run_suite(suite, &o, &err);
+        if (!r) {
+            snprintf(msg[k], sizeof msg[k], "%s", err.msg);
+            continue;
+        }
+        status[k] = hc_run_status(r);
+        const hc_results *rs = hc_run_results(r);
+        if (rs->n > 0 && rs->items[0].message)
+            snprintf(msg[k], sizeof msg[k], "%s", rs->items[0].message);
+        hc_run_free(r);
+    }
+    if (status[1] != 0 && (strstr(msg[1], "no CUDA device") || strstr(msg[1], "unknown backend"))) {
+        hc_skip_n("gpu-ref32-run", CHECKS, "%s", msg[1]);
+        hc_suite_free(suite);
+        return;
+    }
+    char f0[4600] = "", f1[4600] = "";
+    size_t n0 = 0, n1 = 0;
+    unsigned char *b0 = status[0] == 0 && only_file(caches[0], f0, sizeof f0) ? slurp(f0, &n0) : NULL;
+    unsigned char *b1 = status[1] == 0 && only_file(caches[1], f1, sizeof f1) ? slurp(f1, &n1) : NULL;
+    hc_check("gpu-ref32-run.1", status[0] == 0 && status[1] == 0, "runs with --ref ref32 / cuda:ref32: status %d (%s), %d (%s)",
+             status[0], msg[0], status[1], msg[1]);
+    hc_check("gpu-ref32-run.2", b0 && b1 && n0 == n1 && n0 > 0 && memcmp(b0, b1, n0) == 0 && strcmp(strrchr(f0, '/'), strrchr(f1, '/')) == 0,
+             "the cache entry written from the GPU (%s, %zu bytes) is not the CPU's (%s, %zu bytes)", f1, n1, f0, n0);
+    hc_check("gpu-ref32-run.3", status[2] == 2 && strstr(msg[2], "differs from ref32 on the CPU at position"),
+             "the planted reorder as the reference: status %d, \"%s\"", status[2], msg[2]);
+    free(b0);
+    free(b1);
+    hc_suite_free(suite);
+}
+
+/* Synthetic nets built here: every model version 3..17 (a small net of the blocks its format
+ * holds) and the large and special presets (b18c384nbt, b28c512nbt, humanv0 with its metadata
+ * encoder, b5c192nbt, b4c256h4nbttflrs, v3): raw heads and taps on random rows (.raw, .taps). */
+static const char *const presets[] = {"b18c384nbt", "b28c512nbt", "humanv0", "b5c192nbt", "b4c256h4nbttflrs", "v3"};
+enum { N_PRESETS = sizeof presets / sizeof presets[0], N_VERSIONS = 15, SYNTH_CHECKS = 2 * (N_VERSIONS + N_PRESETS) };
+
+static void run_synth(int threads)
+{
+    for (int i = 0; i < N_VERSIONS + N_PRESETS; i++) {
+        char id[64];
+        hc_err err = {0};
+        hc_synth_spec sp;
+        int ok;
+        if (i < N_VERSIONS) {
+            int v = 3 + i;
+            snprintf(id, sizeof id, "gpu-ref32-v%d", v);
+            hc_synth_spec_default(&sp);
+            sp.version = v;
+            sp.act = v == 13 || v == 17 ? HC_ACT_SILU : -1; /* -1: relu below version 11, else mish */
+            sp.vary_bn = v < 11;
+            snprintf(sp.blocks, sizeof sp.blocks, "%s",
+                     v >= 17 ? "res,gpool,nbt(res,gpool),attn,ffn" : "res,gpool,nbt(res,gpool)");
+            sp.meta = v == 15;
+            sp.tip = v >= 16 ? HC_TRUNK_NORM_RMSNORM : HC_TRUNK_NORM_BN;
+            sp.tip_rms_spatial = v == 16;
+            ok = hc_synth_check(&sp, &err) == 0;
+        } else {
+            snprintf(id, sizeof id, "gpu-ref32-preset-%s", presets[i - N_VERSIONS]);
+            ok = hc_synth_preset(presets[i - N_VERSIONS], &sp, &err) == 0;
+        }
+        hc_net *net = ok ? hc_synth_net(&sp, &err) : NULL;
+        if (!net) {
+            hc_fail_n(id, SYNTH_CHECKS / (N_VERSIONS + N_PRESETS), "synth: %s", err.msg);
+            continue;
+        }
+        hc_net_reduce_activations(net);
+        run_raw(id, net, threads, 0);
+        hc_net_free(net);
+    }
+}
+
+int main(void)
+{
+    int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_REF_LIMIT", 160, 1, 1 << 30), any_device = 0;
+    hc_plan(N_NETS * NET_CHECKS + 3 + SYNTH_CHECKS);
+    /* First: the runner forks its GPU work into child processes, which cannot use the device once
+     * this process has initialised CUDA (as the checks below do). */
+    run_runner(threads);
+    for (int ni = 0; ni < N_NETS; ni++) {
+        char id[64];
+        snprintf(id, sizeof id, "gpu-ref32-%d", ni + 1);
+        const char *p = hc_shared(nets[ni]);
+        if (!p) {
+            hc_skip_n(id, NET_CHECKS, "../shared/%s absent", nets[ni]);
+            continue;
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s", p);
+        hc_err err = {0};
+        hc_net *net = hc_net_load(path, &err);
+        if (!net) {
+            hc_fail_n(id, NET_CHECKS, "%s: %s", nets[ni], err.msg);
+            continue;
+        }
+        hc_net_reduce_activations(net);
+        hc_backend b = {0};
+        if (hc_backend_open(&b, "cuda:ref32", net, 9, 9, 1, 1, &err)) {
+            if (strstr(err.msg, "no CUDA device") || strstr(err.msg, "unknown backend") ||
+                strstr(err.msg, "not built")) {
+                hc_skip_n(id, NET_CHECKS, "%s", err.msg);
+                hc_net_free(net);
+                continue;
+            }
+            hc_fail_n(id, NET_CHECKS, "%s: cuda:ref32: %s", nets[ni], err.msg);
+            hc_net_free(net);
+            continue;
+        }
+        hc_backend_close(&b);
+        any_device = 1;
+        run_sets(id, net, threads, limit);
+        run_raw(id, net, threads, 1);
+        hc_net_free(net);
+    }
+    if (any_device)
+        run_synth(threads);
+    else
+        hc_skip_n("gpu-ref32-synth", SYNTH_CHECKS, "no CUDA device (the shared nets said why)");
+    return hc_test_exit();
+}
