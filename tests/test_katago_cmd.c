@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     hc_check("katago-cmd-4.2", rc == 0, "run katago-suite.yaml --net OTHER exited %d (want 0: KataGo and the reference "
              "both evaluate OTHER): %s", rc, hc_text(hc_path(dir, "e4.txt")));
     snprintf(cmd, sizeof cmd,
-             "cd %s/start && FAKE_KATAGO_EXTRA='-temperature 1.7' %s katago --katago ../fakekatago --config ../gtp.cfg "
+             "cd %s/start && FAKE_KATAGO_EXTRA='-temperature 1.7' %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg "
              "--model ../net.bin.gz --out ../out5 --cache ../cache --only board=size10x14 --quiet >../stdout.txt "
              "2>../e5.txt",
              dir, hc);
@@ -181,9 +181,9 @@ int main(int argc, char **argv)
              hc_text(hc_path(dir, "e6.txt")));
     /* katago's final line (run's) is the last of its combined output, the table before it. */
     snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out7 "
+             "cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out7 "
              "--cache ../cache --only board=size10x14 2>&1 | cat > ../o7.txt; tail -n 1 ../o7.txt | grep -q '^halfcheck "
-             "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt", dir, hc);
+             "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt && grep -q '^| net | 17 | katago-gtp ' ../o7.txt", dir, hc);
     hc_check("katago-cmd-4.6", hc_sh(cmd) == 0, "katago's final line is not last in one pipe: %s",
              hc_text(hc_path(dir, "o7.txt")));
     return hc_test_exit();

@@ -647,16 +647,6 @@ int cmd_katago(int argc, char **argv)
     char *command = cli_command_line("katago", argc, argv);
     int status = cmd_run_as(rn, rargv, command);
     free(command);
-    /* The per-net table a backend pull request pastes (the reports' summary.md). */
-    char sp[PATH_MAX + 32];
-    snprintf(sp, sizeof sp, "%s/summary.md", o_abs);
-    FILE *f = cli_has(&a, "quiet") ? NULL : fopen(sp, "r");
-    if (f) {
-        char line[4096];
-        printf("\n");
-        while (fgets(line, sizeof line, f))
-            fputs(line, stdout);
-        fclose(f);
-    }
+    /* run printed the reports' tables, the per-net summary.md last, before its final line. */
     return status;
 }
