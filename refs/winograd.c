@@ -3,6 +3,7 @@
 #include "kernels_impl.h"
 #include "winograd_impl.h"
 #include "gemm.h"
+#include "round.h"
 
 #include <math.h>
 #include <stdint.h>
