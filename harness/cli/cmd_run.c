@@ -141,6 +141,10 @@ int cmd_run(int argc, char **argv)
     o.seed_given = cli_has(&a, "seed");
     o.allow_skips = cli_has(&a, "allow-skips");
     o.only = cli_get(&a, "only", NULL);
+    /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
+     * proves the portable lifeline alone ends them (README, "macOS"). */
+    const char *npd = getenv("HC_NO_PDEATHSIG");
+    o.no_pdeathsig = npd && strcmp(npd, "0") != 0 && *npd;
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};

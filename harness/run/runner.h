@@ -39,6 +39,9 @@ typedef struct hc_run_options {
      * a sweep can run one case per process. A name the suite lacks, or a filter that selects
      * nothing, is an HC_EUSAGE error of hc_run_suite. */
     const char *only;
+    /* Leave out Linux's PR_SET_PDEATHSIG in the case children (harness/run/isolate.h): their
+     * portable lifeline alone then ends them when this process dies (tests/test_orphans). */
+    int no_pdeathsig;
 } hc_run_options;
 
 hc_run_options hc_run_options_default(void);
