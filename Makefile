@@ -154,7 +154,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all test-programs test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
+.PHONY: all objects test-programs test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 ifeq ($(HC_CROSS),1)
@@ -292,8 +292,10 @@ test-qemu: $(BUILD)/halfcheck $(QEMU_TESTS:%=$(BUILD)/tests/%)
 	@HALFCHECK=$(BUILD)/qemu/halfcheck HC_GOLDEN_CONFIGS=$(QEMU_GOLDEN) sh tests/run.sh $(QEMU_TESTS:%=$(BUILD)/qemu/%)
 
 # Every program `make test` runs, built and not run: a cross build's proof that the tests compile
-# and link for its target (.ci/run's macOS build).
+# and link for its target (.ci/run's macOS build); `objects`: the library's and the CLI's objects,
+# compiled and not linked (.ci/run's x86_64 macOS build, with the arm64 libraries' headers).
 test-programs: $(BUILD)/halfcheck $(HELPER_BIN) $(TEST_BIN) $(REPLAY_BIN)
+objects: $(LIB_OBJ) $(CLI_OBJ)
 
 bench: build/halfcheck $(BENCH_BIN)
 	@$(BUILD)/tests/bench_table
