@@ -125,8 +125,8 @@ static void *lifeline_watch(void *arg)
     char c;
     while (read(fd, &c, 1) < 0 && errno == EINTR)
         ;
-    kill(0, SIGKILL);
-    return NULL;
+    kill(-getpid(), SIGKILL); /* the group this child leads, never the parent's */
+    _exit(13);
 }
 
 #ifdef __linux__
@@ -135,7 +135,8 @@ static void *lifeline_watch(void *arg)
 static void parent_died(int sig)
 {
     (void)sig;
-    kill(0, SIGKILL);
+    kill(-getpid(), SIGKILL);
+    _exit(13);
 }
 #endif
 
