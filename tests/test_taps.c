@@ -156,10 +156,9 @@ int main(void)
     int nr = 0;
     if (hc_check("taps-5.1", hc_taps_precision(net, ps, 6, &es, "fp16", 6, 2, &rows, &nr, &full, &err) == 0, "%s",
                  err.msg)) {
-        double sum = 0, mx = 0;
+        double mx = 0;
         int nonzero = 0;
         for (int i = 0; i < nr; i++) {
-            sum += rows[i].winrate_avg;
             nonzero += rows[i].winrate_avg > 0 || rows[i].policy_kl_avg > 0;
             mx = hc_max_nan(mx, rows[i].winrate_avg);
         }

@@ -152,6 +152,10 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     o.seed_given = cli_has(&a, "seed");
     o.allow_skips = cli_has(&a, "allow-skips");
     o.only = cli_get(&a, "only", NULL);
+    /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
+     * proves the portable lifeline alone ends them (README, "macOS"). */
+    const char *npd = getenv("HC_NO_PDEATHSIG");
+    o.no_pdeathsig = npd && strcmp(npd, "0") != 0 && *npd;
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     o.ref_spec = cli_get(&a, "ref", NULL);
     if (o.ref_spec && !hc_run_ref_spec_ok(o.ref_spec)) {

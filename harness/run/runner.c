@@ -635,7 +635,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         progress_ctx pc = {opts, what};
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .order = order, .batch = batch,
                               .settings = &es, .threads = opts->threads, .timeout_s = opts->timeout_s,
-                              .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc};
+                              .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc,
+                              .no_pdeathsig = opts->no_pdeathsig};
         int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
         double secs = now_s() - t0;
         free(order);

@@ -54,6 +54,9 @@ typedef struct hc_run_options {
     /* The command line that started the run, shell-quoted, for the reports' provenance; NULL:
      * unknown. */
     const char *command;
+    /* Leave out Linux's PR_SET_PDEATHSIG in the case children (harness/run/isolate.h): their
+     * portable lifeline alone then ends them when this process dies (tests/test_orphans). */
+    int no_pdeathsig;
 } hc_run_options;
 
 enum { HC_RUN_REF_CHECK = 3 };
