@@ -49,6 +49,25 @@ typedef struct hc_backend_open_opts {
  * up ("backend X: ", "position N ...: ") come before it, so look for it with strstr. */
 #define HC_BACKEND_SKIP "skipped: "
 
+/* What an external engine cost (hc_backend_vtbl.finish): measured by halfcheck (positions,
+ * seconds, the operating system's peak resident memory of the engine processes) and, where the
+ * engine batches, its own count of rows and batches from its log. A negative figure (or 0
+ * engines) is unknown. */
+typedef struct hc_engine_stats {
+    long positions;      /* positions the engine answered */
+    double eval_seconds; /* wall time inside eval_positions */
+    double peak_rss_kib; /* the largest engine process's peak resident set, KiB (getrusage) */
+    int engines;         /* engine processes that ran (one per symmetry for analysis:) */
+    long nn_rows, nn_batches; /* summed over the engines' logs ("NN rows", "NN batches") */
+    double avg_batch;    /* nn_rows / nn_batches */
+    char version[64];    /* the engine's own version (analysis: query_version), "" unknown */
+    int batching;        /* 1: this instance was to evaluate in batches (its rows per batch decide
+                          * whether the case is a batched check at all) */
+} hc_engine_stats;
+
+/* Every figure unknown. */
+hc_engine_stats hc_engine_stats_unknown(void);
+
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */
     int shape;        /* enum hc_backend_shape */
@@ -124,6 +143,21 @@ typedef struct hc_backend_vtbl {
      * (a GTP engine's `name` and `version`, KataGo's model and fp16 mode...), owned by the
      * instance. Reports carry it as the backend's engine in their provenance (results.h). */
     const char *(*identity)(void *inst);
+
+    /* Optional, position backends: how many positions one eval_positions call takes when the
+     * evaluator's batch is `batch` (NULL: `batch`, and a shuffled order one at a time). The
+     * evaluator then gathers that many positions of its order into each call, wherever they
+     * are: an engine that batches concurrent queries itself gets enough of them at once. */
+    int (*positions_per_call)(void *inst, int batch);
+
+    /* Optional, external engines: ends the engine processes (as close would), then fills st
+     * with what they cost (hc_engine_stats). Called once, after the last evaluation; close
+     * still follows. */
+    int (*finish)(void *inst, hc_engine_stats *st, hc_err *err);
+
+    /* 1: the kind evaluates one position at a time whatever it is given (GTP's kata-raw-nn), so
+     * a batched case of it checks no batch: the runner skips it as such instead of running it. */
+    int never_batches;
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */

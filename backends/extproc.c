@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -514,6 +515,7 @@ void hc_extproc_finish(hc_extproc *p, double grace)
         pid_t r = waitpid(p->pid, &status, WNOHANG);
         if (r == p->pid || (r < 0 && errno != EINTR)) {
             p->pid = -1;
+            drain_stderr(p); /* what it wrote last (an engine's exit statistics) is kept in the tail */
             break;
         }
         drain_stderr(p);
@@ -521,4 +523,16 @@ void hc_extproc_finish(hc_extproc *p, double grace)
         nanosleep(&ts, NULL);
     }
     hc_extproc_stop(p);
+}
+
+double hc_extproc_children_peak_rss_kib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0 || ru.ru_maxrss <= 0)
+        return -1;
+#ifdef __APPLE__
+    return (double)ru.ru_maxrss / 1024.0; /* bytes on macOS */
+#else
+    return (double)ru.ru_maxrss; /* KiB on Linux and the BSDs */
+#endif
 }

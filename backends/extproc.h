@@ -44,6 +44,11 @@ void hc_extproc_stop(hc_extproc *p);
 /* Closes its stdin and waits up to grace seconds for it to exit, then stops it. */
 void hc_extproc_finish(hc_extproc *p, double grace);
 int hc_extproc_running(const hc_extproc *p);
+/* The largest peak resident set among this process's children that have exited and been
+ * reaped, in KiB (getrusage RUSAGE_CHILDREN, POSIX; ru_maxrss is KiB on Linux and the BSDs,
+ * bytes on macOS); -1 when unknown. Backends run in a case's own child process
+ * (harness/run/isolate), so there it is the largest of that case's engine processes. */
+double hc_extproc_children_peak_rss_kib(void);
 double hc_extproc_now(void);
 
 #endif

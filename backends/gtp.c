@@ -49,6 +49,9 @@ typedef struct gtp_backend {
     unsigned char *legal_a, *legal_b;
     char *reply;
     char identity[600];    /* `name` `version` (and KataGo's kata-get-models: model, fp16), "" unknown */
+    long answered;   /* positions evaluated, and the time it took (hc_engine_stats) */
+    double eval_s;
+    int starts;
 } gtp_backend;
 
 static void gtp_close(void *inst)
@@ -180,6 +183,7 @@ static int start_engine(gtp_backend *g, hc_err *err)
     g->profile_sent[0] = '\0';
     if (hc_extproc_start(&g->proc, g->argv, err))
         return -1;
+    g->starts++;
     /* The first reply comes once the engine has loaded its net (and maybe tuned). */
     int r = command(g, "name", g->startup_timeout_s, err);
     if (r < 0)
@@ -708,9 +712,45 @@ static int eval_one(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc_err
     return 0;
 }
 
+static int gtp_eval_one_call(gtp_backend *g, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err);
+
 static int gtp_eval_positions(void *inst, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err)
 {
     gtp_backend *g = inst;
+    double t0 = hc_extproc_now();
+    int rc = gtp_eval_one_call(g, n, pos, outs, err);
+    g->eval_s += hc_extproc_now() - t0;
+    if (rc == 0)
+        g->answered += n;
+    return rc;
+}
+
+/* Quits the engine as close does, then reports what it cost. */
+static int gtp_finish(void *inst, hc_engine_stats *st, hc_err *err)
+{
+    (void)err;
+    gtp_backend *g = inst;
+    if (hc_extproc_running(&g->proc)) {
+        hc_err e = {0};
+        if (hc_extproc_write(&g->proc, "quit\n", 5, hc_extproc_now() + 2.0, &e) == 0)
+            hc_extproc_finish(&g->proc, 10.0);
+        else
+            hc_extproc_stop(&g->proc);
+    }
+    *st = hc_engine_stats_unknown();
+    st->positions = g->answered;
+    st->eval_seconds = g->eval_s;
+    st->engines = g->starts;
+    if (g->starts)
+        st->peak_rss_kib = hc_extproc_children_peak_rss_kib();
+    /* kata-raw-nn evaluates one position per command: never a batch. */
+    st->nn_rows = st->nn_batches = g->answered;
+    st->avg_batch = g->answered > 0 ? 1.0 : -1;
+    return 0;
+}
+
+static int gtp_eval_one_call(gtp_backend *g, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err)
+{
     for (int i = 0; i < n; i++) {
         if (outs[i].nn_x_len != g->nx || outs[i].nn_y_len != g->ny || !outs[i].policy_probs)
             return hc_err_set(err, HC_EINTERNAL, "gtp: output %d was not initialised for the %dx%d buffer", i, g->nx,
@@ -742,4 +782,6 @@ const hc_backend_vtbl hc_backend_gtp = {
     .configure = gtp_configure,
     .check = gtp_check,
     .identity = gtp_identity,
+    .finish = gtp_finish,
+    .never_batches = 1,
 };

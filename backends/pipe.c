@@ -28,6 +28,9 @@ typedef struct pipe_backend {
     int n_taps;
     unsigned char *tapbuf;  /* one tap of a batch */
     char identity[1100];    /* the handshake's message and protocol version, "" before it */
+    long rows, calls;       /* what it evaluated, and the time it took (hc_engine_stats) */
+    double eval_s;
+    int starts;
 } pipe_backend;
 
 static void put_u32(unsigned char *p, uint32_t v)
@@ -310,6 +313,7 @@ static int start(pipe_backend *b, hc_err *err)
 {
     if (hc_extproc_start(&b->proc, b->argv, err))
         return -1;
+    b->starts++;
     const hc_net *n = b->net;
     size_t ml = strlen(b->model), nl = n->name ? strlen(n->name) : 0;
     unsigned char h[4 * 13], l4[4];
@@ -439,10 +443,46 @@ fail:
     return NULL;
 }
 
+static int pipe_eval_call(pipe_backend *b, int batch, const float *spatial, const float *global, const float *meta,
+                          hc_raw_heads *out, hc_err *err);
+
 static int pipe_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
                      hc_raw_heads *out, hc_err *err)
 {
     pipe_backend *b = inst;
+    double t0 = hc_extproc_now();
+    int rc = pipe_eval_call(b, batch, spatial, global, meta, out, err);
+    b->eval_s += hc_extproc_now() - t0;
+    if (rc == 0) {
+        b->rows += batch;
+        b->calls++;
+    }
+    return rc;
+}
+
+/* Ends the program as close does, then reports what it cost; its rows per batch are the
+ * batches halfcheck sent (the protocol evaluates each request as one batch). */
+static int pipe_finish(void *inst, hc_engine_stats *st, hc_err *err)
+{
+    (void)err;
+    pipe_backend *b = inst;
+    hc_extproc_finish(&b->proc, 10.0);
+    *st = hc_engine_stats_unknown();
+    st->positions = b->rows;
+    st->eval_seconds = b->eval_s;
+    st->engines = b->starts;
+    if (b->starts)
+        st->peak_rss_kib = hc_extproc_children_peak_rss_kib();
+    st->nn_rows = b->rows;
+    st->nn_batches = b->calls;
+    st->avg_batch = b->calls > 0 ? (double)b->rows / (double)b->calls : -1;
+    st->batching = b->max_batch > 1;
+    return 0;
+}
+
+static int pipe_eval_call(pipe_backend *b, int batch, const float *spatial, const float *global, const float *meta,
+                          hc_raw_heads *out, hc_err *err)
+{
     const hc_net *n = b->net;
     if (batch < 1 || batch > b->max_batch || batch > out->max_batch)
         return hc_err_set(err, HC_EUSAGE, "pipe: batch of %d (1..%d)", batch, b->max_batch);
@@ -495,4 +535,5 @@ const hc_backend_vtbl hc_backend_pipe = {
     .taps = pipe_taps,
     .check = pipe_check,
     .identity = pipe_identity,
+    .finish = pipe_finish,
 };

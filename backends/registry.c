@@ -1,4 +1,4 @@
-/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, tensors, cuda) and lookup in it. */
+/* The table of backends by name (ref32, file, mutate, fault, emulate, gtp, pipe, tensors, analysis, cuda) and lookup in it. */
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +14,7 @@ extern const hc_backend_vtbl hc_backend_emulate;
 extern const hc_backend_vtbl hc_backend_gtp;
 extern const hc_backend_vtbl hc_backend_pipe;
 extern const hc_backend_vtbl hc_backend_tensors;
+extern const hc_backend_vtbl hc_backend_analysis;
 #ifdef HC_HAVE_CUDA
 extern const hc_backend_vtbl hc_backend_cuda;
 #endif
@@ -28,6 +29,7 @@ const hc_backend_vtbl *const hc_backends[] = {
     &hc_backend_gtp,
     &hc_backend_pipe,
     &hc_backend_tensors,
+    &hc_backend_analysis,
 #ifdef HC_HAVE_CUDA
     &hc_backend_cuda,
 #endif
@@ -55,6 +57,9 @@ const hc_backend_doc hc_backend_docs[] = {
     {"tensors", "tensors:[@map=NAMES.yaml @layout=nchw|nhwc] DIR|FILE.safetensors",
      "a tap source: per-layer tensors another tool wrote (.npy, safetensors) for the positions in order, "
      "compared by `taps` (docs/TAPS.md)"},
+    {"analysis", "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD",
+     "runs KataGo's JSON analysis engine, one per symmetry ({symmetry}, {batch} in CMD), queries sent concurrently so "
+     "that it batches; reads the root's raw outputs; $VAR unset means skipped"},
     {"cuda", "cuda:ref32[,split-k]|fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
      "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, halfcheck's own kernels); built where nvcc is found"},
     {NULL, NULL, NULL},
@@ -146,6 +151,12 @@ int hc_backend_open_like(hc_backend *b, const hc_backend *base, const hc_backend
         return hc_err_prefix(err, "backend %s: ", o->spec);
     }
     return 0;
+}
+
+hc_engine_stats hc_engine_stats_unknown(void)
+{
+    return (hc_engine_stats){.positions = -1, .eval_seconds = -1, .peak_rss_kib = -1, .engines = 0,
+                             .nn_rows = -1, .nn_batches = -1, .avg_batch = -1};
 }
 
 void hc_backend_close(hc_backend *b)

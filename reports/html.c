@@ -736,6 +736,31 @@ static void taps_section(sbuf *b, const hc_results *rs, const char *net)
             taps_plot(b, &rs->items[i]);
 }
 
+/* What each external engine cost (peak RSS, positions/s, rows per batch), one line per case. */
+static void engine_costs(sbuf *b, const hc_results *rs, const char *net)
+{
+    int any = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        char line[512];
+        if (strcmp(r->net, net) != 0 || hc_engine_text(r, line, sizeof line) <= 0)
+            continue;
+        if (!any++)
+            sb_printf(b, "<h3>Engine cost</h3>\n<ul>\n");
+        sb_printf(b, "<li>");
+        sb_esc(b, r->board);
+        sb_printf(b, " · ");
+        sb_esc(b, r->backend);
+        sb_printf(b, " · ");
+        sb_esc(b, r->mode);
+        sb_printf(b, ": ");
+        sb_esc(b, line);
+        sb_printf(b, "</li>\n");
+    }
+    if (any)
+        sb_printf(b, "</ul>\n");
+}
+
 static void net_section(sbuf *b, const hc_results *rs, const char *net)
 {
     sb_printf(b, "<h2 id=\"net-");
@@ -789,6 +814,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
         sb_printf(b, "</tr>\n");
     }
     sb_printf(b, "</table></div>\n");
+    engine_costs(b, rs, net);
     for (size_t i = 0; i < rs->n; i++)
         if (strcmp(rs->items[i].net, net) == 0 && rs->items[i].stats)
             full_table(b, &rs->items[i]);

@@ -52,6 +52,23 @@ static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
         propf(props, "playoutDoublingAdvantage", r->pda);
         propf(props, "policyTemperature", r->policy_temperature);
     }
+    if (r->has_engine) {
+        /* What the external engine cost (unknown figures are left out). */
+        const hc_engine_stats *e = &r->engine;
+        double pps = hc_result_engine_pos_per_s(r);
+        if (e->peak_rss_kib >= 0)
+            propf(props, "engine.peakRssKiB", e->peak_rss_kib);
+        if (pps >= 0)
+            propf(props, "engine.positionsPerSecond", pps);
+        if (e->avg_batch >= 0) {
+            propf(props, "engine.avgBatchSize", e->avg_batch);
+            propf(props, "engine.nnRows", (double)e->nn_rows);
+            propf(props, "engine.nnBatches", (double)e->nn_batches);
+        }
+        propf(props, "engine.processes", (double)e->engines);
+        if (e->version[0])
+            prop(props, "engine.version", e->version);
+    }
     if (!r->stats)
         return;
     char name[96], buf[64];

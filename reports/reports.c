@@ -6,6 +6,7 @@
 #include "files.h"
 #include "html.h"
 #include "junit.h"
+#include "summary.h"
 #include "table.h"
 
 int hc_reports_write_dir(const hc_results *rs, const char *dir, hc_err *err)
@@ -21,6 +22,9 @@ int hc_reports_write_dir(const hc_results *rs, const char *dir, hc_err *err)
         return -1;
     snprintf(path, sizeof path, "%s/report.md", dir);
     if (hc_table_write_markdown(rs, path, err))
+        return -1;
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    if (hc_summary_write(rs, path, err))
         return -1;
     snprintf(path, sizeof path, "%s/report.csv", dir);
     if (hc_table_write_csv(rs, path, err))

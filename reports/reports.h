@@ -1,5 +1,5 @@
 /* The report set of a run or a merge, written in one place: junit.xml, results.json,
- * report.md, report.csv and report.html in one directory. */
+ * report.md, summary.md (per net, reports/summary.h), report.csv and report.html in one directory. */
 #ifndef HC_REPORTS_H
 #define HC_REPORTS_H
 

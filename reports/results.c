@@ -262,6 +262,56 @@ static json_t *taps_json(const hc_result_taps *t)
                      "error", jstr_or_null(t->error), "positions", pos, "layers", layers);
 }
 
+double hc_result_engine_pos_per_s(const hc_result *r)
+{
+    if (!r->has_engine || r->engine.positions <= 0 || !(r->engine.eval_seconds > 0))
+        return -1;
+    return (double)r->engine.positions / r->engine.eval_seconds;
+}
+
+int hc_engine_text(const hc_result *r, char *buf, size_t len)
+{
+    if (!r->has_engine || len == 0)
+        return 0;
+    const hc_engine_stats *e = &r->engine;
+    size_t o = 0;
+    buf[0] = '\0';
+#define ADD(...) do { if (o < len) o += (size_t)snprintf(buf + o, len - o, __VA_ARGS__); } while (0)
+    if (e->peak_rss_kib >= 0)
+        ADD("peak RSS %.1f MiB", e->peak_rss_kib / 1024.0);
+    double pps = hc_result_engine_pos_per_s(r);
+    if (pps >= 0)
+        ADD("%s%.1f positions/s (%ld in %.1f s)", o ? ", " : "", pps, e->positions, e->eval_seconds);
+    if (e->avg_batch >= 0)
+        ADD("%s%.2f rows per batch (%ld rows in %ld batches)", o ? ", " : "", e->avg_batch, e->nn_rows, e->nn_batches);
+    else if (e->batching)
+        ADD("%srows per batch unknown", o ? ", " : "");
+    if (e->engines > 0)
+        ADD("%s%d engine process%s", o ? ", " : "", e->engines, e->engines == 1 ? "" : "es");
+    if (e->version[0])
+        ADD("%sversion %s", o ? ", " : "", e->version);
+#undef ADD
+    return (int)(o < len ? o : len - 1);
+}
+
+/* An external engine's cost; unknown figures are null. */
+static json_t *engine_json(const hc_engine_stats *e)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "positions", e->positions >= 0 ? json_integer(e->positions) : json_null());
+    json_object_set_new(o, "evalSeconds", e->eval_seconds >= 0 ? jnum(e->eval_seconds) : json_null());
+    double pps = e->positions > 0 && e->eval_seconds > 0 ? (double)e->positions / e->eval_seconds : -1;
+    json_object_set_new(o, "positionsPerSecond", pps >= 0 ? jnum(pps) : json_null());
+    json_object_set_new(o, "peakRssKiB", e->peak_rss_kib >= 0 ? jnum(e->peak_rss_kib) : json_null());
+    json_object_set_new(o, "processes", json_integer(e->engines));
+    json_object_set_new(o, "batching", json_boolean(e->batching));
+    json_object_set_new(o, "nnRows", e->nn_rows >= 0 ? json_integer(e->nn_rows) : json_null());
+    json_object_set_new(o, "nnBatches", e->nn_batches >= 0 ? json_integer(e->nn_batches) : json_null());
+    json_object_set_new(o, "avgBatchSize", e->avg_batch >= 0 ? jnum(e->avg_batch) : json_null());
+    json_object_set_new(o, "version", e->version[0] ? json_string(e->version) : json_null());
+    return o;
+}
+
 static json_t *result_json(const hc_result *r)
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
@@ -296,6 +346,8 @@ static json_t *result_json(const hc_result *r)
     }
     if (r->taps)
         json_object_set_new(o, "taps", taps_json(r->taps));
+    if (r->has_engine)
+        json_object_set_new(o, "engine", engine_json(&r->engine));
     if (r->self_check)
         json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
@@ -775,6 +827,43 @@ static int rd_taps(rd *r, json_t *o, hc_result_taps *t)
     return 0;
 }
 
+/* An optional figure of "engine": null (or absent) is unknown (-1). */
+static int rd_opt_num(rd *r, json_t *o, const char *field, double *out)
+{
+    json_t *v = json_object_get(o, field);
+    if (!v || json_is_null(v)) {
+        *out = -1;
+        return 0;
+    }
+    return rd_num(r, o, field, out);
+}
+
+static int rd_engine(rd *r, json_t *o, hc_engine_stats *e)
+{
+    size_t base = strlen(r->where);
+    snprintf(r->where + base, sizeof r->where - base, ".engine");
+    if (!json_is_object(o))
+        return rd_fail(r, NULL, "not an object");
+    *e = hc_engine_stats_unknown();
+    double pos, rows, batches, procs;
+    json_t *pr = json_object_get(o, "processes");
+    if (rd_opt_num(r, o, "positions", &pos) || rd_opt_num(r, o, "evalSeconds", &e->eval_seconds) ||
+        rd_opt_num(r, o, "peakRssKiB", &e->peak_rss_kib) || rd_opt_num(r, o, "nnRows", &rows) ||
+        rd_opt_num(r, o, "nnBatches", &batches) || rd_opt_num(r, o, "avgBatchSize", &e->avg_batch) ||
+        rd_opt_num(r, o, "processes", &procs) || rd_flag(r, o, "batching", &e->batching))
+        return -1;
+    if (!pr)
+        procs = 0;
+    e->positions = (long)pos;
+    e->nn_rows = (long)rows;
+    e->nn_batches = (long)batches;
+    e->engines = procs > 0 ? (int)procs : 0;
+    const char *v = json_string_value(json_object_get(o, "version"));
+    snprintf(e->version, sizeof e->version, "%s", v ? v : "");
+    r->where[base] = 0;
+    return 0;
+}
+
 static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
 {
     static const char *const outcomes[] = {"checked", "error", "skipped"};
@@ -847,6 +936,10 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         res->n_shown = ns;
         res->shown = own->shown;
     }
+    json_t *eng = json_object_get(o, "engine");
+    if (eng && rd_engine(r, eng, &res->engine))
+        return -1;
+    res->has_engine = eng != NULL;
     json_t *tp = json_object_get(o, "taps");
     if (tp) {
         size_t base = strlen(r->where);

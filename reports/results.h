@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "backend.h"
 #include "err.h"
 #include "stats.h"
 #include "tiers.h"
@@ -93,10 +94,22 @@ typedef struct hc_result {
     const hc_shown_pos *shown;
     /* Per-layer taps of a failing case, or NULL (results.json "taps", written only when set). */
     const hc_result_taps *taps;
+    /* What an external engine cost (gtp, analysis, pipe: hc_engine_stats, measured from the
+     * operating system and the engine's log); has_engine 0 for other backends (results.json
+     * "engine", written only when set). */
+    int has_engine;
+    hc_engine_stats engine;
     /* The reference checking itself (backend ref32: batch invariance, thread lanes), not a
      * backend under test: report.md lists it apart (results.json "selfCheck", only when set). */
     int self_check;
 } hc_result;
+
+/* Positions per second of a result's engine, or -1 when unknown. */
+double hc_result_engine_pos_per_s(const hc_result *r);
+/* A result's engine cost as one line ("peak RSS 412.3 MiB, 35.2 positions/s, 1.93 rows per
+ * batch (40 rows in 21 batches), 8 processes, version 1.17.2") into buf; its length, 0 when the
+ * result has no engine figures. */
+int hc_engine_text(const hc_result *r, char *buf, size_t len);
 
 /* Provenance: what produced a run's figures, so that a reader can tell what was evaluated and
  * rerun it elsewhere with the same figures. One per run; a merge keeps one per job (its input). */

@@ -47,6 +47,14 @@ static int md_margin(hc_ostream *o, const hc_result *r, size_t t, hc_err *err)
     return 0;
 }
 
+/* "- engine: ..." what an external engine cost (hc_engine_stats); unknown figures left out. */
+static int md_engine(hc_ostream *o, const hc_result *r, hc_err *err)
+{
+    char line[512];
+    int n = hc_engine_text(r, line, sizeof line);
+    return n > 0 ? hc_ostream_printf(o, err, "- engine: %s\n", line) : 0;
+}
+
 static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
 {
     if (hc_ostream_printf(o, err, "#### ") || md_text(o, r->board, err) ||
@@ -58,7 +66,8 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
                hc_ostream_printf(o, err, "\n\n");
     if (r->outcome == HC_OUT_ERROR)
         return hc_ostream_printf(o, err, "- **ERROR**: ") || md_text(o, r->message ? r->message : "backend error", err) ||
-               hc_ostream_printf(o, err, "\n\n");
+               hc_ostream_printf(o, err, "\n") || (r->has_engine && md_engine(o, r, err)) ||
+               hc_ostream_printf(o, err, "\n");
     if (hc_result_is_error(r)) {
         char buf[400];
         if (hc_ostream_printf(o, err, "- **ERROR**: ") || md_text(o, hc_result_nonfinite_text(r, buf, sizeof buf), err) ||
@@ -86,6 +95,8 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
         if (hc_ostream_printf(o, err, "\n"))
             return -1;
     }
+    if (r->has_engine && md_engine(o, r, err))
+        return -1;
     if (r->n_skipped > 0 && (hc_ostream_printf(o, err, "- skipped positions: ") ||
                              md_text(o, r->skip_message ? r->skip_message : "", err) || hc_ostream_printf(o, err, "\n")))
         return -1;

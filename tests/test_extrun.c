@@ -61,7 +61,7 @@ static char *report(hc_run *r, const char *dir, const char *file)
 
 int main(int argc, char **argv)
 {
-    hc_plan(25); /* a fixed sequence of checks */
+    hc_plan(27); /* a fixed sequence of checks */
     (void)argc;
     char self[4096], helper[4096];
     snprintf(self, sizeof self, "%s", argv[0]);
@@ -288,7 +288,21 @@ int main(int argc, char **argv)
     r = run_yaml(yaml, &s);
     rs = r ? hc_run_results(r) : NULL;
     int good = rs && rs->n == 2;
-    for (size_t k = 0; good && k < 2; k++) {
+    /* GTP evaluates one position per kata-raw-nn: the batched case is no batched check and is
+     * skipped as such (never a pass); the unbatched one compares. */
+    if (good) {
+        it = &rs->items[1];
+        hc_check("extrun-3.3.1", it->outcome == HC_OUT_SKIPPED && it->message &&
+                                     strstr(it->message, "not a batched check") && !it->has_engine,
+                 "gtp batched: outcome %d, %s", it->outcome, it->message ? it->message : "-");
+        it = &rs->items[0];
+        hc_check("extrun-3.3.2", it->has_engine && it->engine.avg_batch == 1.0 && it->engine.nn_rows == (long)(N - 3) &&
+                                     it->engine.positions == (long)(N - 3) && it->engine.eval_seconds > 0 &&
+                                     it->engine.peak_rss_kib > 0 && it->engine.engines >= 1,
+                 "gtp unbatched: the engine's cost: %ld positions in %g s, peak RSS %g KiB, %d processes",
+                 it->engine.positions, it->engine.eval_seconds, it->engine.peak_rss_kib, it->engine.engines);
+    }
+    for (size_t k = 0; good && k < 1; k++) {
         it = &rs->items[k];
         good = it->outcome == HC_OUT_CHECKED && it->stats && it->stats->n_positions == N - 3 && it->n_skipped == 3 &&
                it->skip_message && strstr(it->skip_message, "encore") && it->checks && it->checks[0].pass;
@@ -296,7 +310,7 @@ int main(int argc, char **argv)
             printf("# %s: outcome %d, %zu skipped, message %s / %s\n", it->mode, it->outcome, it->n_skipped,
                    it->message ? it->message : "-", it->skip_message ? it->skip_message : "-");
     }
-    hc_check("extrun-3.3", good, "3 of 12 positions skipped, the other 9 compared and passing, both modes");
+    hc_check("extrun-3.3", good, "3 of 12 positions skipped, the other 9 compared and passing (unbatched)");
     if (good) {
         const hc_stats *g = rs->items[0].stats;
         printf("# fake GTP engine: %zu positions, %zu skipped: %s\n", g->n_positions, rs->items[0].n_skipped,
@@ -309,10 +323,10 @@ int main(int argc, char **argv)
                  "%s", rs->items[0].skip_message);
         char *junit = report(r, rep, "junit.xml");
         hc_check("extrun-3.6", junit && strstr(junit, "mode=unbatched/unexpressible") &&
-                                   strstr(junit, "mode=batched/unexpressible") &&
                                    strstr(junit, "<skipped message=\"3 of 12 positions skipped") &&
-                                   strstr(junit, "skipped=\"2\""),
-                 "JUnit: a skipped testcase per mode for the left-out positions");
+                                   strstr(junit, "<skipped message=\"not a batched check") &&
+                                   strstr(junit, "skipped=\"2\"") && strstr(junit, "engine.positionsPerSecond"),
+                 "JUnit: a skipped testcase for the left-out positions, the batched case skipped, the engine's cost");
         free(junit);
         char *md = report(r, rep, "report.md");
         hc_check("extrun-3.7", md && strstr(md, "(3 positions skipped)") && strstr(md, "- skipped positions: 3 of 12"),

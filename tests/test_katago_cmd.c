@@ -1,4 +1,4 @@
-/* halfcheck katago against the fake engine (tests/helper_fake_gtp) behind a stand-in for the
+/* halfcheck katago --path gtp against the fake engine (tests/helper_fake_gtp) behind a stand-in for the
  * katago binary that takes KataGo's command line (gtp -model M -config C -override-config ...),
  * evaluates in the NN buffer the overrides ask for, and writes a gtp_logs/ directory into its
  * working directory as KataGo's relative logDir does. The command must run, pass, write its
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 
     /* Relative paths, from a start directory that must stay empty. */
     snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
+             "cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
              "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
     int rc = hc_sh(cmd);
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     }
     hc_check("katago-cmd-1.2", all, "reports or suite missing in %s/out", dir);
     const char *res = hc_text(hc_path(dir, "out/results.json"));
-    hc_check("katago-cmd-1.3", strstr(res, "\"board\": \"size10x14\"") && strstr(res, "\"backend\": \"katago\"") &&
+    hc_check("katago-cmd-1.3", strstr(res, "\"board\": \"size10x14\"") && strstr(res, "\"backend\": \"katago-gtp\"") &&
                                    strstr(res, "\"outcome\": \"checked\"") && strstr(res, "\"tier\": \"fp16\"") &&
                                    !strstr(res, "\"tier\": \"fp32\""),
              "results.json is not the engine's checked fp16 case: %.500s", res);
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 
     /* The written suite reruns as it says, and --tier picks the tiers. */
     snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
+             "cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
              "--cache ../cache --only board=size10x14 --tier fp32 --tier fp16 --quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
     rc = hc_sh(cmd);
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     hc_check("katago-cmd-3.2", rc == 2 && strstr(e, "--config"), "no --config: exit %d: %s", rc, e);
     snprintf(cmd, sizeof cmd,
              "cd %s && printf '#!/bin/sh\\necho broken >&2; exit 7\\n' >brokenkatago && chmod +x brokenkatago && cd "
-             "start && %s katago --katago ../brokenkatago --config ../gtp.cfg --model ../net.bin.gz --out ../out3 "
+             "start && %s katago --path gtp --katago ../brokenkatago --config ../gtp.cfg --model ../net.bin.gz --out ../out3 "
              "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
              dir, hc);
     rc = hc_sh(cmd);
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     hc_check("katago-cmd-4.2", rc == 0, "run katago-suite.yaml --net OTHER exited %d (want 0: KataGo and the reference "
              "both evaluate OTHER): %s", rc, hc_text(hc_path(dir, "e4.txt")));
     snprintf(cmd, sizeof cmd,
-             "cd %s/start && FAKE_KATAGO_EXTRA='-temperature 1.7' %s katago --katago ../fakekatago --config ../gtp.cfg "
+             "cd %s/start && FAKE_KATAGO_EXTRA='-temperature 1.7' %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg "
              "--model ../net.bin.gz --out ../out5 --cache ../cache --only board=size10x14 --quiet >../stdout.txt "
              "2>../e5.txt",
              dir, hc);
@@ -181,9 +181,9 @@ int main(int argc, char **argv)
              hc_text(hc_path(dir, "e6.txt")));
     /* katago's final line (run's) is the last of its combined output, the table before it. */
     snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out7 "
+             "cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out7 "
              "--cache ../cache --only board=size10x14 2>&1 | cat > ../o7.txt; tail -n 1 ../o7.txt | grep -q '^halfcheck "
-             "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt", dir, hc);
+             "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt && grep -q '^| net | 17 | katago-gtp ' ../o7.txt", dir, hc);
     hc_check("katago-cmd-4.6", hc_sh(cmd) == 0, "katago's final line is not last in one pipe: %s",
              hc_text(hc_path(dir, "o7.txt")));
     return hc_test_exit();

@@ -103,7 +103,8 @@ int main(void)
            rs->items[0].stats ? rs->items[0].stats->m[HC_M_WINRATE].v[HC_P_MAX] : -1, wr_max);
     hc_check("runner-1.6", hc_run_cache_misses(r) == 1 && hc_run_cache_hits(r) == 0 && count_files(cache) == 1,
              "misses %d hits %d files %d", hc_run_cache_misses(r), hc_run_cache_hits(r), count_files(cache));
-    hc_check("runner-1.7", hc_run_write_reports(r, reports, &err) == 0 && count_files(reports) == 5, "%s", err.msg);
+    hc_check("runner-1.7", hc_run_write_reports(r, reports, &err) == 0 && count_files(reports) == 6,
+             "%s (junit.xml, results.json, report.md, summary.md, report.csv, report.html)", err.msg);
     double first = wr_max;
     hc_run_free(r);
     hc_suite_free(s);

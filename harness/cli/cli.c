@@ -227,6 +227,14 @@ void cli_show_report(const char *dir)
         fputs(md, stdout);
         free(md);
     }
+    /* Then the per-net table a backend pull request pastes (summary.md). */
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    char *sum = hc_read_file(path, 16u << 20, NULL, &err);
+    if (sum) {
+        fputs("\n", stdout);
+        fputs(sum, stdout);
+        free(sum);
+    }
     /* The table goes out now: stdout and stderr in one pipe (a CI log, 2>&1 | cat) must show the
      * final line, on stderr, after it and not inside it. */
     fflush(stdout);

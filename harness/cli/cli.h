@@ -79,8 +79,9 @@ typedef struct cli_cmd {
  * stderr. Returns the exit status when the command is done, -1 when it goes on with *a. */
 int cli_start(const cli_cmd *c, int argc, char **argv, cli_args *a);
 
-/* Copies DIR/report.md to stdout, as run and merge show it after writing their reports; a report
- * that cannot be read is left out silently, the final line saying where the reports are. */
+/* Copies DIR/report.md, then DIR/summary.md (the per-net table), to stdout, as run and merge
+ * show them after writing their reports; a report that cannot be read is left out silently, the
+ * final line saying where the reports are. */
 void cli_show_report(const char *dir);
 
 /* --net (repeatable) of run and katago: replaces the suite's nets (hc_suite_replace_nets) and says

@@ -1,12 +1,16 @@
-/* halfcheck katago: check a KataGo build on a net in one command, as `katago testgpuerror` plus
- * rungpuerrortest.sh do, with halfcheck's reference and reports. It writes a suite (the shipped
- * testgpuerror boards, one net, the build as a gtp: backend with the overrides that make its
- * evaluation comparable) into the output directory and runs it with `halfcheck run`. The engine
- * runs in OUT/katago-engine, so that KataGo's relative logDir (gtp_logs/) lands there and not
- * in the user's working directory. */
+/* halfcheck katago: check a KataGo build on its nets in one command, as `katago testgpuerror` plus
+ * rungpuerrortest.sh do, with halfcheck's reference and reports. It writes a suite into the
+ * output directory and runs it with `halfcheck run`: every net given (--model, repeatable, or a
+ * directory of nets) with the boards and settings rungpuerrortest.sh gives a net of its family
+ * (suites/katago/families.yaml, chosen by model version), the build as an analysis: backend
+ * (KataGo's JSON analysis engine: unbatched and batched, docs/ANALYSIS.md) and/or a gtp:
+ * backend (kata-raw-nn, docs/GTP.md). The engine runs in OUT/katago-engine, so that KataGo's
+ * relative logDir lands there and not in the user's working directory. The reports include
+ * summary.md, the per-net table, which it also prints. */
 /* realpath is XSI: POSIX.1-2008 with the X/Open extension (every Unix halfcheck runs on). */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,14 +18,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include "cli.h"
 #include "files.h"
+#include "model.h"
 #include "stream.h"
+#include "yamlcfg.h"
 
 static const cli_opt opts[] = {
     {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},
-    {"config", 1, 0, "its GTP config for the backend under test (e.g. its gtp_example.cfg)", "PATH"},
-    {"model", 1, 0, "the model file (.bin.gz) KataGo and the reference evaluate", "PATH"},
+    {"config", 1, 0, "its config for the backend under test: for --path analysis its analysis_example.cfg (or one like it), for gtp and both its gtp_example.cfg", "PATH"},
+    {"override", 1, 0, "extra KataGo config overrides for every engine, KEY=VALUE,... (e.g. numEigenThreadsPerModel=1), passed as one more -override-config", "KEY=VALUE,..."},
+    {"analysis-config", 1, 0, "the analysis engine's config with --path both (default --config)", "PATH"},
+    {"model", 1, 1, "a model file (.bin.gz, .txt.gz) KataGo and the reference evaluate, or a directory of them (repeatable)", "PATH"},
+    {"path", 1, 0, "which of KataGo's paths: analysis (its JSON analysis engine, unbatched and batched; default), gtp (kata-raw-nn, one position at a time) or both", "analysis|gtp|both"},
     {"tier", 1, 1, "tier to check (repeatable): fp16 (default, KataGo's tier for an fp16 backend), fp32 (a build that "
                "runs fp32), fp32-strict (a path that claims fp32), exact (bit for bit)", "TIER"},
     {"out", 1, 0, "directory for the reports, the suite written for the run and KataGo's working directory (default halfcheck-out)", "DIR"},
@@ -31,29 +42,11 @@ static const cli_opt opts[] = {
     {"threads", 1, 0, "evaluation threads of the reference (default 2)", "N"},
     {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU, default) or cuda:ref32 (an NVIDIA GPU, the same bits)", "SPEC"},
     {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)", "SECONDS"},
-    {"only", 1, 0, "run only the cases matching board=NAME (size9, size13, size19, size10x14, rect, size13-rectbuffer)", "FILTER"},
+    {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=katago-analysis|katago-gtp (boards: suites/katago/families.yaml)", "FILTER"},
     {"quiet", 0, 0, "no progress line and no table on stdout", NULL},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
-
-/* The shipped testgpuerror boards (suites/boards/), all six board configs of rungpuerrortest.sh. */
-static const char *const boards[] = {"size9", "size13", "size19", "size10x14", "rect", "size13-rectbuffer"};
-
-/* Appends s to a YAML double-quoted scalar's body. */
-static int yaml_quote(char *out, size_t len, const char *s)
-{
-    size_t o = strlen(out);
-    for (; *s; s++) {
-        if (o + 3 >= len)
-            return -1;
-        if (*s == '"' || *s == '\\')
-            out[o++] = '\\';
-        out[o++] = *s;
-    }
-    out[o] = '\0';
-    return 0;
-}
 
 /* Appends s as one word for the gtp: backend's splitter, which splits as a shell does
  * (hc_shell_word: quoted unless plain, so no $ expansion). -1 when it does not fit. */
@@ -143,61 +136,388 @@ static void net_name(const char *model, char *out, size_t len)
         snprintf(out, len, "model");
 }
 
-/* The backend spec: the engine started in workdir through sh (the gtp: backend runs no shell
- * itself), with kata-raw-nn only, one thread, batch 1, no log on stderr, and the board config's
- * NN buffer (KataGo's GTP engine otherwise sizes it to each board, and outputs depend on it:
- * docs/GTP.md). */
-static int build_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config)
+/* The start of an engine's command: started in workdir through sh (the backends run no shell
+ * themselves), KATAGO SUBCOMMAND -model MODEL -config CONFIG. */
+static int spec_start(char *spec, size_t len, const char *kind, const char *workdir, const char *katago,
+                      const char *sub, const char *model, const char *config)
 {
-    snprintf(spec, len, "gtp:@timeout=120 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'");
+    snprintf(spec, len, "%s:@timeout=300 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'", kind);
     if (word_quote(spec, len, workdir) || word_quote(spec, len, katago))
         return -1;
     size_t o = strlen(spec);
-    /* {model}: the suite's net file, so that `halfcheck run katago-suite.yaml --net OTHER` has
-     * KataGo evaluate the file the reference evaluates. Single quotes: the splitter expands no
-     * $ inside them (a path holding a single quote is refused by the caller). */
-    if (snprintf(spec + o, len - o, " gtp -model '{model}'") >= (int)(len - o))
+    /* model is "{model}": the suite's net file, so that `halfcheck run katago-suite.yaml --net
+     * OTHER` has KataGo evaluate the file the reference evaluates; quoted (single quotes: the
+     * splitter expands no $ inside them; a net path holding a single quote is refused). */
+    if (snprintf(spec + o, len - o, " %s -model", sub) >= (int)(len - o) || word_quote(spec, len, model))
         return -1;
     o = strlen(spec);
     if (snprintf(spec + o, len - o, " -config") >= (int)(len - o) || word_quote(spec, len, config))
         return -1;
-    o = strlen(spec);
+    return 0;
+}
+
+/* The gtp: backend: kata-raw-nn only, one thread, batch 1, no log on stderr, and the board
+ * config's NN buffer (KataGo's GTP engine otherwise sizes it to each board, and outputs depend
+ * on it: docs/GTP.md). */
+/* The user's own overrides (--override), as one more -override-config (KataGo takes several). */
+static int add_extra(char *spec, size_t len, const char *extra)
+{
+    if (!extra)
+        return 0;
+    size_t o = strlen(spec);
+    return snprintf(spec + o, len - o, " -override-config") >= (int)(len - o) || word_quote(spec, len, extra) ? -1 : 0;
+}
+
+static int build_gtp_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
+                          const char *extra)
+{
+    if (spec_start(spec, len, "gtp", workdir, katago, "gtp", "{model}", config))
+        return -1;
+    size_t o = strlen(spec);
     int n = snprintf(spec + o, len - o,
                      " -override-config numSearchThreads=1,nnMaxBatchSize=1,logToStderr=false,"
                      "logAllGTPCommunication=false,ponderingEnabled=false,gtpForceMaxNNSize=true,"
                      "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false");
-    return n < (int)(len - o) ? 0 : -1;
+    return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;
 }
 
-static int write_suite(const char *path, const char *data, const char *name, const char *model, const char *spec,
-                       const char *const *tiers, int n_tiers, hc_err *err)
+/* The analysis: backend (docs/ANALYSIS.md): one engine per symmetry (nnForcedSymmetry, no
+ * randomizing), the mode's batch as nnMaxBatchSize and as many analysis threads (so that that
+ * many queries are evaluated concurrently and can share a batch), one search thread each, no NN
+ * cache (so no evaluation is ever a cache hit: the batched pass evaluates again), the board
+ * config's NN buffer, and its log on stderr, where it says its rows and batches at exit. */
+static int build_analysis_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
+                               const char *extra)
 {
-    char buf[8192] = "";
-    size_t o;
-#define ADD(...) (o = strlen(buf), snprintf(buf + o, sizeof buf - o, __VA_ARGS__) >= (int)(sizeof buf - o))
-    int bad = ADD("# Written by halfcheck katago: KataGo's testgpuerror boards evaluated by a KataGo build over GTP\n"
-                  "# (kata-raw-nn) against halfcheck's fp32 reference. Rerun: halfcheck run %s\n"
-                  "name: katago\nnets:\n  - {name: \"", path);
-    bad = bad || yaml_quote(buf, sizeof buf, name) || ADD("\", model: \"") || yaml_quote(buf, sizeof buf, model) ||
-          ADD("\"}\nboards:\n");
-    for (size_t i = 0; !bad && i < sizeof boards / sizeof boards[0]; i++)
-        bad = ADD("  - \"") || yaml_quote(buf, sizeof buf, data) || ADD("/boards/%s.yaml\"\n", boards[i]);
-    bad = bad || ADD("backends:\n  - name: katago\n    backend: \"") || yaml_quote(buf, sizeof buf, spec) ||
-          ADD("\"\n    tiers: [");
-    for (int i = 0; !bad && i < n_tiers; i++)
-        bad = ADD("%s\"", i ? ", " : "") || yaml_quote(buf, sizeof buf, tiers[i]) || ADD("\"");
-    bad = bad || ADD("]\nmodes: [unbatched]\n");
-#undef ADD
-    if (bad)
-        return hc_err_set(err, HC_EUSAGE, "%s: the suite is too long (paths too long?)", path);
-    hc_ostream *os = hc_ostream_open(path, err);
-    if (!os)
+    if (spec_start(spec, len, "analysis", workdir, katago, "analysis", "{model}", config))
         return -1;
-    if (hc_ostream_write(os, buf, strlen(buf), err) || hc_ostream_commit(os, err)) {
-        hc_ostream_abort(os);
+    size_t o = strlen(spec);
+    int n = snprintf(spec + o, len - o,
+                     " -override-config nnForcedSymmetry={symmetry},nnRandomize=false,nnMaxBatchSize={batch},"
+                     "numAnalysisThreads={batch},numSearchThreadsPerAnalysisThread=1,nnCacheSizePowerOfTwo=-1,"
+                     "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false,"
+                     "logToStderr=true,logAllRequests=false,logAllResponses=false,logSearchInfo=false");
+    return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;
+}
+
+/* --- the nets and their families ------------------------------------------------------------- */
+
+enum { MAX_NETS = 64, MAX_FAMILIES = 16, MAX_FBOARDS = 32 };
+
+typedef struct family {
+    char name[64];
+    int lo, hi;
+    int n_boards;
+    char boards[MAX_FBOARDS][64];
+    int exact[MAX_FBOARDS]; /* requireExactNNLen: -1 unset, 0, 1 */
+} family;
+
+typedef struct knet {
+    char path[PATH_MAX];
+    char name[256];
+    int version;
+    const family *fam;
+} knet;
+
+/* suites/katago/families.yaml: which boards each model family gets. */
+static int load_families(const char *data, family *fams, int *n_fams, hc_err *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/katago/families.yaml", data);
+    hc_ydoc d;
+    if (hc_ydoc_load_file(&d, path, 1 << 20, "document", err))
         return -1;
+    int rc = -1;
+    yaml_node_t *root = hc_ydoc_root(&d), *list;
+    static const char *const top_keys[] = {"families", NULL};
+    static const char *const fam_keys[] = {"name", "notes", "modelVersions", "boards", NULL};
+    static const char *const board_keys[] = {"board", "requireExactNNLen", NULL};
+    if (hc_ydoc_expect(&d, root, YAML_MAPPING_NODE, "families file", "", err) ||
+        hc_ydoc_check_keys(&d, root, "families file", "", top_keys, err) ||
+        !(list = hc_ydoc_require(&d, root, "families", "", err)) ||
+        hc_ydoc_expect(&d, list, YAML_SEQUENCE_NODE, "families", "", err))
+        goto out;
+    *n_fams = 0;
+    for (size_t i = 0; i < hc_ynode_seq_len(list); i++) {
+        yaml_node_t *f = hc_ydoc_seq_at(&d, list, i), *nm, *mv, *bl;
+        if (*n_fams >= MAX_FAMILIES) {
+            hc_ydoc_err(&d, &f->start_mark, "", err, "more than %d families", MAX_FAMILIES);
+            goto out;
+        }
+        family *fa = &fams[(*n_fams)++];
+        memset(fa, 0, sizeof *fa);
+        if (hc_ydoc_expect(&d, f, YAML_MAPPING_NODE, "family", "", err) ||
+            hc_ydoc_check_keys(&d, f, "family", "", fam_keys, err) || !(nm = hc_ydoc_require(&d, f, "name", "", err)) ||
+            hc_ydoc_expect(&d, nm, YAML_SCALAR_NODE, "name", "", err) ||
+            !(mv = hc_ydoc_require(&d, f, "modelVersions", "", err)) ||
+            hc_ydoc_expect(&d, mv, YAML_SEQUENCE_NODE, "modelVersions", "", err) ||
+            !(bl = hc_ydoc_require(&d, f, "boards", "", err)) ||
+            hc_ydoc_expect(&d, bl, YAML_SEQUENCE_NODE, "boards", "", err))
+            goto out;
+        snprintf(fa->name, sizeof fa->name, "%s", hc_ynode_str(nm));
+        if (hc_ynode_seq_len(mv) != 2 ||
+            hc_ydoc_int(&d, hc_ydoc_seq_at(&d, mv, 0), "modelVersions", fa->name, 0, 1000, &fa->lo, err) ||
+            hc_ydoc_int(&d, hc_ydoc_seq_at(&d, mv, 1), "modelVersions", fa->name, fa->lo, 1000, &fa->hi, err)) {
+            if (!err->msg[0])
+                hc_ydoc_err(&d, &mv->start_mark, fa->name, err, "modelVersions: expected [LOWEST, HIGHEST]");
+            goto out;
+        }
+        for (size_t k = 0; k < hc_ynode_seq_len(bl); k++) {
+            yaml_node_t *b = hc_ydoc_seq_at(&d, bl, k), *bn, *ex;
+            if (fa->n_boards >= MAX_FBOARDS) {
+                hc_ydoc_err(&d, &b->start_mark, fa->name, err, "more than %d boards", MAX_FBOARDS);
+                goto out;
+            }
+            if (hc_ydoc_expect(&d, b, YAML_MAPPING_NODE, "board", fa->name, err) ||
+                hc_ydoc_check_keys(&d, b, "board", fa->name, board_keys, err) ||
+                !(bn = hc_ydoc_require(&d, b, "board", fa->name, err)) ||
+                hc_ydoc_expect(&d, bn, YAML_SCALAR_NODE, "board", fa->name, err))
+                goto out;
+            snprintf(fa->boards[fa->n_boards], sizeof fa->boards[0], "%s", hc_ynode_str(bn));
+            fa->exact[fa->n_boards] = -1;
+            if ((ex = hc_ydoc_get(&d, b, "requireExactNNLen")) != NULL &&
+                hc_ydoc_bool(&d, ex, "requireExactNNLen", fa->name, &fa->exact[fa->n_boards], err))
+                goto out;
+            char bp[PATH_MAX];
+            snprintf(bp, sizeof bp, "%s/boards/%s.yaml", data, fa->boards[fa->n_boards]);
+            if (access(bp, R_OK) != 0) {
+                hc_ydoc_err(&d, &bn->start_mark, fa->name, err, "board %s: no %s", fa->boards[fa->n_boards], bp);
+                goto out;
+            }
+            fa->n_boards++;
+        }
+    }
+    rc = 0;
+out:
+    hc_ydoc_free(&d);
+    return rc;
+}
+
+static int is_model_file(const char *name)
+{
+    static const char *const exts[] = {".bin.gz", ".txt.gz", ".bin", ".txt"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(name + n - e, exts[i]) == 0)
+            return 1;
     }
     return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the net at path (absolute); its name from its file name, made unique. */
+static int add_net(knet *nets, int *n, const char *path, hc_err *err)
+{
+    if (*n >= MAX_NETS)
+        return hc_err_set(err, HC_EUSAGE, "more than %d nets", MAX_NETS);
+    knet *k = &nets[*n];
+    memset(k, 0, sizeof *k);
+    if (!realpath(path, k->path))
+        return hc_err_set(err, HC_EUSAGE, "--model %s: %s", path, strerror(errno));
+    if (strchr(k->path, '\''))
+        return hc_err_set(err, HC_EUSAGE, "--model %s: a path holding a single quote (the engine's command line "
+                          "quotes the net's path with single quotes)", path);
+    for (int i = 0; i < *n; i++)
+        if (strcmp(nets[i].path, k->path) == 0)
+            return 0; /* given twice */
+    net_name(k->path, k->name, sizeof k->name);
+    for (int dup = 2, clash = 1; clash; dup++) {
+        clash = 0;
+        for (int i = 0; i < *n; i++)
+            clash |= strcmp(nets[i].name, k->name) == 0;
+        if (clash) {
+            char base[240];
+            net_name(k->path, base, sizeof base);
+            snprintf(k->name, sizeof k->name, "%s-%d", base, dup);
+        }
+    }
+    (*n)++;
+    return 0;
+}
+
+/* --model PATH: a model file, or a directory whose model files (.bin.gz, .txt.gz, .bin, .txt)
+ * are taken in name order. */
+static int add_model_arg(knet *nets, int *n, const char *arg, hc_err *err)
+{
+    struct stat st;
+    if (stat(arg, &st) != 0)
+        return hc_err_set(err, HC_EUSAGE, "--model %s: %s", arg, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return add_net(nets, n, arg, err);
+    DIR *dir = opendir(arg);
+    if (!dir)
+        return hc_err_set(err, HC_EUSAGE, "--model %s: %s", arg, strerror(errno));
+    char *names[MAX_NETS + 1];
+    int k = 0, rc = 0;
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL && rc == 0) {
+        if (de->d_name[0] == '.' || !is_model_file(de->d_name))
+            continue;
+        if (k > MAX_NETS) {
+            rc = hc_err_set(err, HC_EUSAGE, "--model %s: more than %d nets", arg, MAX_NETS);
+            break;
+        }
+        names[k] = strdup(de->d_name);
+        if (!names[k])
+            rc = hc_err_set(err, HC_ENOMEM, "out of memory");
+        else
+            k++;
+    }
+    closedir(dir);
+    if (rc == 0 && k == 0)
+        rc = hc_err_set(err, HC_EUSAGE, "--model %s: a directory without model files (.bin.gz, .txt.gz, .bin, .txt)",
+                        arg);
+    qsort(names, (size_t)k, sizeof names[0], cmp_str);
+    for (int i = 0; i < k; i++) {
+        char p[PATH_MAX];
+        if (rc == 0 && snprintf(p, sizeof p, "%s/%s", arg, names[i]) < (int)sizeof p)
+            rc = add_net(nets, n, p, err);
+        free(names[i]);
+    }
+    return rc;
+}
+
+/* Every net's model version (read before any long work: a file that is not a net fails here),
+ * and the family that covers it. */
+static int classify(knet *nets, int n, const family *fams, int n_fams, hc_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        hc_net *net = hc_net_load(nets[i].path, err);
+        if (!net)
+            return hc_err_prefix(err, "--model: ");
+        nets[i].version = net->model_version;
+        hc_net_free(net);
+        for (int f = 0; f < n_fams && !nets[i].fam; f++)
+            if (nets[i].version >= fams[f].lo && nets[i].version <= fams[f].hi)
+                nets[i].fam = &fams[f];
+        if (!nets[i].fam)
+            return hc_err_set(err, HC_EUSAGE, "%s: model version %d is in no family of suites/katago/families.yaml",
+                              nets[i].path, nets[i].version);
+    }
+    return 0;
+}
+
+/* --- the suite ------------------------------------------------------------------------------- */
+
+typedef struct gbuf {
+    char *s;
+    size_t len, cap;
+    int bad;
+} gbuf;
+
+static void g_add(gbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void g_add(gbuf *b, const char *fmt, ...)
+{
+    if (b->bad)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (b->len + (size_t)n + 1 > b->cap &&
+                  !(b->s = realloc(b->s, b->cap = (b->len + (size_t)n + 1) * 2)))) {
+        b->bad = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* A YAML double-quoted scalar. */
+static void g_quoted(gbuf *b, const char *s)
+{
+    g_add(b, "\"");
+    for (; *s; s++)
+        g_add(b, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+    g_add(b, "\"");
+}
+
+static int write_suite(const char *path, const char *data, const knet *nets, int n_nets, const char *specs[2],
+                       const char *const *tiers, int n_tiers, int batched, hc_err *err)
+{
+    static const char *const bnames[2] = {"katago-analysis", "katago-gtp"};
+    gbuf b = {0};
+    g_add(&b, "# Written by halfcheck katago: KataGo's testgpuerror boards, as rungpuerrortest.sh gives them to a\n"
+              "# net of each family (suites/katago/families.yaml), evaluated by a KataGo build against\n"
+              "# halfcheck's fp32 reference. Rerun: halfcheck run %s\nname: katago\nnets:\n", path);
+    for (int i = 0; i < n_nets; i++) {
+        g_add(&b, "  - {name: ");
+        g_quoted(&b, nets[i].name);
+        g_add(&b, ", model: ");
+        g_quoted(&b, nets[i].path);
+        g_add(&b, ", modelVersion: %d}\n", nets[i].version);
+    }
+    /* Every board any net's family uses, once. */
+    g_add(&b, "boards:\n");
+    const family *seen[MAX_NETS];
+    int n_seen = 0;
+    char listed[MAX_FAMILIES * MAX_FBOARDS][64];
+    int n_listed = 0;
+    for (int i = 0; i < n_nets; i++) {
+        int dup = 0;
+        for (int k = 0; k < n_seen; k++)
+            dup |= seen[k] == nets[i].fam;
+        if (dup)
+            continue;
+        seen[n_seen++] = nets[i].fam;
+        for (int j = 0; j < nets[i].fam->n_boards; j++) {
+            int have = 0;
+            for (int k = 0; k < n_listed; k++)
+                have |= strcmp(listed[k], nets[i].fam->boards[j]) == 0;
+            if (have)
+                continue;
+            snprintf(listed[n_listed++], sizeof listed[0], "%s", nets[i].fam->boards[j]);
+            char bp[PATH_MAX + 80];
+            snprintf(bp, sizeof bp, "%s/boards/%s.yaml", data, nets[i].fam->boards[j]);
+            g_add(&b, "  - ");
+            g_quoted(&b, bp);
+            g_add(&b, "\n");
+        }
+    }
+    g_add(&b, "backends:\n");
+    for (int k = 0; k < 2; k++) {
+        if (!specs[k])
+            continue;
+        g_add(&b, "  - name: %s\n    backend: ", bnames[k]);
+        g_quoted(&b, specs[k]);
+        g_add(&b, "\n    tiers: [");
+        for (int t = 0; t < n_tiers; t++) {
+            g_add(&b, "%s", t ? ", " : "");
+            g_quoted(&b, tiers[t]);
+        }
+        g_add(&b, "]\n");
+    }
+    g_add(&b, "modes: [unbatched%s]\nmatrix:\n", batched ? ", batched" : "");
+    for (int i = 0; i < n_nets; i++)
+        for (int j = 0; j < nets[i].fam->n_boards; j++) {
+            g_add(&b, "  - {nets: [");
+            g_quoted(&b, nets[i].name);
+            g_add(&b, "], boards: [");
+            g_quoted(&b, nets[i].fam->boards[j]);
+            g_add(&b, "]");
+            if (nets[i].fam->exact[j] >= 0)
+                g_add(&b, ", overrides: {requireExactNNLen: %s}", nets[i].fam->exact[j] ? "true" : "false");
+            g_add(&b, "}\n");
+        }
+    if (b.bad) {
+        free(b.s);
+        return hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
+    }
+    hc_ostream *os = hc_ostream_open(path, err);
+    int rc = os ? 0 : -1;
+    if (os && (hc_ostream_write(os, b.s, b.len, err) || hc_ostream_commit(os, err))) {
+        hc_ostream_abort(os);
+        rc = -1;
+    }
+    free(b.s);
+    return rc;
 }
 
 int cmd_katago(int argc, char **argv)
@@ -205,9 +525,10 @@ int cmd_katago(int argc, char **argv)
     cli_args a;
     hc_err err = {0};
     static const cli_cmd usage = {"katago", opts,
-        "usage: halfcheck katago --katago PATH --config CFG --model NET [--out DIR] [--tier fp16|fp32] "
-        "[options]\n\nChecks a KataGo build on a net over KataGo's testgpuerror boards (all positions, "
-        "unbatched): kata-raw-nn's outputs against halfcheck's fp32 reference, reports in --out.\n\n",
+        "usage: halfcheck katago --katago PATH --config CFG --model NET|DIR [--model ...] [--path analysis|gtp|both] "
+        "[--out DIR] [--tier fp16|fp32] [options]\n\nChecks a KataGo build on its nets over KataGo's testgpuerror "
+        "boards, as rungpuerrortest.sh gives them to a net of each family: the engine's outputs against halfcheck's "
+        "fp32 reference, unbatched and batched (analysis path), reports and the per-net summary.md in --out.\n\n",
         0, 0};
     int done = cli_start(&usage, argc, argv, &a);
     if (done >= 0)
@@ -217,9 +538,16 @@ int cmd_katago(int argc, char **argv)
     if (!model)
         return cli_fail("katago", &err);
     const char *out = cli_get(&a, "out", "halfcheck-out");
+    const char *path_kind = cli_get(&a, "path", "analysis");
+    int use_analysis = !strcmp(path_kind, "analysis") || !strcmp(path_kind, "both");
+    int use_gtp = !strcmp(path_kind, "gtp") || !strcmp(path_kind, "both");
+    if (!use_analysis && !use_gtp) {
+        hc_err_set(&err, HC_EUSAGE, "--path %s: expected analysis, gtp or both", path_kind);
+        return cli_fail("katago", &err);
+    }
 
     /* Absolute paths: the engine runs in another directory. A bare name stays one (PATH). */
-    char k_abs[PATH_MAX], c_abs[PATH_MAX], m_abs[PATH_MAX], o_abs[PATH_MAX], data[PATH_MAX];
+    char k_abs[PATH_MAX], c_abs[PATH_MAX], o_abs[PATH_MAX], data[PATH_MAX];
     if (strchr(katago, '/')) {
         if (!realpath(katago, k_abs) || access(k_abs, X_OK) != 0) {
             hc_err_set(&err, HC_EUSAGE, "--katago %s: %s", katago, errno ? strerror(errno) : "not executable");
@@ -231,13 +559,30 @@ int cmd_katago(int argc, char **argv)
         hc_err_set(&err, HC_EUSAGE, "--config %s: %s", config, strerror(errno));
         return cli_fail("katago", &err);
     }
-    if (!realpath(model, m_abs)) {
-        hc_err_set(&err, HC_EUSAGE, "--model %s: %s", model, strerror(errno));
+    char ac_abs[PATH_MAX];
+    const char *aconf = cli_get(&a, "analysis-config", config);
+    if (!realpath(aconf, ac_abs)) {
+        hc_err_set(&err, HC_EUSAGE, "--analysis-config %s: %s", aconf, strerror(errno));
         return cli_fail("katago", &err);
     }
     /* main passes argv + 1: argv[-1] is the path this program was started by. */
     if (find_data(cli_get(&a, "data", NULL), argv[-1], data, &err))
         return cli_fail("katago", &err);
+    static knet nets[MAX_NETS];
+    static family fams[MAX_FAMILIES];
+    int n_nets = 0, n_fams = 0;
+    const char *models[MAX_NETS];
+    int n_models = cli_get_all(&a, "model", models, MAX_NETS);
+    if (n_models > MAX_NETS) {
+        hc_err_set(&err, HC_EUSAGE, "at most %d --model options", MAX_NETS);
+        return cli_fail("katago", &err);
+    }
+    for (int i = 0; i < n_models; i++)
+        if (add_model_arg(nets, &n_nets, models[i], &err))
+            return cli_fail("katago", &err);
+    if (load_families(data, fams, &n_fams, &err) || classify(nets, n_nets, fams, n_fams, &err))
+        return cli_fail("katago", &err);
+
     char workdir[PATH_MAX + 32], suite[PATH_MAX + 32];
     if (hc_mkdir_p(out, &err) || !realpath(out, o_abs)) {
         if (!err.msg[0])
@@ -259,16 +604,24 @@ int cmd_katago(int argc, char **argv)
         tiers[0] = "fp16";
         n_tiers = 1;
     }
-    char name[256], spec[8192];
-    net_name(m_abs, name, sizeof name);
-    if (strchr(m_abs, '\'') || build_spec(spec, sizeof spec, workdir, k_abs, c_abs)) {
-        hc_err_set(&err, HC_EUSAGE, "the engine's command line is too long (paths too long?), or the model's path holds a single quote");
+    static char aspec[8192], gspec[8192];
+    const char *specs[2] = {NULL, NULL};
+    if ((use_analysis && build_analysis_spec(aspec, sizeof aspec, workdir, k_abs, ac_abs, cli_get(&a, "override", NULL))) ||
+        (use_gtp && build_gtp_spec(gspec, sizeof gspec, workdir, k_abs, c_abs, cli_get(&a, "override", NULL)))) {
+        hc_err_set(&err, HC_EUSAGE, "the engine's command line is too long (paths too long?)");
         return cli_fail("katago", &err);
     }
-    if (write_suite(suite, data, name, m_abs, spec, tiers, n_tiers, &err))
+    specs[0] = use_analysis ? aspec : NULL;
+    specs[1] = use_gtp ? gspec : NULL;
+    /* GTP's kata-raw-nn never batches: a GTP-only check runs unbatched (with both paths, the
+     * GTP batched cases are skipped as "not a batched check"). */
+    if (write_suite(suite, data, nets, n_nets, specs, tiers, n_tiers, use_analysis, &err))
         return cli_fail("katago", &err);
-    fprintf(stderr, "halfcheck katago: suite %s (rerun: halfcheck run %s); KataGo runs in %s/\n", suite, suite,
-            workdir);
+    fprintf(stderr, "halfcheck katago: %d net%s; suite %s (rerun: halfcheck run %s); KataGo runs in %s/\n", n_nets,
+            n_nets == 1 ? "" : "s", suite, suite, workdir);
+    for (int i = 0; i < n_nets; i++)
+        fprintf(stderr, "halfcheck katago: %s: model version %d, family %s (%d boards)\n", nets[i].name,
+                nets[i].version, nets[i].fam->name, nets[i].fam->n_boards);
 
     /* The same runner and reports as `halfcheck run`, through its own command line. */
     static const char *const fwd[][2] = {{"cache", "--cache"}, {"threads", "--threads"}, {"timeout", "--timeout"},
@@ -292,7 +645,8 @@ int cmd_katago(int argc, char **argv)
         rargv[rn++] = "--quiet";
     rargv[rn] = NULL;
     char *command = cli_command_line("katago", argc, argv);
-    int rc = cmd_run_as(rn, rargv, command);
+    int status = cmd_run_as(rn, rargv, command);
     free(command);
-    return rc;
+    /* run printed the reports' tables, the per-net summary.md last, before its final line. */
+    return status;
 }

@@ -236,6 +236,84 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_p
     return 0;
 }
 
+/* A position backend that takes its own number of positions per call
+ * (hc_backend_vtbl.positions_per_call: an engine that batches concurrent queries): the next
+ * positions of the order, gathered into one call whatever their indices, so that a shuffled
+ * batched case is evaluated in batches too. A call refused with a skip is retried one position
+ * at a time, as eval_one does. */
+static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const size_t *order, int batch,
+                         const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask, hc_eval_failure *fail,
+                         hc_eval_progress progress, hc_eval_skip_fn skip, void *user, hc_err *err)
+{
+    if (b->vt->configure && b->vt->configure(b->inst, s, err))
+        return -1;
+    int per = b->vt->positions_per_call(b->inst, batch);
+    if (per < 1)
+        per = 1;
+    hc_position *gp = hc_malloc(sizeof *gp * (size_t)per, err, "gathered positions");
+    hc_nnoutput *go = hc_malloc(sizeof *go * (size_t)per, err, "gathered outputs");
+    size_t *gi = hc_malloc(sizeof *gi * (size_t)per, err, "gathered indices");
+    int rc = gp && go && gi ? 0 : -1;
+    int single = 0;
+    for (size_t done = 0; rc == 0 && done < n;) {
+        int k = (int)(n - done < (size_t)per ? n - done : (size_t)per);
+        if (single > 0)
+            k = 1;
+        for (int r = 0; r < k && rc == 0; r++) {
+            gi[r] = order ? order[done + (size_t)r] : done + (size_t)r;
+            if (hc_nnoutput_init(&outs[gi[r]], s->nn_x, s->nn_y, 1, err))
+                rc = -1;
+            gp[r] = ps[gi[r]];
+            go[r] = outs[gi[r]];
+        }
+        if (rc)
+            break;
+        int erc = b->vt->eval_positions(b->inst, k, gp, go, err);
+        for (int r = 0; r < k; r++)
+            outs[gi[r]] = go[r]; /* the same buffers; the scalars were filled in the copy */
+        if (erc) {
+            const char *why = skip ? strstr(err->msg, HC_BACKEND_SKIP) : NULL;
+            if (!why) {
+                describe(&ps[gi[0]], (long)gi[0], fail, err);
+                rc = -1;
+                break;
+            }
+            for (int r = 0; r < k; r++) {
+                hc_nnoutput_free(&outs[gi[r]]);
+                memset(&outs[gi[r]], 0, sizeof outs[0]);
+            }
+            if (k > 1) {
+                single = k;
+                continue;
+            }
+            char reason[sizeof err->msg];
+            snprintf(reason, sizeof reason, "%s", why + strlen(HC_BACKEND_SKIP));
+            err->code = 0;
+            err->msg[0] = '\0';
+            if (done_mask)
+                done_mask[gi[0]] = 0;
+            if (skip(user, gi[0], reason)) {
+                rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
+                break;
+            }
+        } else {
+            for (int r = 0; r < k && done_mask; r++)
+                done_mask[gi[r]] = 1;
+        }
+        if (single > 0)
+            single--;
+        done += (size_t)k;
+        if (progress && progress(user, done, n)) {
+            rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
+            break;
+        }
+    }
+    free(gp);
+    free(go);
+    free(gi);
+    return rc;
+}
+
 static int eval_one(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
                     int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
                     hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user, hc_err *err)
@@ -245,6 +323,8 @@ static int eval_one(hc_backend *b, const hc_net *net, const hc_position *ps, siz
     if (check_settings(s, batch, err))
         return -1;
     if (b->vt->shape == HC_BACKEND_POSITION) {
+        if (b->vt->positions_per_call)
+            return eval_gathered(b, ps, n, order, batch, s, outs, done_mask, fail, progress, skip, user, err);
         /* Position backends post-process themselves; they get the settings, then one batch at a time. */
         if (b->vt->configure && b->vt->configure(b->inst, s, err))
             return -1;
@@ -712,6 +792,15 @@ const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev)
 const char *hc_evaluator_identity(const hc_evaluator *ev)
 {
     return hc_backend_identity(ev->use);
+}
+
+int hc_evaluator_finish(hc_evaluator *ev, hc_engine_stats *st, hc_err *err)
+{
+    *st = hc_engine_stats_unknown();
+    const hc_backend *b = ev->use;
+    if (!b || !b->vt || !b->vt->finish || !b->inst)
+        return 0;
+    return b->vt->finish(b->inst, st, err);
 }
 
 int hc_evaluator_lanes(const hc_evaluator *ev)

@@ -103,6 +103,9 @@ const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev);
 const char *hc_evaluator_identity(const hc_evaluator *ev);
 /* The lanes it runs (0: one instance). */
 int hc_evaluator_lanes(const hc_evaluator *ev);
+/* Ends an external engine and fills st with its cost (hc_backend_vtbl.finish); st is all
+ * unknown (hc_engine_stats_unknown) for a backend without one. 0, or -1 with err. */
+int hc_evaluator_finish(hc_evaluator *ev, hc_engine_stats *st, hc_err *err);
 void hc_evaluator_close(hc_evaluator *ev);
 
 /* How hc_evaluator_open shares out work: the lanes for spec at batch and threads (threads when

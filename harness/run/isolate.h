@@ -18,6 +18,8 @@ typedef struct hc_isolate_side {
     size_t n_skipped;
     char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
     char *engine;           /* malloc'd: the backend's identity as its engine reports it, or NULL */
+    int has_cost;           /* an external engine's cost (hc_backend_vtbl.finish) came back */
+    hc_engine_stats cost;
 } hc_isolate_side;
 
 /* A case: the backend, its positions and how to watch it. */

@@ -603,6 +603,15 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (!(s->modes & mode))
             continue;
         int batch = mode == HC_MODE_BATCHED ? c->settings.max_batch_size : 1;
+        const hc_backend_vtbl *kind = hc_backend_find(spec, NULL, NULL);
+        if (mode == HC_MODE_BATCHED && kind && kind->never_batches) {
+            /* Running it would only repeat the unbatched case in another order. */
+            char *m = strdup("not a batched check: this backend evaluates one position at a time; its unbatched "
+                             "case checks it, the analysis: backend checks a build's batches");
+            if (add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, m, NULL, 0, err))
+                return -1;
+            continue;
+        }
         size_t *order = NULL;
         if (mode == HC_MODE_BATCHED) {
             order = malloc(sizeof(size_t) * (n ? n : 1));
@@ -718,6 +727,42 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
         run->backend_error = 1;
         return add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err);
     }
+    if (mode == HC_MODE_BATCHED && cs.has_cost && (cs.cost.batching || cs.cost.avg_batch >= 0) &&
+        !(cs.cost.avg_batch > 1.05)) {
+        /* The engine evaluated (nearly) one row at a time: whatever its figures, this case did
+         * not check the batched path, so it must not pass as if it had. An engine meant to
+         * batch that did not is an error; one that never batches (GTP's kata-raw-nn) is
+         * skipped: its unbatched case is its check. */
+        char m[600];
+        int as_error = cs.cost.batching;
+        if (!as_error)
+            snprintf(m, sizeof m, "not a batched check: this backend evaluates one position at a time (%ld rows in "
+                     "%ld batches); its unbatched case checks it, the analysis: backend checks a build's batches",
+                     cs.cost.nn_rows, cs.cost.nn_batches);
+        else if (cs.cost.avg_batch >= 0)
+            snprintf(m, sizeof m, "not a batched check: the engine averaged %.3f rows per batch (%ld rows in %ld "
+                     "batches), not above 1.05; give it more concurrent queries (numAnalysisThreads and "
+                     "nnMaxBatchSize = the board's maxBatchSize)", cs.cost.avg_batch, cs.cost.nn_rows,
+                     cs.cost.nn_batches);
+        else
+            snprintf(m, sizeof m, "not a batched check: the engine's rows and batches are unknown (its log did "
+                     "not end with \"NN rows\" and \"NN batches\" on stderr: keep logToStderr=true; or it was "
+                     "restarted after a failure)");
+        free_outs(outs, n);
+        free(cs.skipped);
+        free(cs.skip_text);
+        if (as_error)
+            run->backend_error = 1;
+        else {
+            free(st);
+            st = NULL;
+        }
+        if (add_result(run, c, mode_name(mode), as_error ? HC_OUT_ERROR : HC_OUT_SKIPPED, strdup(m), st, secs, err))
+            return -1;
+        run->items[run->n - 1].has_engine = 1;
+        run->items[run->n - 1].engine = cs.cost;
+        return 0;
+    }
     hc_shown_pos *shown = NULL;
     char *rr = with_rerun(run, c, NULL);
     hc_shown_case sc = {run->suite, c, spec, rr ? rr + strlen("rerun: ") : ""};
@@ -730,6 +775,8 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
         free(cs.skip_text);
         return -1;
     }
+    run->items[run->n - 1].has_engine = cs.has_cost;
+    run->items[run->n - 1].engine = cs.cost;
     run->items[run->n - 1].n_shown = n_shown;
     run->items[run->n - 1].shown = shown;
     run->own[run->n - 1].shown = shown;

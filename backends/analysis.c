@@ -1,0 +1,911 @@
+/* analysis:[@OPTION=VALUE ...] COMMAND — KataGo's JSON analysis engine (`katago analysis`) as a
+ * position backend that batches. docs/ANALYSIS.md describes the syntax and what is checked.
+ *
+ * Why this engine: it evaluates concurrent queries in batches (its NN server thread takes what
+ * the analysis threads have queued, up to nnMaxBatchSize), so a case's positions sent together
+ * go through the build's batched path, which GTP's kata-raw-nn never does. With maxVisits 1 a
+ * query's answer carries the root's raw network outputs (rootInfo.raw*, policy, ownership) to 8
+ * significant digits.
+ *
+ * The analysis engine has no per-query symmetry: its evaluator uses the config's
+ * nnForcedSymmetry for every row. So the backend runs one engine per symmetry, lazily, with
+ * COMMAND's {symmetry} replaced by 0..7 (the template passes nnForcedSymmetry={symmetry}), and
+ * {batch} by the mode's batch (1 unbatched, the board config's maxBatchSize batched: the
+ * template passes it as nnMaxBatchSize and numAnalysisThreads). A call's positions are grouped
+ * by symmetry and every group's queries are written at once; the evaluator hands this backend
+ * 16 batches' worth of positions per call (positions_per_call) so that each engine has about
+ * two batches of queries in flight; unbatched, each engine gets a couple of queries that it
+ * evaluates one at a time, so that the engines still work side by side.
+ *
+ * Before sending, each position is replayed the way the analysis engine builds it
+ * (analysis.cpp: setup stones, initialPlayer, moves played tolerantly, a move by the player not
+ * to move restarts the history, preventCleanupPhase) and its NN inputs and legal moves are
+ * compared with the record's; a position that would differ is skipped with the reason.
+ *
+ * At finish every engine's stdin is closed; it logs "NN rows", "NN batches" on stderr as it
+ * exits, which finish sums, and the operating system's peak RSS of the engines is read with
+ * getrusage(RUSAGE_CHILDREN) once they are reaped. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "backend.h"
+#include "extproc.h"
+#include "history.h"
+#include "nnfeatures.h"
+#include "rules.h"
+#include "settings.h"
+#include "specopts.h"
+
+enum { N_SYM = 8, LINE_CAP = 65536, CALL_BATCHES = 16 };
+
+typedef struct engine {
+    hc_extproc proc;
+    int ran;          /* started at least once */
+    int lost;         /* killed at least once: its log's counts are gone */
+} engine;
+
+typedef struct pending {
+    long seq;
+    int i;            /* index in the call */
+    int done;
+    char warning[300];
+} pending;
+
+typedef struct analysis_backend {
+    char *cmd;        /* the command template, {symmetry} and {batch} still in it */
+    double timeout_s, startup_timeout_s;
+    int engine_handicap;
+    const hc_net *net;
+    int nx, ny, max_batch;
+    hc_eval_settings settings;
+    hc_resolution res;
+    engine eng[N_SYM];
+    long next_seq;
+    char version[64];
+    char identity[600]; /* what the engine says it is (query_version, query_models), "" unknown */
+    long positions;
+    double eval_s;
+    long rows, batches;
+    int nn_missing;   /* an engine exited without its counts in the log */
+    float *feat_a, *feat_b, *glob_a, *glob_b;
+    unsigned char *legal_a, *legal_b;
+    char *line;
+    pending *pend;
+    int pend_cap;
+} analysis_backend;
+
+static double now_s(void)
+{
+    return hc_extproc_now();
+}
+
+/* --- the engines ------------------------------------------------------------------------------ */
+
+/* "NN rows: 40" in an exiting engine's stderr tail: the last such line's number, or -1. */
+static long log_count(const char *tail, const char *key)
+{
+    const char *hit = NULL, *p = tail;
+    while ((p = strstr(p, key)) != NULL) {
+        hit = p;
+        p += strlen(key);
+    }
+    if (!hit)
+        return -1;
+    char *end;
+    long v = strtol(hit + strlen(key), &end, 10);
+    return end == hit + strlen(key) ? -1 : v;
+}
+
+/* Closes the engine's stdin, waits for it to exit and adds its log's counts. */
+static void finish_engine(analysis_backend *a, engine *e)
+{
+    if (!hc_extproc_running(&e->proc))
+        return;
+    e->proc.tail_len = 0;
+    e->proc.tail[0] = '\0';
+    hc_extproc_finish(&e->proc, a->timeout_s > 60 ? a->timeout_s : 60);
+    long rows = log_count(e->proc.tail, "NN rows: ");
+    long batches = log_count(e->proc.tail, "NN batches: ");
+    if (rows < 0 || batches < 0) {
+        a->nn_missing = 1;
+        return;
+    }
+    a->rows += rows;
+    a->batches += batches;
+}
+
+static void kill_engine(engine *e)
+{
+    if (hc_extproc_running(&e->proc)) {
+        hc_extproc_stop(&e->proc);
+        e->lost = 1;
+    }
+}
+
+static void kill_all(analysis_backend *a)
+{
+    for (int s = 0; s < N_SYM; s++)
+        kill_engine(&a->eng[s]);
+}
+
+static void analysis_close(void *inst)
+{
+    analysis_backend *a = inst;
+    if (!a)
+        return;
+    for (int s = 0; s < N_SYM; s++)
+        if (hc_extproc_running(&a->eng[s].proc))
+            hc_extproc_finish(&a->eng[s].proc, 2.0);
+    free(a->cmd);
+    free(a->feat_a);
+    free(a->feat_b);
+    free(a->glob_a);
+    free(a->glob_b);
+    free(a->legal_a);
+    free(a->legal_b);
+    free(a->line);
+    free(a->pend);
+    free(a);
+}
+
+/* The command for symmetry s: {symmetry} and {batch} replaced. */
+static char *engine_command(const analysis_backend *a, int s, hc_err *err)
+{
+    size_t cap = strlen(a->cmd) + 64, o = 0;
+    char *out = hc_malloc(cap, err, "analysis command");
+    if (!out)
+        return NULL;
+    for (const char *p = a->cmd; *p;) {
+        if (strncmp(p, "{symmetry}", 10) == 0) {
+            o += (size_t)snprintf(out + o, cap - o, "%d", s);
+            p += 10;
+        } else if (strncmp(p, "{batch}", 7) == 0) {
+            o += (size_t)snprintf(out + o, cap - o, "%d", a->max_batch);
+            p += 7;
+        } else {
+            if (o + 2 >= cap) {
+                cap *= 2;
+                char *t = realloc(out, cap);
+                if (!t) {
+                    free(out);
+                    hc_err_set(err, HC_ENOMEM, "out of memory");
+                    return NULL;
+                }
+                out = t;
+            }
+            out[o++] = *p++;
+        }
+        out[o] = '\0';
+    }
+    return out;
+}
+
+/* Starts the engine of symmetry s and asks its version (query_version), which it answers once
+ * its net is loaded. */
+static int start_engine(analysis_backend *a, int s, hc_err *err)
+{
+    engine *e = &a->eng[s];
+    char *cmd = engine_command(a, s, err);
+    if (!cmd)
+        return -1;
+    char **argv = hc_extproc_split(cmd, err);
+    free(cmd);
+    if (!argv)
+        return -1;
+    int rc = hc_extproc_start(&e->proc, argv, err);
+    hc_extproc_free_argv(argv);
+    if (rc)
+        return -1;
+    e->ran = 1;
+    static const char q[] = "{\"id\":\"hc-version\",\"action\":\"query_version\"}\n";
+    if (hc_extproc_write(&e->proc, q, sizeof q - 1, now_s() + a->startup_timeout_s, err))
+        return hc_err_prefix(err, "starting the symmetry %d engine: ", s);
+    long n;
+    do {
+        n = hc_extproc_read_line(&e->proc, a->line, LINE_CAP, now_s() + a->startup_timeout_s, err);
+    } while (n == 0);
+    if (n < 0)
+        return hc_err_prefix(err, "starting the symmetry %d engine (query_version): ", s);
+    json_error_t je;
+    json_t *j = json_loads(a->line, 0, &je);
+    const char *id = j ? json_string_value(json_object_get(j, "id")) : NULL;
+    const char *v = j ? json_string_value(json_object_get(j, "version")) : NULL;
+    if (!id || strcmp(id, "hc-version") != 0 || !v) {
+        json_decref(j);
+        kill_engine(e);
+        return hc_err_set(err, HC_EBACKEND,
+                          "starting the symmetry %d engine: expected the answer to query_version "
+                          "({\"id\":\"hc-version\",\"version\":...}), got \"%.120s\"", s, a->line);
+    }
+    snprintf(a->version, sizeof a->version, "%s", v);
+    const char *git = json_string_value(json_object_get(j, "git_hash"));
+    int o = snprintf(a->identity, sizeof a->identity, "KataGo %s%s%s (analysis engine)", v, git && *git ? " git " : "",
+                     git ? git : "");
+    json_decref(j);
+    /* The model it loaded and its precision, where it says (query_models, KataGo 1.12 on). */
+    static const char qm[] = "{\"id\":\"hc-models\",\"action\":\"query_models\"}\n";
+    if (hc_extproc_write(&e->proc, qm, sizeof qm - 1, now_s() + a->timeout_s, err))
+        return hc_err_prefix(err, "starting the symmetry %d engine: ", s);
+    do {
+        n = hc_extproc_read_line(&e->proc, a->line, LINE_CAP, now_s() + a->timeout_s, err);
+    } while (n == 0);
+    if (n < 0)
+        return hc_err_prefix(err, "starting the symmetry %d engine (query_models): ", s);
+    j = json_loads(a->line, 0, &je);
+    id = j ? json_string_value(json_object_get(j, "id")) : NULL;
+    if (!id || strcmp(id, "hc-models") != 0) {
+        json_decref(j);
+        kill_engine(e);
+        return hc_err_set(err, HC_EBACKEND, "starting the symmetry %d engine: expected the answer to query_models "
+                          "({\"id\":\"hc-models\",...}), got \"%.120s\"", s, a->line);
+    }
+    json_t *m0 = json_array_get(json_object_get(j, "models"), 0);
+    const char *internal = json_string_value(json_object_get(m0, "internalName"));
+    json_t *fp16 = json_object_get(m0, "usingFP16");
+    if (internal && o < (int)sizeof a->identity)
+        o += snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", model %s", internal);
+    if (json_is_string(fp16) && o < (int)sizeof a->identity)
+        snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", usingFP16 %s", json_string_value(fp16));
+    else if (json_is_boolean(fp16) && o < (int)sizeof a->identity)
+        snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", usingFP16 %s", json_is_true(fp16) ? "true" : "false");
+    json_decref(j);
+    return 0;
+}
+
+/* --- open, settings --------------------------------------------------------------------------- */
+
+static int analysis_check(const char *params, hc_err *err);
+
+static void *analysis_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                           hc_err *err)
+{
+    (void)threads;
+    analysis_backend *a = hc_calloc(1, sizeof *a, err, "analysis backend");
+    if (!a)
+        return NULL;
+    for (int s = 0; s < N_SYM; s++) {
+        a->eng[s].proc.pid = -1;
+        a->eng[s].proc.to_fd = a->eng[s].proc.from_fd = a->eng[s].proc.err_fd = -1;
+    }
+    a->timeout_s = 120;
+    a->startup_timeout_s = 600;
+    a->engine_handicap = 1;
+    a->net = net;
+    a->nx = nx;
+    a->ny = ny;
+    a->max_batch = max_batch < 1 ? 1 : max_batch;
+    a->settings = hc_eval_settings_default(nx, ny);
+    /* roundDynamic(x, 8) (searchresults.cpp): x to 10^(floor(log10|x|) - 8), so at most
+     * 5e-9 |x|: 5e-9 for probabilities and ownership; whiteWin = rawWinrate - noResult/2 and
+     * whiteLoss from both, 1e-8; scores 5e-7 (|score| < 1000). */
+    a->res = (hc_resolution){.winrate = 1e-8, .score = 5e-7, .policy = 5e-9, .ownership = 5e-9};
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &a->timeout_s},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &a->startup_timeout_s},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &a->engine_handicap},
+    };
+    const char *p = hc_specopts_parse("analysis", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        goto fail;
+    if (!*p) {
+        hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
+        goto fail;
+    }
+    if (analysis_check(params, err))
+        goto fail;
+    a->cmd = strdup(p);
+    a->line = hc_malloc(LINE_CAP, err, "analysis reply");
+    if (!a->cmd || !a->line)
+        goto fail;
+    /* Check the command's words ($VAR unset: skipped) before any engine starts. */
+    char *c0 = engine_command(a, 0, err);
+    char **argv = c0 ? hc_extproc_split(c0, err) : NULL;
+    free(c0);
+    if (!argv)
+        goto fail;
+    hc_extproc_free_argv(argv);
+    if (net) {
+        size_t area = (size_t)nx * (size_t)ny;
+        a->feat_a = hc_malloc(sizeof(float) * area * (size_t)net->num_input_c, err, "features");
+        a->feat_b = hc_malloc(sizeof(float) * area * (size_t)net->num_input_c, err, "features");
+        a->glob_a = hc_malloc(sizeof(float) * (size_t)(net->num_input_global_c + 1), err, "features");
+        a->glob_b = hc_malloc(sizeof(float) * (size_t)(net->num_input_global_c + 1), err, "features");
+        a->legal_a = hc_malloc(area + 1, err, "legal map");
+        a->legal_b = hc_malloc(area + 1, err, "legal map");
+        if (!a->feat_a || !a->feat_b || !a->glob_a || !a->glob_b || !a->legal_a || !a->legal_b)
+            goto fail;
+    }
+    return a;
+fail:
+    analysis_close(a);
+    return NULL;
+}
+
+/* The spec without opening anything (preflight): its options, a command, and {symmetry}. */
+static int analysis_check(const char *params, hc_err *err)
+{
+    double t = 0;
+    int f = 0;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &f},
+    };
+    const char *p = hc_specopts_parse("analysis", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        return -1;
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
+    if (!strstr(p, "{symmetry}"))
+        return hc_err_set(err, HC_ECONFIG,
+                          "analysis: the command must contain {symmetry} (e.g. -override-config "
+                          "nnForcedSymmetry={symmetry}): the analysis engine takes no symmetry per query, so "
+                          "halfcheck runs one engine per symmetry");
+    return 0;
+}
+
+/* What the engine says it is (provenance): KataGo's version and git hash, the model it loaded
+ * and its fp16 mode, from the first engine started. */
+static const char *analysis_identity(void *inst)
+{
+    return ((analysis_backend *)inst)->identity;
+}
+
+static int analysis_configure(void *inst, const hc_eval_settings *s, hc_err *err)
+{
+    (void)err;
+    ((analysis_backend *)inst)->settings = *s;
+    return 0;
+}
+
+static const hc_resolution *analysis_resolution(void *inst)
+{
+    return &((analysis_backend *)inst)->res;
+}
+
+/* Batched: about two batches in flight per engine. Unbatched: two queries per engine too, so
+ * that the eight engines work side by side; each evaluates them one at a time all the same
+ * ({batch} = 1 is its nnMaxBatchSize and its number of analysis threads), as its log's rows per
+ * batch confirms. */
+static int analysis_per_call(void *inst, int batch)
+{
+    (void)inst;
+    return batch > 1 ? batch * CALL_BATCHES : 2 * N_SYM;
+}
+
+/* --- the replay the analysis engine will do --------------------------------------------------- */
+
+static void vertex(int x, int y, int y_size, char *buf, size_t len)
+{
+    static const char cols[] = "ABCDEFGHJKLMNOPQRSTUVWXYZ";
+    if (x < 0)
+        snprintf(buf, len, "pass");
+    else
+        snprintf(buf, len, "%c%d", cols[x], y_size - y);
+}
+
+/* analysis.cpp's hist.clear(board, movePla, ...) when a move is by the player not to move. */
+static int restart_history(hc_history *h, int pla, int handicap, hc_err *err)
+{
+    hc_board b = *hc_history_board(h);
+    hc_board_clear_ko_loc(&b);
+    if (hc_history_reset(h, &b, pla, hc_history_encore_phase(h), err))
+        return -1;
+    hc_history_set_assume_multiple_starting_black_moves_are_handicap(h, handicap);
+    return 0;
+}
+
+/* Why the analysis engine cannot be given this position exactly (into why), or "". */
+static int check_replay(analysis_backend *a, const hc_position *p, char *why, size_t len, hc_err *err)
+{
+    why[0] = '\0';
+    if (p->initial_encore_phase > 0) {
+        snprintf(why, len, "initial encore phase %d: an analysis query cannot start a game in the cleanup phase",
+                 p->initial_encore_phase);
+        return 0;
+    }
+    if (p->x_size > 19 || p->y_size > 19 || p->x_size < 2 || p->y_size < 2) {
+        snprintf(why, len, "board %dx%d: the analysis engine takes 2..19", p->x_size, p->y_size);
+        return 0;
+    }
+    if (!(p->komi * 2 == floorf(p->komi * 2)) || p->komi < -150 || p->komi > 150) {
+        snprintf(why, len, "komi %g: the analysis engine takes integers and half-integers in [-150, 150]",
+                 (double)p->komi);
+        return 0;
+    }
+    hc_rules rules;
+    if (hc_rules_parse(p->rules, &rules, err))
+        return -1;
+    hc_board b;
+    if (hc_board_init(&b, p->x_size, p->y_size, err))
+        return -1;
+    int nst = p->n_initial_black + p->n_initial_white;
+    hc_placement *pl = hc_malloc(sizeof *pl * (size_t)(nst ? nst : 1), err, "stones");
+    if (!pl)
+        return -1;
+    for (int i = 0; i < p->n_initial_black; i++)
+        pl[i] = (hc_placement){hc_loc_of(p->initial_black[i].x, p->initial_black[i].y, p->x_size), HC_BLACK};
+    for (int i = 0; i < p->n_initial_white; i++)
+        pl[p->n_initial_black + i] =
+            (hc_placement){hc_loc_of(p->initial_white[i].x, p->initial_white[i].y, p->x_size), HC_WHITE};
+    int ok = hc_board_set_stones_fail_if_no_libs(&b, pl, nst);
+    free(pl);
+    if (!ok) {
+        snprintf(why, len, "setup stones that overlap or have no liberties");
+        return 0;
+    }
+    int pla = p->n_moves > 0 ? p->initial_pla : p->next_pla;
+    hc_history *gh = hc_history_new(&b, pla, &rules, 0, false, err);
+    if (!gh)
+        return -1;
+    hc_history_set_assume_multiple_starting_black_moves_are_handicap(gh, a->engine_handicap);
+    int rc = 0;
+    for (int i = 0; i < p->n_moves && rc == 0 && !why[0]; i++) {
+        const hc_move *m = &p->moves[i];
+        int pass = m->x < 0;
+        char v[8];
+        vertex(m->x, m->y, p->y_size, v, sizeof v);
+        if (m->pla != pla && restart_history(gh, m->pla, a->engine_handicap, err)) {
+            rc = -1;
+            break;
+        }
+        if (pass && rules.scoring_rule == HC_SCORING_TERRITORY && hc_history_pass_would_end_phase(gh, m->pla)) {
+            snprintf(why, len, "move %d (%s pass) ends the play phase under territory scoring: the analysis engine "
+                     "prevents the cleanup phase (preventCleanupPhase)", i + 1, m->pla == HC_BLACK ? "B" : "W");
+            break;
+        }
+        if (!hc_history_is_legal_tolerant(gh, m->x, m->y, m->pla)) {
+            snprintf(why, len, "move %d (%s %s) is not even tolerantly legal", i + 1, m->pla == HC_BLACK ? "B" : "W", v);
+            break;
+        }
+        if (hc_history_play_tolerant(gh, m->x, m->y, m->pla, err))
+            rc = -1;
+        pla = hc_opp(m->pla);
+    }
+    if (rc == 0 && !why[0] && p->next_pla != pla)
+        snprintf(why, len, "%s to move after a move by the same colour: an analysis query's player to move is the "
+                 "opponent of the last move", p->next_pla == HC_BLACK ? "black" : "white");
+    if (rc == 0 && !why[0] && a->net) {
+        hc_history *rh = hc_history_from_position(p, err);
+        if (!rh) {
+            rc = -1;
+        } else {
+            const hc_net *net = a->net;
+            hc_nninput_params prm = hc_nninput_params_default();
+            prm.playout_doubling_advantage = a->settings.playout_doubling_advantage;
+            prm.policy_optimism = a->settings.policy_optimism;
+            prm.nn_policy_temperature = a->settings.policy_temperature;
+            prm.pass_alive_suicide_rules_override = net->prefer_pass_alive_under_suicide ? 1 : 0;
+            size_t ns = (size_t)a->nx * (size_t)a->ny * (size_t)net->num_input_c;
+            size_t ng = (size_t)net->num_input_global_c;
+            size_t area = (size_t)a->nx * (size_t)a->ny;
+            if (hc_features_fill(net->input_version, rh, p->next_pla, &prm, a->nx, a->ny, a->feat_a, a->glob_a, err) ||
+                hc_features_fill(net->input_version, gh, p->next_pla, &prm, a->nx, a->ny, a->feat_b, a->glob_b, err)) {
+                rc = -1;
+            } else {
+                hc_history_legal_map(rh, a->nx, a->ny, a->legal_a);
+                hc_history_legal_map(gh, a->nx, a->ny, a->legal_b);
+                for (size_t k = 0; k < ns && !why[0]; k++)
+                    if (memcmp(&a->feat_a[k], &a->feat_b[k], sizeof(float)) != 0)
+                        snprintf(why, len, "the analysis engine's replay gives different NN inputs (spatial channel "
+                                 "%zu; ko, pass or move history state) than the record", k / area);
+                for (size_t k = 0; k < ng && !why[0]; k++)
+                    if (memcmp(&a->glob_a[k], &a->glob_b[k], sizeof(float)) != 0)
+                        snprintf(why, len, "the analysis engine's replay gives different NN inputs (global channel "
+                                 "%zu: %g in the record, %g in the replay)", k, (double)a->glob_a[k],
+                                 (double)a->glob_b[k]);
+                if (!why[0] && memcmp(a->legal_a, a->legal_b, area + 1) != 0)
+                    snprintf(why, len, "the analysis engine's replay gives different legal moves than the record");
+            }
+            hc_history_free(rh);
+        }
+    }
+    hc_history_free(gh);
+    return rc;
+}
+
+/* --- queries and answers ---------------------------------------------------------------------- */
+
+static json_t *stone_list(const hc_xy *st, int n, const char *color, int y_size)
+{
+    json_t *arr = json_array();
+    for (int i = 0; arr && i < n; i++) {
+        char v[8];
+        vertex(st[i].x, st[i].y, y_size, v, sizeof v);
+        json_array_append_new(arr, json_pack("[ss]", color, v));
+    }
+    return arr;
+}
+
+/* The query of position p, id "q<seq>", as one line (malloc'd, '\n'-terminated). */
+static char *make_query(const analysis_backend *a, const hc_position *p, long seq, hc_err *err)
+{
+    hc_rules rules;
+    char rs[HC_RULES_STR_MAX];
+    if (hc_rules_parse(p->rules, &rules, err) || hc_rules_format_no_komi(&rules, rs, sizeof rs) < 0)
+        return NULL;
+    char id[32];
+    snprintf(id, sizeof id, "q%ld", seq);
+    json_t *q = json_object();
+    json_object_set_new(q, "id", json_string(id));
+    json_object_set_new(q, "boardXSize", json_integer(p->x_size));
+    json_object_set_new(q, "boardYSize", json_integer(p->y_size));
+    json_object_set_new(q, "rules", json_string(rs));
+    json_object_set_new(q, "komi", json_real(p->komi));
+    json_t *init = stone_list(p->initial_black, p->n_initial_black, "B", p->y_size);
+    json_t *initw = stone_list(p->initial_white, p->n_initial_white, "W", p->y_size);
+    json_array_extend(init, initw);
+    json_decref(initw);
+    json_object_set_new(q, "initialStones", init);
+    int first = p->n_moves > 0 ? p->initial_pla : p->next_pla;
+    json_object_set_new(q, "initialPlayer", json_string(first == HC_BLACK ? "B" : "W"));
+    json_t *moves = json_array();
+    for (int i = 0; i < p->n_moves; i++) {
+        char v[8];
+        vertex(p->moves[i].x, p->moves[i].y, p->y_size, v, sizeof v);
+        json_array_append_new(moves, json_pack("[ss]", p->moves[i].pla == HC_BLACK ? "B" : "W", v));
+    }
+    json_object_set_new(q, "moves", moves);
+    json_object_set_new(q, "maxVisits", json_integer(1));
+    json_object_set_new(q, "includePolicy", json_true());
+    json_object_set_new(q, "includeOwnership", json_true());
+    /* The root's evaluation as testgpuerror's: the board's optimism, PDA and temperature; no
+     * root noise, policy temperature, symmetry sampling, passing hacks or anti-mirror that
+     * would change what is reported; values from white's side, as the reference reports. */
+    json_t *ov = json_object();
+    json_object_set_new(ov, "reportAnalysisWinratesAs", json_string("WHITE"));
+    json_object_set_new(ov, "rootPolicyOptimism", json_real(a->settings.policy_optimism));
+    json_object_set_new(ov, "policyOptimism", json_real(a->settings.policy_optimism));
+    json_object_set_new(ov, "playoutDoublingAdvantage", json_real(a->settings.playout_doubling_advantage));
+    json_object_set_new(ov, "nnPolicyTemperature", json_real(a->settings.policy_temperature));
+    json_object_set_new(ov, "rootNumSymmetriesToSample", json_integer(1));
+    json_object_set_new(ov, "rootSymmetryPruning", json_false());
+    json_object_set_new(ov, "rootNoiseEnabled", json_false());
+    json_object_set_new(ov, "rootPolicyTemperature", json_real(1.0));
+    json_object_set_new(ov, "rootPolicyTemperatureEarly", json_real(1.0));
+    json_object_set_new(ov, "conservativePass", json_false());
+    json_object_set_new(ov, "enablePassingHacks", json_false());
+    json_object_set_new(ov, "antiMirror", json_false());
+    json_object_set_new(ov, "ignorePreRootHistory", json_false());
+    json_object_set_new(ov, "drawEquivalentWinsForWhite", json_real(0.5));
+    if (a->net && a->net->num_input_meta_c > 0)
+        json_object_set_new(ov, "humanSLProfile", json_string(a->settings.meta_profile));
+    json_object_set_new(q, "overrideSettings", ov);
+    char *text = json_dumps(q, JSON_COMPACT);
+    json_decref(q);
+    if (!text) {
+        hc_err_set(err, HC_ENOMEM, "out of memory for a query");
+        return NULL;
+    }
+    size_t l = strlen(text);
+    char *line = realloc(text, l + 2);
+    if (!line) {
+        free(text);
+        hc_err_set(err, HC_ENOMEM, "out of memory for a query");
+        return NULL;
+    }
+    line[l] = '\n';
+    line[l + 1] = '\0';
+    return line;
+}
+
+static int get_num(json_t *obj, const char *key, double *v)
+{
+    json_t *x = json_object_get(obj, key);
+    if (!json_is_number(x))
+        return 0;
+    *v = json_number_value(x);
+    return 1;
+}
+
+/* Fills o from an answer's rootInfo, policy and ownership; a message in why when malformed. */
+static int parse_answer(json_t *j, const hc_position *p, hc_nnoutput *o, double optimism, char *why, size_t len)
+{
+    static const char *keys[] = {"rawWinrate", "rawNoResultProb", "rawLead", "rawScoreSelfplay",
+                                 "rawScoreSelfplayStdev", "rawVarTimeLeft", "rawStWrError", "rawStScoreError"};
+    double v[8];
+    json_t *ri = json_object_get(j, "rootInfo");
+    if (!json_is_object(ri)) {
+        snprintf(why, len, "no rootInfo object");
+        return -1;
+    }
+    for (int k = 0; k < 8; k++)
+        if (!get_num(ri, keys[k], &v[k])) {
+            snprintf(why, len, "rootInfo.%s missing or not a number (a KataGo older than the raw outputs?)", keys[k]);
+            return -1;
+        }
+    const int nx = o->nn_x_len, ny = o->nn_y_len, xs = p->x_size, ys = p->y_size;
+    json_t *pol = json_object_get(j, "policy"), *own = json_object_get(j, "ownership");
+    if (!json_is_array(pol) || json_array_size(pol) != (size_t)(xs * ys + 1)) {
+        snprintf(why, len, "policy is not an array of %d numbers", xs * ys + 1);
+        return -1;
+    }
+    if (!json_is_array(own) || json_array_size(own) != (size_t)(xs * ys)) {
+        snprintf(why, len, "ownership is not an array of %d numbers", xs * ys);
+        return -1;
+    }
+    for (int i = 0; i < nx * ny; i++) {
+        o->policy_probs[i] = -1.0f;
+        if (o->white_owner_map)
+            o->white_owner_map[i] = 0.0f;
+    }
+    for (int k = 0; k <= xs * ys; k++) {
+        json_t *x = json_array_get(pol, (size_t)k);
+        if (!json_is_number(x)) {
+            snprintf(why, len, "policy[%d] is not a number", k);
+            return -1;
+        }
+        float f = (float)json_number_value(x);
+        if (k == xs * ys)
+            o->policy_probs[nx * ny] = f;
+        else
+            o->policy_probs[(k / xs) * nx + k % xs] = f;
+    }
+    for (int k = 0; k < xs * ys && o->white_owner_map; k++) {
+        json_t *x = json_array_get(own, (size_t)k);
+        if (!json_is_number(x)) {
+            snprintf(why, len, "ownership[%d] is not a number", k);
+            return -1;
+        }
+        o->white_owner_map[(k / xs) * nx + k % xs] = (float)json_number_value(x);
+    }
+    /* rawWinrate = 0.5 + 0.5 (win - loss) from white's side and win + loss + noResult = 1. */
+    double win = v[0] - 0.5 * v[1], loss = 1.0 - v[0] - 0.5 * v[1];
+    o->white_win_prob = (float)win;
+    o->white_loss_prob = (float)loss;
+    o->white_no_result_prob = (float)v[1];
+    o->white_lead = (float)v[2];
+    o->white_score_mean = (float)v[3];
+    o->white_score_mean_sq = (float)(v[4] * v[4] + v[3] * v[3]);
+    o->var_time_left = (float)v[5];
+    o->shortterm_winloss_error = (float)(2.0 * v[6]);
+    o->shortterm_score_error = (float)v[7];
+    o->policy_optimism_used = (float)optimism;
+    return 0;
+}
+
+static void describe_pos(const hc_position *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "position index %ld (SGF line %ld, symmetry %d)", p->index, p->sgf_line, p->symmetry);
+}
+
+/* Reads engine s's answers until every query of the call sent to it has one. */
+static int collect(analysis_backend *a, int s, long first_seq, int n, const hc_position *pos, hc_nnoutput *outs,
+                   int *left, hc_err *err)
+{
+    engine *e = &a->eng[s];
+    while (*left > 0) {
+        long r = hc_extproc_read_line(&e->proc, a->line, LINE_CAP, now_s() + a->timeout_s, err);
+        char d[200] = "";
+        for (int k = 0; k < n; k++)
+            if (!a->pend[k].done && pos[a->pend[k].i].symmetry == s) {
+                describe_pos(&pos[a->pend[k].i], d, sizeof d);
+                break;
+            }
+        if (r < 0)
+            return hc_err_prefix(err, "symmetry %d engine, %d answer(s) outstanding, first %s: ", s, *left, d);
+        if (r == 0)
+            continue;
+        json_error_t je;
+        json_t *j = json_loads(a->line, 0, &je);
+        if (!json_is_object(j)) {
+            json_decref(j);
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine, waiting for %s: malformed answer (not a JSON "
+                              "object: %s): \"%.100s\"", s, d, je.text, a->line);
+        }
+        char id[40];
+        snprintf(id, sizeof id, "%s", json_string_value(json_object_get(j, "id")) ? json_string_value(json_object_get(j, "id")) : "");
+        long seq = -1;
+        char *end = NULL;
+        if (id[0] == 'q')
+            seq = strtol(id + 1, &end, 10);
+        if (seq < 0 || !end || *end) {
+            const char *msg = json_string_value(json_object_get(j, "error"));
+            int rc = hc_err_set(err, HC_EBACKEND, "symmetry %d engine, waiting for %s: %s \"%.160s\"", s, d,
+                                msg ? "answered an error for no query of halfcheck's:" : "answered with an unknown id:",
+                                a->line);
+            json_decref(j);
+            return rc;
+        }
+        if (seq < first_seq || seq >= first_seq + n) {
+            json_decref(j);
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine, waiting for %s: answered query %s, which is not "
+                              "one of this call's (%s): \"%.80s\"", s, d, id,
+                              seq < first_seq ? "a query answered before: answered twice" : "never sent", a->line);
+        }
+        pending *pd = &a->pend[seq - first_seq];
+        const hc_position *p = &pos[pd->i];
+        describe_pos(p, d, sizeof d);
+        if (pd->done) {
+            json_decref(j);
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine: %s was answered twice (query %s)", s, d, id);
+        }
+        const char *emsg = json_string_value(json_object_get(j, "error"));
+        const char *wmsg = json_string_value(json_object_get(j, "warning"));
+        const char *field = json_string_value(json_object_get(j, "field"));
+        if (emsg) {
+            /* The engine refuses the query (rules its net cannot take, an illegal move): it
+             * cannot evaluate this position as the reference does. */
+            int rc = hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "%s: the analysis engine refused the query (%s: %.200s)",
+                                d, field ? field : "?", emsg);
+            json_decref(j);
+            return rc;
+        }
+        if (wmsg) {
+            /* A warning comes before the answer (e.g. rules replaced by the net's supported
+             * ones): the answer that follows is of another position. */
+            snprintf(pd->warning, sizeof pd->warning, "%s: %s", field ? field : "?", wmsg);
+            json_decref(j);
+            continue;
+        }
+        if (json_is_true(json_object_get(j, "isDuringSearch"))) {
+            json_decref(j);
+            continue;
+        }
+        if (pd->warning[0]) {
+            int rc = hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "%s: the analysis engine warned \"%.200s\"", d,
+                                pd->warning);
+            json_decref(j);
+            return rc;
+        }
+        char why[200];
+        if (json_is_true(json_object_get(j, "noResults"))) {
+            json_decref(j);
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine: %s: answer without results (noResults)", s, d);
+        }
+        int prc = parse_answer(j, p, &outs[pd->i], a->settings.policy_optimism, why, sizeof why);
+        json_decref(j);
+        if (prc)
+            return hc_err_set(err, HC_EBACKEND, "symmetry %d engine: %s: malformed answer: %s", s, d, why);
+        pd->done = 1;
+        (*left)--;
+    }
+    return 0;
+}
+
+static int eval_call(analysis_backend *a, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err)
+{
+    char why[400];
+    for (int i = 0; i < n; i++) {
+        if (outs[i].nn_x_len != a->nx || outs[i].nn_y_len != a->ny || !outs[i].policy_probs)
+            return hc_err_set(err, HC_EINTERNAL, "analysis: output %d was not initialised for the %dx%d buffer", i,
+                              a->nx, a->ny);
+        if (pos[i].x_size > a->nx || pos[i].y_size > a->ny)
+            return hc_err_set(err, HC_EUSAGE, "board %dx%d does not fit the %dx%d NN buffer", pos[i].x_size,
+                              pos[i].y_size, a->nx, a->ny);
+        if (pos[i].symmetry < 0 || pos[i].symmetry >= N_SYM)
+            return hc_err_set(err, HC_EUSAGE, "position index %ld: symmetry %d", pos[i].index, pos[i].symmetry);
+        if (check_replay(a, &pos[i], why, sizeof why, err))
+            return -1;
+        if (why[0]) {
+            char d[200];
+            describe_pos(&pos[i], d, sizeof d);
+            return hc_err_set(err, HC_EBACKEND, HC_BACKEND_SKIP "%s: %s", d, why);
+        }
+    }
+    if (n > a->pend_cap) {
+        pending *t = realloc(a->pend, sizeof *t * (size_t)n);
+        if (!t)
+            return hc_err_set(err, HC_ENOMEM, "out of memory");
+        a->pend = t;
+        a->pend_cap = n;
+    }
+    long first = a->next_seq;
+    a->next_seq += n;
+    int left[N_SYM] = {0};
+    for (int i = 0; i < n; i++) {
+        a->pend[i] = (pending){.seq = first + i, .i = i};
+        left[pos[i].symmetry]++;
+    }
+    /* Every group's queries at once, so that the engines work side by side and each has its
+     * group in flight. */
+    for (int s = 0; s < N_SYM; s++) {
+        if (!left[s])
+            continue;
+        if (!hc_extproc_running(&a->eng[s].proc) && start_engine(a, s, err))
+            return -1;
+        size_t cap = 1 << 14, used = 0;
+        char *buf = hc_malloc(cap, err, "queries");
+        if (!buf)
+            return -1;
+        for (int i = 0; i < n; i++) {
+            if (pos[i].symmetry != s)
+                continue;
+            char *q = make_query(a, &pos[i], first + i, err);
+            if (!q) {
+                free(buf);
+                return -1;
+            }
+            size_t l = strlen(q);
+            if (used + l + 1 > cap) {
+                while (used + l + 1 > cap)
+                    cap *= 2;
+                char *t = realloc(buf, cap);
+                if (!t) {
+                    free(q);
+                    free(buf);
+                    return hc_err_set(err, HC_ENOMEM, "out of memory");
+                }
+                buf = t;
+            }
+            memcpy(buf + used, q, l);
+            used += l;
+            free(q);
+        }
+        int wrc = hc_extproc_write(&a->eng[s].proc, buf, used, now_s() + a->timeout_s, err);
+        free(buf);
+        if (wrc) {
+            char d[200] = "";
+            for (int i = 0; i < n && !d[0]; i++)
+                if (pos[i].symmetry == s)
+                    describe_pos(&pos[i], d, sizeof d);
+            return hc_err_prefix(err, "symmetry %d engine, sending %d queries, first %s: ", s, left[s], d);
+        }
+    }
+    for (int s = 0; s < N_SYM; s++)
+        if (left[s] && collect(a, s, first, n, pos, outs, &left[s], err))
+            return -1;
+    return 0;
+}
+
+static int analysis_eval_positions(void *inst, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err)
+{
+    analysis_backend *a = inst;
+    double t0 = now_s();
+    int rc = eval_call(a, n, pos, outs, err);
+    a->eval_s += now_s() - t0;
+    if (rc) {
+        /* Answers may still be on their way: no engine of this call is reused. */
+        kill_all(a);
+        return hc_err_prefix(err, "analysis: ");
+    }
+    a->positions += n;
+    return 0;
+}
+
+static int analysis_finish(void *inst, hc_engine_stats *st, hc_err *err)
+{
+    (void)err;
+    analysis_backend *a = inst;
+    int ran = 0, lost = 0;
+    for (int s = 0; s < N_SYM; s++) {
+        finish_engine(a, &a->eng[s]);
+        ran += a->eng[s].ran;
+        lost |= a->eng[s].lost;
+    }
+    *st = hc_engine_stats_unknown();
+    st->positions = a->positions;
+    st->eval_seconds = a->eval_s;
+    st->engines = ran;
+    st->batching = a->max_batch > 1;
+    snprintf(st->version, sizeof st->version, "%s", a->version);
+    if (ran)
+        st->peak_rss_kib = hc_extproc_children_peak_rss_kib();
+    if (ran && !lost && !a->nn_missing) {
+        st->nn_rows = a->rows;
+        st->nn_batches = a->batches;
+        st->avg_batch = a->batches > 0 ? (double)a->rows / (double)a->batches : 0;
+    }
+    return 0;
+}
+
+const hc_backend_vtbl hc_backend_analysis = {
+    .name = "analysis",
+    .shape = HC_BACKEND_POSITION,
+    .help = "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD runs KataGo's JSON analysis engine "
+            "($KATAGO analysis -model {model} -config $CFG -override-config nnForcedSymmetry={symmetry},"
+            "nnMaxBatchSize={batch},...), one per symmetry, and reads the root's raw outputs (docs/ANALYSIS.md)",
+    .open = analysis_open,
+    .eval_positions = analysis_eval_positions,
+    .close = analysis_close,
+    .resolution = analysis_resolution,
+    .configure = analysis_configure,
+    .positions_per_call = analysis_per_call,
+    .finish = analysis_finish,
+    .check = analysis_check,
+    .identity = analysis_identity,
+};

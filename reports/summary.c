@@ -1,0 +1,212 @@
+/* The per-net summary table (summary.h). */
+#include "summary.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *t = realloc(b->s, cap);
+        if (!t) {
+            b->oom = 1;
+            return;
+        }
+        b->s = t;
+        b->cap = cap;
+    }
+}
+
+/* Markdown table text: '|' escaped, newlines as spaces. */
+static void sb_cell(sbuf *b, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '|')
+            sb_printf(b, "\\|");
+        else if (*s == '\n' || *s == '\r')
+            sb_printf(b, " ");
+        else
+            sb_printf(b, "%c", *s);
+    }
+}
+
+static int same(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
+
+static int passes(const hc_result *r)
+{
+    if (r->outcome != HC_OUT_CHECKED || hc_result_is_error(r) || !r->checks)
+        return 0;
+    for (size_t t = 0; t < r->n_tiers; t++)
+        if (!r->checks[t].pass)
+            return 0;
+    return 1;
+}
+
+/* What one net x backend x mode adds up to. */
+typedef struct acc {
+    int checked;
+    double wr99, wrmax;
+    long positions;
+    double seconds;
+    long rows, batches;
+} acc;
+
+static void fig_pct(sbuf *b, const acc *a)
+{
+    char v1[64], v2[64];
+    if (!a->checked) {
+        sb_printf(b, " - |");
+        return;
+    }
+    sb_printf(b, " %s / %s |", hc_metric_format(HC_M_WINRATE, a->wr99, v1, sizeof v1),
+              hc_metric_format(HC_M_WINRATE, a->wrmax, v2, sizeof v2));
+}
+
+char *hc_summary_markdown(const hc_results *rs, hc_err *err)
+{
+    sbuf b = {0};
+    sb_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
+                  "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
+                  "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");
+    unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
+    if (!done) {
+        hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
+        free(b.s);
+        return NULL;
+    }
+    for (size_t i = 0; i < rs->n; i++) {
+        if (done[i])
+            continue;
+        const hc_result *r0 = &rs->items[i];
+        acc m[2];
+        memset(m, 0, sizeof m);
+        int mv = 0, n_pass = 0, n_fail = 0, n_err = 0, n_skip = 0;
+        double rss = -1;
+        for (size_t j = i; j < rs->n; j++) {
+            const hc_result *r = &rs->items[j];
+            if (!same(r->net, r0->net) || !same(r->backend, r0->backend))
+                continue;
+            done[j] = 1;
+            if (r->model_version > 0)
+                mv = r->model_version;
+            int k = same(r->mode, "batched");
+            if (r->outcome == HC_OUT_SKIPPED)
+                n_skip++;
+            else if (r->outcome == HC_OUT_ERROR || hc_result_is_error(r))
+                n_err++;
+            else if (passes(r))
+                n_pass++;
+            else
+                n_fail++;
+            if (r->stats && r->outcome == HC_OUT_CHECKED && !hc_result_is_error(r)) {
+                double v99 = r->stats->m[HC_M_WINRATE].v[HC_P_99], vmax = r->stats->m[HC_M_WINRATE].v[HC_P_MAX];
+                if (!m[k].checked || v99 > m[k].wr99)
+                    m[k].wr99 = v99;
+                if (!m[k].checked || vmax > m[k].wrmax)
+                    m[k].wrmax = vmax;
+                m[k].checked = 1;
+            }
+            if (r->has_engine) {
+                const hc_engine_stats *e = &r->engine;
+                if (e->peak_rss_kib > rss)
+                    rss = e->peak_rss_kib;
+                if (e->positions > 0 && e->eval_seconds > 0) {
+                    m[k].positions += e->positions;
+                    m[k].seconds += e->eval_seconds;
+                }
+                if (e->nn_rows >= 0 && e->nn_batches > 0) {
+                    m[k].rows += e->nn_rows;
+                    m[k].batches += e->nn_batches;
+                }
+            }
+        }
+        sb_printf(&b, "| ");
+        sb_cell(&b, r0->net);
+        if (mv > 0)
+            sb_printf(&b, " | %d | ", mv);
+        else
+            sb_printf(&b, " | - | ");
+        sb_cell(&b, r0->backend);
+        sb_printf(&b, " |");
+        fig_pct(&b, &m[0]);
+        fig_pct(&b, &m[1]);
+        /* The worst outcome decides; the others are counted so nothing hides. */
+        const char *verdict = n_err ? "**ERROR**" : n_fail ? "**FAIL**" : n_pass ? "PASS" : "skipped";
+        sb_printf(&b, " %s (%d passed", verdict, n_pass);
+        if (n_fail)
+            sb_printf(&b, ", %d failed", n_fail);
+        if (n_err)
+            sb_printf(&b, ", %d errors", n_err);
+        if (n_skip)
+            sb_printf(&b, ", %d skipped", n_skip);
+        sb_printf(&b, ") |");
+        if (rss >= 0)
+            sb_printf(&b, " %.0f MiB |", rss / 1024.0);
+        else
+            sb_printf(&b, " - |");
+        for (int k = 0; k < 2; k++) {
+            if (m[k].seconds > 0)
+                sb_printf(&b, " %.1f |", (double)m[k].positions / m[k].seconds);
+            else
+                sb_printf(&b, " - |");
+        }
+        if (m[1].batches > 0)
+            sb_printf(&b, " %.2f |\n", (double)m[1].rows / (double)m[1].batches);
+        else
+            sb_printf(&b, " - |\n");
+    }
+    free(done);
+    if (b.oom) {
+        free(b.s);
+        hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
+        return NULL;
+    }
+    return b.s;
+}
+
+int hc_summary_write(const hc_results *rs, const char *path, hc_err *err)
+{
+    char *text = hc_summary_markdown(rs, err);
+    if (!text)
+        return -1;
+    hc_ostream *o = hc_ostream_open(path, err);
+    int rc = o ? 0 : -1;
+    if (!rc)
+        rc = hc_ostream_printf(o, err, "## halfcheck: %s, per net\n\n%s", rs->suite ? rs->suite : "results", text);
+    free(text);
+    if (!o)
+        return -1;
+    if (rc) {
+        hc_ostream_abort(o);
+        return -1;
+    }
+    return hc_ostream_commit(o, err);
+}
