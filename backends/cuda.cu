@@ -1468,13 +1468,23 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
-                int threads, hc_err *err)
+/* oprof, active, n_active: hc_backend_open_opts's parsed profile and layer subset (emulate
+ * only; params then "emulate" alone when oprof is given) */
+void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
+                const unsigned char *active, int n_active, hc_err *err)
 {
-    (void)threads;
     int fp16 = -1, knobs[3] = {0, 0, 0}, ref = 0, split = 0;
     char plant[128] = "", profile[1024] = "", noround[128] = "";
-    if (params && strncmp(params, "emulate:", 8) == 0) {
+    if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
+        hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
+                   params ? params : "");
+        return NULL;
+    }
+    if (oprof && params && strcmp(params, "emulate") == 0) {
+        fp16 = 0;
+        ref = 1;
+        snprintf(profile, sizeof profile, "%s", oprof->name ? oprof->name : "profile");
+    } else if (params && strncmp(params, "emulate:", 8) == 0) {
         /* emulate:PROFILE[,split-k][,noround=LAYER] (the last two planted faults for the tests:
          * the reordered sum, or LAYER's rounding left out) */
         snprintf(profile, sizeof profile, "%s", params + 8);
@@ -1551,7 +1561,9 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
      * engine never runs here), refused unless every rounding it asks is one this mode follows */
     hc_emulate *emu = NULL;
     if (profile[0]) {
-        if (!(emu = hc_emulate_open(profile, net, nx, ny, 1, 1, err)))
+        emu = oprof ? hc_emulate_open_profile(oprof, net, nx, ny, 1, 1, active, n_active, err)
+                    : hc_emulate_open_subset(profile, net, nx, ny, 1, 1, active, n_active, err);
+        if (!emu)
             return NULL;
         if (hc_emulate_storage_only(emu, "cuda:emulate", err)) {
             hc_emulate_close(emu);
@@ -1654,6 +1666,18 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     }
     I->err = NULL;
     return I;
+}
+
+void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads, hc_err *err)
+{
+    (void)threads;
+    return open_impl(params, net, nx, ny, max_batch, NULL, NULL, 0, err);
+}
+
+/* taps and bisect-precision: cuda:emulate with a profile they built or a subset of layers. */
+void *cuda_open_opts(const char *params, const hc_backend_open_opts *o, hc_err *err)
+{
+    return open_impl(params, o->net, o->nx, o->ny, o->max_batch, o->profile, o->active, o->n_active, err);
 }
 
 int cuda_eval(void *vi, int batch, const float *spatial, const float *global, const float *meta,
@@ -1776,6 +1800,7 @@ hc_backend_vtbl make_vtbl()
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";
     v.open = cuda_open;
+    v.open_opts = cuda_open_opts;
     v.eval = cuda_eval;
     v.close = cuda_close;
     v.taps = cuda_taps;

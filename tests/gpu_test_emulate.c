@@ -7,7 +7,9 @@
  * nets also every post-processed output of the rectangular-board positions in a 19x19 buffer at
  * batch 1 and 5. The profiles the GPU does not follow are refused at open with an error naming
  * the feature. A moved rounding point (",noround=LAYER": one layer's storage rounding left out)
- * must be caught. Positions per set: HC_EMU_LIMIT (default 24). Skips without a CUDA device. */
+ * must be caught. bisect-precision with the device cuda finds and verifies the same profile as on
+ * the CPU (g170, 9x9, fp16 against the fp32 tier). Positions per set: HC_EMU_LIMIT (default 24).
+ * Skips without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,9 @@
 #include "evaluate.h"
 #include "hc_test.h"
 #include "model.h"
+#include "precbisect.h"
 #include "synth.h"
+#include "tiers.h"
 
 static const char *const profiles[] = {"fp16", "bf16", "cuda-fp16", "coreml-tiers"};
 enum { N_PROF = sizeof profiles / sizeof profiles[0] };
@@ -32,7 +36,7 @@ static const int batches[] = {1, 5};
 enum { N_B = 2 };
 /* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted fault */
 enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 };
-enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * N_PROF * 2 };
+enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * N_PROF * 2, BISECT_CHECKS = 1 };
 
 static int env_int(const char *name, int dflt, int lo, int hi)
 {
@@ -254,11 +258,54 @@ static void run_refused(const char *id, const hc_net *net)
     hc_check(nm, all, "%s: %s", net->name, bad);
 }
 
+/* bisect-precision on the CPU and on the GPU: the same evaluations, the same result profile. */
+static void run_bisect(const hc_net *net, int threads)
+{
+    const char *p = hc_shared("positions/size9.jsonl.gz");
+    hc_position *ps = NULL;
+    size_t n = 0;
+    hc_err err = {0};
+    hc_tier tier;
+    if (!p || hc_positions_load(p, &ps, &n, &err) || hc_tier_builtin("fp32", &tier, &err)) {
+        hc_skip("gpu-emu-bisect", "no 9x9 positions or no fp32 tier: %s", err.msg);
+        return;
+    }
+    hc_pbisect_split sp;
+    size_t use = n < 16 ? n : 16;
+    if (hc_pbisect_split_positions(ps, use, &sp, &err)) {
+        hc_fail_n("gpu-emu-bisect", 1, "split: %s", err.msg);
+        hc_positions_free(ps, n);
+        return;
+    }
+    hc_eval_settings s = hc_eval_settings_default(9, 9);
+    hc_pbisect *r[2] = {NULL, NULL};
+    char msg[2][400] = {"", ""};
+    for (int k = 0; k < 2; k++) {
+        hc_pbisect_opts o = {.search = sp.search, .n_search = sp.n_search, .verify = sp.verify,
+                             .n_verify = sp.n_verify, .settings = &s, .profile = "fp16", .tier = &tier,
+                             .batch = 8, .threads = k == 0 ? threads : 1, .cuda = k};
+        if (hc_pbisect_run(net, &o, &r[k], &err))
+            snprintf(msg[k], sizeof msg[k], "%s", err.msg);
+    }
+    hc_check("gpu-emu-bisect",
+             r[0] && r[1] && r[0]->n_evals == r[1]->n_evals && r[0]->yaml && r[1]->yaml &&
+                 strcmp(r[0]->yaml, r[1]->yaml) == 0,
+             "bisect-precision cpu vs cuda: %s / %s; %d vs %d evaluations; result profiles %s", msg[0], msg[1],
+             r[0] ? r[0]->n_evals : -1, r[1] ? r[1]->n_evals : -1,
+             r[0] && r[1] && r[0]->yaml && r[1]->yaml && !strcmp(r[0]->yaml, r[1]->yaml) ? "equal" : "differ");
+    if (r[0])
+        printf("INFO bisect-precision on g170 9x9 (fp16, tier fp32): %d evaluations each\n", r[0]->n_evals);
+    hc_pbisect_free(r[0]);
+    hc_pbisect_free(r[1]);
+    hc_pbisect_split_free(&sp);
+    hc_positions_free(ps, n);
+}
+
 int main(void)
 {
     int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_EMU_LIMIT", 24, 1, 1 << 30);
-    int any_device = 0;
-    hc_plan(N_NETS * NET_CHECKS + SYNTH_CHECKS);
+    int any_device = 0, bisect_done = 0;
+    hc_plan(N_NETS * NET_CHECKS + SYNTH_CHECKS + BISECT_CHECKS);
     for (int ni = 0; ni < N_NETS; ni++) {
         char id[64];
         snprintf(id, sizeof id, "gpu-emu-%d", ni + 1);
@@ -295,6 +342,10 @@ int main(void)
             run_positions(id, net, profiles[pi], threads, limit);
         }
         run_refused(id, net);
+        if (ni == 0) {
+            run_bisect(net, threads);
+            bisect_done = 1;
+        }
         hc_net_free(net);
     }
     /* synthetic nets: one per model family */
@@ -328,5 +379,7 @@ int main(void)
             run_raw(id, net, profiles[pi], threads, NULL);
         hc_net_free(net);
     }
+    if (!bisect_done)
+        hc_skip("gpu-emu-bisect", "g170 absent or no CUDA device");
     return hc_test_exit();
 }
