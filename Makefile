@@ -21,12 +21,12 @@ BLAS_LIBS = $(eval BLAS_LIBS := $$(shell $$(PKG_CONFIG) --libs openblas))$(BLAS_
 CC ?= cc
 # The compiler and the target it is given choose the flags (docs/ARCHITECTURE.md, "Portability"):
 # gcc or clang, x86-64 or aarch64, Linux or macOS, native or cross. `$(CC) -dumpmachine` names the
-# target (x86_64-linux-gnu, aarch64-linux-gnu, arm64-apple-darwin23.0.0); a target other than
-# this machine's is a cross build.
+# target (x86_64-linux-gnu, aarch64-linux-gnu, arm64-apple-darwin23.0.0, zig cc's
+# aarch64-unknown-macos); a target other than this machine's is a cross build.
 HC_TRIPLE := $(shell $(CC) -dumpmachine 2>/dev/null)
 HC_ARCH := $(patsubst arm64,aarch64,$(firstword $(subst -, ,$(HC_TRIPLE))))
 HC_HOST_ARCH := $(patsubst arm64,aarch64,$(shell uname -m))
-HC_OS := $(if $(findstring darwin,$(HC_TRIPLE)),Darwin,$(if $(findstring linux,$(HC_TRIPLE)),Linux,other))
+HC_OS := $(if $(or $(findstring darwin,$(HC_TRIPLE)),$(findstring macos,$(HC_TRIPLE))),Darwin,$(if $(findstring linux,$(HC_TRIPLE)),Linux,other))
 HC_HOST_OS := $(shell uname -s)
 HC_CROSS := $(if $(filter $(HC_HOST_ARCH)/$(HC_HOST_OS),$(HC_ARCH)/$(HC_OS)),0,1)
 HC_CLANG := $(if $(findstring clang,$(shell $(CC) --version 2>/dev/null | head -n 1)),1,0)
@@ -58,9 +58,20 @@ HC_OS_CFLAGS := $(if $(filter Darwin,$(HC_OS)),-D_DARWIN_C_SOURCE)
 # pkg-config of the target: Debian's multiarch .pc files for a Linux cross build (the :arm64
 # -dev packages), Homebrew's keg-only zlib and libxml2 on macOS (PKG_CONFIG_PATH, exported so
 # that the setup step sees them too).
+# A macOS cross build (zig cc -target aarch64-macos: README, "macOS") uses the static macOS
+# builds of the four libraries that ci/macos-deps makes from Debian's sources in MACOS_DEPS.
 PKG_CONFIG ?= pkg-config
 ifeq ($(HC_CROSS)/$(HC_OS),1/Linux)
   PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(HC_ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config
+endif
+ifeq ($(HC_CROSS)/$(HC_OS),1/Darwin)
+  MACOS_DEPS ?= $(BUILD)/deps
+  PKG_CONFIG = PKG_CONFIG_LIBDIR=$(abspath $(MACOS_DEPS))/lib/pkgconfig pkg-config --static
+  HC_DEPS_STAMP = $(MACOS_DEPS)/.built
+  # zig's archiver writes the symbol table a Mach-O linker reads (GNU ar's cannot index Mach-O).
+  ifeq ($(notdir $(firstword $(CC))),zig)
+    AR := $(firstword $(CC)) ar
+  endif
 endif
 ifeq ($(HC_HOST_OS),Darwin)
   HC_BREW := $(shell brew --prefix 2>/dev/null)
@@ -80,9 +91,10 @@ INC_FLAGS := $(addprefix -I,$(LIB_DIRS) harness/cli) -I.
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L $(HC_OS_CFLAGS) -Wall -Wextra -Werror -ffp-contract=off -g -pthread $(INC_FLAGS)
 # Each flavour's objects in a folder of its own, so that switching CC or SAN never mixes them:
 # build/rel (cc, whichever compiler it is: Apple's clang on macOS), build/clang, build/aarch64 (a
-# cross build: the target's architecture, plus -clang for clang), build/san, build/san-clang.
+# cross build: the target's architecture, plus -clang for clang), build/macos-aarch64 (a macOS
+# cross build: always clang), build/san, build/san-clang.
 HC_CLANG_DIR := $(if $(filter cc,$(CC)),0,$(HC_CLANG))
-HC_FLAVOUR := $(if $(filter 1,$(HC_CROSS)),$(HC_ARCH)$(if $(filter 1,$(HC_CLANG_DIR)),-clang),$(if $(filter 1,$(HC_CLANG_DIR)),clang))
+HC_FLAVOUR := $(if $(filter 1,$(HC_CROSS)),$(if $(filter Darwin,$(HC_OS)),macos-$(HC_ARCH),$(HC_ARCH)$(if $(filter 1,$(HC_CLANG_DIR)),-clang)),$(if $(filter 1,$(HC_CLANG_DIR)),clang))
 ifeq ($(SAN),1)
   OPT := -O1 $(MARCH) -fno-omit-frame-pointer
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -142,7 +154,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
+.PHONY: all objects test-programs test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 ifeq ($(HC_CROSS),1)
@@ -157,9 +169,15 @@ ifneq ($(SETUP),0)
 	@sh ci/setup-deps
 endif
 
-$(BUILD)/%.o: %.c | setup
+$(BUILD)/%.o: %.c | setup $(HC_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# A macOS cross build's libraries, once per MACOS_DEPS (ci/macos-deps; about a minute).
+ifneq ($(HC_DEPS_STAMP),)
+$(HC_DEPS_STAMP): | setup
+	sh ci/macos-deps '$(CC)' $(MACOS_DEPS)
+endif
 
 $(BUILD)/%.o: %.cu | setup
 	@mkdir -p $(dir $@)
@@ -174,7 +192,7 @@ PROFILE_YAML := $(sort $(wildcard backends/profiles/*.yaml))
 $(BUILD)/gen/profiles_gen.c: $(PROFILE_YAML) backends/profiles/embed.awk
 	@mkdir -p $(dir $@)
 	awk -f backends/profiles/embed.awk $(PROFILE_YAML) > $@.tmp && mv $@.tmp $@
-$(BUILD)/gen/profiles_gen.o: $(BUILD)/gen/profiles_gen.c | setup
+$(BUILD)/gen/profiles_gen.o: $(BUILD)/gen/profiles_gen.c | setup $(HC_DEPS_STAMP)
 	$(CC) $(CFLAGS) -c $< -o $@
 LIB_OBJ += $(BUILD)/gen/profiles_gen.o
 
@@ -206,7 +224,7 @@ test: build/halfcheck $(HELPER_BIN) $(TEST_BIN) $(REPLAY_BIN)
 $(BUILD)/tests/fuzzreplay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/fuzzreplay/replay_%.o $(BUILD)/tests/fuzz/fuzz_util.o $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 # A static pattern: make must not take the dependency files (.d) for targets of this rule.
-$(REPLAY_OBJ): $(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c | setup
+$(REPLAY_OBJ): $(BUILD)/fuzzreplay/replay_%.o: tests/fuzz/replay_main.c | setup $(HC_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DFUZZ_TARGET='"$*"' -MMD -MP -c $< -o $@
 
@@ -276,6 +294,12 @@ test-qemu: $(BUILD)/halfcheck $(QEMU_TESTS:%=$(BUILD)/tests/%)
 	    chmod +x $$w; \
 	done
 	@HALFCHECK=$(BUILD)/qemu/halfcheck HC_GOLDEN_CONFIGS=$(QEMU_GOLDEN) sh tests/run.sh $(QEMU_TESTS:%=$(BUILD)/qemu/%)
+
+# Every program `make test` runs, built and not run: a cross build's proof that the tests compile
+# and link for its target (.ci/run's macOS build); `objects`: the library's and the CLI's objects,
+# compiled and not linked (.ci/run's x86_64 macOS build, with the arm64 libraries' headers).
+test-programs: $(BUILD)/halfcheck $(HELPER_BIN) $(TEST_BIN) $(REPLAY_BIN)
+objects: $(LIB_OBJ) $(CLI_OBJ)
 
 bench: build/halfcheck $(BENCH_BIN)
 	@$(BUILD)/tests/bench_table

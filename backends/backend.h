@@ -115,6 +115,15 @@ typedef struct hc_backend_vtbl {
     /* Optional: opens an instance with the extra options of hc_backend_open_opts (an
      * in-memory profile, a layer subset). NULL: the kind takes none of them. */
     void *(*open_opts)(const char *params, const struct hc_backend_open_opts *o, hc_err *err);
+    /* Optional: checks params without opening anything (no net needed, no engine started): the
+     * kind's syntax, the names it takes (profiles, fault and mutation kinds, @options) and the
+     * files it reads, so that a suite's mistake is refused before any work starts
+     * (hc_backend_check). NULL: open is the first check. */
+    int (*check)(const char *params, hc_err *err);
+    /* Optional (NULL or "": none): what the instance runs, as the engine itself reports it
+     * (a GTP engine's `name` and `version`, KataGo's model and fp16 mode...), owned by the
+     * instance. Reports carry it as the backend's engine in their provenance (results.h). */
+    const char *(*identity)(void *inst);
 } hc_backend_vtbl;
 
 /* The registered backends, in table order, NULL-terminated. */
@@ -133,6 +142,12 @@ const hc_backend_doc *hc_backend_doc_find(const char *name);
  * the colon (or to ""). NULL with err (HC_ECONFIG, listing the known names) when none. */
 const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc_err *err);
 
+/* Checks a spec before any work: a known kind ("did you mean" for a near one) whose params
+ * pass its check entry. 0, or -1 with err (HC_ECONFIG) naming the spec. */
+int hc_backend_check(const char *spec, hc_err *err);
+/* The identity of an open backend (hc_backend_vtbl.identity), or NULL. */
+struct hc_backend;
+const char *hc_backend_identity(const struct hc_backend *b);
 /* An opened backend: the vtable and its instance. */
 typedef struct hc_backend {
     const hc_backend_vtbl *vt;

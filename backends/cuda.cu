@@ -1468,29 +1468,27 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-/* oprof, active, n_active: hc_backend_open_opts's parsed profile and layer subset (emulate
- * only; params then "emulate" alone when oprof is given) */
-void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
-                const unsigned char *active, int n_active, hc_err *err)
+/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER] or
+ * fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER]; "emulate" alone
+ * when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact reference
+ * kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
+ * noround: the planted moved rounding point. 0, or -1 with err. */
+static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
+                       int knobs[3], char plant[128], char profile[1024], char noround[128], hc_err *err)
 {
-    int fp16 = -1, knobs[3] = {0, 0, 0}, ref = 0, split = 0;
-    char plant[128] = "", profile[1024] = "", noround[128] = "";
-    if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
-        hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
-                   params ? params : "");
-        return NULL;
-    }
+    int fp16 = -1, ref = 0, split = 0;
+    plant[0] = profile[0] = noround[0] = '\0';
+    knobs[0] = knobs[1] = knobs[2] = 0;
     if (oprof && params && strcmp(params, "emulate") == 0) {
         fp16 = 0;
         ref = 1;
-        snprintf(profile, sizeof profile, "%s", oprof->name ? oprof->name : "profile");
+        snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
     } else if (params && strncmp(params, "emulate:", 8) == 0) {
-        /* emulate:PROFILE[,split-k][,noround=LAYER] (the last two planted faults for the tests:
-         * the reordered sum, or LAYER's rounding left out) */
-        snprintf(profile, sizeof profile, "%s", params + 8);
+        /* the last two are planted faults for the tests: the reordered sum, LAYER's rounding left out */
+        snprintf(profile, 1024, "%s", params + 8);
         char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround=");
         if (nr) {
-            snprintf(noround, sizeof noround, "%s", nr + 9);
+            snprintf(noround, 128, "%s", nr + 9);
             char *c = strchr(noround, ',');
             if (c)
                 *c = 0;
@@ -1500,10 +1498,8 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
             *k = 0;
         if (nr)
             *nr = 0;
-        if (!profile[0] || strlen(params) >= sizeof profile) {
-            hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
-            return NULL;
-        }
+        if (!profile[0] || strlen(params) >= 1024)
+            return hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
         fp16 = 0;
         ref = 1;
     } else {
@@ -1529,20 +1525,54 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
             else if (i > 0 && fp16 == 1 && strcmp(tok, "emulike") == 0)
                 knobs[0] = knobs[1] = knobs[2] = 1;
             else if (i > 0 && fp16 >= 0 && strncmp(tok, "plant=", 6) == 0 && tok[6])
-                snprintf(plant, sizeof plant, "%s", tok + 6);
+                snprintf(plant, 128, "%s", tok + 6);
             else
                 fp16 = -1;
             if (fp16 < 0)
                 break;
         }
-        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf) {
-            hc_err_set(err, HC_ECONFIG,
-                       "cuda: params must be fp32, ref32[,split-k], emulate:PROFILE or "
-                       "fp16[,pool32][,mid32][,probs32][,emulike], each [,plant=LAYER] (got \"%s\")",
-                       params ? params : "");
-            return NULL;
-        }
+        if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf)
+            return hc_err_set(err, HC_ECONFIG,
+                              "cuda: params must be fp32, ref32[,split-k], emulate:PROFILE or "
+                              "fp16[,pool32][,mid32][,probs32][,emulike], each [,plant=LAYER] (got \"%s\")",
+                              params ? params : "");
     }
+    *fp16_out = fp16;
+    *ref_out = ref;
+    *split_out = split;
+    return 0;
+}
+
+/* Checked before any work, without a GPU: the params, and emulate's profile loads (whether the
+ * GPU follows it depends on the net's layers: told at open). */
+int cuda_check(const char *params, hc_err *err)
+{
+    int fp16, ref, split, knobs[3];
+    char plant[128], profile[1024], noround[128];
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+        return -1;
+    if (profile[0]) {
+        hc_profile *p = hc_profile_load(profile, err);
+        if (!p)
+            return -1;
+        hc_profile_free(p);
+    }
+    return 0;
+}
+
+/* oprof, active, n_active: hc_backend_open_opts's parsed profile and layer subset (emulate only) */
+void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
+                const unsigned char *active, int n_active, hc_err *err)
+{
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0};
+    char plant[128] = "", profile[1024] = "", noround[128] = "";
+    if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
+        hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
+                   params ? params : "");
+        return NULL;
+    }
+    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+        return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
         return NULL;
@@ -1804,6 +1834,7 @@ hc_backend_vtbl make_vtbl()
     v.eval = cuda_eval;
     v.close = cuda_close;
     v.taps = cuda_taps;
+    v.check = cuda_check;
     return v;
 }
 

@@ -520,6 +520,15 @@ int hc_emulate_layer_storage(const hc_emulate *em, const char *layer)
 
 /* ---- the backend ---- */
 
+static int emu_check(const char *params, hc_err *err)
+{
+    if (!params || !*params)
+        return hc_err_set(err, HC_ECONFIG, "emulate needs a profile: emulate:NAME or emulate:PATH.yaml");
+    hc_profile *prof = hc_profile_load(params, err);
+    hc_profile_free(prof);
+    return prof ? 0 : -1;
+}
+
 static void *emu_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
                       hc_err *err)
 {
@@ -598,4 +607,5 @@ const hc_backend_vtbl hc_backend_emulate = {
     .lanes = 1,
     .open_sharing = emu_open_sharing,
     .open_opts = emu_open_opts,
+    .check = emu_check,
 };

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "suggest.h"
 
 enum fault_kind { F_SEGV, F_ABORT, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP };
 
@@ -56,21 +57,25 @@ static void fault_close(void *inst)
     free(f);
 }
 
-static void *fault_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                        hc_err *err)
+/* Parses KIND[@N|@open][:BACKEND]: the kind, the row (-1: at open) and the inner spec. */
+static int fault_parse(const char *params, int *kind_out, long *at_out, const char **inner_out, hc_err *err)
 {
     const char *p = params ? params : "";
     size_t klen = strcspn(p, "@:");
     int kind = -1;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    const char *names[sizeof kinds / sizeof kinds[0]];
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        names[i] = kinds[i].name;
         if (strlen(kinds[i].name) == klen && strncmp(kinds[i].name, p, klen) == 0)
             kind = kinds[i].kind;
+    }
     if (kind < 0) {
-        hc_err_set(err, HC_ECONFIG,
-                   "fault: unknown kind \"%.*s\" (expected fault:KIND[@N][:BACKEND], KIND one of segv, hang, exit, "
-                   "error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership)",
-                   (int)klen, p);
-        return NULL;
+        char hint[96];
+        hc_suggest_text(hint, sizeof hint, p, klen, names, (int)(sizeof kinds / sizeof kinds[0]));
+        return hc_err_set(err, HC_ECONFIG,
+                          "fault: unknown kind \"%.*s\"%s (expected fault:KIND[@N][:BACKEND], KIND one of segv, hang, "
+                          "exit, error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership)",
+                          (int)klen, p, hint);
     }
     p += klen;
     long at = 0;
@@ -80,26 +85,44 @@ static void *fault_open(const char *params, const hc_net *net, int nx, int ny, i
     } else if (*p == '@') {
         char *end;
         at = strtol(p + 1, &end, 10);
-        if (end == p + 1 || at < 0 || (*end != '\0' && *end != ':')) {
-            hc_err_set(err, HC_ECONFIG, "fault: \"%s\": @N needs a row number >= 0 (or @open)", params);
-            return NULL;
-        }
+        if (end == p + 1 || at < 0 || (*end != '\0' && *end != ':'))
+            return hc_err_set(err, HC_ECONFIG, "fault: \"%s\": @N needs a row number >= 0 (or @open)", params);
         p = end;
     }
     const char *inner = default_inner;
     if (*p == ':') {
-        if (p[1] == '\0') {
-            hc_err_set(err, HC_ECONFIG, "fault: \"%s\": empty backend after ':'", params);
-            return NULL;
-        }
+        if (p[1] == '\0')
+            return hc_err_set(err, HC_ECONFIG, "fault: \"%s\": empty backend after ':'", params);
         inner = p + 1;
     }
-    if (at < 0 && kind < F_NAN_VALUE) {
-        fire(kind, at, err);
+    if (at < 0 && kind >= F_NAN_VALUE)
+        return hc_err_set(err, HC_ECONFIG, "fault: \"%s\": NaN faults act on outputs; @open does not apply", params);
+    *kind_out = kind;
+    *at_out = at;
+    *inner_out = inner;
+    return 0;
+}
+
+static int fault_check(const char *params, hc_err *err)
+{
+    int kind;
+    long at;
+    const char *inner;
+    if (fault_parse(params, &kind, &at, &inner, err))
+        return -1;
+    return hc_backend_check(inner, err);
+}
+
+static void *fault_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
+                        hc_err *err)
+{
+    int kind;
+    long at;
+    const char *inner;
+    if (fault_parse(params, &kind, &at, &inner, err))
         return NULL;
-    }
     if (at < 0) {
-        hc_err_set(err, HC_ECONFIG, "fault: \"%s\": NaN faults act on outputs; @open does not apply", params);
+        fire(kind, at, err);
         return NULL;
     }
     fault_backend *f = hc_calloc(1, sizeof *f, err, "fault backend");
@@ -210,4 +233,5 @@ const hc_backend_vtbl hc_backend_fault = {
     .eval = fault_eval,
     .eval_positions = NULL,
     .close = fault_close,
+    .check = fault_check,
 };

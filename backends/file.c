@@ -10,9 +10,11 @@
  * file:@resolution=W,S,P,O PATH declares that the file holds values rounded to that resolution
  * (winrate, score, policy, ownership; harness/data/nnoutput.h hc_resolution), e.g. outputs printed by
  * an engine; @resolution=kata-raw-nn is KataGo's kata-raw-nn printing (the gtp: backend's). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 
@@ -32,6 +34,22 @@ static void file_close(void *inst)
     hc_nnoutputs_free(f->recs, f->n);
     free(f->path);
     free(f);
+}
+
+/* The path (after an @resolution= option) must name a readable file: found before any work. */
+static int file_check(const char *params, hc_err *err)
+{
+    const char *p = params ? params : "";
+    if (strncmp(p, "@resolution=", 12) == 0) {
+        p += 12 + strcspn(p + 12, " \t");
+        while (*p == ' ' || *p == '\t')
+            p++;
+    }
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "file: needs a path (file:[@resolution=...] PATH to an outputs file)");
+    if (access(p, R_OK) != 0)
+        return hc_err_set(err, HC_ECONFIG, "file: %s: %s", p, strerror(errno));
+    return 0;
 }
 
 static void *file_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
@@ -158,5 +176,6 @@ const hc_backend_vtbl hc_backend_file = {
     .eval = NULL,
     .eval_positions = file_eval_positions,
     .close = file_close,
+    .check = file_check,
     .resolution = file_resolution,
 };

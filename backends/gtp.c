@@ -48,6 +48,7 @@ typedef struct gtp_backend {
     float *feat_a, *feat_b, *glob_a, *glob_b;
     unsigned char *legal_a, *legal_b;
     char *reply;
+    char identity[600];    /* `name` `version` (and KataGo's kata-get-models: model, fp16), "" unknown */
 } gtp_backend;
 
 static void gtp_close(void *inst)
@@ -129,6 +130,49 @@ static int command(gtp_backend *g, const char *cmd, double timeout, hc_err *err)
     return ok;
 }
 
+/* A JSON string field's value in text (KataGo's kata-get-models reply), copied into out. */
+static void json_field(const char *text, const char *key, char *out, size_t len)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(text, pat);
+    out[0] = '\0';
+    if (!p)
+        return;
+    p += strlen(pat);
+    while (*p == ' ')
+        p++;
+    size_t n = *p == '"' ? strcspn(++p, "\"") : strcspn(p, ",}");
+    snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), p);
+}
+
+/* What the engine says it is (provenance): `name` (in g->reply) and `version`, standard GTP,
+ * then KataGo's kata-get-models where the engine knows it (the model it loaded and its fp16
+ * mode). An engine that answers `version` or kata-get-models with an error keeps what it said. */
+static void engine_identity(gtp_backend *g, hc_err *err)
+{
+    char name[128], version[256] = "", model[200] = "", fp16[64] = "";
+    snprintf(name, sizeof name, "%.120s", g->reply);
+    hc_err e = {0};
+    if (command(g, "version", g->timeout_s, &e) == 1)
+        snprintf(version, sizeof version, "%.250s", g->reply);
+    if (e.code == HC_OK && command(g, "kata-get-models", g->timeout_s, &e) == 1) {
+        json_field(g->reply, "internalName", model, sizeof model);
+        json_field(g->reply, "usingFP16", fp16, sizeof fp16);
+    }
+    (void)err; /* an engine that cannot say is no error: the evaluation will find a dead engine */
+    int o = snprintf(g->identity, sizeof g->identity, "%s%s%s", name, *version ? " " : "", version);
+    if (*model && o < (int)sizeof g->identity)
+        o += snprintf(g->identity + o, sizeof g->identity - (size_t)o, ", model %s", model);
+    if (*fp16 && o < (int)sizeof g->identity)
+        snprintf(g->identity + o, sizeof g->identity - (size_t)o, ", usingFP16 %s", fp16);
+}
+
+static const char *gtp_identity(void *inst)
+{
+    return ((gtp_backend *)inst)->identity;
+}
+
 static int start_engine(gtp_backend *g, hc_err *err)
 {
     g->cur_x = g->cur_y = 0;
@@ -144,6 +188,7 @@ static int start_engine(gtp_backend *g, hc_err *err)
         hc_extproc_stop(&g->proc);
         return hc_err_set(err, HC_EBACKEND, "starting the engine: `name` answered an error: %.200s", g->reply);
     }
+    engine_identity(g, err);
     return 0;
 }
 
@@ -152,6 +197,25 @@ static int parse_double(const char *s, double *out)
     char *end;
     *out = strtod(s, &end);
     return end != s && *end == '\0';
+}
+
+/* The spec's @options and command, without starting the engine. */
+static int gtp_check(const char *params, hc_err *err)
+{
+    double t = 0;
+    int f = 0;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &f},
+    };
+    const char *p = hc_specopts_parse("gtp", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        return -1;
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");
+    return 0;
 }
 
 static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
@@ -676,4 +740,6 @@ const hc_backend_vtbl hc_backend_gtp = {
     .close = gtp_close,
     .resolution = gtp_resolution,
     .configure = gtp_configure,
+    .check = gtp_check,
+    .identity = gtp_identity,
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "suggest.h"
 #include "symmetry.h"
 
 enum mutation {
@@ -77,6 +78,26 @@ static void mutate_close(void *inst)
     free(m->plane);
     hc_raw_heads_free(m->prev);
     free(m);
+}
+
+static int mutate_check(const char *params, hc_err *err)
+{
+    const char *colon = params ? strchr(params, ':') : NULL;
+    const char *names[sizeof kinds / sizeof kinds[0]];
+    size_t klen = colon ? (size_t)(colon - params) : strlen(params ? params : "");
+    int kind = -1;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        names[i] = kinds[i].name;
+        if (strlen(kinds[i].name) == klen && strncmp(kinds[i].name, params, klen) == 0)
+            kind = kinds[i].kind;
+    }
+    if (kind < 0 || !colon || colon[1] == '\0') {
+        char hint[96] = "";
+        if (kind < 0)
+            hc_suggest_text(hint, sizeof hint, params ? params : "", klen, names, (int)(sizeof kinds / sizeof kinds[0]));
+        return hc_err_set(err, HC_ECONFIG, "mutate: expects KIND:BACKEND, got \"%s\"%s", params ? params : "", hint);
+    }
+    return hc_backend_check(colon + 1, err);
 }
 
 static void *mutate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
@@ -266,4 +287,5 @@ const hc_backend_vtbl hc_backend_mutate = {
     .eval = mutate_eval,
     .eval_positions = NULL,
     .close = mutate_close,
+    .check = mutate_check,
 };

@@ -27,6 +27,7 @@ typedef struct pipe_backend {
     hc_pipe_tapdesc *tapd;  /* the taps it announced */
     int n_taps;
     unsigned char *tapbuf;  /* one tap of a batch */
+    char identity[1100];    /* the handshake's message and protocol version, "" before it */
 } pipe_backend;
 
 static void put_u32(unsigned char *p, uint32_t v)
@@ -109,6 +110,13 @@ int hc_pipe_parse_handshake(hc_pipe_read_fn rd, void *ctx, hc_err *err)
 
 int hc_pipe_parse_handshake_v(hc_pipe_read_fn rd, void *ctx, int *version_out, hc_err *err)
 {
+    char msg[1024];
+    return hc_pipe_parse_handshake_msg(rd, ctx, version_out, msg, sizeof msg, err);
+}
+
+int hc_pipe_parse_handshake_msg(hc_pipe_read_fn rd, void *ctx, int *version_out, char *msg_out, size_t cap,
+                                hc_err *err)
+{
     unsigned char r[12];
     if (rd(ctx, r, 12, err))
         return -1;
@@ -134,6 +142,8 @@ int hc_pipe_parse_handshake_v(hc_pipe_read_fn rd, void *ctx, int *version_out, h
         return hc_err_set(err, HC_EBACKEND, "the program refused the net: %s", msg[0] ? msg : "(no message)");
     }
     *version_out = (int)version;
+    if (cap)
+        snprintf(msg_out, cap, "%s", msg);
     return 0;
 }
 
@@ -328,10 +338,12 @@ static int start(pipe_backend *b, hc_err *err)
     b->tapd = NULL;
     b->tapbuf = NULL;
     b->n_taps = 0;
-    if (hc_pipe_parse_handshake_v(proc_read, &pr, &b->version, err)) {
+    char msg[1024];
+    if (hc_pipe_parse_handshake_msg(proc_read, &pr, &b->version, msg, sizeof msg, err)) {
         hc_extproc_stop(&b->proc);
         return hc_err_prefix(err, "handshake: ");
     }
+    snprintf(b->identity, sizeof b->identity, "%s%spipe protocol %d", msg, msg[0] ? ", " : "", b->version);
     if (b->version == HC_PIPE_VERSION_TAPS) {
         size_t area = (size_t)b->nx * (size_t)b->ny, big = 1;
         if (hc_pipe_parse_taplist(proc_read, &pr, area, &b->tapd, &b->n_taps, err)) {
@@ -348,6 +360,30 @@ static int start(pipe_backend *b, hc_err *err)
         }
     }
     return 0;
+}
+
+/* The spec's @options and command, without starting the program. */
+static int pipe_check(const char *params, hc_err *err)
+{
+    double t = 0;
+    char *model = NULL;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
+        {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &model},
+    };
+    const char *p = hc_specopts_parse("pipe", params, opts, sizeof opts / sizeof opts[0], err);
+    free(model);
+    if (!p)
+        return -1;
+    if (!*p)
+        return hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@OPTION=V ...] PROGRAM ARGS...)");
+    return 0;
+}
+
+static const char *pipe_identity(void *inst)
+{
+    return ((pipe_backend *)inst)->identity;
 }
 
 static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
@@ -457,4 +493,6 @@ const hc_backend_vtbl hc_backend_pipe = {
     .eval_positions = NULL,
     .close = pipe_close,
     .taps = pipe_taps,
+    .check = pipe_check,
+    .identity = pipe_identity,
 };

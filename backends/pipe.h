@@ -31,6 +31,9 @@ typedef int (*hc_pipe_read_fn)(void *ctx, void *buf, size_t n, hc_err *err);
 int hc_pipe_parse_handshake(hc_pipe_read_fn rd, void *ctx, hc_err *err);
 /* The same, also giving the version the program accepted with (1, or 2: its tap list follows). */
 int hc_pipe_parse_handshake_v(hc_pipe_read_fn rd, void *ctx, int *version, hc_err *err);
+/* The same, also giving an accepting program's message (what it says it is: a name, a version)
+ * into msg (cap bytes, printable text; "" when none). */
+int hc_pipe_parse_handshake_msg(hc_pipe_read_fn rd, void *ctx, int *version, char *msg, size_t cap, hc_err *err);
 
 /* A version-2 program's tap list (u32 count, then each tap's name, format, layout, channels,
  * hw) for a buffer of `area` points and batches of max_batch rows. *d is malloc'd (NULL when

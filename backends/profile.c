@@ -1,5 +1,6 @@
 /* Precision profiles: parsing and lookup of the per-layer reduced formats an emulated backend uses. */
 #include "profile.h"
+#include "suggest.h"
 
 #include <fnmatch.h>
 #include <limits.h>
@@ -323,10 +324,17 @@ hc_profile *hc_profile_load(const char *spec, hc_err *err)
             return hc_profile_parse(s->text, s->len, file, err);
         }
     char known[512] = "";
-    for (const hc_profile_src *s = hc_profile_builtin_srcs; s->name; s++)
+    const char *names[64];
+    int nn = 0;
+    for (const hc_profile_src *s = hc_profile_builtin_srcs; s->name; s++) {
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", *known ? ", " : "", s->name);
-    hc_err_set(err, HC_ECONFIG, "unknown precision profile \"%s\" (built-in: %s; or a path to a .yaml file)", spec,
-               known);
+        if (nn < 64)
+            names[nn++] = s->name;
+    }
+    char hint[96];
+    hc_suggest_text(hint, sizeof hint, spec, n, names, nn);
+    hc_err_set(err, HC_ECONFIG, "unknown precision profile \"%s\"%s (built-in: %s; or a path to a .yaml file)", spec,
+               hint, known);
     return NULL;
 }
 

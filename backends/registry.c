@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "suggest.h"
 
 extern const hc_backend_vtbl hc_backend_ref32;
 extern const hc_backend_vtbl hc_backend_file;
@@ -80,11 +81,26 @@ const hc_backend_vtbl *hc_backend_find(const char *spec, const char **params, hc
             return hc_backends[i];
         }
     char known[512] = "";
+    const char *names[32];
+    int nn = 0;
     for (int i = 0; hc_backends[i]; i++) {
         size_t len = strlen(known);
         snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", hc_backends[i]->name);
+        if (nn < 32)
+            names[nn++] = hc_backends[i]->name;
     }
-    hc_err_set(err, HC_ECONFIG, "unknown backend kind \"%.*s\" (known: %s)", (int)n, spec, known);
+    char hint[96];
+    hc_suggest_text(hint, sizeof hint, spec, n, names, nn);
+    /* A kind this binary lacks (cuda without nvcc) says so rather than "unknown". */
+    const hc_backend_doc *doc = NULL;
+    for (const hc_backend_doc *d = hc_backend_docs; d->name; d++)
+        if (strlen(d->name) == n && strncmp(d->name, spec, n) == 0)
+            doc = d;
+    if (doc)
+        hc_err_set(err, HC_ECONFIG, "backend kind \"%s\" is not built into this halfcheck (%s; built: %s)", doc->name,
+                   doc->summary, known);
+    else
+        hc_err_set(err, HC_ECONFIG, "unknown backend kind \"%.*s\"%s (known: %s)", (int)n, spec, hint, known);
     return NULL;
 }
 
@@ -153,4 +169,21 @@ int hc_backend_set_taps(hc_backend *b, hc_engine_hook_fn fn, void *user, hc_err 
 int hc_backend_taps(const hc_backend *b)
 {
     return b->vt && b->vt->shape == HC_BACKEND_TENSOR && b->vt->taps && b->vt->taps(b->inst);
+}
+
+int hc_backend_check(const char *spec, hc_err *err)
+{
+    const char *params;
+    const hc_backend_vtbl *vt = hc_backend_find(spec, &params, err);
+    if (!vt)
+        return -1;
+    if (vt->check && vt->check(params, err))
+        return hc_err_prefix(err, "backend %s: ", spec);
+    return 0;
+}
+
+const char *hc_backend_identity(const hc_backend *b)
+{
+    const char *id = b && b->vt && b->inst && b->vt->identity ? b->vt->identity(b->inst) : NULL;
+    return id && *id ? id : NULL;
 }

@@ -3,11 +3,33 @@
 #include "kernels_impl.h"
 #include "gemm.h"
 #include "hcmath.h"
+#include "round.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Eight lanes rounded to an emulated format with hc_round_fmt_array's bits, in registers: a
+ * round trip through memory per 8 scores stalled on store forwarding (a quarter of a
+ * transformer's emulation time). Here, its only user, rather than in kernels_impl.h: the
+ * helpers there must not depend on refs/emulated.c, which includes them. */
+static inline hc_v8f v8_round(int fmt, hc_v8f v)
+{
+#ifdef HC_ROUND_M256
+    if (fmt == HC_KFMT_FP16)
+        return (hc_v8f)hc_round_fp16_m256((__m256)v);
+    if (fmt == HC_KFMT_BF16)
+        return (hc_v8f)hc_round_bf16_m256((__m256)v);
+    return v;
+#else
+    float t[8];
+    memcpy(t, &v, sizeof t);
+    hc_round_fmt_array(fmt, t, 8);
+    memcpy(&v, t, sizeof v);
+    return v;
+#endif
+}
 
 void hc_rope_tables(int nx, int ny, int pairs, int kv_heads, const float *freqs, float theta,
                     float *cos_t, float *sin_t)

@@ -2,6 +2,7 @@
 #include "kernels.h"
 #include "kernels_impl.h"
 #include "gemm.h"
+#include "round.h"
 
 #include <math.h>
 #include <stdint.h>

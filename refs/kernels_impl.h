@@ -9,7 +9,6 @@
 
 #include "hcmath.h"
 #include "kernels.h"
-#include "round.h"
 
 #ifdef __AVX__
 #include <immintrin.h>
@@ -29,25 +28,6 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 typedef float hc_v8f __attribute__((vector_size(32)));
 
-/* Eight lanes rounded to an emulated format with hc_round_fmt_array's bits, in registers: a
- * round trip through memory per 8 scores stalled on store forwarding (a quarter of a
- * transformer's emulation time). */
-static inline hc_v8f v8_round(int fmt, hc_v8f v)
-{
-#ifdef HC_ROUND_M256
-    if (fmt == HC_KFMT_FP16)
-        return (hc_v8f)hc_round_fp16_m256((__m256)v);
-    if (fmt == HC_KFMT_BF16)
-        return (hc_v8f)hc_round_bf16_m256((__m256)v);
-    return v;
-#else
-    float t[8];
-    memcpy(t, &v, sizeof t);
-    hc_round_fmt_array(fmt, t, 8);
-    memcpy(&v, t, sizeof v);
-    return v;
-#endif
-}
 typedef int32_t hc_v8i __attribute__((vector_size(32)));
 typedef float hc_v4f __attribute__((vector_size(16)));
 

@@ -3,6 +3,7 @@
 #include "kernels_impl.h"
 #include "winograd_impl.h"
 #include "gemm.h"
+#include "round.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -615,22 +616,6 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
  * vector (8 lanes of vector extensions, or 4 of NEON intrinsics on aarch64), each lane doing
  * the scalar transform's operations in the same order (along x first, then y, as KataGo), so
  * the lanes change no bits. */
-
-void hc_wino_lane_out_at(const wino_chunk_geom *ch, int j, const hc_kepi *epi, wino_lane_out *lo)
-{
-    int g = ch->g0 + (j < ch->n ? j : 0), b = g / ch->T, t = g % ch->T, osz = ch->osz;
-    int ty = t / ch->txn, tx = t % ch->txn;
-    lo->dst = (size_t)b * ch->hw + (size_t)(ty * osz) * ch->nx + tx * osz;
-    lo->row = b;
-    lo->rmax = ch->ny - ty * osz < osz ? ch->ny - ty * osz : osz;
-    lo->cmax = ch->nx - tx * osz < osz ? ch->nx - tx * osz : osz;
-    for (int k = 0; k < osz * osz; k++) {
-        int r = k / osz, c = k % osz;
-        lo->mk[k] = epi && j < ch->n && r < lo->rmax && c < lo->cmax
-                        ? epi->mask[lo->dst + (size_t)r * ch->nx + c]
-                        : 0.0f;
-    }
-}
 
 #ifndef HC_NEON /* the NEON forms: refs/winograd_neon.c */
 /* The vector-extension transforms (8 tiles per vector). One channel's input transform into

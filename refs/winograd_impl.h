@@ -36,8 +36,23 @@ typedef struct wino_lane_out {
     float mk[16];
 } wino_lane_out;
 
-/* Fills lo for output lane j of the chunk (epi: the fused epilogue's mask, or NULL). */
-void hc_wino_lane_out_at(const wino_chunk_geom *ch, int j, const hc_kepi *epi, wino_lane_out *lo);
+/* Fills lo for output lane j of the chunk (epi: the fused epilogue's mask, or NULL). Here, inline,
+ * so that winograd_neon.c, whose transforms winograd.c calls on aarch64, needs nothing of it. */
+static inline void hc_wino_lane_out_at(const wino_chunk_geom *ch, int j, const hc_kepi *epi, wino_lane_out *lo)
+{
+    int g = ch->g0 + (j < ch->n ? j : 0), b = g / ch->T, t = g % ch->T, osz = ch->osz;
+    int ty = t / ch->txn, tx = t % ch->txn;
+    lo->dst = (size_t)b * ch->hw + (size_t)(ty * osz) * ch->nx + tx * osz;
+    lo->row = b;
+    lo->rmax = ch->ny - ty * osz < osz ? ch->ny - ty * osz : osz;
+    lo->cmax = ch->nx - tx * osz < osz ? ch->nx - tx * osz : osz;
+    for (int k = 0; k < osz * osz; k++) {
+        int r = k / osz, c = k % osz;
+        lo->mk[k] = epi && j < ch->n && r < lo->rmax && c < lo->cmax
+                        ? epi->mask[lo->dst + (size_t)r * ch->nx + c]
+                        : 0.0f;
+    }
+}
 
 /* One output row piece of a tile: its first k values stored, or added to what is there (d + v). */
 static inline void hc_wino_put_row(float *d, const float *v, int k, int accumulate)

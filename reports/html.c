@@ -114,9 +114,21 @@ static void closest_cell(sbuf *b, const hc_result *r)
         sb_printf(b, "<td>-</td>");
         return;
     }
-    sb_printf(b, "<td>%.3g &#215; ", best->worst_all_ratio);
+    if (hc_tier_is_exact(&r->tiers[bt])) {
+        /* Every limit 0: the figures are the reference's bits or not; a ratio says nothing. */
+        sb_printf(b, "<td>%s (", best->pass ? "bit-identical" : "differs");
+        sb_esc(b, r->tiers[bt].name);
+        sb_printf(b, ")</td>");
+        return;
+    }
+    int m = best->worst_all_metric, p = best->worst_all_pct;
+    char val[64], lim[64];
+    sb_printf(b, "<td>%s %s: %s of ", hc_metric_infos[m].name, hc_pct_names[p],
+              hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val));
+    sb_esc(b, hc_limit_format(&r->tiers[bt], m, p, lim, sizeof lim));
+    sb_printf(b, " = %.3g&#215; (", best->worst_all_ratio);
     sb_esc(b, r->tiers[bt].name);
-    sb_printf(b, " %s %s limit</td>", hc_metric_infos[best->worst_all_metric].name, hc_pct_names[best->worst_all_pct]);
+    sb_printf(b, ")</td>");
 }
 
 static const int headline[] = {HC_M_WINRATE, HC_M_TOP_POLICY, HC_M_POLICY_KL, HC_M_OWNERSHIP};
@@ -737,7 +749,7 @@ static void net_section(sbuf *b, const hc_results *rs, const char *net)
     if (mv > 0)
         sb_printf(b, " (model version %d)", mv);
     sb_printf(b, "</h2>\n<div class=wide><table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
-                 "<th>tiers</th><th>closest margin (ratio to limit)</th>");
+                 "<th>tiers</th><th>closest to its limit</th>");
     for (int h = 0; h < N_HEADLINE; h++)
         sb_printf(b, "<th>%s avg</th><th>90%%</th><th>99%%</th><th>max</th>", hc_metric_infos[headline[h]].name);
     sb_printf(b, "</tr>\n");
@@ -879,6 +891,51 @@ static void summary(sbuf *b, const hc_results *rs)
     sb_printf(b, "</table>\n");
 }
 
+/* What produced the figures (results.h: hc_provenance), one list per job of a merge. */
+static void provenance_section(sbuf *b, const hc_results *rs)
+{
+    if (rs->n_prov == 0)
+        return;
+    sb_printf(b, "<h2 id=\"provenance\">Provenance</h2>\n");
+    for (size_t k = 0; k < rs->n_prov; k++) {
+        const hc_provenance *p = &rs->prov[k];
+        if (p->job) {
+            sb_printf(b, "<h3>job <code>");
+            sb_esc(b, p->job);
+            sb_printf(b, "</code></h3>\n");
+        }
+        sb_printf(b, "<ul class=\"provenance\">\n<li>halfcheck ");
+        sb_esc(b, p->halfcheck ? p->halfcheck : "?");
+        sb_printf(b, " (engine %d; kernels: ", p->engine_version);
+        sb_esc(b, p->kernels ? p->kernels : "?");
+        sb_printf(b, "; cuda backend %s)</li>\n", p->cuda ? "built in" : "not built in");
+        if (p->command) {
+            sb_printf(b, "<li>command: <code>");
+            sb_esc(b, p->command);
+            sb_printf(b, "</code></li>\n");
+        }
+        for (size_t i = 0; i < p->n_nets; i++) {
+            sb_printf(b, "<li>net ");
+            sb_esc(b, p->nets[i].name ? p->nets[i].name : "");
+            sb_printf(b, ": <code>");
+            sb_esc(b, p->nets[i].file ? p->nets[i].file : "");
+            sb_printf(b, "</code>, model version %d, sha256 <code>", p->nets[i].model_version);
+            sb_esc(b, p->nets[i].sha256 ? p->nets[i].sha256 : "?");
+            sb_printf(b, "</code></li>\n");
+        }
+        for (size_t i = 0; i < p->n_backends; i++) {
+            if (!p->backends[i].engine)
+                continue;
+            sb_printf(b, "<li>backend ");
+            sb_esc(b, p->backends[i].name ? p->backends[i].name : "");
+            sb_printf(b, ": engine ");
+            sb_esc(b, p->backends[i].engine);
+            sb_printf(b, "</li>\n");
+        }
+        sb_printf(b, "</ul>\n");
+    }
+}
+
 int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
 {
     sbuf b = {0};
@@ -933,6 +990,7 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
     for (size_t i = 0; i < rs->n; i++)
         if (first_of(rs, i, 0))
             net_section(&b, rs, rs->items[i].net);
+    provenance_section(&b, rs);
     sb_printf(&b, "</body></html>\n");
     if (b.oom) {
         free(b.p);

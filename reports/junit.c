@@ -193,6 +193,52 @@ static void add_skipped_positions(xmlNodePtr suite, const hc_result *r, int coun
     counts[3]++;
 }
 
+/* The provenance (results.h) as the testsuite's properties: halfcheck's, the command, the
+ * suite's net as evaluated, each engine; "job.K." before the names for the jobs of a merge. */
+static void suite_provenance(xmlNodePtr suite, const hc_results *rs, const char *net)
+{
+    if (rs->n_prov == 0)
+        return;
+    /* The schema wants properties before the testcases. */
+    xmlNodePtr props = xmlNewNode(NULL, X("properties"));
+    if (suite->children)
+        xmlAddPrevSibling(suite->children, props);
+    else
+        xmlAddChild(suite, props);
+    for (size_t k = 0; k < rs->n_prov; k++) {
+        const hc_provenance *p = &rs->prov[k];
+        char pre[64] = "", name[400], v[64];
+        if (rs->n_prov > 1)
+            snprintf(pre, sizeof pre, "job.%zu.", k + 1);
+#define PROP(KEY, VAL) (snprintf(name, sizeof name, "%s%s", pre, KEY), prop(props, name, VAL))
+        if (p->job)
+            PROP("job", p->job);
+        PROP("halfcheck.version", p->halfcheck ? p->halfcheck : "");
+        snprintf(v, sizeof v, "%d", p->engine_version);
+        PROP("halfcheck.engine", v);
+        PROP("halfcheck.kernels", p->kernels ? p->kernels : "");
+        PROP("halfcheck.cuda", p->cuda ? "built in" : "not built in");
+        if (p->command)
+            PROP("command", p->command);
+        for (size_t i = 0; i < p->n_nets; i++) {
+            if (strcmp(p->nets[i].name ? p->nets[i].name : "", net ? net : ""))
+                continue;
+            PROP("net.file", p->nets[i].file ? p->nets[i].file : "");
+            PROP("net.sha256", p->nets[i].sha256 ? p->nets[i].sha256 : "");
+            snprintf(v, sizeof v, "%d", p->nets[i].model_version);
+            PROP("net.modelVersion", v);
+        }
+        for (size_t i = 0; i < p->n_backends; i++) {
+            if (!p->backends[i].engine)
+                continue;
+            char key[300];
+            snprintf(key, sizeof key, "backend.%s.engine", p->backends[i].name ? p->backends[i].name : "");
+            PROP(key, p->backends[i].engine);
+        }
+#undef PROP
+    }
+}
+
 int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
 {
     xmlDocPtr doc = xmlNewDoc(X("1.0"));
@@ -232,6 +278,7 @@ int hc_junit_write(const hc_results *rs, const char *path, hc_err *err)
             if (b->n_skipped > 0)
                 add_skipped_positions(suite, b, counts);
         }
+        suite_provenance(suite, rs, a->net);
         setf(suite, "tests", "%.0f", counts[0]);
         setf(suite, "failures", "%.0f", counts[1]);
         setf(suite, "errors", "%.0f", counts[2]);

@@ -296,6 +296,8 @@ static json_t *result_json(const hc_result *r)
     }
     if (r->taps)
         json_object_set_new(o, "taps", taps_json(r->taps));
+    if (r->self_check)
+        json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
     for (size_t i = 0; i < r->n_tiers; i++) {
         if (r->outcome == HC_OUT_CHECKED && r->checks)
@@ -305,6 +307,33 @@ static json_t *result_json(const hc_result *r)
     }
     json_object_set_new(o, "tiers", tiers);
     return o;
+}
+
+static json_t *provenance_json(const hc_results *rs)
+{
+    json_t *a = json_array();
+    for (size_t k = 0; k < rs->n_prov; k++) {
+        const hc_provenance *p = &rs->prov[k];
+        json_t *nets = json_array(), *backends = json_array();
+        for (size_t i = 0; i < p->n_nets; i++)
+            json_array_append_new(nets, json_pack("{s:o, s:o, s:o, s:i}", "name", jstr_or_null(p->nets[i].name), "file",
+                                                  jstr_or_null(p->nets[i].file), "sha256",
+                                                  jstr_or_null(p->nets[i].sha256), "modelVersion",
+                                                  p->nets[i].model_version));
+        for (size_t i = 0; i < p->n_backends; i++)
+            json_array_append_new(backends, json_pack("{s:o, s:o}", "name", jstr_or_null(p->backends[i].name), "engine",
+                                                      jstr_or_null(p->backends[i].engine)));
+        /* "job" (a merge's) first, so that the rest of an entry reads the same in a run's file and a merge's. */
+        json_t *o = json_object();
+        if (p->job)
+            json_object_set_new(o, "job", json_string(p->job));
+        json_object_update_new(o, json_pack("{s:o, s:i, s:o, s:b, s:o, s:o, s:o}", "halfcheck", jstr_or_null(p->halfcheck),
+                                            "engineVersion", p->engine_version, "kernels", jstr_or_null(p->kernels),
+                                            "cuda", p->cuda, "command", jstr_or_null(p->command), "nets", nets,
+                                            "backends", backends));
+        json_array_append_new(a, o);
+    }
+    return a;
 }
 
 int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
@@ -332,6 +361,8 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
                              items);
     if (!root)
         return hc_err_set(err, HC_EINTERNAL, "%s: could not build the JSON document", path);
+    if (rs->n_prov > 0)
+        json_object_set_new(root, "provenance", provenance_json(rs));
     /* Only when set, so that the files of complete runs keep their bytes. */
     if (rs->interrupted)
         json_object_set_new(root, "interrupted", json_true());
@@ -374,6 +405,10 @@ struct hc_results_doc {
     doc_item *own;
     size_t n;
     char *suite, *timestamp, *version;
+    json_t *prov_json;      /* the "provenance" array, kept: the strings below point into it */
+    hc_provenance *prov;
+    hc_prov_net *prov_nets;
+    hc_prov_backend *prov_backends;
 };
 
 typedef struct rd {
@@ -824,6 +859,8 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         r->where[base] = 0;
         res->taps = own->taps;
     }
+    if (rd_flag(r, o, "selfCheck", &res->self_check))
+        return -1;
     json_t *st = json_object_get(o, "stats");
     if (st) {
         size_t base = strlen(r->where);
@@ -887,7 +924,86 @@ void hc_results_doc_free(hc_results_doc *d)
     free(d->suite);
     free(d->timestamp);
     free(d->version);
+    free(d->prov);
+    free(d->prov_nets);
+    free(d->prov_backends);
+    if (d->prov_json)
+        json_decref(d->prov_json);
     free(d);
+}
+
+/* A string field of o or NULL (absent or null); -1 when present and not a string. */
+static int rd_pstr(rd *r, json_t *o, const char *field, const char **out)
+{
+    json_t *v = json_object_get(o, field);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return rd_fail(r, field, "not a string");
+    *out = json_string_value(v);
+    return 0;
+}
+
+/* "provenance": what produced the figures (absent in older files). */
+static int rd_provenance(rd *r, json_t *root, hc_results_doc *d)
+{
+    json_t *a = json_object_get(root, "provenance");
+    if (!a)
+        return 0;
+    if (!json_is_array(a))
+        return rd_fail(r, "provenance", "not an array");
+    size_t n = json_array_size(a), nn = 0, nb = 0;
+    for (size_t k = 0; k < n; k++) {
+        json_t *o = json_array_get(a, k);
+        if (!json_is_object(o) || !json_is_array(json_object_get(o, "nets")) ||
+            !json_is_array(json_object_get(o, "backends")))
+            return rd_fail(r, "provenance", "an entry without nets and backends");
+        nn += json_array_size(json_object_get(o, "nets"));
+        nb += json_array_size(json_object_get(o, "backends"));
+    }
+    d->prov_json = json_incref(a);
+    d->prov = calloc(n ? n : 1, sizeof *d->prov);
+    d->prov_nets = calloc(nn ? nn : 1, sizeof *d->prov_nets);
+    d->prov_backends = calloc(nb ? nb : 1, sizeof *d->prov_backends);
+    if (!d->prov || !d->prov_nets || !d->prov_backends)
+        return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+    size_t in = 0, ib = 0;
+    for (size_t k = 0; k < n; k++) {
+        json_t *o = json_array_get(a, k), *nets = json_object_get(o, "nets"), *bks = json_object_get(o, "backends");
+        hc_provenance *p = &d->prov[k];
+        long long ev = 0, mv = 0;
+        snprintf(r->where, sizeof r->where, "provenance[%zu]", k);
+        if (rd_pstr(r, o, "job", &p->job) || rd_pstr(r, o, "halfcheck", &p->halfcheck) ||
+            rd_int(r, o, "engineVersion", 0, &ev) || rd_pstr(r, o, "kernels", &p->kernels) ||
+            rd_flag(r, o, "cuda", &p->cuda) || rd_pstr(r, o, "command", &p->command))
+            return -1;
+        p->engine_version = (int)ev;
+        p->nets = &d->prov_nets[in];
+        p->n_nets = json_array_size(nets);
+        for (size_t i = 0; i < p->n_nets; i++, in++) {
+            json_t *x = json_array_get(nets, i);
+            snprintf(r->where, sizeof r->where, "provenance[%zu].nets[%zu]", k, i);
+            if (!json_is_object(x) || rd_pstr(r, x, "name", &d->prov_nets[in].name) ||
+                rd_pstr(r, x, "file", &d->prov_nets[in].file) || rd_pstr(r, x, "sha256", &d->prov_nets[in].sha256) ||
+                rd_int(r, x, "modelVersion", 0, &mv))
+                return json_is_object(x) ? -1 : rd_fail(r, NULL, "not an object");
+            d->prov_nets[in].model_version = (int)mv;
+        }
+        p->backends = &d->prov_backends[ib];
+        p->n_backends = json_array_size(bks);
+        for (size_t i = 0; i < p->n_backends; i++, ib++) {
+            json_t *x = json_array_get(bks, i);
+            snprintf(r->where, sizeof r->where, "provenance[%zu].backends[%zu]", k, i);
+            if (!json_is_object(x) || rd_pstr(r, x, "name", &d->prov_backends[ib].name) ||
+                rd_pstr(r, x, "engine", &d->prov_backends[ib].engine))
+                return json_is_object(x) ? -1 : rd_fail(r, NULL, "not an object");
+        }
+    }
+    r->where[0] = '\0';
+    d->rs.prov = d->prov;
+    d->rs.n_prov = n;
+    return 0;
 }
 
 hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *name, hc_err *err)
@@ -917,6 +1033,8 @@ hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *
                rd_str(&r, root, "version", 0, &d->version)))
         ok = 0;
     if (ok && (rd_flag(&r, root, "interrupted", &d->rs.interrupted) || rd_flag(&r, root, "allowSkips", &d->rs.allow_skips)))
+        ok = 0;
+    if (ok && rd_provenance(&r, root, d))
         ok = 0;
     if (ok) {
         size_t n = json_array_size(items);

@@ -93,7 +93,38 @@ typedef struct hc_result {
     const hc_shown_pos *shown;
     /* Per-layer taps of a failing case, or NULL (results.json "taps", written only when set). */
     const hc_result_taps *taps;
+    /* The reference checking itself (backend ref32: batch invariance, thread lanes), not a
+     * backend under test: report.md lists it apart (results.json "selfCheck", only when set). */
+    int self_check;
 } hc_result;
+
+/* Provenance: what produced a run's figures, so that a reader can tell what was evaluated and
+ * rerun it elsewhere with the same figures. One per run; a merge keeps one per job (its input). */
+typedef struct hc_prov_net {
+    const char *name;    /* the suite's net name */
+    const char *file;    /* the file actually evaluated (after --net) */
+    const char *sha256;  /* its digest, lowercase hex */
+    int model_version;   /* the model version loaded */
+} hc_prov_net;
+
+typedef struct hc_prov_backend {
+    const char *name;    /* the suite's backend name */
+    const char *engine;  /* its identity as the engine reports it (a GTP engine's name and version,
+                          * KataGo's model and fp16 mode), or NULL: a backend of halfcheck's own */
+} hc_prov_backend;
+
+typedef struct hc_provenance {
+    const char *job;       /* merge: the input it came from; NULL for a run's own */
+    const char *halfcheck; /* halfcheck's version */
+    int engine_version;    /* the reference engine's version (part of the cache key) */
+    const char *kernels;   /* the reference's kernel forms ("gemm avx2, winograd avx2, ...") */
+    int cuda;              /* 1: the cuda backend is built in */
+    const char *command;   /* the command line, shell-quoted */
+    size_t n_nets;
+    const hc_prov_net *nets;
+    size_t n_backends;
+    const hc_prov_backend *backends;
+} hc_provenance;
 
 typedef struct hc_results {
     const char *suite;                  /* suite name */
@@ -108,6 +139,11 @@ typedef struct hc_results {
      * nothing was checked, or a backend was skipped in every case, pass. Written as
      * "allowSkips": true, only when set, so that halfcheck merge applies the same rule. */
     int allow_skips;
+    /* What produced the figures (results.json "provenance", report.md and report.html's
+     * Provenance, JUnit properties): one for a run, one per job for a merge; 0 and NULL in
+     * files written before it existed. */
+    size_t n_prov;
+    const hc_provenance *prov;
 } hc_results;
 
 /* Checks, as the final line of `halfcheck run` and `halfcheck merge` counts them: one per

@@ -21,14 +21,26 @@ static int md_text(hc_ostream *o, const char *s, hc_err *err)
     return 0;
 }
 
-static int md_margin(hc_ostream *o, const hc_tier_check *c, hc_err *err)
+/* The reference checking itself (ref32 batched and unbatched against its own reference),
+ * reported in a section of its own, apart from the backends under test. */
+static int is_self_check(const hc_result *r)
 {
+    return r->self_check;
+}
+
+static int md_margin(hc_ostream *o, const hc_result *r, size_t t, hc_err *err)
+{
+    const hc_tier_check *c = &r->checks[t];
     int first = 1;
     for (int p = 0; p < HC_P_COUNT; p++) {
-        if (c->worst_metric[p] < 0)
+        int m = c->worst_metric[p];
+        if (m < 0)
             continue;
-        if (hc_ostream_printf(o, err, "%s%.3gx of limit (%s %s)", first ? ", closest margin " : ", ",
-                              c->worst_ratio[p], hc_metric_infos[c->worst_metric[p]].name, hc_pct_names[p]))
+        char val[64], lim[64];
+        if (hc_ostream_printf(o, err, "%s%s %s %s of limit %s (%.3gx)", first ? ", closest to its limit: " : ", ",
+                              hc_metric_infos[m].name, hc_pct_names[p],
+                              hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
+                              hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), c->worst_ratio[p]))
             return -1;
         first = 0;
     }
@@ -57,7 +69,7 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
     for (size_t t = 0; t < r->n_tiers && r->checks; t++) {
         const hc_tier_check *c = &r->checks[t];
         if (hc_ostream_printf(o, err, "- tier %s: **%s**", r->tiers[t].name, c->pass ? "PASS" : "FAIL") ||
-            md_margin(o, c, err))
+            (!hc_tier_is_exact(&r->tiers[t]) && md_margin(o, r, t, err)))
             return -1;
         if (!c->pass && c->first_fail_metric >= 0) {
             int m = c->first_fail_metric, p = c->first_fail_pct;
@@ -117,7 +129,7 @@ enum { N_SUMMARY = sizeof summary_cols / sizeof summary_cols[0] };
 
 static int md_summary_header(hc_ostream *o, hc_err *err)
 {
-    if (hc_ostream_printf(o, err, "| board | backend | mode | verdict | closest margin |"))
+    if (hc_ostream_printf(o, err, "| board | backend | mode | verdict | closest to its limit |"))
         return -1;
     for (size_t i = 0; i < N_SUMMARY; i++)
         if (hc_ostream_printf(o, err, " %s %s |", hc_metric_infos[summary_cols[i].metric].name,
@@ -158,10 +170,19 @@ static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
         if (r->checks[t].worst_all_metric >= 0 &&
             (best_t < 0 || r->checks[t].worst_all_ratio > r->checks[best_t].worst_all_ratio))
             best_t = (int)t;
-    if (best_t >= 0) {
+    if (best_t >= 0 && hc_tier_is_exact(&r->tiers[best_t])) {
+        /* Every limit 0: a ratio means nothing; the figures are either the reference's or not. */
+        if (hc_ostream_printf(o, err, "%s (%s)", r->checks[best_t].pass ? "bit-identical" : "differs",
+                              r->tiers[best_t].name))
+            return -1;
+    } else if (best_t >= 0) {
         const hc_tier_check *c = &r->checks[best_t];
-        if (hc_ostream_printf(o, err, "%.3gx (%s %s %s)", c->worst_all_ratio, hc_metric_infos[c->worst_all_metric].name,
-                              hc_pct_names[c->worst_all_pct], r->tiers[best_t].name))
+        int m = c->worst_all_metric, p = c->worst_all_pct;
+        char val[64], lim[64];
+        if (hc_ostream_printf(o, err, "%s %s: %s of %s = %.3gx (%s)", hc_metric_infos[m].name, hc_pct_names[p],
+                              hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
+                              hc_limit_format(&r->tiers[best_t], m, p, lim, sizeof lim), c->worst_all_ratio,
+                              r->tiers[best_t].name))
             return -1;
     }
     if (hc_ostream_printf(o, err, " |"))
@@ -173,6 +194,42 @@ static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
                              sizeof v);
         if (hc_ostream_printf(o, err, " %s |", v))
             return -1;
+    }
+    return hc_ostream_printf(o, err, "\n");
+}
+
+/* What produced the figures: halfcheck, its reference, the command, each net's file as
+ * evaluated and each external engine as it reported itself (one block per job of a merge). */
+static int md_provenance(hc_ostream *o, const hc_results *rs, hc_err *err)
+{
+    if (hc_ostream_printf(o, err, "### Provenance\n\n"))
+        return -1;
+    for (size_t k = 0; k < rs->n_prov; k++) {
+        const hc_provenance *p = &rs->prov[k];
+        if ((p->job && (hc_ostream_printf(o, err, "- job `") || md_text(o, p->job, err) ||
+                        hc_ostream_printf(o, err, "`:\n"))) ||
+            hc_ostream_printf(o, err, "%s- halfcheck %s (engine %d; kernels: %s; cuda backend %s)\n", p->job ? "  " : "",
+                              p->halfcheck ? p->halfcheck : "?", p->engine_version, p->kernels ? p->kernels : "?",
+                              p->cuda ? "built in" : "not built in") ||
+            (p->command && (hc_ostream_printf(o, err, "%s- command: `", p->job ? "  " : "") || md_text(o, p->command, err) ||
+                            hc_ostream_printf(o, err, "`\n"))))
+            return -1;
+        for (size_t i = 0; i < p->n_nets; i++) {
+            const hc_prov_net *n = &p->nets[i];
+            if (hc_ostream_printf(o, err, "%s- net ", p->job ? "  " : "") || md_text(o, n->name, err) ||
+                hc_ostream_printf(o, err, ": `") || md_text(o, n->file, err) ||
+                hc_ostream_printf(o, err, "`, model version %d, sha256 `%s`\n", n->model_version,
+                                  n->sha256 ? n->sha256 : "?"))
+                return -1;
+        }
+        for (size_t i = 0; i < p->n_backends; i++) {
+            const hc_prov_backend *b = &p->backends[i];
+            if (!b->engine)
+                continue;
+            if (hc_ostream_printf(o, err, "%s- backend ", p->job ? "  " : "") || md_text(o, b->name, err) ||
+                hc_ostream_printf(o, err, ": engine ") || md_text(o, b->engine, err) || hc_ostream_printf(o, err, "\n"))
+                return -1;
+        }
     }
     return hc_ostream_printf(o, err, "\n");
 }
@@ -189,13 +246,53 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
     if (!rc && rs->interrupted)
         rc = hc_ostream_printf(o, err, "**Interrupted**: the run was stopped (SIGINT or SIGTERM) before every case ran; "
                                        "only the cases that finished are reported.\n\n");
+    if (!rc)
+        rc = hc_ostream_printf(o, err, "Errors of the backend's outputs against halfcheck's fp32 reference, as KataGo's "
+                                       "testgpuerror measures them, over the positions of each board: `%%` percentage "
+                                       "points (winrate, top policy), lead and scores in points, `c` centi-ownership "
+                                       "(0.01 of ownership's -1..1 range; short-term winloss likewise); `Nx` a figure "
+                                       "as a multiple of its tier's limit.\n\n");
+    /* The reference's self-checks (every limit 0: ref32 reproducing its own reference bit for
+     * bit, batched and unbatched) in one short list, apart from the backends under test. */
+    int any_self = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        any_self |= is_self_check(&rs->items[i]);
+    if (!rc && any_self) {
+        rc = hc_ostream_printf(o, err, "### Reference self-checks\n\n");
+        for (size_t i = 0; !rc && i < rs->n; i++) {
+            const hc_result *r = &rs->items[i];
+            if (!is_self_check(r))
+                continue;
+            /* Against an every-limit-0 tier the outputs are the reference's bits or not. */
+            char v[300];
+            if (r->outcome == HC_OUT_SKIPPED || hc_result_is_error(r) || !r->checks)
+                snprintf(v, sizeof v, "%s", r->outcome == HC_OUT_SKIPPED ? "skipped" : "**ERROR**");
+            else {
+                size_t vo = 0;
+                v[0] = '\0';
+                for (size_t t = 0; t < r->n_tiers && vo < sizeof v; t++) {
+                    int exact = hc_tier_is_exact(&r->tiers[t]), pass = r->checks[t].pass;
+                    vo += (size_t)snprintf(v + vo, sizeof v - vo, "%s%s (%s)", t ? ", " : "",
+                                           exact ? (pass ? "bit-identical" : "**differs**") : (pass ? "pass" : "**FAIL**"),
+                                           r->tiers[t].name);
+                }
+            }
+            rc = hc_ostream_printf(o, err, "- ") || md_text(o, r->net, err) || hc_ostream_printf(o, err, " · ") ||
+                 md_text(o, r->board, err) || hc_ostream_printf(o, err, " · ") || md_text(o, r->backend, err) ||
+                 hc_ostream_printf(o, err, " · %s: %s", r->mode ? r->mode : "", v) ||
+                 (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))) ||
+                 hc_ostream_printf(o, err, "\n");
+            done[i] = 1;
+        }
+        rc = rc || hc_ostream_printf(o, err, "\n");
+    }
     for (size_t i = 0; !rc && i < rs->n; i++) {
         if (done[i])
             continue;
         rc = hc_ostream_printf(o, err, "### ") || md_text(o, rs->items[i].net, err) ||
              hc_ostream_printf(o, err, "\n\n") || md_summary_header(o, err);
         for (size_t j = i; !rc && j < rs->n; j++)
-            if (same(rs->items[i].net, rs->items[j].net))
+            if (!done[j] && same(rs->items[i].net, rs->items[j].net))
                 rc = md_summary_row(o, &rs->items[j], err);
         rc = rc || hc_ostream_printf(o, err, "\n<details><summary>every figure</summary>\n\n");
         for (size_t j = i; !rc && j < rs->n; j++) {
@@ -206,6 +303,8 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
         }
         rc = rc || hc_ostream_printf(o, err, "</details>\n\n");
     }
+    if (!rc && rs->n_prov > 0)
+        rc = md_provenance(o, rs, err);
     free(done);
     if (rc) {
         hc_ostream_abort(o);

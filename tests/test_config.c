@@ -220,7 +220,7 @@ static const char *bad_cases[][3] = {
     {"name: t\nnets:\n  - {name: n1, model: m}\nboards:\n  - name: b0\n    positions: p\n    nnBuffer: 9x9\n"
      "  - name: b1\n    positions: p\n    nnBuffer: 9\n  - name: b2\n    polcyTemperature: 1.1\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
-     "cfg/t.yaml:12:5: unknown key \"polcyTemperature\" (in boards[2])", "unknown key"},
+     "cfg/t.yaml:12:5: unknown key \"polcyTemperature\" (did you mean \"policyTemperature\"?) (in boards[2])", "unknown key"},
     {"nets: [{name: n, model: m}]\nboards:\n  - name: b\n    positions: p\n    nnBuffer: [9, 9]\n"
      "backends: [{backend: x, tiers: [fp16]}]\n",
      "cfg/t.yaml:5:15: nnBuffer: expected a scalar, got a sequence (in boards[0])", "wrong type"},
@@ -250,7 +250,7 @@ static const char *bad_cases[][3] = {
      "backends: [{backend: x, tiers: [fp16]}]\nmatrix:\n  - nets: [n]\n    overrides: {nnBuffer: 9x9}\n",
      "cfg/t.yaml:6:17: unknown key \"nnBuffer\" (in matrix[0].overrides)", "override key"},
     {"tiers:\n  - name: mine\n    limits:\n      winrat: {max: 1}\n",
-     "cfg/t.yaml:4:7: unknown key \"winrat\" (in tiers[0].limits)", "unknown metric"},
+     "cfg/t.yaml:4:7: unknown key \"winrat\" (did you mean \"winrate\"?) (in tiers[0].limits)", "unknown metric"},
     {"tiers:\n  - name: mine\n    limits:\n      winrate: {max: -1%}\n",
      "cfg/t.yaml:4:22: max: expected a limit >= 0", "negative limit"},
     {"tiers:\n  - name: fp16\n    limits: {}\n", "cfg/t.yaml:2:11: tier name \"fp16\" is a built-in", "builtin name"},

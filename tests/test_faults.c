@@ -41,7 +41,8 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* results.json without the lines that name a time. */
+/* results.json without the lines that name a time, or the command and job of its provenance
+ * (another --out, another sweep directory). */
 static char *normalized_results(const char *path)
 {
     char *t = hc_slurp_len(path, NULL);
@@ -52,7 +53,8 @@ static char *normalized_results(const char *path)
         char *nl = strchr(line, '\n');
         size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
         const char *a = strstr(line, "\"timestamp\""), *b = strstr(line, "\"seconds\"");
-        if (!((a && a < line + n) || (b && b < line + n))) {
+        const char *c = strstr(line, "\"command\": "), *j = strstr(line, "\"job\": ");
+        if (!((a && a < line + n) || (b && b < line + n) || (c && c < line + n) || (j && j < line + n))) {
             memcpy(w, line, n);
             w += n;
         }
@@ -98,10 +100,12 @@ static int check_report(const char *d, const char *name, char *why, size_t len)
         if (!ok)
             snprintf(why, len, "%s: cut short (%zu bytes)", path, n);
     } else if (!strcmp(name, "report.md")) {
-        /* The writer ends every report with the figures' <details> block. */
-        ok = n >= 12 && !strcmp(t + n - 12, "</details>\n\n");
+        /* The writer ends every report with the figures' <details> block (none when every result
+         * is a reference self-check), then the provenance (a list, closed by an empty line). */
+        ok = n >= 12 && (!strcmp(t + n - 12, "</details>\n\n") ||
+                         (strstr(t, "\n\n### Provenance\n\n- ") && !strcmp(t + n - 2, "\n\n")));
         if (!ok)
-            snprintf(why, len, "%s: cut short (%zu bytes, no closing </details>)", path, n);
+            snprintf(why, len, "%s: cut short (%zu bytes, no closing </details> or provenance)", path, n);
     } else {
         /* Every line has as many fields as the header, the last line included. */
         long want = -1, lineno = 0;

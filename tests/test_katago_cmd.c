@@ -18,7 +18,7 @@ static char dir[1024];
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(12);
+    hc_plan(12 + 6);
     char cwd[1024], self[1024], helper[2048], hc[2048];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
@@ -33,7 +33,8 @@ int main(int argc, char **argv)
     /* The stand-in katago: refuses anything but KataGo's gtp command line. */
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "cd %s && rm -rf start out cache fakekatago && mkdir start && echo 'logDir = gtp_logs' "
-             ">gtp.cfg && %s synth-net --arch v17tf --out net.bin.gz 2>/dev/null", dir, hc);
+             ">gtp.cfg && %s synth-net --arch v17tf --out net.bin.gz 2>/dev/null && "
+             "%s synth-net --arch v17tf --seed 9 --out other.bin.gz 2>/dev/null", dir, hc, hc);
     int ok = hc_sh(cmd) == 0;
     char path[1200];
     snprintf(path, sizeof path, "%s/fakekatago", dir);
@@ -54,7 +55,7 @@ int main(int argc, char **argv)
                 "ny=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardYSizeForNNBuffer=//p')\n"
                 "echo \"$ov\" | grep -q 'gtpForceMaxNNSize=true' || { echo 'fakekatago: no NN buffer override' >&2; exit 2; }\n"
                 "mkdir -p gtp_logs && pwd >gtp_logs/cwd.txt\n"
-                "exec '%s' \"$model\" -nn \"$nx\" \"$ny\"\n",
+                "exec '%s' \"$model\" -nn \"$nx\" \"$ny\" $FAKE_KATAGO_EXTRA\n",
                 helper);
         ok = fclose(f) == 0 && chmod(path, 0755) == 0;
     } else
@@ -134,5 +135,56 @@ int main(int argc, char **argv)
     hc_check("katago-cmd-3.3", rc == 3 && strstr(e, "broken"), "an engine that dies: exit %d (want 3): %s", rc, e);
     snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
     hc_check("katago-cmd-3.4", hc_sh(cmd) == 0, "the start directory is not empty after the failures");
+
+    /* 4. The written suite gives KataGo the suite's net through {model}, so that --net OTHER has
+     * both sides evaluate OTHER; a failing case's rerun line (an engine told to use another
+     * policy temperature) reruns as printed with the same figures, and with --net it carries it. */
+    suite = hc_text(hc_path(dir, "out/katago-suite.yaml"));
+    hc_check("katago-cmd-4.1", strstr(suite, "-model '{model}'") && !strstr(suite, "-model '/"),
+             "the suite's engine does not take the net's file through {model}: %s", suite);
+    snprintf(cmd, sizeof cmd, "cd %s && %s run out/katago-suite.yaml --net other.bin.gz --only board=size10x14 --out o4 "
+             "--cache cache --quiet >/dev/null 2>e4.txt", dir, hc);
+    rc = hc_sh(cmd);
+    hc_check("katago-cmd-4.2", rc == 0, "run katago-suite.yaml --net OTHER exited %d (want 0: KataGo and the reference "
+             "both evaluate OTHER): %s", rc, hc_text(hc_path(dir, "e4.txt")));
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && FAKE_KATAGO_EXTRA='-temperature 1.7' %s katago --katago ../fakekatago --config ../gtp.cfg "
+             "--model ../net.bin.gz --out ../out5 --cache ../cache --only board=size10x14 --quiet >../stdout.txt "
+             "2>../e5.txt",
+             dir, hc);
+    rc = hc_sh(cmd);
+    char *t5 = hc_slurp(hc_path(dir, "e5.txt")), *line = t5 ? strstr(t5, "; rerun: ") : NULL;
+    if (line) {
+        line += strlen("; rerun: ");
+        line[strcspn(line, "\n")] = 0;
+    }
+    hc_check("katago-cmd-4.3", rc == 1 && line && strstr(line, "katago-suite.yaml --only "),
+             "katago, engine at temperature 1.7: exit %d (want 1), rerun line %s", rc, line ? line : "(none)");
+    int rc2 = -9;
+    if (line) {
+        snprintf(cmd, sizeof cmd, "cd %s && rm -rf bin && mkdir bin && ln -s %s bin/halfcheck && cd start && "
+                 "FAKE_KATAGO_EXTRA='-temperature 1.7' PATH=%s/bin:$PATH %s --cache ../cache --out ../o5 >/dev/null 2>../e5r.txt", dir, hc, dir, line);
+        rc2 = hc_sh(cmd);
+    }
+    const char *r1 = hc_text(hc_path(dir, "out5/report.csv")), *r2 = hc_text(hc_path(dir, "o5/report.csv"));
+    hc_check("katago-cmd-4.4", rc2 == 1 && *r1 && !strcmp(r1, r2),
+             "the rerun line exited %d (want 1), report.csv %s: %s", rc2, strcmp(r1, r2) ? "differs" : "same",
+             hc_text(hc_path(dir, "e5r.txt")));
+    free(t5);
+    /* The suite run with --net and tier exact: its rerun line carries the --net. */
+    snprintf(cmd, sizeof cmd, "cd %s && FAKE_KATAGO_EXTRA='-temperature 1.7' %s run out5/katago-suite.yaml --net "
+             "other.bin.gz --only board=size10x14 --out o6 --cache cache --quiet "
+             ">/dev/null 2>e6.txt", dir, hc);
+    rc = hc_sh(cmd);
+    hc_check("katago-cmd-4.5", rc == 1 && strstr(hc_text(hc_path(dir, "e6.txt")), "--net other.bin.gz"),
+             "run katago-suite.yaml --net other.bin.gz (temperature 1.7): exit %d, rerun lines without --net: %s", rc,
+             hc_text(hc_path(dir, "e6.txt")));
+    /* katago's final line (run's) is the last of its combined output, the table before it. */
+    snprintf(cmd, sizeof cmd,
+             "cd %s/start && %s katago --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out7 "
+             "--cache ../cache --only board=size10x14 2>&1 | cat > ../o7.txt; tail -n 1 ../o7.txt | grep -q '^halfcheck "
+             "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt", dir, hc);
+    hc_check("katago-cmd-4.6", hc_sh(cmd) == 0, "katago's final line is not last in one pipe: %s",
+             hc_text(hc_path(dir, "o7.txt")));
     return hc_test_exit();
 }

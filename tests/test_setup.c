@@ -55,10 +55,25 @@ static int marked(const char *name)
 
 #define DEB_ALL "build-essential pkg-config zlib1g-dev libopenblas-dev libyaml-dev libxml2-dev libjansson-dev parallel"
 #define MODS_ALL "zlib yaml-0.1 libxml-2.0 jansson openblas"
+/* dpkg-query -W -f='${Architecture} ${Status}\n' NAME[:ARCH], as dpkg answers it: a line for each
+ * installed copy (of that architecture, when one is named). STUB_INSTALLED lists NAME (the native
+ * architecture, amd64) or NAME:ARCH (ARCH may be all). */
+#define DPKG_QUERY                                                                                   \
+    "q=$3; n=${q%%:*}; rc=1\n"                                                                       \
+    "for p in $STUB_INSTALLED; do\n"                                                                 \
+    "  case $p in *:*) pn=${p%%:*}; pa=${p##*:} ;; *) pn=$p; pa=amd64 ;; esac\n"                     \
+    "  [ \"$pn\" = \"$n\" ] || continue\n"                                                           \
+    "  case $q in *:*) [ \"$pa\" = \"${q##*:}\" ] || continue ;; esac\n"                             \
+    "  echo \"$pa install ok installed\"; rc=0\n"                                                    \
+    "done\n"                                                                                         \
+    "exit $rc"
+#define DPKG                                                                                         \
+    "case $1 in --print-architecture) echo amd64 ;; --print-foreign-architectures) "                 \
+    "for a in $STUB_FOREIGN; do echo $a; done ;; *) exit 1 ;; esac"
 
 int main(void)
 {
-    hc_plan(24);
+    hc_plan(30);
     const char *t = hc_tmpdir("test_setup");
     snprintf(dir, sizeof dir, "%s", t ? t : "build/tmp/test_setup");
     snprintf(bin, sizeof bin, "%s/bin", dir);
@@ -67,8 +82,7 @@ int main(void)
     int ok = system(cmd) == 0;
     ok = ok && write_stub("uname", "echo \"$STUB_UNAME\"") == 0 &&
          write_stub("id", "[ \"$1\" = -u ] && echo \"$STUB_UID\"") == 0 &&
-         write_stub("dpkg-query", "for p in $STUB_INSTALLED; do [ \"$p\" = \"$3\" ] && { printf 'install ok installed'; "
-                                  "exit 0; }; done; exit 1") == 0 &&
+         write_stub("dpkg-query", DPKG_QUERY) == 0 && write_stub("dpkg", DPKG) == 0 &&
          write_stub("apt-get", "touch \"$STUB_DIR/apt-ran\"") == 0 &&
          write_stub("brew", "touch \"$STUB_DIR/brew-ran\"") == 0 &&
          write_stub("cc", "exit 0") == 0 && write_stub("make", "exit 0") == 0 &&
@@ -128,8 +142,7 @@ int main(void)
 
     /* Packages of another architecture (.ci/run's cross build: NAME:arm64): the architecture is
      * added to dpkg first, unless dpkg has it already. */
-    ok = write_stub("dpkg", "case $1 in --print-architecture) echo amd64 ;; --print-foreign-architectures) "
-                            "for a in $STUB_FOREIGN; do echo $a; done ;; *) exit 1 ;; esac") == 0;
+    ok = 1;
     rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'",
              "zlib1g-dev:arm64 qemu-user libyaml-dev:arm64");
     e = hc_text(hc_path(dir, "err.txt"));
@@ -149,6 +162,43 @@ int main(void)
              rc == 1 && strstr(e, "    sudo dpkg --add-architecture arm64 && sudo apt-get update && sudo apt-get install -y "
                                   "--no-install-recommends zlib1g-dev:arm64\n") && !marked("apt-ran"),
              "multiarch, not root: exit %d: %s", rc, e);
+
+    /* Multiarch: the arm64 copies of the -dev packages (a cross build's) installed, the native
+     * libyaml-dev not. pkg-config does not find yaml-0.1, and dpkg must not count the arm64 copy:
+     * the native one is installed (root) or its exact command printed. */
+#define DEB_ARM64 " libc6:arm64 zlib1g-dev:arm64 libyaml-dev:arm64 libxml2-dev:arm64 libjansson-dev:arm64"
+#define DEB_NO_YAML "build-essential pkg-config zlib1g-dev libopenblas-dev libxml2-dev libjansson-dev parallel:all"
+    rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_INSTALLED='" DEB_NO_YAML DEB_ARM64 "' STUB_MODULES='zlib libxml-2.0 jansson openblas'",
+             "");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-9.1",
+             rc == 0 && strstr(e, "would run: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                                  "--no-install-recommends libyaml-dev\n") && !strstr(e, "although"),
+             "arm64 libyaml-dev only, root: exit %d: %s", rc, e);
+    hc_check("setup-9.2", !marked("apt-ran"), "apt-get ran in a dry run");
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_NO_YAML DEB_ARM64 "' STUB_MODULES='zlib libxml-2.0 jansson openblas'",
+             "");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-9.3",
+             rc == 1 && strstr(e, "    sudo apt-get update && sudo apt-get install -y --no-install-recommends libyaml-dev\n"),
+             "arm64 libyaml-dev only, not root: exit %d: %s", rc, e);
+    /* An extra named with its architecture is judged by that one: the native copy is no answer. */
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'", "libyaml-dev:arm64");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-9.4", rc == 1 && strstr(e, "--no-install-recommends libyaml-dev:arm64\n"),
+             "libyaml-dev:arm64 wanted, only the native one there: exit %d: %s", rc, e);
+    /* A Linux cross compiler (its -dumpmachine) requires the target's libraries: the arm64 ones. */
+    ok = write_stub("xcc", "[ \"$1\" = -dumpmachine ] && echo aarch64-linux-gnu; exit 0") == 0;
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 CC=xcc STUB_INSTALLED='" DEB_ALL " libc6:arm64 zlib1g-dev:arm64 "
+             "libxml2-dev:arm64' STUB_MODULES='" MODS_ALL "'",
+             "");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-9.5",
+             ok && rc == 1 && strstr(e, "--no-install-recommends libyaml-dev:arm64 libjansson-dev:arm64\n"),
+             "cross compiler, arm64 libraries missing: exit %d: %s", rc, e);
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 CC=xcc STUB_INSTALLED='" DEB_ALL DEB_ARM64 "' STUB_MODULES='" MODS_ALL "'", "");
+    hc_check("setup-9.6", rc == 0 && !*hc_text(hc_path(dir, "err.txt")), "cross compiler, all there: exit %d: %s", rc,
+             hc_text(hc_path(dir, "err.txt")));
 
     /* macOS with Homebrew: the exact brew command, and brew is never run. */
     rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='zlib libxml-2.0 openblas'", "");

@@ -71,6 +71,13 @@ static int same_figures(const hc_results *a, const hc_results *b, char *why, siz
     return 1;
 }
 
+/* Whether line[0..n) holds s. */
+static int line_has(const char *line, size_t n, const char *s)
+{
+    const char *p = strstr(line, s);
+    return p && p < line + n;
+}
+
 /* A file with the lines that name a time removed (results.json: "timestamp", "seconds";
  * junit.xml: timestamp= and time= attributes). */
 static char *normalized(const char *path_fmt, const char *arg)
@@ -83,6 +90,12 @@ static char *normalized(const char *path_fmt, const char *arg)
         char *nl = strchr(line, '\n');
         size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
         if (strstr(line, "\"timestamp\"") && strstr(line, "\"timestamp\"") < line + n)
+            ;
+        /* Provenance names the job directories and the commands, which differ between sweeps. */
+        else if (line_has(line, n, "\"command\"") || line_has(line, n, "\"job\"") ||
+                 line_has(line, n, "name=\"command\"") || line_has(line, n, "name=\"job") ||
+                 line_has(line, n, "- job `") || line_has(line, n, "- command: `") || line_has(line, n, "<li>command:") ||
+                 line_has(line, n, "<h3>job "))
             ;
         else if (strstr(line, "\"seconds\"") && strstr(line, "\"seconds\"") < line + n)
             ;

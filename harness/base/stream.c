@@ -101,7 +101,7 @@ static long fill(hc_istream *s, hc_err *err)
     if (n < 0) {
         int zerr;
         const char *m = gzerror(s->gz, &zerr);
-        return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: read error: %s", s->name,
+        return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: read error: %s", s->name, hc_istream_offset_word(s),
                           (unsigned long long)s->offset, zerr == Z_ERRNO ? strerror(errno) : m);
     }
     if (n == 0) {
@@ -109,8 +109,8 @@ static long fill(hc_istream *s, hc_err *err)
         int zerr;
         const char *m = gzerror(s->gz, &zerr);
         if (zerr != Z_OK && zerr != Z_STREAM_END)
-            return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: corrupt or truncated gzip data: %s",
-                              s->name, (unsigned long long)s->offset, m);
+            return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: corrupt or truncated gzip data: %s",
+                              s->name, hc_istream_offset_word(s), (unsigned long long)s->offset, m);
         s->eof = 1;
         return 0;
     }
@@ -155,8 +155,8 @@ int hc_istream_read(hc_istream *s, void *buf, size_t n, hc_err *err)
     if (got < 0)
         return -1;
     if ((size_t)got < n)
-        return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: unexpected end of file (%zu bytes wanted, %ld there)",
-                          s->name, (unsigned long long)start, n, got);
+        return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: unexpected end of file (%zu bytes wanted, %ld there)",
+                          s->name, hc_istream_offset_word(s), (unsigned long long)start, n, got);
     return 0;
 }
 
@@ -211,6 +211,12 @@ done:
 }
 
 uint64_t hc_istream_offset(const hc_istream *s) { return s->offset; }
+
+const char *hc_istream_offset_word(const hc_istream *s)
+{
+    /* gzdirect: 1 when zlib passes a plain file through, known once reading has begun. */
+    return s->gz && !gzdirect(s->gz) ? "uncompressed offset" : "offset";
+}
 long hc_istream_lineno(const hc_istream *s) { return s->lineno; }
 const char *hc_istream_name(const hc_istream *s) { return s->name; }
 

@@ -32,6 +32,9 @@ long hc_istream_getline(hc_istream *s, char **line, size_t max_len, hc_err *err)
 /* Decompressed bytes consumed so far, and the 1-based number of the line last returned. */
 uint64_t hc_istream_offset(const hc_istream *s);
 long hc_istream_lineno(const hc_istream *s);
+/* How messages name hc_istream_offset: "uncompressed offset" in a gzip'd file (the offset is in
+ * the decompressed bytes, not the file's), "offset" in a plain file or memory. */
+const char *hc_istream_offset_word(const hc_istream *s);
 const char *hc_istream_name(const hc_istream *s);
 
 typedef struct hc_ostream hc_ostream;

@@ -1,5 +1,6 @@
 /* libyaml helpers with located errors, shared by the config and profile readers. */
 #include "yamlcfg.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -139,8 +140,15 @@ int hc_ydoc_check_keys(hc_ydoc *d, yaml_node_t *m, const char *what, const char 
         int known = 0;
         for (const char *const *a = allowed; *a && !known; a++)
             known = strcmp(*a, hc_ynode_str(k)) == 0;
-        if (!known)
-            return hc_ydoc_err(d, &k->start_mark, in, err, "unknown key \"%s\"", hc_ynode_str(k));
+        if (!known) {
+            const char *kw = hc_ynode_str(k);
+            int n_allowed = 0;
+            while (allowed[n_allowed])
+                n_allowed++;
+            char hint[160];
+            hc_suggest_text(hint, sizeof hint, kw, strlen(kw), allowed, n_allowed);
+            return hc_ydoc_err(d, &k->start_mark, in, err, "unknown key \"%s\"%s", kw, hint);
+        }
         for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < p; q++)
             if (strcmp(hc_ynode_str(hc_ydoc_node(d, q->key)), hc_ynode_str(k)) == 0)
                 return hc_ydoc_err(d, &k->start_mark, in, err, "duplicate key \"%s\"", hc_ynode_str(k));

@@ -1,6 +1,7 @@
 /* The command line's shared helpers: option parsing, typed option values, option help, the commands' shared prologue
  * and error reporting (cli.h). */
 #include "cli.h"
+#include "suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,44 +21,9 @@ static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len
     return NULL;
 }
 
-/* Levenshtein distance of a[0..la) and b, capped: typos worth a suggestion are short. */
-static int edit_distance(const char *a, size_t la, const char *b)
-{
-    size_t lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return 99;
-    int prev[64], cur[64];
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            int del = prev[j] + 1, ins = cur[j - 1] + 1;
-            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-        memcpy(prev, cur, sizeof cur);
-    }
-    return prev[lb];
-}
-
 const char *cli_suggest(const char *word, size_t len, const char *const *cands, int n)
 {
-    int limit = (int)len / 3;
-    limit = limit < 1 ? 1 : limit > 3 ? 3 : limit;
-    const char *best = NULL;
-    int best_d = limit + 1;
-    for (int i = 0; i < n; i++) {
-        int d = edit_distance(word, len, cands[i]);
-        /* a prefix ("--thread" for "--threads") is as likely a typo as one wrong letter */
-        if (d > 1 && strlen(cands[i]) > len && strncmp(cands[i], word, len) == 0 && len >= 3)
-            d = 1;
-        if (d < best_d) {
-            best_d = d;
-            best = cands[i];
-        }
-    }
-    return best;
+    return hc_suggest(word, len, cands, n);
 }
 
 static int is_help_arg(const char *a)
@@ -261,4 +227,7 @@ void cli_show_report(const char *dir)
         fputs(md, stdout);
         free(md);
     }
+    /* The table goes out now: stdout and stderr in one pipe (a CI log, 2>&1 | cat) must show the
+     * final line, on stderr, after it and not inside it. */
+    fflush(stdout);
 }

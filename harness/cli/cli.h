@@ -90,10 +90,21 @@ void cli_show_report(const char *dir);
 struct hc_suite;
 int cli_apply_nets(const char *cmd, struct hc_suite *s, const cli_args *a, const char *only, hc_err *err);
 
+/* The options of run's command line that a rerun of one case must repeat (hc_run_options.
+ * rerun_args): each --net as given and --allow-skips, shell-quoted; malloc'd, NULL when out of
+ * memory. */
+char *cli_rerun_args(const cli_args *a);
+/* "halfcheck CMD ARG..." with each of argv[1..argc) shell-quoted (argv[0] is the command's
+ * name), for the reports' provenance; malloc'd, NULL when out of memory. */
+char *cli_command_line(const char *cmd, int argc, char **argv);
+
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_katago(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* cmd_run with the command line the reports' provenance names (NULL: run's own): halfcheck
+ * katago runs its suite through it under the user's katago command line. */
+int cmd_run_as(int argc, char **argv, const char *command_line);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_backends(int argc, char **argv);

@@ -1,11 +1,13 @@
 /* --net for `halfcheck run` and `halfcheck katago`: the user's model files in place of a suite's. */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
 #include "config.h"
+#include "files.h"
 
 enum { MAX_NET_SPECS = 16 };
 
@@ -64,4 +66,44 @@ int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *
                               s->nets[i].name, s->nets[i].model, strerror(errno), s->nets[i].name);
     }
     return 0;
+}
+
+char *cli_rerun_args(const cli_args *a)
+{
+    const char *specs[MAX_NET_SPECS + 1];
+    int n = cli_get_all(a, "net", specs, MAX_NET_SPECS + 1);
+    if (n > MAX_NET_SPECS)
+        n = MAX_NET_SPECS;
+    size_t cap = 64;
+    for (int i = 0; i < n; i++)
+        cap += 4 * strlen(specs[i]) + 16; /* quoting at most quadruples a word */
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && o < cap; i++) {
+        o += (size_t)snprintf(out + o, cap - o, " --net ");
+        if (o < cap)
+            o += hc_shell_word(out + o, cap - o, specs[i]);
+    }
+    if (cli_has(a, "allow-skips") && o < cap)
+        snprintf(out + o, cap - o, " --allow-skips");
+    return out;
+}
+
+char *cli_command_line(const char *cmd, int argc, char **argv)
+{
+    size_t cap = 32 + strlen(cmd);
+    for (int i = 1; i < argc; i++)
+        cap += 4 * strlen(argv[i]) + 4;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t o = (size_t)snprintf(out, cap, "halfcheck %s", cmd);
+    for (int i = 1; i < argc && o < cap; i++) {
+        out[o++] = ' ';
+        o += hc_shell_word(out + o, cap - o, argv[i]);
+    }
+    return out;
 }

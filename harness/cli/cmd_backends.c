@@ -19,17 +19,33 @@ static int built_in(const char *name)
     return 0;
 }
 
-/* A profile's description is a paragraph; its first sentence is the line the list wants. */
+/* A profile's description is a paragraph; its first sentence is what the list shows, whole,
+ * after the name and wrapped at about 100 columns under itself (a line break in the YAML is a
+ * space). */
 static void print_first_sentence(const char *s)
 {
+    enum { INDENT = 19, WIDTH = 100 };
     size_t n = 0;
-    while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0' || s[n + 1] == '\n')) && s[n] != '\n')
+    while (s[n] && !(s[n] == '.' && (s[n + 1] == ' ' || s[n + 1] == '\0' || s[n + 1] == '\n')))
         n++;
-    if (n > 150) {
-        printf("%.147s...", s);
-        return;
+    size_t col = INDENT;
+    int first = 1;
+    for (size_t i = 0; i < n;) {
+        size_t w = 0;
+        while (i + w < n && s[i + w] != ' ' && s[i + w] != '\n')
+            w++;
+        if (!first && col + 1 + w > WIDTH) {
+            printf("\n%*s", INDENT, "");
+            col = INDENT;
+            first = 1;
+        }
+        printf("%s%.*s", first ? "" : " ", (int)w, s + i);
+        col += (first ? 0 : 1) + w;
+        first = 0;
+        i += w;
+        while (i < n && (s[i] == ' ' || s[i] == '\n'))
+            i++;
     }
-    printf("%.*s", (int)n, s);
 }
 
 int cmd_backends(int argc, char **argv)

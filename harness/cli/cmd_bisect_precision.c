@@ -19,7 +19,7 @@ static const cli_opt opts[] = {
     {"positions", 1, 0, "positions file (.jsonl[.gz])", "PATH"},
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
     {"profile", 1, 0, "precision profile: a built-in name (fp16, bf16, ...) or a .yaml path", "PROFILE"},
-    {"tier", 1, 0, "built-in tier to pass: fp32, fp16, fp32-strict", "TIER"},
+    {"tier", 1, 0, "built-in tier to pass: fp32, fp16, fp32-strict, exact", "TIER"},
     {"tier-file", 1, 0, "YAML file holding the tier to pass (instead of --tier)", "PATH"},
     {"verify-positions", 1, 0,
      "verify the result on these positions (default: every 4th of --positions, held out of the search)", "PATH"},

@@ -7,6 +7,7 @@
 #include "config.h"
 
 static const cli_opt opts[] = {
+    {"net", 1, 1, "as halfcheck run's --net (the cases are the same; a net file a case needs must exist)", "PATH|NAME=PATH|DIR"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -16,7 +17,7 @@ int cmd_cases(int argc, char **argv)
     cli_args a;
     hc_err err = {0};
     static const cli_cmd usage = {"cases", opts,
-        "usage: halfcheck cases SUITE.yaml\n"
+        "usage: halfcheck cases SUITE.yaml [--net ...]\n"
         "prints one line per net x board x backend: net=N,board=B,backend=K (halfcheck run --only)\n",
         1, 1};
     int done = cli_start(&usage, argc, argv, &a);
@@ -25,6 +26,10 @@ int cmd_cases(int argc, char **argv)
     hc_suite *s = hc_suite_load(a.pos[0], &err);
     if (!s)
         return cli_fail("cases", &err);
+    if (cli_apply_nets("cases", s, &a, NULL, &err)) {
+        hc_suite_free(s);
+        return cli_fail("cases", &err);
+    }
     for (size_t i = 0; i < s->n_cases; i++) {
         const char *names[3] = {s->nets[s->cases[i].net].name, s->boards[s->cases[i].board].name,
                                 s->backends[s->cases[i].backend].name};

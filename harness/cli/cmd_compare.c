@@ -14,7 +14,7 @@
 #include "tiers.h"
 
 static const cli_opt opts[] = {
-    {"tier", 1, 1, "tier to check: fp32, fp16, fp32-strict (repeatable; default fp16)", "TIER"},
+    {"tier", 1, 1, "tier to check: fp32, fp16, fp32-strict, exact (repeatable; default fp16)", "TIER"},
     {"tier-file", 1, 1, "YAML file holding a user tier (repeatable)", "PATH"},
     {"junit", 1, 0, "write JUnit XML here", "PATH"},
     {"json", 1, 0, "write results.json here", "PATH"},

@@ -181,6 +181,17 @@ int cmd_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
         goto done;
     }
+    /* Every record must fit the buffer: said with the file and line, before anything is written. */
+    for (size_t i = 0; pos_path && i < n; i++)
+        if (ps[i].x_size > nx || ps[i].y_size > ny) {
+            char line[32] = "";
+            if (ps[i].file_line > 0)
+                snprintf(line, sizeof line, ":%ld", ps[i].file_line);
+            hc_err_set(&err, HC_EUSAGE, "%s%s: position %zu is %dx%d, which does not fit the %dx%d NN buffer (--nn)",
+                       pos_path, line, i, ps[i].x_size, ps[i].y_size, nx, ny);
+            rc = cli_fail("eval", &err);
+            goto done;
+        }
     /* opened first: an output path that cannot be written fails before the evaluation */
     prog.w = hc_nnoutwriter_open(out_path, format, &err);
     if (!prog.w) {

@@ -22,7 +22,8 @@ static const cli_opt opts[] = {
     {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},
     {"config", 1, 0, "its GTP config for the backend under test (e.g. its gtp_example.cfg)", "PATH"},
     {"model", 1, 0, "the model file (.bin.gz) KataGo and the reference evaluate", "PATH"},
-    {"tier", 1, 1, "tier to check (default fp16, KataGo's tier for an fp16 backend; fp32 for a build that runs fp32)", "TIER"},
+    {"tier", 1, 1, "tier to check (repeatable): fp16 (default, KataGo's tier for an fp16 backend), fp32 (a build that "
+               "runs fp32), fp32-strict (a path that claims fp32), exact (bit for bit)", "TIER"},
     {"out", 1, 0, "directory for the reports, the suite written for the run and KataGo's working directory (default halfcheck-out)", "DIR"},
     {"data", 1, 0, "the repository's suites/ directory (boards/, data/); default: found beside this halfcheck binary", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
@@ -146,14 +147,16 @@ static void net_name(const char *model, char *out, size_t len)
  * itself), with kata-raw-nn only, one thread, batch 1, no log on stderr, and the board config's
  * NN buffer (KataGo's GTP engine otherwise sizes it to each board, and outputs depend on it:
  * docs/GTP.md). */
-static int build_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *model,
-                      const char *config)
+static int build_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config)
 {
     snprintf(spec, len, "gtp:@timeout=120 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'");
     if (word_quote(spec, len, workdir) || word_quote(spec, len, katago))
         return -1;
     size_t o = strlen(spec);
-    if (snprintf(spec + o, len - o, " gtp -model") >= (int)(len - o) || word_quote(spec, len, model))
+    /* {model}: the suite's net file, so that `halfcheck run katago-suite.yaml --net OTHER` has
+     * KataGo evaluate the file the reference evaluates. Single quotes: the splitter expands no
+     * $ inside them (a path holding a single quote is refused by the caller). */
+    if (snprintf(spec + o, len - o, " gtp -model '{model}'") >= (int)(len - o))
         return -1;
     o = strlen(spec);
     if (snprintf(spec + o, len - o, " -config") >= (int)(len - o) || word_quote(spec, len, config))
@@ -258,8 +261,8 @@ int cmd_katago(int argc, char **argv)
     }
     char name[256], spec[8192];
     net_name(m_abs, name, sizeof name);
-    if (build_spec(spec, sizeof spec, workdir, k_abs, m_abs, c_abs)) {
-        hc_err_set(&err, HC_EUSAGE, "the engine's command line is too long (paths too long?)");
+    if (strchr(m_abs, '\'') || build_spec(spec, sizeof spec, workdir, k_abs, c_abs)) {
+        hc_err_set(&err, HC_EUSAGE, "the engine's command line is too long (paths too long?), or the model's path holds a single quote");
         return cli_fail("katago", &err);
     }
     if (write_suite(suite, data, name, m_abs, spec, tiers, n_tiers, &err))
@@ -288,5 +291,8 @@ int cmd_katago(int argc, char **argv)
     if (cli_has(&a, "quiet"))
         rargv[rn++] = "--quiet";
     rargv[rn] = NULL;
-    return cmd_run(rn, rargv);
+    char *command = cli_command_line("katago", argc, argv);
+    int rc = cmd_run_as(rn, rargv, command);
+    free(command);
+    return rc;
 }

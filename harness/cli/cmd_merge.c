@@ -1,5 +1,6 @@
 /* halfcheck merge DIR... --out OUT: a sweep's per-job results folded into one set of reports. */
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -55,8 +56,9 @@ int cmd_merge(int argc, char **argv)
     if (rs->interrupted)
         snprintf(why, sizeof why, "an input is of an interrupted run: the results are incomplete");
     fprintf(stderr, "halfcheck merge: %zu results from %d inputs: %zu checks: %zu passed, %zu failed, %zu errored, "
-                    "%zu skipped: %s; reports in %s/\n",
-            rs->n, a.n_pos, c.checks, c.passed, c.failed, c.errored, c.skipped, why, out);
+                    "%zu skipped: %s; reports in %s%s\n",
+            rs->n, a.n_pos, c.checks, c.passed, c.failed, c.errored, c.skipped, why, out,
+            *out && out[strlen(out) - 1] == '/' ? "" : "/");
     int interrupted = rs->interrupted;
     hc_merge_free(m);
     return interrupted ? HC_EXIT_INTERRUPTED : status;

@@ -22,7 +22,7 @@ static const cli_opt opts[] = {
     {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)", "FILTER"},
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
     {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line", NULL},
-    {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"Your nets\")", "PATH|NAME=PATH|DIR"},
+    {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -109,12 +109,21 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     size_t n = r && r->stats ? r->stats->n_positions : r ? ps->done : total;
     if (ps->tty)
         fprintf(stderr, "\r\033[K");
-    fprintf(stderr, "halfcheck run: %s: %zu positions in %.1f s%s: %s\n", what, n, seconds,
-            rate_text(rate, sizeof rate, n, seconds), verdict_of(r));
+    /* The rate of a whole case means something however short it was. */
+    if (n > 0 && seconds > 0)
+        snprintf(rate, sizeof rate, ", %.1f pos/s", (double)n / seconds);
+    else
+        rate[0] = '\0';
+    fprintf(stderr, "halfcheck run: %s: %zu positions in %.1f s%s: %s\n", what, n, seconds, rate, verdict_of(r));
     ps->what[0] = '\0';
 }
 
 int cmd_run(int argc, char **argv)
+{
+    return cmd_run_as(argc, argv, NULL);
+}
+
+int cmd_run_as(int argc, char **argv, const char *command_line)
 {
     cli_args a;
     hc_err err = {0};
@@ -143,6 +152,10 @@ int cmd_run(int argc, char **argv)
     o.seed_given = cli_has(&a, "seed");
     o.allow_skips = cli_has(&a, "allow-skips");
     o.only = cli_get(&a, "only", NULL);
+    /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
+     * proves the portable lifeline alone ends them (README, "macOS"). */
+    const char *npd = getenv("HC_NO_PDEATHSIG");
+    o.no_pdeathsig = npd && strcmp(npd, "0") != 0 && *npd;
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     o.ref_spec = cli_get(&a, "ref", NULL);
     if (o.ref_spec && !hc_run_ref_spec_ok(o.ref_spec)) {
@@ -176,7 +189,12 @@ int cmd_run(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o.stop = &stop_flag;
+    char *rerun_args = cli_rerun_args(&a), *command = command_line ? NULL : cli_command_line("run", argc, argv);
+    o.rerun_args = rerun_args;
+    o.command = command_line ? command_line : command;
     hc_run *run = hc_run_suite(suite, &o, &err);
+    free(rerun_args);
+    free(command);
     if (!run) {
         hc_suite_free(suite);
         return cli_fail("run", &err);
@@ -225,8 +243,9 @@ int cmd_run(int argc, char **argv)
     if (interrupted)
         snprintf(why, sizeof why, "interrupted by %s; reports of the cases that finished",
                  stop_flag == SIGTERM ? "SIGTERM" : "SIGINT");
-    fprintf(stderr, "halfcheck run: %zu checks: %zu passed, %zu failed, %zu errored, %zu skipped: %s; reports in %s/\n",
-            c.checks, c.passed, c.failed, c.errored, c.skipped, why, out_dir);
+    size_t ol = strlen(out_dir);
+    fprintf(stderr, "halfcheck run: %zu checks: %zu passed, %zu failed, %zu errored, %zu skipped: %s; reports in %s%s\n",
+            c.checks, c.passed, c.failed, c.errored, c.skipped, why, out_dir, ol && out_dir[ol - 1] == '/' ? "" : "/");
     hc_run_free(run);
     hc_suite_free(suite);
     return interrupted ? HC_EXIT_INTERRUPTED : status;

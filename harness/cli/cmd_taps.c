@@ -17,7 +17,9 @@ static const cli_opt opts[] = {
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
     {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; any tensor backend "
                       "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2)", "SPEC"},
-    {"threshold", 1, 0, "max relative error (max|a-b| / max|a|) above which a layer diverges (default 1e-2)", "X"},
+    {"threshold", 1, 0, "also name the first layer whose max relative error (max|a-b| / max|a|) exceeds X; the first "
+                        "divergent layer itself is the first whose error its inputs, storage and format do not explain "
+                        "(--factor, docs/TAPS.md)", "X"},
     {"limit", 1, 0, "at most this many positions (default 20)", "N"},
     {"batch", 1, 0, "positions per batch (default 1; --precision: 8)", "N"},
     {"precision", 1, 0, "PROFILE: instead of two backends, the profile applied to one layer at a time (the others "
@@ -166,7 +168,8 @@ int cmd_taps(int argc, char **argv)
         "       halfcheck taps --net NET --positions POS --nn WxH --precision PROFILE [options]\n"
         "       halfcheck taps --net NET --show-profile PROFILE\n"
         "       halfcheck taps --net NET --layers [--nn WxH]\n"
-        "       halfcheck taps --net NET --positions POS --nn WxH [--backend A] --save DIR [--save-format FMT]\n",
+        "       halfcheck taps --net NET --positions POS --nn WxH [--backend A] --save DIR [--save-format FMT]\n"
+        "exit status: 0 no divergent layer (or a listing, or layers saved), 1 a divergent layer found, 2 bad usage or input\n",
         0, -1};
     int done = cli_start(&usage, argc, argv, &a);
     if (done >= 0)
@@ -301,6 +304,9 @@ int cmd_taps(int argc, char **argv)
             printf(" %s", hc_tapcmp_extra_at(cmp, i));
         printf("\n");
     }
+    /* A divergent layer is a finding, as a failed tier is for run: exit 1. */
+    if (unexpl >= 0 || first >= 0)
+        rc = HC_EXIT_FAIL;
 done:
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);

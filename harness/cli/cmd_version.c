@@ -24,5 +24,10 @@ int cmd_version(int argc, char **argv)
     /* which SIMD form this build's reference runs (the same bits in every form) */
     printf("kernels: gemm %s, winograd %s, softmax %s, exp %s\n", hc_gemm_isa(), hc_wino_isa(),
            hc_softmax_isa(), hc_vexp_isa());
+#ifdef HC_HAVE_CUDA
+    printf("cuda backend: built in\n");
+#else
+    printf("cuda backend: not built in (no nvcc at build time, CUDA=0 or SAN=1)\n");
+#endif
     return HC_EXIT_OK;
 }

@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "backend.h"
+#include "suggest.h"
 #include "sizes.h"
 #include "stream.h"
 #include "yamlcfg.h"
@@ -381,8 +382,19 @@ static int tier_ref(sctx *c, yaml_node_t *v, const char *ctx, hc_err *err)
     if (i >= 0)
         return i;
     hc_tier t;
-    if (hc_tier_builtin(hc_ynode_str(v), &t, NULL) || c->s->n_tiers >= c->tier_cap)
-        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"", hc_ynode_str(v));
+    if (hc_tier_builtin(hc_ynode_str(v), &t, NULL) || c->s->n_tiers >= c->tier_cap) {
+        /* The suite's own tiers and the built-in ones, for "did you mean". */
+        const char *names[64];
+        int nn = 0;
+        for (size_t k = 0; k < c->s->n_tiers && nn < 48; k++)
+            names[nn++] = c->s->tiers[k].name;
+        for (const char *const *b = hc_tier_builtin_names; *b && nn < 64; b++)
+            names[nn++] = *b;
+        const char *w = hc_ynode_str(v);
+        char hint[96];
+        hc_suggest_text(hint, sizeof hint, w, strlen(w), names, nn);
+        return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"%s", w, hint);
+    }
     c->s->tiers[c->s->n_tiers] = t;
     return (int)c->s->n_tiers++;
 }
@@ -508,7 +520,7 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
         snprintf(ctx, sizeof ctx, "backends[%zu]", i);
         yaml_node_t *it = hc_ydoc_seq_at(c->d, seq, i);
         hc_backend_cfg *b = &s->backends[i];
-        yaml_node_t *nm = it;
+        yaml_node_t *nm = it, *spec_node = it;
         if (it->type == YAML_SCALAR_NODE) {
             if (get_str(c->d, it, "backend", ctx, c->pl, &b->spec, err))
                 return -1;
@@ -520,6 +532,7 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
             if (!(v = hc_ydoc_require(c->d, it, "backend", ctx, err)) ||
                 get_str(c->d, v, "backend", ctx, c->pl, &b->spec, err))
                 return -1;
+            spec_node = v;
             b->name = b->spec;
             if ((nm = hc_ydoc_get(c->d, it, "name")) && get_str(c->d, nm, "name", ctx, c->pl, &b->name, err))
                 return -1;
@@ -550,7 +563,8 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
                 return hc_ydoc_err(c->d, &nm->start_mark, ctx, err,
                                    "duplicate backend name \"%s\" (also backends[%zu])", b->name, j);
         b->where = where_of(c->d, it, c->pl, err);
-        if (!b->where)
+        b->spec_where = b->where ? where_of(c->d, spec_node, c->pl, err) : NULL;
+        if (!b->where || !b->spec_where)
             return -1;
     }
     s->n_backends = n;

@@ -87,6 +87,7 @@ typedef struct hc_backend_cfg {
     int *tiers;             /* indices into hc_suite.tiers */
     size_t n_tiers;
     const char *where;
+    const char *spec_where; /* "file:line:col" of the spec itself (messages about the spec) */
     /* taps: on-failure: a failing case of this backend is run again, on taps_positions of its
      * positions, against ref32 layer by layer (harness/run/casetaps.h; docs/TAPS.md). */
     int taps_on_failure;

@@ -709,6 +709,11 @@ const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev)
     return b && b->vt && b->vt->resolution ? b->vt->resolution(b->inst) : NULL;
 }
 
+const char *hc_evaluator_identity(const hc_evaluator *ev)
+{
+    return hc_backend_identity(ev->use);
+}
+
 int hc_evaluator_lanes(const hc_evaluator *ev)
 {
     return ev->n_lanes;

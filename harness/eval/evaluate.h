@@ -99,6 +99,8 @@ int hc_evaluator_run_features(hc_evaluator *ev, const char *features_path, const
 
 /* The backend's declared resolution of its outputs, NULL for exact floats. */
 const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev);
+/* What the backend runs, as its engine reports it (hc_backend_identity), or NULL. */
+const char *hc_evaluator_identity(const hc_evaluator *ev);
 /* The lanes it runs (0: one instance). */
 int hc_evaluator_lanes(const hc_evaluator *ev);
 void hc_evaluator_close(hc_evaluator *ev);

@@ -60,6 +60,19 @@ void hc_tier_katago(hc_tier *t, const char *name, double wr99, double score99, d
     katago_pct(t, HC_P_MAX, wr_max, score_max, tpd_max, pkld_max, 4.0);
 }
 
+int hc_tier_is_exact(const hc_tier *t)
+{
+    int any = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        for (int p = 0; p < HC_P_COUNT; p++)
+            if (t->set[m][p]) {
+                if (t->limit[m][p] != 0)
+                    return 0;
+                any = 1;
+            }
+    return any;
+}
+
 int hc_tier_builtin(const char *name, hc_tier *t, hc_err *err)
 {
     if (strcmp(name, "fp32") == 0) {

@@ -32,6 +32,9 @@ void hc_tier_katago(hc_tier *t, const char *name, double wr99, double score99, d
                     double wr_max, double score_max, double tpd_max, double pkld_max);
 /* Fills *t with a built-in tier; -1 (HC_ECONFIG) when name is none of them. */
 int hc_tier_builtin(const char *name, hc_tier *t, hc_err *err);
+/* Whether every limit the tier sets is 0 (the built-in `exact`): a check of reproduction, whose
+ * ratios mean nothing (reports say bit-identical or not). */
+int hc_tier_is_exact(const hc_tier *t);
 
 enum hc_verdict { HC_V_UNSET = 0, HC_V_PASS, HC_V_FAIL, HC_V_NONFINITE };
 extern const char *const hc_verdict_names[]; /* "unset", "pass", "fail", "nonfinite" */

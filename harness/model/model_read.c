@@ -44,7 +44,8 @@ static int rd_fail(rd *r, int code, uint64_t off, const char *field, const char 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return hc_err_set(r->err, code, "%s: offset %llu: layer %s: %s: %s", r->fname, (unsigned long long)off,
+    return hc_err_set(r->err, code, "%s: %s %llu: layer %s: %s: %s", r->fname, hc_istream_offset_word(r->in),
+                      (unsigned long long)off,
                       r->layer ? r->layer : "(model header)", field, msg);
 }
 
@@ -277,7 +278,8 @@ static int rd_floats(rd *r, size_t n, const conv_map *map, const char *field, fl
                        "found a binary float block in a file of text floats (first char '%c')", c);
     float *w = malloc(n ? n * sizeof *w : 1);
     if (!w)
-        return hc_err_set(r->err, HC_ENOMEM, "%s: offset %llu: layer %s: %s: out of memory for %zu floats", r->fname,
+        return hc_err_set(r->err, HC_ENOMEM, "%s: %s %llu: layer %s: %s: out of memory for %zu floats", r->fname,
+                          hc_istream_offset_word(r->in),
                           (unsigned long long)start, r->layer, field, n);
     conv_pos cp = {0, 0, 0, 0};
     if (is_bin) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,6 +114,61 @@ static void child_fail(const char *err_path, const hc_err *err, const hc_eval_fa
     _exit(10);
 }
 
+/* The child's lifeline: the read end of a pipe whose write end only the parent holds (the child
+ * closes its copy at once; close-on-exec keeps both ends out of every program either one starts).
+ * However the parent dies, SIGKILL included, the system closes the write end and the read
+ * returns: the child kills its own process group, itself and the engines its backend started.
+ * Portable (macOS has no PR_SET_PDEATHSIG), and what Linux's parent-death signal does too. */
+static void *lifeline_watch(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    char c;
+    while (read(fd, &c, 1) < 0 && errno == EINTR)
+        ;
+    kill(-getpid(), SIGKILL); /* the group this child leads, never the parent's */
+    _exit(13);
+}
+
+#ifdef __linux__
+/* Linux's parent-death signal, caught: the whole group goes, not the child alone (a hung engine
+ * of its backend would stay behind). kill() is async-signal-safe. */
+static void parent_died(int sig)
+{
+    (void)sig;
+    kill(-getpid(), SIGKILL);
+    _exit(13);
+}
+#endif
+
+/* In the child, once it leads its own process group. */
+static void child_follow_parent(int lifeline, int pdeathsig)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    /* No watcher, no case: the parent reports "exited with status 12 while opening the backend". */
+    if (pthread_attr_init(&a) != 0)
+        _exit(12);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 * 1024);
+    if (pthread_create(&t, &a, lifeline_watch, (void *)(intptr_t)lifeline) != 0)
+        _exit(12);
+    pthread_attr_destroy(&a);
+#ifdef __linux__
+    if (pdeathsig) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = parent_died;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGHUP, &sa, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGHUP);
+        if (getppid() == 1)
+            _exit(12);
+    }
+#else
+    (void)pdeathsig;
+#endif
+}
+
 static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
                        int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
                        const char *records_path, int side_fd, const char *err_path)
@@ -154,6 +210,17 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
             child_fail(err_path, &err, NULL);
         }
         child_fail(err_path, &err, &fail);
+    }
+    /* The engine's identity, known once it has started (a GTP engine starts at its first position). */
+    const char *id = hc_evaluator_identity(ev);
+    if (id) {
+        char line[1100];
+        int len = snprintf(line, sizeof line, "engine %.1000s\n", id);
+        for (char *q = line + 7; q < line + len - 1; q++)
+            if (*q == '\n' || *q == '\r')
+                *q = ' ';
+        if (write_all(side_fd, line, (size_t)len))
+            _exit(11);
     }
     _exit(0);
 }
@@ -226,6 +293,8 @@ static void read_side(const char *path, const hc_position *ps, size_t n, hc_isol
         if (sscanf(line, "res %lf %lf %lf %lf", &r.winrate, &r.score, &r.policy, &r.ownership) == 4) {
             cs->res = r;
             cs->has_res = 1;
+        } else if (strncmp(line, "engine ", 7) == 0 && !cs->engine) {
+            cs->engine = strdup(line + 7);
         } else if (sscanf(line, "skip %zu %n", &i, &off) == 1 && off > 0 && i < n && !cs->skipped[i]) {
             cs->skipped[i] = 1;
             cs->n_skipped++;
@@ -257,17 +326,25 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
     unlink(sidefile);
     int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
-    int pfd[2];
-    if (rfd < 0 || sfd < 0 || pipe(pfd) != 0) {
+    int pfd[2] = {-1, -1}, life[2] = {-1, -1};
+    if (rfd < 0 || sfd < 0 || pipe(pfd) != 0 || pipe(life) != 0) {
         snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
         if (rfd >= 0)
             close(rfd);
         if (sfd >= 0)
             close(sfd);
+        for (int i = 0; i < 2; i++) {
+            if (pfd[i] >= 0)
+                close(pfd[i]);
+            if (life[i] >= 0)
+                close(life[i]);
+        }
         unlink(sidefile);
         *message = strdup(text);
         return -1;
     }
+    for (int i = 0; i < 2; i++)
+        fcntl(life[i], F_SETFD, fcntl(life[i], F_GETFD) | FD_CLOEXEC);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -277,6 +354,8 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
         unlink(sidefile);
         close(pfd[0]);
         close(pfd[1]);
+        close(life[0]);
+        close(life[1]);
         *message = strdup(text);
         return -1;
     }
@@ -286,16 +365,14 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
         setpgid(0, 0);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-#ifdef __linux__
         /* A parent killed outright (SIGKILL) cannot kill the group: the child follows it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() == 1)
-            _exit(12);
-#endif
+        close(life[1]);
+        child_follow_parent(life[0], !c->no_pdeathsig);
         close(pfd[0]);
         child_main(spec, net, ps, n, order, batch, c->settings, c->threads, rfd, pfd[1], records, sfd, errfile);
     }
     setpgid(pid, pid); /* as the child does: whichever runs first */
+    close(life[0]); /* life[1] stays open until the child is reaped */
     close(rfd);
     close(sfd);
     close(pfd[1]);
@@ -350,6 +427,7 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
     kill(-pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    close(life[1]);
     if (stop) {
         unlink(records);
         unlink(sidefile);

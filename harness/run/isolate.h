@@ -17,6 +17,7 @@ typedef struct hc_isolate_side {
     unsigned char *skipped; /* n flags, the positions the backend could not express */
     size_t n_skipped;
     char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
+    char *engine;           /* malloc'd: the backend's identity as its engine reports it, or NULL */
 } hc_isolate_side;
 
 /* A case: the backend, its positions and how to watch it. */
@@ -33,10 +34,13 @@ typedef struct hc_isolate_case {
     int (*stopped)(void *user); /* polled; nonzero: kill the child, return -2. Or NULL */
     void (*progress)(void *user, size_t done, size_t total); /* or NULL */
     void *user;
+    /* The child follows its parent out through a pipe on every system; on Linux also through
+     * PR_SET_PDEATHSIG, unless this is set (tests check the portable way alone). */
+    int no_pdeathsig;
 } hc_isolate_case;
 
 /* Runs the case's backend over its positions in a child process (its own process group, killed
- * whole on a hang or a stop). Returns 0 with outs filled (but for the positions cs->skipped
+ * whole on a hang or a stop, and by itself when this process dies, however it dies). Returns 0 with outs filled (but for the positions cs->skipped
  * flags) and cs's resolution; -1 with *message (malloc'd) saying what went wrong; -2 when
  * stopped. cs->skipped must hold n zeroed flags. */
 int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side *cs, char **message);

@@ -14,6 +14,8 @@ struct hc_merge {
     size_t n_docs;
     hc_result *items;
     hc_results rs;
+    hc_provenance *prov; /* every input's, each marked with its job (the input's path) */
+    char **jobs;
 };
 
 static int same(const char *a, const char *b)
@@ -83,6 +85,28 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
         m->rs.interrupted |= r->interrupted;
         m->rs.allow_skips = i == 0 ? r->allow_skips : m->rs.allow_skips && r->allow_skips;
     }
+    /* Provenance per job: each input's own, named by the input it came from. */
+    size_t np = 0;
+    for (size_t i = 0; rc == 0 && i < m->n_docs; i++)
+        np += hc_results_doc_results(m->docs[i])->n_prov;
+    if (rc == 0 && np) {
+        m->prov = hc_calloc(np, sizeof *m->prov, err, "provenance");
+        m->jobs = hc_calloc(m->n_docs, sizeof *m->jobs, err, "provenance");
+        rc = m->prov && m->jobs ? 0 : -1;
+        for (size_t i = 0; rc == 0 && i < m->n_docs; i++) {
+            const hc_results *r = hc_results_doc_results(m->docs[i]);
+            m->jobs[i] = names[i];
+            names[i] = NULL;
+            for (size_t k = 0; k < r->n_prov; k++) {
+                m->prov[m->rs.n_prov] = r->prov[k];
+                /* A merge of merges keeps the jobs' own names. */
+                if (!r->prov[k].job)
+                    m->prov[m->rs.n_prov].job = m->jobs[i];
+                m->rs.n_prov++;
+            }
+        }
+        m->rs.prov = m->prov;
+    }
     for (size_t i = 0; names && i < n; i++)
         free(names[i]);
     free(names);
@@ -122,8 +146,13 @@ void hc_merge_free(hc_merge *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->n_docs; i++)
+    for (size_t i = 0; i < m->n_docs; i++) {
         hc_results_doc_free(m->docs[i]);
+        if (m->jobs)
+            free(m->jobs[i]);
+    }
+    free(m->jobs);
+    free(m->prov);
     free(m->docs);
     free(m->items);
     free(m);

@@ -16,6 +16,8 @@
 #include "casetaps.h"
 #include "evaluate.h"
 #include "files.h"
+#include "gemm.h"
+#include "kernels.h"
 #include "history.h"
 #include "isolate.h"
 #include "model.h"
@@ -51,7 +53,7 @@ struct hc_run {
     int input_error, backend_error, tier_fail;
     int interrupted;
     unsigned seed;       /* the effective seed of the batched shuffles */
-    char rerun_tail[64]; /* what a rerun command needs beyond the case: " --seed N" or "" */
+    char *rerun_tail;    /* what a rerun command needs beyond the case (--net..., --seed N), malloc'd */
     int cache_hits, cache_misses;
     hc_results results;
     char timestamp[32];
@@ -59,6 +61,19 @@ struct hc_run {
     unsigned n_children; /* names each child's scratch files */
     hc_suite filtered;   /* the suite narrowed by opts->only (cases array owned) */
     int model_version;   /* of the net being run, for its results; 0 while none is loaded */
+    /* Loaded once, before any work (preflight): each net a selected case needs (NULL: none), its
+     * digest; each board's positions (NULL: no case needs it) and their digest. */
+    hc_net **nets;
+    char (*net_digest)[65];
+    hc_position **pos;
+    size_t *n_pos;
+    char (*pos_digest)[65];
+    /* Provenance of the results (results.h): the nets as evaluated, the backends' engines. */
+    hc_provenance prov;
+    hc_prov_net *prov_nets;
+    hc_prov_backend *prov_backends;
+    char kernels[160];
+    char *command;
 };
 
 hc_run_options hc_run_options_default(void)
@@ -94,7 +109,7 @@ static double now_s(void)
 static char *with_rerun(const hc_run *run, const hc_case *c, const char *message)
 {
     const hc_suite *s = run->suite;
-    char only[1200], cmd[4096];
+    char only[1200], cmd[8192];
     snprintf(only, sizeof only, "net=%s,board=%s,backend=%s", s->nets[c->net].name, s->boards[c->board].name,
              s->backends[c->backend].name);
     size_t o = (size_t)snprintf(cmd, sizeof cmd, "%s%srerun: halfcheck run ", message ? message : "",
@@ -106,7 +121,7 @@ static char *with_rerun(const hc_run *run, const hc_case *c, const char *message
     if (o < sizeof cmd)
         o += hc_shell_word(cmd + o, sizeof cmd - o, only);
     if (o < sizeof cmd)
-        snprintf(cmd + o, sizeof cmd - o, "%s", run->rerun_tail);
+        snprintf(cmd + o, sizeof cmd - o, "%s", run->rerun_tail ? run->rerun_tail : "");
     return strdup(cmd);
 }
 
@@ -171,6 +186,7 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     r->policy_temperature = c->settings.policy_temperature;
     r->seconds = seconds;
     r->model_version = run->model_version;
+    r->self_check = strcmp(s->backends[c->backend].spec, "ref32") == 0;
     if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
         run->backend_error = 1;
     int bad = outcome == HC_OUT_ERROR || (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats));
@@ -508,8 +524,16 @@ static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, ch
     char nx[16], ny[16];
     snprintf(nx, sizeof nx, "%d", c->settings.nn_x_len);
     snprintf(ny, sizeof ny, "%d", c->settings.nn_y_len);
+    /* {model} absolute: an engine may run in a directory of its own (halfcheck katago's does). */
+    const char *model = s->nets[c->net].model;
+    char model_abs[2048];
+    if (model[0] != '/' && getcwd(model_abs, sizeof model_abs - 1)) {
+        size_t l = strlen(model_abs);
+        snprintf(model_abs + l, sizeof model_abs - l, "/%s", model[0] == '.' && model[1] == '/' ? model + 2 : model);
+        model = model_abs;
+    }
     const char *keys[] = {"{net_name}", "{board_name}", "{model}", "{suite_dir}", "{nnX}", "{nnY}"};
-    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, s->nets[c->net].model, suite_dir, nx, ny};
+    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, model, suite_dir, nx, ny};
     size_t o = 0;
     for (const char *p = spec; *p;) {
         int matched = 0;
@@ -602,7 +626,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         progress_ctx pc = {opts, what};
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .order = order, .batch = batch,
                               .settings = &es, .threads = opts->threads, .timeout_s = opts->timeout_s,
-                              .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc};
+                              .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc,
+                              .no_pdeathsig = opts->no_pdeathsig};
         int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
         double secs = now_s() - t0;
         free(order);
@@ -612,6 +637,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             free(outs);
             free(cs.skipped);
             free(cs.skip_text);
+            free(cs.engine);
             return 0;
         }
         size_t before = run->n;
@@ -639,6 +665,15 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
     size_t n = in->n;
     const hc_nnoutput *ref = in->ref;
     hc_isolate_side cs = *side; /* its buffers are adopted */
+    /* The backend's engine, as it reported itself: the first case that ran it says. */
+    for (size_t b = 0; b < run->prov.n_backends; b++)
+        if (cs.engine && !run->prov_backends[b].engine &&
+            strcmp(run->prov_backends[b].name, run->suite->backends[c->backend].name) == 0) {
+            run->prov_backends[b].engine = cs.engine;
+            cs.engine = NULL;
+        }
+    free(cs.engine);
+    side->engine = NULL;
     if (rc == 0 && cs.n_skipped == n) {
         /* Every position refused: the case is skipped, with the reasons. */
         free(outs);
@@ -727,19 +762,10 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
 {
     const hc_suite *s = run->suite;
     const hc_board_cfg *board = &s->boards[bi];
-    hc_position *ps = NULL;
-    size_t n = 0;
-    char pos_digest[65];
-    hc_err lerr = {0};
-    if (load_positions(board, &ps, &n, pos_digest, &lerr) || (n == 0 && hc_err_set(&lerr, HC_EFORMAT, "%s: no positions",
-                                                                                      board->positions ? board->positions : board->sgf))) {
-        run->input_error = 1;
-        for (size_t k = 0; k < s->n_cases; k++)
-            if (s->cases[k].net == ni && s->cases[k].board == bi && add_case_errors(run, &s->cases[k], lerr.msg, err))
-                return -1;
-        return 0;
-    }
-    const pos_set set = {ps, n, pos_digest, board->positions};
+    /* Loaded and checked by preflight. */
+    const hc_position *ps = run->pos[bi];
+    size_t n = run->n_pos[bi];
+    const pos_set set = {ps, n, run->pos_digest[bi], board->positions};
     /* Cases of this net x board, grouped by the settings that change the reference. */
     hc_nnoutput *ref = NULL;
     const hc_board_cfg *ref_settings = NULL;
@@ -796,7 +822,6 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
         }
     }
     free_outs(ref, n);
-    hc_positions_free(ps, n);
     return rc;
 }
 
@@ -853,6 +878,116 @@ static int filter_cases(hc_run *run, const hc_suite *suite, const char *only, hc
     return 0;
 }
 
+/* Everything that can be checked before any work starts, so that a mistake costs seconds and
+ * not a reference computation: each selected case's backend spec (kind, params, profile names
+ * and files: hc_backend_check), each net a case needs (loaded once, here, and kept for its
+ * cases; its sha256 pin and model version checked), each board's positions (loaded once and
+ * kept; every record fits each case's NN buffer). The first mistake is the one error of the
+ * run (HC_ECONFIG or the reader's code: exit 2), naming the suite's file:line:col. */
+static int preflight(hc_run *run, const hc_suite *s, hc_err *err)
+{
+    run->nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->nets, err, "nets");
+    run->net_digest = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->net_digest, err, "nets");
+    run->pos = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->pos, err, "positions");
+    run->n_pos = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->n_pos, err, "positions");
+    run->pos_digest = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->pos_digest, err, "positions");
+    run->prov_nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->prov_nets, err, "provenance");
+    run->prov_backends = hc_calloc(s->n_backends ? s->n_backends : 1, sizeof *run->prov_backends, err, "provenance");
+    if (!run->nets || !run->net_digest || !run->pos || !run->n_pos || !run->pos_digest || !run->prov_nets ||
+        !run->prov_backends)
+        return -1;
+    /* Every backend a case uses, in the suite's order; its engine once a case has run. */
+    for (size_t b = 0; b < s->n_backends; b++) {
+        int used = 0;
+        for (size_t k = 0; k < s->n_cases; k++)
+            used |= s->cases[k].backend == b;
+        if (used)
+            run->prov_backends[run->prov.n_backends++].name = s->backends[b].name;
+    }
+    snprintf(run->kernels, sizeof run->kernels, "gemm %s, winograd %s, softmax %s, exp %s", hc_gemm_isa(),
+             hc_wino_isa(), hc_softmax_isa(), hc_vexp_isa());
+    run->prov.halfcheck = HC_VERSION;
+    run->prov.engine_version = HC_ENGINE_VERSION;
+    run->prov.kernels = run->kernels;
+#ifdef HC_HAVE_CUDA
+    run->prov.cuda = 1;
+#endif
+    run->prov.nets = run->prov_nets;
+    run->prov.backends = run->prov_backends;
+    for (size_t k = 0; k < s->n_cases; k++) {
+        const hc_case *c = &s->cases[k];
+        const hc_backend_cfg *bc = &s->backends[c->backend];
+        char spec[2048];
+        hc_err e = {0};
+        if (expand_spec(s, c, bc->spec, spec, sizeof spec, &e) || hc_backend_check(spec, &e))
+            return hc_err_set(err, HC_ECONFIG, "%s: %s (in backend \"%s\")", bc->spec_where ? bc->spec_where : bc->where,
+                              e.msg, bc->name);
+    }
+    for (size_t ni = 0; ni < s->n_nets; ni++) {
+        int used = 0;
+        for (size_t k = 0; k < s->n_cases; k++)
+            used |= s->cases[k].net == ni;
+        if (!used)
+            continue;
+        const hc_net_cfg *nc = &s->nets[ni];
+        hc_err e = {0};
+        if (hc_sha256_file(nc->model, run->net_digest[ni], &e) || !(run->nets[ni] = hc_net_load(nc->model, &e)) ||
+            check_net(nc, run->nets[ni], run->net_digest[ni], &e)) {
+            int code = e.code;
+            if (strncmp(e.msg, nc->where, strlen(nc->where)) == 0) /* check_net names the place already */
+                hc_err_set(err, code, "%s (net %s)", e.msg, nc->name);
+            else
+                hc_err_set(err, code, "%s: net %s: %s", nc->where, nc->name, e.msg);
+            return -1;
+        }
+        hc_net_reduce_activations(run->nets[ni]);
+        hc_prov_net *pn = &run->prov_nets[run->prov.n_nets++];
+        pn->name = nc->name;
+        pn->file = nc->model;
+        pn->sha256 = run->net_digest[ni];
+        pn->model_version = run->nets[ni]->model_version;
+    }
+    for (size_t bi = 0; bi < s->n_boards; bi++) {
+        int used = 0;
+        for (size_t k = 0; k < s->n_cases; k++)
+            used |= s->cases[k].board == bi;
+        if (!used)
+            continue;
+        const hc_board_cfg *b = &s->boards[bi];
+        const char *src = b->positions ? b->positions : b->sgf;
+        hc_err e = {0};
+        if (load_positions(b, &run->pos[bi], &run->n_pos[bi], run->pos_digest[bi], &e) ||
+            (run->n_pos[bi] == 0 && hc_err_set(&e, HC_EFORMAT, "%s: no positions", src))) {
+            int code = e.code;
+            hc_err_set(err, code, "%s: board %s: %s", b->where, b->name, e.msg);
+            return -1;
+        }
+        /* Each case's NN buffer (a matrix entry may override the board's) must hold every record. */
+        for (size_t k = 0; k < s->n_cases; k++) {
+            const hc_case *c = &s->cases[k];
+            const hc_board_cfg *cs = &c->settings;
+            if (c->board != bi)
+                continue;
+            for (size_t i = 0; i < run->n_pos[bi]; i++) {
+                const hc_position *p = &run->pos[bi][i];
+                if (p->x_size <= cs->nn_x_len && p->y_size <= cs->nn_y_len &&
+                    (!cs->require_exact_nn_len || (p->x_size == cs->nn_x_len && p->y_size == cs->nn_y_len)))
+                    continue;
+                char at[1200];
+                if (p->file_line > 0)
+                    snprintf(at, sizeof at, "%s:%ld: position %zu", src, p->file_line, i);
+                else
+                    snprintf(at, sizeof at, "%s: position %zu", src, i);
+                return hc_err_set(err, HC_ECONFIG, "%s: %s is %dx%d, which %s the %dx%d NN buffer of board %s", cs->where,
+                                  at, p->x_size, p->y_size,
+                                  cs->require_exact_nn_len ? "must exactly fill" : "does not fit", cs->nn_x_len,
+                                  cs->nn_y_len, b->name);
+            }
+        }
+    }
+    return 0;
+}
+
 hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *err)
 {
     hc_run *run = hc_calloc(1, sizeof *run, err, "run");
@@ -881,8 +1016,30 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     }
     run->seed = opts->seed_given ? opts->seed : suite->has_seed ? (unsigned)suite->seed : 1u;
     unsigned suite_seed = suite->has_seed ? (unsigned)suite->seed : 1u;
+    const char *ra = opts->rerun_args ? opts->rerun_args : "";
+    run->rerun_tail = malloc(strlen(ra) + 32);
+    if (!run->rerun_tail) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        rmdir(run->scratch);
+        free(run->filtered.cases);
+        free(run);
+        return NULL;
+    }
+    snprintf(run->rerun_tail, strlen(ra) + 32, "%s", ra);
     if (run->seed != suite_seed)
-        snprintf(run->rerun_tail, sizeof run->rerun_tail, " --seed %u", run->seed);
+        snprintf(run->rerun_tail + strlen(ra), 32, " --seed %u", run->seed);
+    if (opts->command && !(run->command = strdup(opts->command))) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        rmdir(run->scratch);
+        hc_run_free(run);
+        return NULL;
+    }
+    run->prov.command = run->command;
+    if (preflight(run, suite, err)) {
+        rmdir(run->scratch);
+        hc_run_free(run);
+        return NULL;
+    }
     int rc = 0;
     for (size_t ni = 0; rc == 0 && ni < suite->n_nets; ni++) {
         if (stopped(opts))
@@ -894,28 +1051,18 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
             used |= suite->cases[k].net == ni;
         if (!used)
             continue;
-        const hc_net_cfg *nc = &suite->nets[ni];
-        hc_err lerr = {0};
-        char digest[65];
-        hc_net *net = NULL;
-        if (hc_sha256_file(nc->model, digest, &lerr) == 0 && (net = hc_net_load(nc->model, &lerr)) != NULL &&
-            check_net(nc, net, digest, &lerr) == 0) {
-            hc_net_reduce_activations(net);
-            run->model_version = net->model_version;
-            for (size_t bi = 0; rc == 0 && !run->interrupted && bi < suite->n_boards; bi++) {
-                int pair = 0;
-                for (size_t k = 0; k < suite->n_cases; k++)
-                    pair |= suite->cases[k].net == ni && suite->cases[k].board == bi;
-                if (pair)
-                    rc = run_net_board(run, opts, ni, bi, net, digest, err);
-            }
-        } else {
-            run->input_error = 1;
-            for (size_t k = 0; rc == 0 && k < suite->n_cases; k++)
-                if (suite->cases[k].net == ni)
-                    rc = add_case_errors(run, &suite->cases[k], lerr.msg, err);
+        hc_net *net = run->nets[ni]; /* loaded and checked by preflight */
+        run->model_version = net->model_version;
+        for (size_t bi = 0; rc == 0 && !run->interrupted && bi < suite->n_boards; bi++) {
+            int pair = 0;
+            for (size_t k = 0; k < suite->n_cases; k++)
+                pair |= suite->cases[k].net == ni && suite->cases[k].board == bi;
+            if (pair)
+                rc = run_net_board(run, opts, ni, bi, net, run->net_digest[ni], err);
         }
+        /* Its cases are done: the memory goes back before the next net's. */
         hc_net_free(net);
+        run->nets[ni] = NULL;
         run->model_version = 0;
     }
     rmdir(run->scratch);
@@ -926,6 +1073,8 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     run->results.n = run->n;
     run->results.interrupted = run->interrupted;
     run->results.allow_skips = opts->allow_skips || suite->allow_skips;
+    run->results.prov = &run->prov;
+    run->results.n_prov = 1;
     if (rc) {
         hc_run_free(run);
         return NULL;
@@ -983,5 +1132,21 @@ void hc_run_free(hc_run *run)
     free(run->items);
     free(run->own);
     free(run->filtered.cases);
+    free(run->rerun_tail);
+    const hc_suite *s = run->suite;
+    for (size_t i = 0; s && run->nets && i < s->n_nets; i++)
+        hc_net_free(run->nets[i]);
+    for (size_t i = 0; s && run->pos && i < s->n_boards; i++)
+        hc_positions_free(run->pos[i], run->n_pos[i]);
+    free(run->nets);
+    free(run->net_digest);
+    free(run->pos);
+    free(run->n_pos);
+    free(run->pos_digest);
+    for (size_t i = 0; run->prov_backends && i < run->prov.n_backends; i++)
+        free((char *)run->prov_backends[i].engine);
+    free(run->prov_nets);
+    free(run->prov_backends);
+    free(run->command);
     free(run);
 }

@@ -46,6 +46,17 @@ typedef struct hc_run_options {
      * fails the reference (its cases become errors naming it) and caches nothing. */
     const char *ref_spec;
     int ref_check;
+    /* What a command that reruns one case needs beyond the suite and --only: every option of the
+     * command line that changes what is evaluated or how it is judged (" --net 'g170=/nets/x.bin.gz'
+     * --allow-skips"), shell-quoted, each with a leading space; NULL: none. The runner adds
+     * " --seed N" itself when the effective seed is not the suite's. */
+    const char *rerun_args;
+    /* The command line that started the run, shell-quoted, for the reports' provenance; NULL:
+     * unknown. */
+    const char *command;
+    /* Leave out Linux's PR_SET_PDEATHSIG in the case children (harness/run/isolate.h): their
+     * portable lifeline alone then ends them when this process dies (tests/test_orphans). */
+    int no_pdeathsig;
 } hc_run_options;
 
 enum { HC_RUN_REF_CHECK = 3 };

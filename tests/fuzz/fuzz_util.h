@@ -1,5 +1,6 @@
 /* Shared by the fuzz targets: readers that only take a path get the input through an anonymous
- * in-memory file (memfd), so no target writes to disk. */
+ * in-memory file (memfd), so no target writes to disk (on Linux; elsewhere a temporary file,
+ * removed when the next input comes). */
 #ifndef HC_FUZZ_UTIL_H
 #define HC_FUZZ_UTIL_H
 

@@ -1,0 +1,167 @@
+/* Docs and help true (issue 29): a small checker over README.md, the docs/ pages and every command's
+ * --help (and `halfcheck backends`, `halfcheck version`). Every repository path they name
+ * (suites/..., docs/..., ci/..., examples/..., ...) exists; every README section they cite
+ * ((README, "X"), README's "X") is a heading of the README; help names every built-in tier
+ * where it lists tiers; `backends` cites nothing users lack (shared/) and cuts no description;
+ * `version` says whether the cuda backend is built in. Run from the repository root (make test). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hc_test.h"
+
+static const char *const prefixes[] = {"suites/", "docs/", "examples/", "ci/", "tests/", "harness/", "backends/",
+                                       "reports/", "refs/", "nets/"};
+
+/* Checks every repository path named in text; the first missing one into bad. Returns how many. */
+static int check_paths(const char *text, const char *what, char *bad, size_t len)
+{
+    int missing = 0;
+    for (const char *p = text; *p; p++) {
+        /* A path starts a word: not after a letter, a digit, '/', '.', '-' or '_' (../shared/nets is not ours). */
+        if (p > text && (isalnum((unsigned char)p[-1]) || strchr("/._-$~", p[-1])))
+            continue;
+        size_t k = 0;
+        for (; k < sizeof prefixes / sizeof prefixes[0]; k++)
+            if (!strncmp(p, prefixes[k], strlen(prefixes[k])))
+                break;
+        if (k == sizeof prefixes / sizeof prefixes[0])
+            continue;
+        size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-*{}<>");
+        char path[512];
+        snprintf(path, sizeof path, "%.*s", (int)(n < sizeof path ? n : sizeof path - 1), p);
+        /* Trailing punctuation of the sentence. */
+        while (strlen(path) && strchr(".,:;", path[strlen(path) - 1]))
+            path[strlen(path) - 1] = 0;
+        /* Patterns and placeholders (a glob, docs/{A,B}, nets/NAME.yaml) are not paths. */
+        int upper = 0;
+        for (const char *q = strchr(path, '/'); q && *q; q++)
+            upper |= isupper((unsigned char)*q) && q[1] && isupper((unsigned char)q[1]);
+        if (strpbrk(path, "*{}<>") || upper)
+            continue;
+        struct stat st;
+        char prog[520];
+        snprintf(prog, sizeof prog, "%s.c", path); /* a test program is named without its .c */
+        if (stat(path, &st) != 0 && stat(prog, &st) != 0) {
+            printf("# %s: %s does not exist\n", what, path);
+            if (!missing)
+                snprintf(bad, len, "%s names %s, which does not exist", what, path);
+            missing++;
+        }
+        p += n - 1;
+    }
+    return missing;
+}
+
+/* Every "README, \"X\"" or "README's \"X\"" in text names a heading of the README. */
+static int check_sections(const char *text, const char *readme, const char *what, char *bad, size_t len)
+{
+    int missing = 0;
+    static const char *const pats[] = {"README, \"", "README's \"", "README, \\\""};
+    for (size_t k = 0; k < 3; k++) {
+        for (const char *p = strstr(text, pats[k]); p; p = strstr(p + 1, pats[k])) {
+            const char *s = p + strlen(pats[k]);
+            size_t n = strcspn(s, "\"\\");
+            char want[200];
+            snprintf(want, sizeof want, "%.*s", (int)(n < 190 ? n : 190), s);
+            int found = 0;
+            for (const char *h = readme; h && *h; h = strchr(h, '\n') ? strchr(h, '\n') + 1 : NULL) {
+                if (*h != '#')
+                    continue;
+                const char *e = strchr(h, '\n');
+                size_t hl = e ? (size_t)(e - h) : strlen(h);
+                char head[400];
+                snprintf(head, sizeof head, "%.*s", (int)(hl < 399 ? hl : 399), h);
+                found |= strstr(head, want) != NULL;
+            }
+            if (!found) {
+                if (!missing)
+                    snprintf(bad, len, "%s cites the README's \"%s\", which is no heading of it", what, want);
+                missing++;
+            }
+        }
+    }
+    return missing;
+}
+
+/* The output of a halfcheck command line (stdout and stderr), malloc'd. */
+static char *output_of(const char *args)
+{
+    char cmd[1200];
+    const char *dir = hc_tmpdir("test_docs");
+    snprintf(cmd, sizeof cmd, "%s %s > %s/out.txt 2>&1", hc_halfcheck_bin(), args, dir);
+    hc_sh(cmd);
+    return hc_slurp(hc_path(dir, "out.txt"));
+}
+
+int main(void)
+{
+    hc_plan(6);
+    char *readme = hc_slurp("README.md");
+    if (!hc_check("docs-0.1", readme != NULL, "README.md not found: run from the repository root"))
+        return hc_fail_rest("docs-1", "not run: no README"), hc_test_exit();
+
+    /* 1. The README and docs/. */
+    char bad[600] = "";
+    int missing = check_paths(readme, "README.md", bad, sizeof bad);
+    static const char *const docs[] = {"docs/ARCHITECTURE.md", "docs/BISECT.md", "docs/CALIBRATION.md", "docs/CI.md",
+                                       "docs/EMULATION.md", "docs/FUZZING.md", "docs/GTP.md", "docs/PERFORMANCE.md",
+                                       "docs/PROTOCOL.md", "docs/TAPS.md"};
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        char *t = hc_slurp(docs[i]);
+        if (!t) {
+            if (!missing)
+                snprintf(bad, sizeof bad, "%s cannot be read", docs[i]);
+            missing++;
+            continue;
+        }
+        missing += check_paths(t, docs[i], bad, sizeof bad);
+        missing += check_sections(t, readme, docs[i], bad, sizeof bad);
+        free(t);
+    }
+    hc_check("docs-1.1", missing == 0, "%d missing: %s", missing, bad);
+
+    /* 2. Every command's --help. */
+    static const char *const cmds[] = {"demo", "run", "katago", "eval", "compare", "record", "features", "selfplay",
+                                       "synth-net", "bisect-precision", "taps", "cases", "merge", "backends", "version"};
+    missing = 0;
+    int tiers_ok = 1;
+    char tiers_bad[200] = "";
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char args[64], what[64];
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        snprintf(what, sizeof what, "halfcheck %s --help", cmds[i]);
+        char *h = output_of(args);
+        if (!h)
+            continue;
+        missing += check_paths(h, what, bad, sizeof bad);
+        missing += check_sections(h, readme, what, bad, sizeof bad);
+        /* Where a help lists the built-in tiers, it lists them all. */
+        if (strstr(h, "fp32") && strstr(h, "fp16") && strstr(h, "--tier ") &&
+            (!strstr(h, "fp32-strict") || !strstr(h, "exact"))) {
+            tiers_ok = 0;
+            snprintf(tiers_bad, sizeof tiers_bad, "%s", what);
+        }
+        free(h);
+    }
+    hc_check("docs-2.1", missing == 0, "%d missing: %s", missing, bad);
+    hc_check("docs-2.2", tiers_ok, "%s lists tiers without exact or fp32-strict", tiers_bad);
+    /* taps: --threshold does not decide the first divergent layer (docs/TAPS.md: --factor does). */
+    char *th = output_of("taps --help");
+    hc_check("docs-2.3", th && strstr(th, "--factor") && !strstr(th, "above which a layer diverges"),
+             "taps --help says --threshold decides divergence: %s", th ? th : "");
+    free(th);
+
+    /* 3. backends and version. */
+    char *b = output_of("backends"), *v = output_of("version");
+    hc_check("docs-3.1", b && !strstr(b, "shared/") && !strstr(b, "...") && !strstr(b, "\xe2\x80\xa6") && v &&
+                             strstr(v, "cuda backend: "),
+             "backends cites shared/ or cuts a description, or version does not say whether cuda is built in:\n%s\n%s",
+             b ? b : "", v ? v : "");
+    free(b);
+    free(v);
+    free(readme);
+    return hc_test_exit();
+}
