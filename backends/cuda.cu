@@ -1,4 +1,4 @@
-/* cuda:fp32 / cuda:fp16 / cuda:ref32: the reference graph (refs/engine.c) on an NVIDIA GPU.
+/* cuda:fp32 / cuda:fp16 / cuda:ref32 / cuda:emulate:PROFILE: the reference graph (refs/engine.c) on an NVIDIA GPU.
  * fp32 and fp16: GEMMs through cuBLAS (convolutions as im2col + one GEMM over the whole batch,
  * per-position matmuls, attention as strided-batched GEMMs per head), own kernels for the rest.
  *
@@ -6,6 +6,16 @@
  * backends/cuda_ref.cu's (refs/' scalar orders: one FMA chain per GEMM output, Winograd
  * F(4x4,3x3) and F(2x2,5x5) with refs/winograd.c's transforms and weights, hcmath's functions),
  * no cuBLAS. Param ",split-k" (tests only) plants a reorder: every GEMM sums k in two halves.
+ *
+ * emulate:PROFILE: emulate:PROFILE's bits on the GPU (docs/EMULATION.md): ref32's kernels over the
+ * CPU emulation's rounded net (backends/emulate.h opens it for its net, layer table and error
+ * messages), the input rows rounded as it rounds them, each layer's output rounded in place where
+ * the CPU engine's hook sees it (tap(); f->noemu marks the taps this file takes earlier than the
+ * engine does: before a bias, a SwiGLU or RoPE), the pooled values, attention scores and
+ * probabilities rounded per the reading layer, overflow flagged per row and reported as the CPU
+ * does. Profiles with fp16 accumulation, Winograd tiles or F(2x2), or reduced pooling / RMSNorm
+ * sums are refused at open (hc_emulate_storage_only). Param ",noround=LAYER" (tests only) leaves
+ * that layer's rounding out: a moved rounding point the tests must catch.
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -25,9 +35,11 @@
  * HC_CUDA_SYNC=1 synchronizes after every layer to name the layer exactly. */
 extern "C" {
 #include "backend.h"
+#include "emulate.h"
 #include "engine.h"
 #include "kernels.h"
 #include "layers.h"
+#include "round.h"
 }
 #include "cuda_ref.h"
 
@@ -450,6 +462,15 @@ struct inst {
     const hc_net *net;
     int fp16, nx, ny, hw, max_batch, sync_layers;
     int ref, split; /* ref32 mode; split: the planted reorder (",split-k") */
+    /* emulate:PROFILE mode (ref32's kernels plus backends/emulate.c's roundings): the CPU
+     * emulation opened for its rounded net, layer table and error reports; d_over [max_batch]:
+     * per row the first layer whose stored output overflowed (INT_MAX none); in_host: rounded
+     * copies of the input rows. */
+    hc_emulate *emu;
+    char noround[128]; /* the planted fault ",noround=LAYER": that layer's rounding left out */
+    int *d_over, *h_over;
+    float *in_host;
+    size_t in_host_n;
     wprep *wp;
     int n_wp;
     /* fp16 calibration knobs (params "fp16,pool32,mid32,probs32"; "fp16,emulike" = all three):
@@ -488,6 +509,7 @@ struct fwd {
     int B, nx, ny, hw;
     size_t S;
     float *mask, *msum;
+    int noemu; /* emulate mode: this tap is not where the CPU engine's hook sees the layer */
 };
 
 int fail_cuda(inst *I, cudaError_t e, const char *call, const char *layer)
@@ -549,6 +571,17 @@ float *ar_get(fwd *f, size_t n)
 void tap(fwd *f, const char *name, int layout, int C, const float *dev, int fmt)
 {
     inst *I = f->I;
+    if (I->emu && LIVE(f) && name && dev) {
+        /* backends/emulate.c's hook: the layer's output rounded to its storage format in place
+         * (later layers read it), overflow flagged per row; taps carry the storage format */
+        int li = hc_emulate_layer_find(I->emu, name), st = hc_emulate_layer_fmt(I->emu, li);
+        if (li >= 0 && !f->noemu && strcmp(name, I->noround) != 0) {
+            size_t n = (size_t)C * f->B * (layout == HC_TAP_CBP ? (size_t)f->hw : 1);
+            hcref::emu_store(n, (float *)dev, st, layout == HC_TAP_CBP, C, f->B, f->hw, f->mask, I->d_over, li);
+            launched(f, "hcref::emu_store", name);
+        }
+        fmt = st == HC_FMT_FP16 ? HC_TAPFMT_F16 : st == HC_FMT_BF16 ? HC_TAPFMT_BF16 : HC_TAPFMT_F32;
+    }
     if (!LIVE(f) || !I->taps || !name || !dev)
         return;
     size_t hw = layout == HC_TAP_CBP ? (size_t)f->hw : 1, B = (size_t)f->B, n = (size_t)C * B * hw;
@@ -911,12 +944,18 @@ void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
            f->I->fp16 && !f->I->mid32);
 }
 
-void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head)
+/* reader: the layer reading the pooled values (the emulation rounds them to its pool format) */
+void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head, const char *reader)
 {
     if (f->I->ref) {
         if (LIVE(f)) {
             hcref::pool(C, f->B, f->hw, in, f->mask, f->msum, out, value_head);
             launched(f, "hcref::pool", layer);
+            if (f->I->emu) {
+                int pf = (hc_emulate_layer_mode(f->I->emu, reader) >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK;
+                hcref::round_fmt((size_t)f->B * 3 * C, out, pf);
+                launched(f, "hcref::round_fmt", reader);
+            }
         }
         return;
     }
@@ -982,8 +1021,10 @@ void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
     }
     planted(f, a->pre_ln.name, s, (size_t)c * S);
     tap(f, a->pre_ln.name, HC_TAP_CBP, c, s, HC_TAPFMT_F32);
+    f->noemu = a->use_rope; /* the CPU hooks q and k after their rotation */
     matmul_cs(f, &a->q_proj, s, q);
     matmul_cs(f, &a->k_proj, s, k);
+    f->noemu = 0;
     matmul_cs(f, &a->v_proj, s, v);
     if (a->use_rope) {
         const rope_dev *rt = find_rope(I, a);
@@ -1000,10 +1041,13 @@ void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
         tap(f, a->q_proj.name, HC_TAP_CBP, nh * qd, q, HC_TAPFMT_F32);
         tap(f, a->k_proj.name, HC_TAP_CBP, nkv * qd, k, HC_TAPFMT_F32);
     }
+    int am = I->emu ? hc_emulate_layer_mode(I->emu, a->out_proj.name) : 0;
+    int sfmt = (am >> HC_LM_SCORES_SHIFT) & HC_LM_FMT_MASK, pfmt = (am >> HC_LM_PROBS_SHIFT) & HC_LM_FMT_MASK;
     for (int h = 0; h < nh && LIVE(f); h++) {
         int kvh = h / group;
         hcref::attention_head(B, hw, qd, vd, q + (size_t)h * qd * S, k + (size_t)kvh * qd * S,
-                              v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->split);
+                              v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->split, sfmt,
+                              pfmt);
         launched(f, "hcref::attention_head", bl->name);
     }
     tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, HC_TAPFMT_F32);
@@ -1114,8 +1158,10 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
                f->mask, I->fp16);
     planted(f, ff->pre_ln.name, s, (size_t)c * S);
     tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
+    f->noemu = 1; /* the CPU hooks linear1 after the SwiGLU, the gate never */
     matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
     matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
+    f->noemu = 0;
     tap_inner(f, bl->name, "ffn.up", ff->ffn_c, a1, stored_fmt(f, I->mid32));
     tap_inner(f, bl->name, "ffn.gate", ff->ffn_c, gate, stored_fmt(f, I->mid32));
     size_t n = (size_t)ff->ffn_c * S;
@@ -1166,7 +1212,7 @@ void run_block(fwd *f, const hc_block *bl, int c, float *x, float *s)
         conv(f, &g->regular_conv, s, reg, 0);
         conv(f, &g->gpool_conv, s, gp, 0);
         bn(f, &g->gpool_bn, &g->gpool_act, gp, gp);
-        gpool(f, g->gpool_bn.name, gc, gp, pooled, 0);
+        gpool(f, g->gpool_bn.name, gc, gp, pooled, 0, g->gpool_to_bias_mul.name);
         matmul_bc(f, &g->gpool_to_bias_mul, pooled, bias, 1);
         add_bias_bc(f, g->gpool_to_bias_mul.name, rc, reg, bias);
         bn(f, &g->mid_bn, &g->mid_act, reg, reg);
@@ -1249,9 +1295,13 @@ void forward(fwd *f)
                m->name);
             round16(f, min, (size_t)B * net->num_input_meta_c, m->name);
         }
+        f->noemu = 1; /* the CPU hooks mul1 and mul2 after their bias and activation */
         matmul_bc(f, &m->mul1, min, h1);
+        f->noemu = 0;
         bias_act_bc(f, m->mul1.name, m->mul1.out_c, h1, m->bias1.w, m->act1.kind);
+        f->noemu = 1;
         matmul_bc(f, &m->mul2, h1, h2);
+        f->noemu = 0;
         bias_act_bc(f, m->mul2.name, m->mul2.out_c, h2, m->bias2.w, m->act2.kind);
         matmul_bc(f, &m->mul3, h2, gbias);
         add_bias_bc(f, m->mul3.name, tc, x, gbias);
@@ -1292,7 +1342,7 @@ void forward(fwd *f)
         conv(f, &ph->p1_conv, trunk, p1, 0);
         conv(f, &ph->g1_conv, trunk, g1, 0);
         bn(f, &ph->g1_bn, &ph->g1_act, g1, g1);
-        gpool(f, ph->g1_bn.name, g1c, g1, pooled, 0);
+        gpool(f, ph->g1_bn.name, g1c, g1, pooled, 0, ph->gpool_to_bias_mul.name);
         matmul_bc(f, &ph->gpool_to_bias_mul, pooled, bias, 1);
         add_bias_bc(f, ph->gpool_to_bias_mul.name, p1c, p1, bias);
         bn(f, &ph->p1_bn, &ph->p1_act, p1, p1);
@@ -1301,7 +1351,9 @@ void forward(fwd *f)
                I->d_policy);
         if (ph->has_pass_mlp) {
             int hc = ph->gpool_to_pass_mul.out_c;
+            f->noemu = 1; /* hooked after its bias and activation */
             matmul_bc(f, &ph->gpool_to_pass_mul, pooled, passh, 1);
+            f->noemu = 0;
             bias_act_bc(f, ph->gpool_to_pass_mul.name, hc, passh, ph->gpool_to_pass_bias.w,
                         ph->pass_act.kind);
             matmul_bc(f, &ph->gpool_to_pass_mul2, passh, I->d_pass);
@@ -1319,12 +1371,18 @@ void forward(fwd *f)
         float *v2 = ar_get(f, (size_t)B * v2c);
         conv(f, &vh->v1_conv, trunk, v1, 0);
         bn(f, &vh->v1_bn, &vh->v1_act, v1, v1);
-        gpool(f, vh->v1_bn.name, v1c, v1, pooled, 1);
+        gpool(f, vh->v1_bn.name, v1c, v1, pooled, 1, vh->v2_mul.name);
+        f->noemu = 1; /* v2, v3, sv3: hooked after their bias (and activation) */
         matmul_bc(f, &vh->v2_mul, pooled, v2, 1);
+        f->noemu = 0;
         bias_act_bc(f, vh->v2_mul.name, v2c, v2, vh->v2_bias.w, vh->v2_act.kind);
+        f->noemu = 1;
         matmul_bc(f, &vh->v3_mul, v2, I->d_value);
+        f->noemu = 0;
         bias_act_bc(f, vh->v3_mul.name, 3, I->d_value, vh->v3_bias.w, HC_ACT_IDENTITY);
+        f->noemu = 1;
         matmul_bc(f, &vh->sv3_mul, v2, I->d_score);
+        f->noemu = 0;
         bias_act_bc(f, vh->sv3_mul.name, sc, I->d_score, vh->sv3_bias.w, HC_ACT_IDENTITY);
         conv(f, &vh->ownership_conv, v1, I->d_own, 0);
     }
@@ -1388,6 +1446,10 @@ void inst_free(inst *I)
         hc_kconv_free(&I->wp[i].k);
     free(I->wp);
     free(I->tap_host);
+    cudaFree(I->d_over);
+    free(I->h_over);
+    free(I->in_host);
+    hc_emulate_close(I->emu);
     cudaFree(I->arena);
     cudaFree(I->d_spatial);
     cudaFree(I->d_global);
@@ -1406,16 +1468,41 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-/* The params: fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike], each
- * [,plant=LAYER]. ref: the bit-exact reference kernels (cuda_ref.cu); split: its planted reorder.
- * 0, or -1 with err. */
-static int cuda_params(const char *params, int *fp16_out, int *ref_out, int *split_out, int knobs[3],
-                       char plant[128], hc_err *err)
+/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER] or
+ * fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER]; "emulate" alone
+ * when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact reference
+ * kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
+ * noround: the planted moved rounding point. 0, or -1 with err. */
+static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
+                       int knobs[3], char plant[128], char profile[1024], char noround[128], hc_err *err)
 {
     int fp16 = -1, ref = 0, split = 0;
-    plant[0] = '\0';
+    plant[0] = profile[0] = noround[0] = '\0';
     knobs[0] = knobs[1] = knobs[2] = 0;
-    {
+    if (oprof && params && strcmp(params, "emulate") == 0) {
+        fp16 = 0;
+        ref = 1;
+        snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
+    } else if (params && strncmp(params, "emulate:", 8) == 0) {
+        /* the last two are planted faults for the tests: the reordered sum, LAYER's rounding left out */
+        snprintf(profile, 1024, "%s", params + 8);
+        char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround=");
+        if (nr) {
+            snprintf(noround, 128, "%s", nr + 9);
+            char *c = strchr(noround, ',');
+            if (c)
+                *c = 0;
+        }
+        split = k != NULL;
+        if (k)
+            *k = 0;
+        if (nr)
+            *nr = 0;
+        if (!profile[0] || strlen(params) >= 1024)
+            return hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
+        fp16 = 0;
+        ref = 1;
+    } else {
         char buf[128];
         snprintf(buf, sizeof buf, "%s", params ? params : "");
         char *save = NULL;
@@ -1446,8 +1533,9 @@ static int cuda_params(const char *params, int *fp16_out, int *ref_out, int *spl
         }
         if (fp16 < 0 || strlen(params ? params : "") >= sizeof buf)
             return hc_err_set(err, HC_ECONFIG,
-                              "cuda: params must be fp32, ref32[,split-k] or fp16[,pool32][,mid32][,probs32][,emulike]"
-                              ", each [,plant=LAYER] (got \"%s\")", params ? params : "");
+                              "cuda: params must be fp32, ref32[,split-k], emulate:PROFILE or "
+                              "fp16[,pool32][,mid32][,probs32][,emulike], each [,plant=LAYER] (got \"%s\")",
+                              params ? params : "");
     }
     *fp16_out = fp16;
     *ref_out = ref;
@@ -1455,21 +1543,35 @@ static int cuda_params(const char *params, int *fp16_out, int *ref_out, int *spl
     return 0;
 }
 
-/* Checked before any work, without a GPU. */
+/* Checked before any work, without a GPU: the params, and emulate's profile loads (whether the
+ * GPU follows it depends on the net's layers: told at open). */
 int cuda_check(const char *params, hc_err *err)
 {
     int fp16, ref, split, knobs[3];
-    char plant[128];
-    return cuda_params(params, &fp16, &ref, &split, knobs, plant, err);
+    char plant[128], profile[1024], noround[128];
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+        return -1;
+    if (profile[0]) {
+        hc_profile *p = hc_profile_load(profile, err);
+        if (!p)
+            return -1;
+        hc_profile_free(p);
+    }
+    return 0;
 }
 
-void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
-                int threads, hc_err *err)
+/* oprof, active, n_active: hc_backend_open_opts's parsed profile and layer subset (emulate only) */
+void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
+                const unsigned char *active, int n_active, hc_err *err)
 {
-    (void)threads;
     int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0};
-    char plant[128] = "";
-    if (cuda_params(params, &fp16, &ref, &split, knobs, plant, err))
+    char plant[128] = "", profile[1024] = "", noround[128] = "";
+    if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
+        hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
+                   params ? params : "");
+        return NULL;
+    }
+    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1485,19 +1587,37 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     if (!probe)
         return NULL;
     hc_engine_free(probe);
+    /* emulate: the CPU emulation's rounded net and layer table (one row, one thread: its own
+     * engine never runs here), refused unless every rounding it asks is one this mode follows */
+    hc_emulate *emu = NULL;
+    if (profile[0]) {
+        emu = oprof ? hc_emulate_open_profile(oprof, net, nx, ny, 1, 1, active, n_active, err)
+                    : hc_emulate_open_subset(profile, net, nx, ny, 1, 1, active, n_active, err);
+        if (!emu)
+            return NULL;
+        if (hc_emulate_storage_only(emu, "cuda:emulate", err)) {
+            hc_emulate_close(emu);
+            return NULL;
+        }
+        net = hc_emulate_net(emu);
+    }
 
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev < 1) {
+        hc_emulate_close(emu);
         hc_err_set(err, HC_EBACKEND, "cuda: no CUDA device (cudaGetDeviceCount: %s)",
                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return NULL;
     }
     inst *I = (inst *)calloc(1, sizeof *I);
     if (!I) {
+        hc_emulate_close(emu);
         hc_err_set(err, HC_ENOMEM, "cuda: instance");
         return NULL;
     }
+    I->emu = emu;
+    snprintf(I->noround, sizeof I->noround, "%s", noround);
     I->err = err;
     I->net = net;
     I->fp16 = fp16;
@@ -1546,6 +1666,16 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
+    if (I->emu) {
+        CK(I, cudaMalloc(&I->d_over, B * sizeof(int)), "open");
+        I->h_over = (int *)malloc(B * sizeof(int));
+        I->in_host_n = B * ((size_t)net->num_input_c * hw + net->num_input_global_c + net->num_input_meta_c);
+        I->in_host = (float *)malloc(I->in_host_n * sizeof(float) + 4);
+        if (!I->h_over || !I->in_host) {
+            I->bad = 1;
+            hc_err_set(err, HC_ENOMEM, "cuda: emulate buffers");
+        }
+    }
     if (!I->bad) {
         fwd F = {};
         F.I = I;
@@ -1566,6 +1696,18 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     }
     I->err = NULL;
     return I;
+}
+
+void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads, hc_err *err)
+{
+    (void)threads;
+    return open_impl(params, net, nx, ny, max_batch, NULL, NULL, 0, err);
+}
+
+/* taps and bisect-precision: cuda:emulate with a profile they built or a subset of layers. */
+void *cuda_open_opts(const char *params, const hc_backend_open_opts *o, hc_err *err)
+{
+    return open_impl(params, o->net, o->nx, o->ny, o->max_batch, o->profile, o->active, o->n_active, err);
 }
 
 int cuda_eval(void *vi, int batch, const float *spatial, const float *global, const float *meta,
@@ -1591,6 +1733,26 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         hc_tapset_reset(I->taps);
     size_t hw = (size_t)I->hw, B = (size_t)batch;
     int pc = net->num_policy_c, sc = net->num_score_value_c;
+    if (I->emu) {
+        /* the input rows rounded as backends/emulate.c rounds them (the mask is channel 0 of the
+         * rounded rows there too) */
+        int fmt = hc_emulate_input_fmt(I->emu);
+        size_t ns = B * net->num_input_c * hw, ng = B * net->num_input_global_c,
+               nm = meta ? B * net->num_input_meta_c : 0;
+        float *h = I->in_host;
+        memcpy(h, spatial, ns * sizeof(float));
+        memcpy(h + ns, global, ng * sizeof(float));
+        if (nm)
+            memcpy(h + ns + ng, meta, nm * sizeof(float));
+        if (fmt == HC_FMT_FP16)
+            hc_round_fp16_array(h, ns + ng + nm);
+        else if (fmt == HC_FMT_BF16)
+            hc_round_bf16_array(h, ns + ng + nm);
+        spatial = h;
+        global = h + ns;
+        meta = nm ? h + ns + ng : meta;
+        CK(I, cudaMemset(I->d_over, 0x7f, B * sizeof(int)), "input");
+    }
     CK(I, cudaMemcpy(I->d_spatial, spatial, B * net->num_input_c * hw * sizeof(float),
                      cudaMemcpyHostToDevice),
        "input");
@@ -1627,11 +1789,19 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
        "output");
     CK(I, cudaMemcpy(out->ownership, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost),
        "output");
+    if (I->emu && !I->bad) {
+        CK(I, cudaMemcpy(I->h_over, I->d_over, B * sizeof(int), cudaMemcpyDeviceToHost), "output");
+        for (size_t r = 0; r < B; r++)
+            if (I->h_over[r] == 0x7f7f7f7f)
+                I->h_over[r] = -1;
+    }
     I->err = NULL;
     I->taps = NULL;
     if (I->bad)
         return -1;
     out->batch = batch;
+    if (I->emu && hc_emulate_finish(I->emu, batch, I->h_over, out, err))
+        return -1;
     return 0;
 }
 
@@ -1654,10 +1824,13 @@ hc_backend_vtbl make_vtbl()
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
              "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
+             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding only: "
+             "docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";
     v.open = cuda_open;
+    v.open_opts = cuda_open_opts;
     v.eval = cuda_eval;
     v.close = cuda_close;
     v.taps = cuda_taps;

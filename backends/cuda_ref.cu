@@ -638,6 +638,108 @@ __global__ void k_softmax(int B, int hw, float *sc, const float *mask, float sca
     }
 }
 
+/* refs/round.h's hc_round_fp16 and hc_round_bf16, the same integer and float steps (this file
+ * is built without FMA contraction and without flush-to-zero, so the subnormal trick's two adds
+ * round as on the CPU). fmt: HC_KFMT_* (0 fp32: unchanged). */
+__device__ __forceinline__ float round_fmt_dev(int fmt, float f)
+{
+    if (fmt == 1) {
+        unsigned u = __float_as_uint(f);
+        unsigned sign = u & 0x80000000u, a = u ^ sign;
+        if (a >= 0x7f800000u)
+            return a > 0x7f800000u ? __uint_as_float(u | 0x00400000u) : f;
+        if (a >= 0x477ff000u)
+            return __uint_as_float(sign | 0x7f800000u);
+        if (a < 0x38800000u) {
+            float r = __fsub_rn(__fadd_rn(__uint_as_float(a), 0.5f), 0.5f);
+            return __uint_as_float(__float_as_uint(r) | sign);
+        }
+        a += 0x0fffu + ((a >> 13) & 1u);
+        return __uint_as_float(sign | (a & 0xffffe000u));
+    }
+    if (fmt == 2) {
+        unsigned u = __float_as_uint(f);
+        if ((u & 0x7fffffffu) > 0x7f800000u)
+            return __uint_as_float(u | 0x00400000u);
+        u += 0x7fffu + ((u >> 16) & 1u);
+        return __uint_as_float(u & 0xffff0000u);
+    }
+    return f;
+}
+
+__global__ void k_round_fmt(size_t n, float *x, int fmt)
+{
+    GRID_LOOP(i, n) x[i] = round_fmt_dev(fmt, x[i]);
+}
+
+/* backends/emulate.c's hook: a stored tensor rounded, and each row whose on-board values (CBP:
+ * where the mask is not 0; BC: all) hold an inf or NaN flagged with the layer's index (the
+ * smallest index wins, as the CPU keeps the first layer in the net's order). */
+__global__ void k_emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, int hw, const float *mask,
+                            int *overflow, int li)
+{
+    GRID_LOOP(i, n) {
+        float v = round_fmt_dev(fmt, x[i]);
+        x[i] = v;
+        if ((__float_as_uint(v) & 0x7f800000u) == 0x7f800000u) {
+            int r;
+            bool on = true;
+            if (cbp) {
+                r = (int)((i / (size_t)hw) % (size_t)B);
+                on = mask[(size_t)r * hw + i % (size_t)hw] != 0.0f;
+            } else {
+                r = (int)(i / (size_t)C);
+            }
+            if (on)
+                atomicMin(&overflow[r], li);
+        }
+    }
+}
+
+/* refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): query qi of
+ * row b over sc[b][ki][qi]; scores scaled and rounded to sfmt, their max over masked-in keys
+ * floored at -1e30, exp(score - max) times the key's mask into partial sum ki % 8, the sums
+ * added 0..7, probabilities = e * (1 / sum) rounded to pfmt, 0 for a masked-out query. */
+__global__ void k_softmax_emul(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
+{
+    GRID_LOOP(i, (size_t)B * hw) {
+        int b = (int)(i / hw), qi = (int)(i % hw);
+        const float *m = mask + (size_t)b * hw;
+        float *col = sc + (size_t)b * hw * hw + qi;
+        float vmx = -1e30f;
+        for (int ki = 0; ki < hw; ki++) {
+            float v = round_fmt_dev(sfmt, col[(size_t)ki * hw] * scale);
+            col[(size_t)ki * hw] = v;
+            if (m[ki] != 0.0f)
+                vmx = v > vmx ? v : vmx;
+        }
+        float ps[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        for (int k0 = 0; k0 < hw; k0 += 8) {
+#pragma unroll
+            for (int u = 0; u < 8; u++) {
+                int ki = k0 + u;
+                if (ki < hw) {
+                    float mk = m[ki];
+                    float e = mk != 0.0f ? vexp(col[(size_t)ki * hw] - vmx) * mk : 0.0f;
+                    col[(size_t)ki * hw] = e;
+                    ps[u] += e;
+                }
+            }
+        }
+        float sum = 0.0f;
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            sum += ps[u];
+        float inv = 1.0f / sum;
+        bool off = m[qi] == 0.0f;
+        for (int ki = 0; ki < hw; ki++) {
+            float *p = col + (size_t)ki * hw;
+            float v = round_fmt_dev(pfmt, *p * inv);
+            *p = off ? 0.0f : v;
+        }
+    }
+}
+
 } // namespace
 
 /* ---- launchers --------------------------------------------------------------------------- */
@@ -751,14 +853,29 @@ void mask_sum(int B, int hw, const float *mask, float *msum)
     k_mask_sum<<<nblocks((size_t)B, 64), 64>>>(B, hw, mask, msum);
 }
 
+void round_fmt(size_t n, float *x, int fmt)
+{
+    if (fmt && n)
+        k_round_fmt<<<nblocks(n), 256>>>(n, x, fmt);
+}
+
+void emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, int hw, const float *mask, int *overflow, int li)
+{
+    if (n)
+        k_emu_store<<<nblocks(n), 256>>>(n, x, fmt, cbp, C, B, hw, mask, overflow, li);
+}
+
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
-                    const float *mask, float *out, float *sc, int split)
+                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt)
 {
     long long S = (long long)B * hw, hh = (long long)hw * hw;
     float scale = 1.0f / sqrtf((float)qd);
     /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
     gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
-    k_softmax<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale);
+    if (sfmt || pfmt)
+        k_softmax_emul<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
+    else
+        k_softmax<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale);
     /* out[d][b,qi] = sum_ki v[d][b,ki] p[b][ki][qi] */
     gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, split);
 }

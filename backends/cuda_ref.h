@@ -55,9 +55,19 @@ void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float 
 void mask_sum(int B, int hw, const float *mask, float *msum);
 
 /* The exact attention of one head over B rows (refs/attention.c): q, k, v, out the head's rows
- * in [d][S] planes (S = B*hw), sc B*hw*hw floats of scratch. */
+ * in [d][S] planes (S = B*hw), sc B*hw*hw floats of scratch. sfmt, pfmt (HC_KFMT_*; 0 0: the
+ * exact attention): hc_attention_emul's scores and probabilities rounded to those formats (its
+ * fp32-accumulation path, refs/attention.c softmax_cols). */
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
-                    const float *mask, float *out, float *sc, int split);
+                    const float *mask, float *out, float *sc, int split, int sfmt = 0, int pfmt = 0);
+
+/* Emulated storage (cuda:emulate:PROFILE, backends/emulate.c's arithmetic): x[0..n) rounded to
+ * fmt (HC_KFMT_*, refs/round.h's bits). */
+void round_fmt(size_t n, float *x, int fmt);
+/* The emulation's hook on a stored tensor: rounded to fmt, and overflow[r] = min(overflow[r], li)
+ * for each row r holding an inf or NaN (cbp: a [C][B][hw] tensor, on-board points only, mask
+ * [B][hw]; else [B][C]). */
+void emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, int hw, const float *mask, int *overflow, int li);
 
 } // namespace hcref
 

@@ -369,6 +369,9 @@ hc_emulate *hc_emulate_open_sharing(const hc_emulate *base, int max_batch, int t
     return em;
 }
 
+static int finish(const hc_emulate *em, int batch, const int *overflow, const char *const *overflow_sum,
+                  hc_raw_heads *out, hc_err *err);
+
 int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float *global, const float *meta,
                     hc_raw_heads *out, hc_err *err)
 {
@@ -393,11 +396,18 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
     }
     if (hc_engine_eval(em->eng, batch, em->spatial, em->global, meta ? em->meta : NULL, out, err))
         return -1;
+    return finish(em, batch, em->overflow, em->overflow_sum, out, err);
+}
+
+/* The rows that overflowed (em->overflow) get NaN outputs and the eval fails naming the layer. */
+static int finish(const hc_emulate *em, int batch, const int *overflow, const char *const *overflow_sum,
+                  hc_raw_heads *out, hc_err *err)
+{
     /* Overflow is inf in the stored tensor. Later layers may hide it (a ReLU computed as
      * fmax(NaN, 0) gives 0), so the rows it hit get NaN outputs and the eval fails, naming it. */
     int first = -1;
     for (int r = 0; r < batch; r++) {
-        if (em->overflow[r] < 0)
+        if (overflow[r] < 0)
             continue;
         if (first < 0)
             first = r;
@@ -413,22 +423,82 @@ int hc_emulate_eval(hc_emulate *em, int batch, const float *spatial, const float
         for (size_t i = 0; i < hw; i++)
             out->ownership[(size_t)r * hw + i] = NAN;
     }
-    if (first >= 0 && em->overflow_sum[first]) {
-        const lay *l = &em->lays[em->overflow[first]];
-        int fmt = (l->mode >> (strstr(em->overflow_sum[first], "RMSNorm") ? HC_LM_NORMSUM_SHIFT : HC_LM_POOLSUM_SHIFT)) &
+    if (first >= 0 && overflow_sum[first]) {
+        const lay *l = &em->lays[overflow[first]];
+        int fmt = (l->mode >> (strstr(overflow_sum[first], "RMSNorm") ? HC_LM_NORMSUM_SHIFT : HC_LM_POOLSUM_SHIFT)) &
                   HC_LM_FMT_MASK;
         return hc_err_set(err, HC_EBACKEND,
                           "non-finite output: first non-finite value in layer %s: its %s overflowed in %s (row %d of "
                           "the batch): a sum past the format's range becomes inf%s",
-                          l->name, em->overflow_sum[first], hc_fmt_str(fmt), first, em->weight_note);
+                          l->name, overflow_sum[first], hc_fmt_str(fmt), first, em->weight_note);
     }
     if (first >= 0)
         return hc_err_set(err, HC_EBACKEND,
                           "non-finite output: first non-finite value in layer %s (stored as %s; row %d of the "
                           "batch): a value past the format's range becomes inf%s",
-                          em->lays[em->overflow[first]].name, hc_fmt_str(em->lays[em->overflow[first]].storage),
+                          em->lays[overflow[first]].name, hc_fmt_str(em->lays[overflow[first]].storage),
                           first, em->weight_note);
     return 0;
+}
+
+/* ---- for the same emulation on another device (cuda:emulate:PROFILE) ---- */
+
+int hc_emulate_layer_find(const hc_emulate *em, const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name == name)
+            return i;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name && strcmp(em->lays[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int hc_emulate_layer_fmt(const hc_emulate *em, int li)
+{
+    return li >= 0 && li < em->n_lays ? em->lays[li].storage : HC_FMT_FP32;
+}
+
+int hc_emulate_layer_mode(const hc_emulate *em, const char *name)
+{
+    int li = hc_emulate_layer_find(em, name);
+    return li >= 0 ? em->lays[li].mode : 0;
+}
+
+int hc_emulate_input_fmt(const hc_emulate *em) { return em->in_fmt; }
+
+int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
+{
+    for (int i = 0; i < em->n_lays; i++) {
+        const lay *l = &em->lays[i];
+        const char *what = l->accum != HC_FMT_FP32 || (l->mode & HC_LM_ACC_FP16) ? "fp16 accumulation (accum)"
+                           : l->tiles != HC_FMT_FP32                             ? "Winograd tiles (winogradTiles)"
+                           : l->wino2                                            ? "Winograd F(2x2,3x3) (winograd: f2x2)"
+                           : (l->mode >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK   ? "pooling sums (poolSum)"
+                           : (l->mode >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK   ? "RMSNorm reductions (normSum)"
+                                                                                 : NULL;
+        if (what)
+            return hc_err_set(err, HC_EBACKEND,
+                              "%s: profile %s emulates %s (first in layer %s), which the GPU does not follow bit "
+                              "for bit yet (docs/EMULATION.md): use emulate:%s on the CPU",
+                              who, em->prof->name, what, l->name ? l->name : "?", em->prof->name);
+    }
+    return 0;
+}
+
+int hc_emulate_finish(const hc_emulate *em, int batch, const int *overflow, hc_raw_heads *out, hc_err *err)
+{
+    for (int r = 0; r < batch; r++)
+        if (overflow[r] >= em->n_lays)
+            return hc_err_set(err, HC_EINTERNAL, "emulate: layer index %d of row %d out of range", overflow[r], r);
+    const char **none = calloc((size_t)batch, sizeof *none);
+    if (!none)
+        return hc_err_set(err, HC_ENOMEM, "emulate: overflow report");
+    int rc = finish(em, batch, overflow, none, out, err);
+    free(none);
+    return rc;
 }
 
 void hc_emulate_set_hook(hc_emulate *em, hc_engine_hook_fn fn, void *user)

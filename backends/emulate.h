@@ -59,4 +59,26 @@ const hc_net *hc_emulate_net(const hc_emulate *em);
 int hc_emulate_layer_storage(const hc_emulate *em, const char *layer);
 void hc_emulate_close(hc_emulate *em);
 
+/* For a backend that runs the same emulation on other hardware (backends/cuda.cu's
+ * cuda:emulate:PROFILE): it computes with hc_emulate_net's rounded weights, rounds the input rows
+ * to hc_emulate_input_fmt, rounds each layer's output where the engine's hook would (to
+ * hc_emulate_layer_fmt of hc_emulate_layer_find(name)), and the pooled values, attention scores
+ * and probabilities per hc_emulate_layer_mode (refs/engine.h HC_LM_* bits). */
+/* The layer's index (by the net's name pointer, then by name), -1 when `name` is no layer. */
+int hc_emulate_layer_find(const hc_emulate *em, const char *name);
+/* The storage format (HC_FMT_*) of layer li (fp32 for -1). */
+int hc_emulate_layer_fmt(const hc_emulate *em, int li);
+/* The HC_LM_* bits the engine's layer_mode gets for `name` (0: none). */
+int hc_emulate_layer_mode(const hc_emulate *em, const char *name);
+int hc_emulate_input_fmt(const hc_emulate *em);
+/* 0 when every rounding the instance applies is one of the above (storage, weights, input,
+ * pooled values, attention scores and probabilities); -1 and err naming `who`, the first layer
+ * and the feature (fp16 accumulation, Winograd tiles or F(2x2), pooling sums, RMSNorm
+ * reductions) otherwise. */
+int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err);
+/* After an eval done elsewhere: overflow[r] the index of the first layer whose stored output
+ * held a non-finite on-board value in row r (-1: none). Rows hit get NaN outputs and the call
+ * fails with hc_emulate_eval's message; 0 when none. */
+int hc_emulate_finish(const hc_emulate *em, int batch, const int *overflow, hc_raw_heads *out, hc_err *err);
+
 #endif

@@ -141,7 +141,7 @@ static int job_done(const char *sw, int i)
 
 int main(void)
 {
-    hc_plan(1 + 4 + 9 + 6 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
+    hc_plan(1 + 4 + 9 + 7 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
     const char *h = hc_halfcheck_bin();
     if (!getcwd(root, sizeof root - 64))
         return 1;
@@ -296,6 +296,17 @@ int main(void)
     hc_check("sweep-3.5", rc == 2, "merging a job twice exited %d, want 2", rc);
     rc = hc_shf("cd %s && %s/ci/sweep suite.yaml --out sw-a --halfcheck %s >/dev/null 2>&1", dir, root, hc);
     hc_check("sweep-3.6", rc == 2, "a second sweep into a used directory exited %d, want 2", rc);
+    /* --first: the matching cases start first (one job at a time: the first verdict printed is
+     * theirs), the merge keeps the suite's order and the figures. */
+    rc = hc_shf("cd %s && %s/ci/sweep suite.yaml -j 1 --first 'board=b7' --out sw-f --halfcheck %s >sw-f.txt 2>&1 && "
+                "grep '^ci/sweep: job ' sw-f.txt | head -n 1 | grep -q 'board=b7,'",
+                dir, root, hc);
+    b = readr("sw-f/merged");
+    hc_check("sweep-3.7",
+             rc == 0 && a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
+                 !strcmp(hc_results_doc_results(b)->items[0].board, hc_results_doc_results(a)->items[0].board),
+             "a sweep with --first: exit %d (see %s/sw-f.txt), %s", rc, dir, why);
+    hc_results_doc_free(b);
     hc_results_doc_free(a);
 
     /* 4. Killed after its first job, then resumed. */

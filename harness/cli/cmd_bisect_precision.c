@@ -27,6 +27,10 @@ static const cli_opt opts[] = {
     {"max-positions", 1, 0, "use at most this many positions of each file (default 100)", "N"},
     {"threads", 1, 0, "evaluation threads (default 1)", "N"},
     {"batch", 1, 0, "positions per batch (default 8)", "N"},
+    {"device", 1, 0,
+     "cpu (default) or cuda: the emulation and the reference on an NVIDIA GPU (cuda:emulate, cuda:ref32; the "
+     "same results; profiles of storage rounding only, docs/EMULATION.md)",
+     "DEVICE"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -126,6 +130,15 @@ int cmd_bisect_precision(int argc, char **argv)
     po.tier = &tier;
     po.batch = batch;
     po.threads = threads;
+    {
+        const char *dev = cli_get(&a, "device", "cpu");
+        if (dev && strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0) {
+            hc_err_set(&err, HC_EUSAGE, "--device must be cpu or cuda (got \"%s\")", dev);
+            rc = cli_fail(cmd, &err);
+            goto done;
+        }
+        po.cuda = dev && strcmp(dev, "cuda") == 0;
+    }
     if (hc_pbisect_run(net, &po, &r, &err)) {
         rc = cli_fail(cmd, &err);
         goto done;

@@ -17,6 +17,7 @@ typedef struct ctx {
     const hc_eval_settings *s;
     const hc_tier *tier;
     int batch, threads;
+    int cuda; /* cuda:emulate and cuda:ref32 instead of emulate and ref32 */
     int nl; /* layers + input */
     hc_nnoutput *ref;
     int n_evals;
@@ -36,7 +37,7 @@ static double ratio_of(const hc_tier_check *c)
 static int eval_set(ctx *c, const hc_profile *prof, const unsigned char *active, hc_stats *st, hc_tier_check *chk,
                     double *ratio, hc_err *err)
 {
-    hc_evaluator_opts eo = {.spec = "emulate", .net = c->net, .settings = *c->s, .batch = c->batch,
+    hc_evaluator_opts eo = {.spec = c->cuda ? "cuda:emulate" : "emulate", .net = c->net, .settings = *c->s, .batch = c->batch,
                             .threads = c->threads, .profile = prof, .active = active, .n_active = active ? c->nl : 0};
     hc_evaluator *ev = hc_evaluator_open(&eo, err);
     if (!ev)
@@ -161,7 +162,7 @@ static hc_profile *result_profile(const hc_profile *prof, const hc_net *net, con
 /* ref32's outputs over ps[0..n) into outs (the caller's, n entries). */
 static int ref_outputs(const ctx *c, const hc_position *ps, size_t n, hc_nnoutput *outs, hc_err *err)
 {
-    hc_evaluator_opts eo = {.spec = "ref32", .net = c->net, .settings = *c->s, .batch = c->batch,
+    hc_evaluator_opts eo = {.spec = c->cuda ? "cuda:ref32" : "ref32", .net = c->net, .settings = *c->s, .batch = c->batch,
                             .threads = c->threads};
     hc_evaluator *ev = hc_evaluator_open(&eo, err);
     hc_eval_request req = {.ps = ps, .n = n, .outs = outs};
@@ -237,7 +238,7 @@ int hc_pbisect_run(const hc_net *net, const hc_pbisect_opts *o, hc_pbisect **out
     if (o->n_verify == 0)
         return hc_err_set(err, HC_EUSAGE, "bisect-precision: no positions to verify the result on");
     ctx c = {.net = net, .ps = ps, .n = n, .s = o->settings, .tier = o->tier, .batch = o->batch,
-             .threads = o->threads};
+             .threads = o->threads, .cuda = o->cuda};
     hc_profile *prof = hc_profile_load(o->profile, err);
     hc_layer_ref *ls = NULL;
     int nl = 0, rc = -1;

@@ -73,6 +73,8 @@ typedef struct hc_pbisect_opts {
     const char *profile;       /* a built-in name or a .yaml path */
     const hc_tier *tier;
     int batch, threads;        /* rows per evaluation, engine threads */
+    int cuda;                  /* 1: the emulation and the reference on the GPU (cuda:emulate,
+                                  cuda:ref32: the same bits, docs/EMULATION.md) */
 } hc_pbisect_opts;
 
 /* Runs the search. *out is the caller's (hc_pbisect_free). Returns -1 with err only on errors
