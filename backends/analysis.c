@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "backend.h"
+#include "engine_replay.h"
 #include "extproc.h"
 #include "history.h"
 #include "nnfeatures.h"
@@ -71,8 +72,7 @@ typedef struct analysis_backend {
     double eval_s;
     long rows, batches;
     int nn_missing;   /* an engine exited without its counts in the log */
-    float *feat_a, *feat_b, *glob_a, *glob_b;
-    unsigned char *legal_a, *legal_b;
+    hc_replay_cmp *cmp;  /* the record's and the replay's NN inputs, with a net */
     char *line;
     pending *pend;
     int pend_cap;
@@ -141,12 +141,7 @@ static void analysis_close(void *inst)
         if (hc_extproc_running(&a->eng[s].proc))
             hc_extproc_finish(&a->eng[s].proc, 2.0);
     free(a->cmd);
-    free(a->feat_a);
-    free(a->feat_b);
-    free(a->glob_a);
-    free(a->glob_b);
-    free(a->legal_a);
-    free(a->legal_b);
+    hc_replay_cmp_free(a->cmp);
     free(a->line);
     free(a->pend);
     free(a);
@@ -308,17 +303,8 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
     if (!argv)
         goto fail;
     hc_extproc_free_argv(argv);
-    if (net) {
-        size_t area = (size_t)nx * (size_t)ny;
-        a->feat_a = hc_malloc(sizeof(float) * area * (size_t)net->num_input_c, err, "features");
-        a->feat_b = hc_malloc(sizeof(float) * area * (size_t)net->num_input_c, err, "features");
-        a->glob_a = hc_malloc(sizeof(float) * (size_t)(net->num_input_global_c + 1), err, "features");
-        a->glob_b = hc_malloc(sizeof(float) * (size_t)(net->num_input_global_c + 1), err, "features");
-        a->legal_a = hc_malloc(area + 1, err, "legal map");
-        a->legal_b = hc_malloc(area + 1, err, "legal map");
-        if (!a->feat_a || !a->feat_b || !a->glob_a || !a->glob_b || !a->legal_a || !a->legal_b)
-            goto fail;
-    }
+    if (net && !(a->cmp = hc_replay_cmp_new(net, nx, ny, err)))
+        goto fail;
     return a;
 fail:
     analysis_close(a);
@@ -379,65 +365,22 @@ static int analysis_per_call(void *inst, int batch)
 
 /* --- the replay the analysis engine will do --------------------------------------------------- */
 
-static void vertex(int x, int y, int y_size, char *buf, size_t len)
-{
-    static const char cols[] = "ABCDEFGHJKLMNOPQRSTUVWXYZ";
-    if (x < 0)
-        snprintf(buf, len, "pass");
-    else
-        snprintf(buf, len, "%c%d", cols[x], y_size - y);
-}
-
-/* analysis.cpp's hist.clear(board, movePla, ...) when a move is by the player not to move. */
-static int restart_history(hc_history *h, int pla, int handicap, hc_err *err)
-{
-    hc_board b = *hc_history_board(h);
-    hc_board_clear_ko_loc(&b);
-    if (hc_history_reset(h, &b, pla, hc_history_encore_phase(h), err))
-        return -1;
-    hc_history_set_assume_multiple_starting_black_moves_are_handicap(h, handicap);
-    return 0;
-}
+static const hc_replay_words ANALYSIS_WORDS = {
+    .encore = "an analysis query cannot start a game in the cleanup phase",
+    .board = "the analysis engine takes",
+    .komi = "the analysis engine takes",
+    .stones = "",
+};
 
 /* Why the analysis engine cannot be given this position exactly (into why), or "". */
 static int check_replay(analysis_backend *a, const hc_position *p, char *why, size_t len, hc_err *err)
 {
-    why[0] = '\0';
-    if (p->initial_encore_phase > 0) {
-        snprintf(why, len, "initial encore phase %d: an analysis query cannot start a game in the cleanup phase",
-                 p->initial_encore_phase);
-        return 0;
-    }
-    if (p->x_size > 19 || p->y_size > 19 || p->x_size < 2 || p->y_size < 2) {
-        snprintf(why, len, "board %dx%d: the analysis engine takes 2..19", p->x_size, p->y_size);
-        return 0;
-    }
-    if (!(p->komi * 2 == floorf(p->komi * 2)) || p->komi < -150 || p->komi > 150) {
-        snprintf(why, len, "komi %g: the analysis engine takes integers and half-integers in [-150, 150]",
-                 (double)p->komi);
-        return 0;
-    }
     hc_rules rules;
-    if (hc_rules_parse(p->rules, &rules, err))
-        return -1;
     hc_board b;
-    if (hc_board_init(&b, p->x_size, p->y_size, err))
+    if (hc_replay_start(p, &ANALYSIS_WORDS, &rules, &b, why, len, err))
         return -1;
-    int nst = p->n_initial_black + p->n_initial_white;
-    hc_placement *pl = hc_malloc(sizeof *pl * (size_t)(nst ? nst : 1), err, "stones");
-    if (!pl)
-        return -1;
-    for (int i = 0; i < p->n_initial_black; i++)
-        pl[i] = (hc_placement){hc_loc_of(p->initial_black[i].x, p->initial_black[i].y, p->x_size), HC_BLACK};
-    for (int i = 0; i < p->n_initial_white; i++)
-        pl[p->n_initial_black + i] =
-            (hc_placement){hc_loc_of(p->initial_white[i].x, p->initial_white[i].y, p->x_size), HC_WHITE};
-    int ok = hc_board_set_stones_fail_if_no_libs(&b, pl, nst);
-    free(pl);
-    if (!ok) {
-        snprintf(why, len, "setup stones that overlap or have no liberties");
+    if (why[0])
         return 0;
-    }
     int pla = p->n_moves > 0 ? p->initial_pla : p->next_pla;
     hc_history *gh = hc_history_new(&b, pla, &rules, 0, false, err);
     if (!gh)
@@ -448,8 +391,9 @@ static int check_replay(analysis_backend *a, const hc_position *p, char *why, si
         const hc_move *m = &p->moves[i];
         int pass = m->x < 0;
         char v[8];
-        vertex(m->x, m->y, p->y_size, v, sizeof v);
-        if (m->pla != pla && restart_history(gh, m->pla, a->engine_handicap, err)) {
+        hc_replay_vertex(m->x, m->y, p->y_size, v, sizeof v);
+        /* analysis.cpp's hist.clear(board, movePla, ...) when a move is by the player not to move */
+        if (m->pla != pla && hc_replay_restart_history(gh, m->pla, a->engine_handicap, err)) {
             rc = -1;
             break;
         }
@@ -469,40 +413,16 @@ static int check_replay(analysis_backend *a, const hc_position *p, char *why, si
     if (rc == 0 && !why[0] && p->next_pla != pla)
         snprintf(why, len, "%s to move after a move by the same colour: an analysis query's player to move is the "
                  "opponent of the last move", p->next_pla == HC_BLACK ? "black" : "white");
-    if (rc == 0 && !why[0] && a->net) {
-        hc_history *rh = hc_history_from_position(p, err);
-        if (!rh) {
-            rc = -1;
-        } else {
-            const hc_net *net = a->net;
-            hc_nninput_params prm = hc_nninput_params_default();
-            prm.playout_doubling_advantage = a->settings.playout_doubling_advantage;
-            prm.policy_optimism = a->settings.policy_optimism;
-            prm.nn_policy_temperature = a->settings.policy_temperature;
-            prm.pass_alive_suicide_rules_override = net->prefer_pass_alive_under_suicide ? 1 : 0;
-            size_t ns = (size_t)a->nx * (size_t)a->ny * (size_t)net->num_input_c;
-            size_t ng = (size_t)net->num_input_global_c;
-            size_t area = (size_t)a->nx * (size_t)a->ny;
-            if (hc_features_fill(net->input_version, rh, p->next_pla, &prm, a->nx, a->ny, a->feat_a, a->glob_a, err) ||
-                hc_features_fill(net->input_version, gh, p->next_pla, &prm, a->nx, a->ny, a->feat_b, a->glob_b, err)) {
-                rc = -1;
-            } else {
-                hc_history_legal_map(rh, a->nx, a->ny, a->legal_a);
-                hc_history_legal_map(gh, a->nx, a->ny, a->legal_b);
-                for (size_t k = 0; k < ns && !why[0]; k++)
-                    if (memcmp(&a->feat_a[k], &a->feat_b[k], sizeof(float)) != 0)
-                        snprintf(why, len, "the analysis engine's replay gives different NN inputs (spatial channel "
-                                 "%zu; ko, pass or move history state) than the record", k / area);
-                for (size_t k = 0; k < ng && !why[0]; k++)
-                    if (memcmp(&a->glob_a[k], &a->glob_b[k], sizeof(float)) != 0)
-                        snprintf(why, len, "the analysis engine's replay gives different NN inputs (global channel "
-                                 "%zu: %g in the record, %g in the replay)", k, (double)a->glob_a[k],
-                                 (double)a->glob_b[k]);
-                if (!why[0] && memcmp(a->legal_a, a->legal_b, area + 1) != 0)
-                    snprintf(why, len, "the analysis engine's replay gives different legal moves than the record");
-            }
-            hc_history_free(rh);
-        }
+    hc_replay_diff d;
+    if (rc == 0 && !why[0] && a->cmp && (rc = hc_replay_compare(a->cmp, &a->settings, p, gh, &d, err)) == 0) {
+        if (d.kind == HC_REPLAY_SPATIAL)
+            snprintf(why, len, "the analysis engine's replay gives different NN inputs (spatial channel "
+                     "%zu; ko, pass or move history state) than the record", d.channel);
+        else if (d.kind == HC_REPLAY_GLOBAL)
+            snprintf(why, len, "the analysis engine's replay gives different NN inputs (global channel "
+                     "%zu: %g in the record, %g in the replay)", d.channel, d.record, d.replay);
+        else if (d.kind == HC_REPLAY_LEGAL)
+            snprintf(why, len, "the analysis engine's replay gives different legal moves than the record");
     }
     hc_history_free(gh);
     return rc;
@@ -515,7 +435,7 @@ static json_t *stone_list(const hc_xy *st, int n, const char *color, int y_size)
     json_t *arr = json_array();
     for (int i = 0; arr && i < n; i++) {
         char v[8];
-        vertex(st[i].x, st[i].y, y_size, v, sizeof v);
+        hc_replay_vertex(st[i].x, st[i].y, y_size, v, sizeof v);
         json_array_append_new(arr, json_pack("[ss]", color, v));
     }
     return arr;
@@ -546,7 +466,7 @@ static char *make_query(const analysis_backend *a, const hc_position *p, long se
     json_t *moves = json_array();
     for (int i = 0; i < p->n_moves; i++) {
         char v[8];
-        vertex(p->moves[i].x, p->moves[i].y, p->y_size, v, sizeof v);
+        hc_replay_vertex(p->moves[i].x, p->moves[i].y, p->y_size, v, sizeof v);
         json_array_append_new(moves, json_pack("[ss]", p->moves[i].pla == HC_BLACK ? "B" : "W", v));
     }
     json_object_set_new(q, "moves", moves);

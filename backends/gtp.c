@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "settings.h"
+#include "engine_replay.h"
 #include "extproc.h"
 #include "gtp.h"
 #include "history.h"
@@ -45,8 +46,7 @@ typedef struct gtp_backend {
     int opt_arg;           /* kata-raw-nn takes a trailing optimism: 1 yes, 0 no, -1 unknown */
     double pda_sent;       /* playoutDoublingAdvantage last set; NAN unknown */
     char profile_sent[32];
-    float *feat_a, *feat_b, *glob_a, *glob_b;
-    unsigned char *legal_a, *legal_b;
+    hc_replay_cmp *cmp;    /* the record's and the replay's NN inputs, with a net */
     char *reply;
     char identity[600];    /* `name` `version` (and KataGo's kata-get-models: model, fp16), "" unknown */
     long answered;   /* positions evaluated, and the time it took (hc_engine_stats) */
@@ -67,12 +67,7 @@ static void gtp_close(void *inst)
             hc_extproc_stop(&g->proc);
     }
     hc_extproc_free_argv(g->argv);
-    free(g->feat_a);
-    free(g->feat_b);
-    free(g->glob_a);
-    free(g->glob_b);
-    free(g->legal_a);
-    free(g->legal_b);
+    hc_replay_cmp_free(g->cmp);
     free(g->reply);
     free(g);
 }
@@ -262,17 +257,8 @@ static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int
     g->reply = hc_malloc(REPLY_MAX, err, "GTP reply");
     if (!g->reply)
         goto fail;
-    if (net) {
-        size_t area = (size_t)nx * (size_t)ny;
-        g->feat_a = hc_malloc(sizeof(float) * area * (size_t)net->num_input_c, err, "features");
-        g->feat_b = hc_malloc(sizeof(float) * area * (size_t)net->num_input_c, err, "features");
-        g->glob_a = hc_malloc(sizeof(float) * (size_t)(net->num_input_global_c + 1), err, "features");
-        g->glob_b = hc_malloc(sizeof(float) * (size_t)(net->num_input_global_c + 1), err, "features");
-        g->legal_a = hc_malloc(area + 1, err, "legal map");
-        g->legal_b = hc_malloc(area + 1, err, "legal map");
-        if (!g->feat_a || !g->feat_b || !g->glob_a || !g->glob_b || !g->legal_a || !g->legal_b)
-            goto fail;
-    }
+    if (net && !(g->cmp = hc_replay_cmp_new(net, nx, ny, err)))
+        goto fail;
     if (start_engine(g, err))
         goto fail;
     return g;
@@ -299,68 +285,27 @@ static const hc_resolution *gtp_resolution(void *inst)
     return &((gtp_backend *)inst)->res;
 }
 
-static void vertex(int x, int y, int y_size, char *buf, size_t len)
-{
-    static const char cols[] = "ABCDEFGHJKLMNOPQRSTUVWXYZ";
-    if (x < 0)
-        snprintf(buf, len, "pass");
-    else
-        snprintf(buf, len, "%c%d", cols[x], y_size - y);
-}
-
 /* --- the replay KataGo's GTP engine will do ------------------------------------------------- */
 
-/* Search::setPlayerAndClearHistory as GTP play and kata-raw-nn COLOR do it. */
-static int restart_history(hc_history *h, int pla, int handicap, hc_err *err)
-{
-    hc_board b = *hc_history_board(h);
-    hc_board_clear_ko_loc(&b);
-    if (hc_history_reset(h, &b, pla, hc_history_encore_phase(h), err))
-        return -1;
-    hc_history_set_assume_multiple_starting_black_moves_are_handicap(h, handicap);
-    return 0;
-}
+static const hc_replay_words GTP_WORDS = {
+    .encore = "GTP has no command that starts a game in the cleanup phase",
+    .board = "GTP boardsize takes",
+    .komi = "GTP's komi takes",
+    .stones = ": GTP set_position refuses them",
+};
 
 /* Why the position cannot be replayed exactly (into why), or "" when it can; *color_arg says
  * whether kata-raw-nn needs the player argument. -1 with err on an internal failure. */
 static int check_replay(gtp_backend *g, const hc_position *p, int *color_arg, char *why, size_t len, hc_err *err)
 {
-    why[0] = '\0';
     *color_arg = 0;
-    if (p->initial_encore_phase > 0) {
-        snprintf(why, len, "initial encore phase %d: GTP has no command that starts a game in the cleanup phase",
-                 p->initial_encore_phase);
-        return 0;
-    }
-    if (p->x_size > 19 || p->y_size > 19 || p->x_size < 2 || p->y_size < 2) {
-        snprintf(why, len, "board %dx%d: GTP boardsize takes 2..19", p->x_size, p->y_size);
-        return 0;
-    }
-    if (!(p->komi * 2 == floorf(p->komi * 2)) || p->komi < -150 || p->komi > 150) {
-        snprintf(why, len, "komi %g: GTP's komi takes integers and half-integers in [-150, 150]", (double)p->komi);
-        return 0;
-    }
     hc_rules rules;
-    if (hc_rules_parse(p->rules, &rules, err))
-        return -1;
     hc_board b;
-    if (hc_board_init(&b, p->x_size, p->y_size, err))
+    if (hc_replay_start(p, &GTP_WORDS, &rules, &b, why, len, err))
         return -1;
-    int nst = p->n_initial_black + p->n_initial_white;
-    hc_placement *pl = hc_malloc(sizeof *pl * (size_t)(nst ? nst : 1), err, "stones");
-    if (!pl)
-        return -1;
-    for (int i = 0; i < p->n_initial_black; i++)
-        pl[i] = (hc_placement){hc_loc_of(p->initial_black[i].x, p->initial_black[i].y, p->x_size), HC_BLACK};
-    for (int i = 0; i < p->n_initial_white; i++)
-        pl[p->n_initial_black + i] =
-            (hc_placement){hc_loc_of(p->initial_white[i].x, p->initial_white[i].y, p->x_size), HC_WHITE};
-    int ok = hc_board_set_stones_fail_if_no_libs(&b, pl, nst);
-    free(pl);
-    if (!ok) {
-        snprintf(why, len, "setup stones that overlap or have no liberties: GTP set_position refuses them");
+    if (why[0])
         return 0;
-    }
+    int nst = p->n_initial_black + p->n_initial_white;
     hc_history *gh = hc_history_new(&b, HC_BLACK, &rules, 0, false, err);
     if (!gh)
         return -1;
@@ -372,13 +317,13 @@ static int check_replay(gtp_backend *g, const hc_position *p, int *color_arg, ch
         int pass = m->x < 0;
         hc_loc loc = pass ? HC_PASS_LOC : hc_loc_of(m->x, m->y, p->x_size);
         char v[8];
-        vertex(m->x, m->y, p->y_size, v, sizeof v);
+        hc_replay_vertex(m->x, m->y, p->y_size, v, sizeof v);
         if (!pass && !hc_board_is_legal(hc_history_board(gh), loc, m->pla, rules.multi_stone_suicide_legal)) {
             snprintf(why, len, "move %d (%s %s) is a ko recapture, a suicide or on a stone: GTP play refuses it",
                      i + 1, m->pla == HC_BLACK ? "B" : "W", v);
             break;
         }
-        if (m->pla != pla && restart_history(gh, m->pla, g->engine_handicap, err)) {
+        if (m->pla != pla && hc_replay_restart_history(gh, m->pla, g->engine_handicap, err)) {
             rc = -1;
             break;
         }
@@ -393,45 +338,22 @@ static int check_replay(gtp_backend *g, const hc_position *p, int *color_arg, ch
     }
     if (rc == 0 && !why[0] && p->next_pla != pla) {
         *color_arg = 1;
-        rc = restart_history(gh, p->next_pla, g->engine_handicap, err);
+        rc = hc_replay_restart_history(gh, p->next_pla, g->engine_handicap, err);
     }
-    if (rc == 0 && !why[0] && g->net) {
-        hc_history *rh = hc_history_from_position(p, err);
-        if (!rh) {
-            rc = -1;
-        } else {
-            const hc_net *net = g->net;
-            hc_nninput_params prm = hc_nninput_params_default();
-            prm.playout_doubling_advantage = g->settings.playout_doubling_advantage;
-            prm.policy_optimism = g->settings.policy_optimism;
-            prm.nn_policy_temperature = g->settings.policy_temperature;
-            prm.pass_alive_suicide_rules_override = net->prefer_pass_alive_under_suicide ? 1 : 0;
-            size_t ns = (size_t)g->nx * (size_t)g->ny * (size_t)net->num_input_c;
-            size_t ng = (size_t)net->num_input_global_c;
-            if (hc_features_fill(net->input_version, rh, p->next_pla, &prm, g->nx, g->ny, g->feat_a, g->glob_a, err) ||
-                hc_features_fill(net->input_version, gh, p->next_pla, &prm, g->nx, g->ny, g->feat_b, g->glob_b, err)) {
-                rc = -1;
-            } else {
-                hc_history_legal_map(rh, g->nx, g->ny, g->legal_a);
-                hc_history_legal_map(gh, g->nx, g->ny, g->legal_b);
-                size_t area = (size_t)g->nx * (size_t)g->ny;
-                for (size_t k = 0; k < ns && !why[0]; k++)
-                    if (memcmp(&g->feat_a[k], &g->feat_b[k], sizeof(float)) != 0)
-                        snprintf(why, len, "GTP's replay gives different NN inputs (spatial channel %zu differs: "
-                                 "%s) than the record", k / area,
-                                 p->n_moves && p->initial_pla != HC_BLACK ? "the record starts with white to move"
-                                 : *color_arg ? "kata-raw-nn with a colour restarts the move history"
-                                 : "ko, pass or move history state");
-                for (size_t k = 0; k < ng && !why[0]; k++)
-                    if (memcmp(&g->glob_a[k], &g->glob_b[k], sizeof(float)) != 0)
-                        snprintf(why, len, "GTP's replay gives different NN inputs (global channel %zu: %g in the "
-                                 "record, %g after GTP; komi, handicap bonus, pass or encore state)",
-                                 k, (double)g->glob_a[k], (double)g->glob_b[k]);
-                if (!why[0] && memcmp(g->legal_a, g->legal_b, area + 1) != 0)
-                    snprintf(why, len, "GTP's replay gives different legal moves (superko state) than the record");
-            }
-            hc_history_free(rh);
-        }
+    hc_replay_diff d;
+    if (rc == 0 && !why[0] && g->cmp && (rc = hc_replay_compare(g->cmp, &g->settings, p, gh, &d, err)) == 0) {
+        if (d.kind == HC_REPLAY_SPATIAL)
+            snprintf(why, len, "GTP's replay gives different NN inputs (spatial channel %zu differs: "
+                     "%s) than the record", d.channel,
+                     p->n_moves && p->initial_pla != HC_BLACK ? "the record starts with white to move"
+                     : *color_arg ? "kata-raw-nn with a colour restarts the move history"
+                     : "ko, pass or move history state");
+        else if (d.kind == HC_REPLAY_GLOBAL)
+            snprintf(why, len, "GTP's replay gives different NN inputs (global channel %zu: %g in the "
+                     "record, %g after GTP; komi, handicap bonus, pass or encore state)",
+                     d.channel, d.record, d.replay);
+        else if (d.kind == HC_REPLAY_LEGAL)
+            snprintf(why, len, "GTP's replay gives different legal moves (superko state) than the record");
     }
     hc_history_free(gh);
     return rc;
@@ -659,7 +581,7 @@ static int eval_one(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc_err
             int n = c ? p->n_initial_white : p->n_initial_black;
             for (int i = 0; i < n && o2 < sizeof cmd - 16; i++) {
                 char v[8];
-                vertex(st[i].x, st[i].y, p->y_size, v, sizeof v);
+                hc_replay_vertex(st[i].x, st[i].y, p->y_size, v, sizeof v);
                 o2 += (size_t)snprintf(cmd + o2, sizeof cmd - o2, " %c %s", c ? 'W' : 'B', v);
             }
         }
@@ -668,7 +590,7 @@ static int eval_one(gtp_backend *g, const hc_position *p, hc_nnoutput *o, hc_err
     }
     for (int i = 0; i < p->n_moves; i++) {
         char v[8];
-        vertex(p->moves[i].x, p->moves[i].y, p->y_size, v, sizeof v);
+        hc_replay_vertex(p->moves[i].x, p->moves[i].y, p->y_size, v, sizeof v);
         snprintf(cmd, sizeof cmd, "play %c %s", p->moves[i].pla == HC_BLACK ? 'B' : 'W', v);
         char pre[64];
         snprintf(pre, sizeof pre, "move %d: ", i + 1);

@@ -16,7 +16,6 @@
  * only while FILE does not exist (it is created then), so a restarted engine behaves.
  * At EOF on stdin it logs "NN rows: R", "NN batches: N", "NN avg batch size: A" on stderr (not
  * with -no-stats) and exits 0. */
-#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include <jansson.h>
 
 #include "backend.h"
+#include "lib/testlib.h"
 #include "board.h"
 #include "evaluate.h"
 #include "rules.h"
@@ -45,19 +45,6 @@ typedef struct fake {
     hc_nnoutput prev0; /* the previous batch's first row (stale) */
     int have_prev;
 } fake;
-
-static int misbehaving(fake *f)
-{
-    if (!f->misbehave)
-        return 0;
-    if (!f->once)
-        return 1;
-    int fd = open(f->once, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0)
-        return 0;
-    close(fd);
-    return 1;
-}
 
 static int is(const fake *f, const char *what)
 {
@@ -312,7 +299,7 @@ int main(int argc, char **argv)
                         "[-once FILE] [-no-stats]\n");
         return 2;
     }
-    f.misbehaving_now = misbehaving(&f);
+    f.misbehaving_now = hc_misbehave_now(f.misbehave, f.once);
     if (is(&f, "die-at-start")) {
         fprintf(stderr, "fake analysis engine: cannot load the model (on purpose)\n");
         return 1;

@@ -10,7 +10,6 @@
  * engine behaves. The position is rebuilt from the GTP state as a positions record (setup
  * stones, black first, turn number = stone count, the moves) and evaluated with
  * hc_eval_positions on ref32; a play is checked for legality the way KataGo's play does. */
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "lib/testlib.h"
 #include "evaluate.h"
 #include "history.h"
 #include "rules.h"
@@ -38,19 +38,6 @@ typedef struct fake {
     int no_opt_arg;
     const char *misbehave, *once;
 } fake;
-
-static int misbehaving(fake *f)
-{
-    if (!f->misbehave)
-        return 0;
-    if (!f->once)
-        return 1;
-    int fd = open(f->once, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0)
-        return 0;
-    close(fd);
-    return 1;
-}
 
 static void reply(const char *s)
 {
@@ -171,7 +158,7 @@ static void raw_nn(fake *f, char **tok, int nt)
     }
     f->ref_x = nx;
     f->ref_y = ny;
-    const char *mb = misbehaving(f) ? f->misbehave : "";
+    const char *mb = hc_misbehave_now(f->misbehave, f->once) ? f->misbehave : "";
     static char out[1 << 16];
     size_t n = 0;
 #define OUT(...) n += (size_t)snprintf(out + n, sizeof out - n, __VA_ARGS__)
@@ -264,7 +251,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (f.misbehave && !strcmp(f.misbehave, "die-at-start") && misbehaving(&f)) {
+    if (f.misbehave && !strcmp(f.misbehave, "die-at-start") && hc_misbehave_now(f.misbehave, f.once)) {
         fprintf(stderr, "fake engine: cannot load the model (dying at start on purpose)\n");
         return 3;
     }

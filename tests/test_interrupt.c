@@ -2,7 +2,7 @@
  * stops the backend's process group, removes the scratch directory, writes the finished
  * cases' reports whole and marked interrupted, and exits 130; an interrupted ci/sweep exits
  * 130 without merging, leaves no process or scratch behind, and --resume completes it. */
-#define _GNU_SOURCE /* setsid */
+#define _GNU_SOURCE /* usleep */
 #include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,13 +20,6 @@
 
 static char hc[1024], root[1024], dir[1024];
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int empty_dir(const char *rel)
 {
     char path[2048];
@@ -42,46 +35,18 @@ static int empty_dir(const char *rel)
     return n == 0;
 }
 
-/* Starts cmd in its own session; returns its pid. With the default dispositions of the signals
+/* Commands start with hc_start_session(cmd, 1): with the default dispositions of the signals
  * the test sends: started in the background (sh -c 'make test &', nohup, a CI runner), this
  * program inherits SIGINT ignored, and halfcheck, as a shell's background job should, keeps
  * ignoring a SIGINT ignored on entry; the test stands for a user's ^C at a terminal. */
-static pid_t start(const char *cmd)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        setsid();
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-/* Waits until the file dir/rel holds text (or up to limit seconds); returns whether it did. */
-static int wait_for(const char *rel, const char *text, double limit)
-{
-    double t0 = now_s();
-    while (now_s() - t0 < limit) {
-        char *t = hc_slurp(hc_path(dir, rel));
-        int ok = t && strstr(t, text);
-        free(t);
-        if (ok)
-            return 1;
-        usleep(20000);
-    }
-    return 0;
-}
 
 /* Waits for pid (up to limit seconds, then kills its session); returns its exit status,
  * 1000 + the signal that killed it, or -1 when it did not end by itself. */
 static int wait_exit(pid_t pid, double limit)
 {
-    double t0 = now_s();
+    double t0 = hc_now_s();
     int st;
-    while (now_s() - t0 < limit) {
+    while (hc_now_s() - t0 < limit) {
         if (waitpid(pid, &st, WNOHANG) == pid)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st); /* killed: not an exit 130 */
         usleep(20000);
@@ -100,9 +65,9 @@ static void run_case(int sig, const char *tag, const char *name)
     hc_shf("cd %s && rm -rf %s %s %s && mkdir %s", dir, out, errf, tmp, tmp);
     snprintf(cmd, sizeof cmd, "cd %s && TMPDIR=%s/%s exec %s run hang.yaml --out %s --cache cache >/dev/null 2>%s", dir, dir,
              tmp, hc, out, errf);
-    pid_t pid = start(cmd);
+    pid_t pid = hc_start_session(cmd, 1);
     /* The hanging case has started: the two before it finished. */
-    int started = wait_for(errf, "hang unbatched: started", 60);
+    int started = hc_wait_for_text(dir, errf, "hang unbatched: started", 60);
     usleep(300000);
     kill(pid, sig);
     int rc = wait_exit(pid, 30);
@@ -146,7 +111,7 @@ int main(void)
 {
     /* As if started in the background (sh -c 'make test &', nohup, a CI runner without a
      * terminal): SIGINT ignored on entry, inherited by whatever the test starts unless it says
-     * otherwise. The checks below must pass all the same (start() gives its commands the default
+     * otherwise. The checks below must pass all the same (hc_start_session gives its commands the default
      * dispositions, as a user's terminal would). */
     signal(SIGINT, SIG_IGN);
     const char *h = hc_halfcheck_bin();
@@ -185,8 +150,8 @@ int main(void)
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "cd %s && TMPDIR=%s/tmp-sw exec %s/ci/sweep hang.yaml -j 2 --out sw --halfcheck %s >/dev/null 2>sw.err",
              dir, dir, root, hc);
-    pid_t pid = start(cmd);
-    int started = wait_for("sw.err", "job 4/4", 60) && wait_for("sw.err", "job 2/4", 60);
+    pid_t pid = hc_start_session(cmd, 1);
+    int started = hc_wait_for_text(dir, "sw.err", "job 4/4", 60) && hc_wait_for_text(dir, "sw.err", "job 2/4", 60);
     usleep(300000);
     kill(pid, SIGINT);
     rc = wait_exit(pid, 30);

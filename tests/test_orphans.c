@@ -3,7 +3,7 @@
  * (tests/helper_fake_gtp -misbehave hang), and neither the child nor the engine may be left.
  * Once with HC_NO_PDEATHSIG=1, so that the portable lifeline (a pipe only the parent holds,
  * harness/run/isolate.c) does it alone, as on macOS; once as Linux runs by default. */
-#define _GNU_SOURCE /* setsid */
+#define _GNU_SOURCE /* usleep */
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,40 +17,6 @@
 
 static char hc[1024], dir[1200], helper[1200];
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Starts cmd in a session of its own (so that every process it leaves can be counted); returns
- * its pid, the session's id. */
-static pid_t start(const char *cmd)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        setsid();
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_for(const char *rel, const char *text, double limit)
-{
-    double t0 = now_s();
-    while (now_s() - t0 < limit) {
-        char *t = hc_slurp(hc_path(dir, rel));
-        int ok = t && strstr(t, text);
-        free(t);
-        if (ok)
-            return 1;
-        usleep(20000);
-    }
-    return 0;
-}
-
 static void kill_mid_case(const char *tag, const char *env, const char *what)
 {
     char cmd[4096], name[64];
@@ -59,22 +25,22 @@ static void kill_mid_case(const char *tag, const char *env, const char *what)
              "cd %s && TMPDIR=%s/tmp-%s %s exec %s run hang.yaml --out run-%s --no-cache --timeout 300 >/dev/null "
              "2>run-%s.err",
              dir, dir, tag, env, hc, tag, tag);
-    pid_t pid = start(cmd);
+    pid_t pid = hc_start_session(cmd, 0);
     char errf[64];
     snprintf(errf, sizeof errf, "run-%s.err", tag);
-    int started = wait_for(errf, "engine unbatched: started", 60);
+    int started = hc_wait_for_text(dir, errf, "engine unbatched: started", 60);
     /* halfcheck, its case child and the engine the child started, all alive */
     int before = 0;
-    double t0 = now_s();
-    while (started && now_s() - t0 < 60 && (before = hc_session_count(pid)) >= 0 && before < 3)
+    double t0 = hc_now_s();
+    while (started && hc_now_s() - t0 < 60 && (before = hc_session_count(pid)) >= 0 && before < 3)
         usleep(20000);
     usleep(300000); /* the engine is in its hang: it has answered half a reply */
     kill(pid, SIGKILL);
     int st;
     waitpid(pid, &st, 0);
     int left = -1;
-    t0 = now_s();
-    while (now_s() - t0 < 10 && (left = hc_session_count(pid)) > 0)
+    t0 = hc_now_s();
+    while (hc_now_s() - t0 < 10 && (left = hc_session_count(pid)) > 0)
         usleep(20000);
     snprintf(name, sizeof name, "orphans-%s.1", tag);
     if (before < 0) {

@@ -2,6 +2,7 @@
 #include "testlib.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -181,4 +182,54 @@ void hc_session_kill(pid_t sid)
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+}
+
+double hc_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+pid_t hc_start_session(const char *cmd, int default_signals)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (default_signals) {
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGQUIT, SIG_DFL);
+        }
+        setsid();
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+int hc_wait_for_text(const char *dir, const char *rel, const char *text, double limit)
+{
+    double t0 = hc_now_s();
+    while (hc_now_s() - t0 < limit) {
+        char *t = hc_slurp(hc_path(dir, rel));
+        int ok = t && strstr(t, text);
+        free(t);
+        if (ok)
+            return 1;
+        nanosleep(&(struct timespec){0, 20000000L}, NULL);
+    }
+    return 0;
+}
+
+int hc_misbehave_now(const char *misbehave, const char *once)
+{
+    if (!misbehave)
+        return 0;
+    if (!once)
+        return 1;
+    int fd = open(once, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
 }

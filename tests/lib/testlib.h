@@ -36,4 +36,21 @@ int hc_file_exists(const char *path);
 int hc_session_count(pid_t sid);
 void hc_session_kill(pid_t sid);
 
+/* Seconds on the monotonic clock. */
+double hc_now_s(void);
+
+/* Starts `sh -c cmd` in a session of its own (so that every process it leaves can be counted
+ * with hc_session_count); returns its pid, the session's id. default_signals: SIGINT, SIGTERM
+ * and SIGQUIT back to their default dispositions in it first (a program started in the
+ * background inherits SIGINT ignored, and a test that sends it stands for a user's ^C). */
+pid_t hc_start_session(const char *cmd, int default_signals);
+
+/* The fake engines' -misbehave ... [-once FILE]: whether to misbehave now (misbehave set; with
+ * once, only while the file once does not exist, which it creates then, so that a restarted
+ * engine behaves). */
+int hc_misbehave_now(const char *misbehave, const char *once);
+
+/* Waits until the file dir/rel holds text (or up to limit seconds); returns whether it did. */
+int hc_wait_for_text(const char *dir, const char *rel, const char *text, double limit);
+
 #endif
