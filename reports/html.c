@@ -2,50 +2,17 @@
 #include "html.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stream.h"
+#include "strbuf.h"
 
-/* The page is built in memory, then written in one go. */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->p && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 65536;
-        while (cap < b->n + (size_t)k + 1)
-            cap *= 2;
-        char *np = realloc(b->p, cap);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-}
+/* The page is built in memory (an hc_strbuf), then written in one go; the short local names keep the
+   page code below as it reads. */
+typedef hc_strbuf sbuf;
+#define sb_printf hc_strbuf_printf
 
 /* Text and attribute values escaped. */
 static void sb_esc(sbuf *b, const char *s)
@@ -964,7 +931,7 @@ static void provenance_section(sbuf *b, const hc_results *rs)
 
 int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
 {
-    sbuf b = {0};
+    sbuf b = HC_STRBUF_INIT;
     size_t pass = 0, fail = 0, errors = 0, skipped = 0;
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
@@ -1018,17 +985,17 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
             net_section(&b, rs, rs->items[i].net);
     provenance_section(&b, rs);
     sb_printf(&b, "</body></html>\n");
-    if (b.oom) {
-        free(b.p);
+    if (hc_strbuf_failed(&b)) {
+        hc_strbuf_free(&b);
         return hc_err_set(err, HC_ENOMEM, "%s: out of memory building the page", path);
     }
     hc_ostream *o = hc_ostream_open(path, err);
     if (!o) {
-        free(b.p);
+        hc_strbuf_free(&b);
         return -1;
     }
-    int rc = hc_ostream_write(o, b.p, b.n, err);
-    free(b.p);
+    int rc = hc_ostream_write(o, hc_strbuf_str(&b), hc_strbuf_len(&b), err);
+    hc_strbuf_free(&b);
     if (rc) {
         hc_ostream_abort(o);
         return -1;

@@ -1,49 +1,16 @@
 /* The per-net summary table (summary.h). */
 #include "summary.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stream.h"
+#include "strbuf.h"
 
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *t = realloc(b->s, cap);
-        if (!t) {
-            b->oom = 1;
-            return;
-        }
-        b->s = t;
-        b->cap = cap;
-    }
-}
+/* The table is built in an hc_strbuf; the short local names keep the code below as it reads. */
+typedef hc_strbuf sbuf;
+#define sb_printf hc_strbuf_printf
 
 /* Markdown table text: '|' escaped, newlines as spaces. */
 static void sb_cell(sbuf *b, const char *s)
@@ -92,14 +59,14 @@ static void fig_pct(sbuf *b, const acc *a)
 
 char *hc_summary_markdown(const hc_results *rs, hc_err *err)
 {
-    sbuf b = {0};
+    sbuf b = HC_STRBUF_INIT;
     sb_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
                   "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");
     unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
     if (!done) {
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
-        free(b.s);
+        hc_strbuf_free(&b);
         return NULL;
     }
     for (size_t i = 0; i < rs->n; i++) {
@@ -184,12 +151,10 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
             sb_printf(&b, " - |\n");
     }
     free(done);
-    if (b.oom) {
-        free(b.s);
+    char *text = hc_strbuf_take(&b, NULL);
+    if (!text)
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
-        return NULL;
-    }
-    return b.s;
+    return text;
 }
 
 int hc_summary_write(const hc_results *rs, const char *path, hc_err *err)

@@ -10,7 +10,6 @@
 /* realpath is XSI: POSIX.1-2008 with the X/Open extension (every Unix halfcheck runs on). */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "files.h"
 #include "model.h"
 #include "stream.h"
+#include "strbuf.h"
 #include "yamlcfg.h"
 
 static const cli_opt opts[] = {
@@ -404,31 +404,9 @@ static int classify(knet *nets, int n, const family *fams, int n_fams, hc_err *e
 
 /* --- the suite ------------------------------------------------------------------------------- */
 
-typedef struct gbuf {
-    char *s;
-    size_t len, cap;
-    int bad;
-} gbuf;
-
-static void g_add(gbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void g_add(gbuf *b, const char *fmt, ...)
-{
-    if (b->bad)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (b->len + (size_t)n + 1 > b->cap &&
-                  !(b->s = realloc(b->s, b->cap = (b->len + (size_t)n + 1) * 2)))) {
-        b->bad = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
+/* The suite is built in an hc_strbuf, then written in one go; the short local names keep the code below as it reads. */
+typedef hc_strbuf gbuf;
+#define g_add hc_strbuf_printf
 
 /* A YAML double-quoted scalar. */
 static void g_quoted(gbuf *b, const char *s)
@@ -443,7 +421,7 @@ static int write_suite(const char *path, const char *data, const knet *nets, int
                        const char *const *tiers, int n_tiers, int batched, hc_err *err)
 {
     static const char *const bnames[2] = {"katago-analysis", "katago-gtp"};
-    gbuf b = {0};
+    gbuf b = HC_STRBUF_INIT;
     g_add(&b, "# Written by halfcheck katago: KataGo's testgpuerror boards, as rungpuerrortest.sh gives them to a\n"
               "# net of each family (suites/katago/families.yaml), evaluated by a KataGo build against\n"
               "# halfcheck's fp32 reference. Rerun: halfcheck run %s\nname: katago\nnets:\n", path);
@@ -506,17 +484,17 @@ static int write_suite(const char *path, const char *data, const knet *nets, int
                 g_add(&b, ", overrides: {requireExactNNLen: %s}", nets[i].fam->exact[j] ? "true" : "false");
             g_add(&b, "}\n");
         }
-    if (b.bad) {
-        free(b.s);
+    if (hc_strbuf_failed(&b)) {
+        hc_strbuf_free(&b);
         return hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
     }
     hc_ostream *os = hc_ostream_open(path, err);
     int rc = os ? 0 : -1;
-    if (os && (hc_ostream_write(os, b.s, b.len, err) || hc_ostream_commit(os, err))) {
+    if (os && (hc_ostream_write(os, hc_strbuf_str(&b), hc_strbuf_len(&b), err) || hc_ostream_commit(os, err))) {
         hc_ostream_abort(os);
         rc = -1;
     }
-    free(b.s);
+    hc_strbuf_free(&b);
     return rc;
 }
 
