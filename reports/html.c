@@ -9,21 +9,18 @@
 #include "stream.h"
 #include "strbuf.h"
 
-/* The page is built in memory (an hc_strbuf), then written in one go; the short local names keep the
-   page code below as it reads. */
-typedef hc_strbuf sbuf;
-#define sb_printf hc_strbuf_printf
+/* The page is built in memory (an hc_strbuf), then written in one go. */
 
 /* Text and attribute values escaped. */
-static void sb_esc(sbuf *b, const char *s)
+static void sb_esc(hc_strbuf *b, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
-        case '<': sb_printf(b, "&lt;"); break;
-        case '>': sb_printf(b, "&gt;"); break;
-        case '&': sb_printf(b, "&amp;"); break;
-        case '"': sb_printf(b, "&quot;"); break;
-        default: sb_printf(b, "%c", *s);
+        case '<': hc_strbuf_printf(b, "&lt;"); break;
+        case '>': hc_strbuf_printf(b, "&gt;"); break;
+        case '&': hc_strbuf_printf(b, "&amp;"); break;
+        case '"': hc_strbuf_printf(b, "&quot;"); break;
+        default: hc_strbuf_printf(b, "%c", *s);
         }
     }
 }
@@ -31,44 +28,34 @@ static void sb_esc(sbuf *b, const char *s)
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 enum { N_PALETTE = 8 };
 
-static int result_pass(const hc_result *r)
-{
-    if (r->outcome != HC_OUT_CHECKED || hc_result_is_error(r) || !r->checks)
-        return 0;
-    for (size_t t = 0; t < r->n_tiers; t++)
-        if (!r->checks[t].pass)
-            return 0;
-    return 1;
-}
-
 static const char *verdict_class(const hc_result *r)
 {
     if (r->outcome == HC_OUT_SKIPPED)
         return "skip";
     if (hc_result_is_error(r))
         return "err";
-    return result_pass(r) ? "pass" : "fail";
+    return hc_result_passed(r) ? "pass" : "fail";
 }
 
-static void fig(sbuf *b, int metric, double v)
+static void fig(hc_strbuf *b, int metric, double v)
 {
     char buf[64];
-    sb_printf(b, "<td class=num>%s</td>", hc_metric_format(metric, v, buf, sizeof buf));
+    hc_strbuf_printf(b, "<td class=num>%s</td>", hc_metric_format(metric, v, buf, sizeof buf));
 }
 
-static void tiers_cell(sbuf *b, const hc_result *r)
+static void tiers_cell(hc_strbuf *b, const hc_result *r)
 {
-    sb_printf(b, "<td>");
+    hc_strbuf_printf(b, "<td>");
     for (size_t t = 0; t < r->n_tiers; t++) {
         const char *cls = r->outcome == HC_OUT_CHECKED && r->checks ? (r->checks[t].pass ? "pass" : "fail") : "skip";
-        sb_printf(b, "<span class=%s>", cls);
+        hc_strbuf_printf(b, "<span class=%s>", cls);
         sb_esc(b, r->tiers[t].name);
-        sb_printf(b, " %s</span> ", r->outcome == HC_OUT_CHECKED && r->checks ? (r->checks[t].pass ? "pass" : "FAIL") : "-");
+        hc_strbuf_printf(b, " %s</span> ", r->outcome == HC_OUT_CHECKED && r->checks ? (r->checks[t].pass ? "pass" : "FAIL") : "-");
     }
-    sb_printf(b, "</td>");
+    hc_strbuf_printf(b, "</td>");
 }
 
-static void closest_cell(sbuf *b, const hc_result *r)
+static void closest_cell(hc_strbuf *b, const hc_result *r)
 {
     const hc_tier_check *best = NULL;
     size_t bt = 0;
@@ -78,35 +65,35 @@ static void closest_cell(sbuf *b, const hc_result *r)
             bt = t;
         }
     if (!best) {
-        sb_printf(b, "<td>-</td>");
+        hc_strbuf_printf(b, "<td>-</td>");
         return;
     }
     if (hc_tier_is_exact(&r->tiers[bt])) {
         /* Every limit 0: the figures are the reference's bits or not; a ratio says nothing. */
-        sb_printf(b, "<td>%s (", best->pass ? "bit-identical" : "differs");
+        hc_strbuf_printf(b, "<td>%s (", best->pass ? "bit-identical" : "differs");
         sb_esc(b, r->tiers[bt].name);
-        sb_printf(b, ")</td>");
+        hc_strbuf_printf(b, ")</td>");
         return;
     }
     int m = best->worst_all_metric, p = best->worst_all_pct;
     char val[64], lim[64];
-    sb_printf(b, "<td>%s %s: %s of ", hc_metric_infos[m].name, hc_pct_names[p],
+    hc_strbuf_printf(b, "<td>%s %s: %s of ", hc_metric_infos[m].name, hc_pct_names[p],
               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val));
     sb_esc(b, hc_limit_format(&r->tiers[bt], m, p, lim, sizeof lim));
-    sb_printf(b, " = %.3g&#215; (", best->worst_all_ratio);
+    hc_strbuf_printf(b, " = %.3g&#215; (", best->worst_all_ratio);
     sb_esc(b, r->tiers[bt].name);
-    sb_printf(b, ")</td>");
+    hc_strbuf_printf(b, ")</td>");
 }
 
 static const int headline[] = {HC_M_WINRATE, HC_M_TOP_POLICY, HC_M_POLICY_KL, HC_M_OWNERSHIP};
 enum { N_HEADLINE = 4 };
 
-static void result_label(sbuf *b, const hc_result *r)
+static void result_label(hc_strbuf *b, const hc_result *r)
 {
     sb_esc(b, r->board);
-    sb_printf(b, " / ");
+    hc_strbuf_printf(b, " / ");
     sb_esc(b, r->backend);
-    sb_printf(b, " / ");
+    hc_strbuf_printf(b, " / ");
     sb_esc(b, r->mode);
 }
 
@@ -118,7 +105,7 @@ enum { PW = 440, PH = 230, ML = 46, MR = 10, MT = 22, MB = 34 };
 
 static double clamp_lo(double v, double lo) { return v > lo ? v : lo; }
 
-static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
+static void cdf_plot(hc_strbuf *b, const hc_results *rs, const char *net, int metric)
 {
     /* The x range: every positive quantile of this net's results and every limit. */
     double lo = INFINITY, hi = 0;
@@ -160,13 +147,13 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     }
     if (qmax == 0) {
         /* Nothing to draw: say why instead of an empty frame. */
-        sb_printf(b, "<figure class=\"empty\"><p class=\"pt\">%s</p><p>", mi->name);
+        hc_strbuf_printf(b, "<figure class=\"empty\"><p class=\"pt\">%s</p><p>", mi->name);
         if ((metric == HC_M_ST_WINLOSS || metric == HC_M_ST_SCORE) && mv > 0 && mv < 9)
-            sb_printf(b, "No plot: this net (model version %d) has no short-term error heads (they start at version 9), "
+            hc_strbuf_printf(b, "No plot: this net (model version %d) has no short-term error heads (they start at version 9), "
                          "so both outputs report -1 and every error is 0.", mv);
         else
-            sb_printf(b, "No plot: every error is 0 in every result (the outputs agree exactly).");
-        sb_printf(b, "</p></figure>\n");
+            hc_strbuf_printf(b, "No plot: every error is 0 in every result (the outputs agree exactly).");
+        hc_strbuf_printf(b, "</p></figure>\n");
         return;
     }
     if (!(hi > 0)) {
@@ -182,24 +169,24 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     double w = PW - ML - MR, h = PH - MT - MB;
 #define X(v) (ML + w * (log10(clamp_lo((v), axis_lo)) - l0) / (l1 - l0))
 #define Y(f) (MT + h * (1 - (f)))
-    sb_printf(b, "<figure class=\"cdf\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
+    hc_strbuf_printf(b, "<figure class=\"cdf\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">", PW,
               PH, PW, PH);
-    sb_printf(b, "<title>%s error CDF</title>", hc_metric_infos[metric].name);
-    sb_printf(b, "<text x=\"%d\" y=\"14\" class=\"pt\">%s: fraction of samples with error &#8804; x</text>", ML,
+    hc_strbuf_printf(b, "<title>%s error CDF</title>", hc_metric_infos[metric].name);
+    hc_strbuf_printf(b, "<text x=\"%d\" y=\"14\" class=\"pt\">%s: fraction of samples with error &#8804; x</text>", ML,
               hc_metric_infos[metric].name);
-    sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>", ML, MT, w, h);
+    hc_strbuf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#999\"/>", ML, MT, w, h);
     for (int d = (int)l0; d <= (int)l1; d++) {
         double x = ML + w * (d - l0) / (l1 - l0);
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", x, MT, x, MT + h);
+        hc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>", x, MT, x, MT + h);
         /* ticks in the tables' units: 1e-3 of a winrate is 0.1% */
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"middle\">%g%s</text>", x, MT + h + 13,
+        hc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"ax\" text-anchor=\"middle\">%g%s</text>", x, MT + h + 13,
                   pow(10, d) * mi->display_scale, mi->unit);
     }
     for (int k = 0; k <= 4; k++) {
         double y = Y(k / 4.0);
-        sb_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.2g</text>", ML - 3, y + 4, k / 4.0);
+        hc_strbuf_printf(b, "<text x=\"%d\" y=\"%.1f\" class=\"ax\" text-anchor=\"end\">%.2g</text>", ML - 3, y + 4, k / 4.0);
     }
-    sb_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">error%s%s%s (log; 0 drawn at the left edge)</text>",
+    hc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%d\" class=\"ax\" text-anchor=\"middle\">error%s%s%s (log; 0 drawn at the left edge)</text>",
               ML + w / 2, PH - 4, *mi->unit ? " in " : "", mi->unit, strcmp(mi->unit, "c") == 0 ? " (hundredths)" : "");
     /* Tier limits: 99% dashed, max solid, labelled once per tier and percentile. Labels are
      * vertical text beside their line; lines closer than a label's height apart push the later
@@ -241,14 +228,14 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
     double last_lx = -1e9;
     for (int i = 0; i < n_lims; i++) {
         double x = lims[i].x;
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"%s/>", x, MT, x, MT + h,
+        hc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"%s/>", x, MT, x, MT + h,
                   lims[i].p == HC_P_99 ? " stroke-dasharray=\"4 3\"" : "");
         double lx = x - 2 > last_lx + HC_LIM_GAP ? x - 2 : last_lx + HC_LIM_GAP;
         last_lx = lx;
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lim\" transform=\"rotate(-90 %.1f %.1f)\">", lx, MT + h - 2.0,
+        hc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" class=\"lim\" transform=\"rotate(-90 %.1f %.1f)\">", lx, MT + h - 2.0,
                   lx, MT + h - 2.0);
         sb_esc(b, lims[i].key);
-        sb_printf(b, "</text>");
+        hc_strbuf_printf(b, "</text>");
     }
     /* One staircase per result: at q[k] the fraction k/(NQ-1) of the samples is <= q[k]. */
     int color = 0;
@@ -257,7 +244,7 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
         if (strcmp(r->net, net) != 0 || !r->stats || !r->stats->m[metric].n)
             continue;
         const hc_metric_stats *ms = &r->stats->m[metric];
-        sb_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", palette[color % N_PALETTE],
+        hc_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"", palette[color % N_PALETTE],
                   strcmp(r->mode, "batched") == 0 ? " stroke-dasharray=\"6 2\"" : "");
         double prev = 0;
         for (int k = 0; k < HC_STATS_NQ; k++) {
@@ -265,70 +252,70 @@ static void cdf_plot(sbuf *b, const hc_results *rs, const char *net, int metric)
             if (!isfinite(q))
                 break; /* non-finite samples sort last: the curve stops short of 1 */
             double f = (double)k / (HC_STATS_NQ - 1);
-            sb_printf(b, "%.1f,%.1f %.1f,%.1f ", X(q), Y(prev), X(q), Y(f));
+            hc_strbuf_printf(b, "%.1f,%.1f %.1f,%.1f ", X(q), Y(prev), X(q), Y(f));
             prev = f;
         }
-        sb_printf(b, "\"><title>");
+        hc_strbuf_printf(b, "\"><title>");
         result_label(b, r);
-        sb_printf(b, "</title></polyline>");
+        hc_strbuf_printf(b, "</title></polyline>");
         color++;
     }
-    sb_printf(b, "</svg></figure>\n");
+    hc_strbuf_printf(b, "</svg></figure>\n");
 #undef X
 #undef Y
 }
 
-static void legend(sbuf *b, const hc_results *rs, const char *net)
+static void legend(hc_strbuf *b, const hc_results *rs, const char *net)
 {
     int color = 0;
-    sb_printf(b, "<p class=legend>");
+    hc_strbuf_printf(b, "<p class=legend>");
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
         if (strcmp(r->net, net) != 0 || !r->stats)
             continue;
-        sb_printf(b, "<span><svg width=\"26\" height=\"10\"><line x1=\"0\" y1=\"5\" x2=\"26\" y2=\"5\" stroke=\"%s\" "
+        hc_strbuf_printf(b, "<span><svg width=\"26\" height=\"10\"><line x1=\"0\" y1=\"5\" x2=\"26\" y2=\"5\" stroke=\"%s\" "
                      "stroke-width=\"2\"%s/></svg> ",
                   palette[color % N_PALETTE], strcmp(r->mode, "batched") == 0 ? " stroke-dasharray=\"6 2\"" : "");
         result_label(b, r);
-        sb_printf(b, "</span> ");
+        hc_strbuf_printf(b, "</span> ");
         color++;
     }
-    sb_printf(b, "<br>Vertical lines: tier limits (dashed: 99%%, solid: max). Curves from a 65-point quantile sketch.</p>\n");
+    hc_strbuf_printf(b, "<br>Vertical lines: tier limits (dashed: 99%%, solid: max). Curves from a 65-point quantile sketch.</p>\n");
 }
 
-static void full_table(sbuf *b, const hc_result *r)
+static void full_table(hc_strbuf *b, const hc_result *r)
 {
-    sb_printf(b, "<details><summary>");
+    hc_strbuf_printf(b, "<details><summary>");
     result_label(b, r);
     int any_res = 0;
     for (int m = 0; m < HC_M_COUNT; m++)
         any_res |= r->stats->res[m] > 0;
-    sb_printf(b, ": all metrics</summary><table><tr><th>metric</th><th>avg</th><th>90%%</th><th>99%%</th><th>max</th>"
+    hc_strbuf_printf(b, ": all metrics</summary><table><tr><th>metric</th><th>avg</th><th>90%%</th><th>99%%</th><th>max</th>"
                  "<th>worst position</th>%s</tr>",
               any_res ? "<th title=\"what reading the backend's rounded outputs can add to the error; "
                         "tier limits allow it\">resolution</th>" : "");
     for (int m = 0; m < HC_M_COUNT; m++) {
         const hc_metric_stats *ms = &r->stats->m[m];
-        sb_printf(b, "<tr><td>%s</td>", hc_metric_infos[m].name);
+        hc_strbuf_printf(b, "<tr><td>%s</td>", hc_metric_infos[m].name);
         for (int p = 0; p < HC_P_COUNT; p++)
             fig(b, m, ms->v[p]);
         if (ms->max_cell >= 0)
-            sb_printf(b, "<td class=num>%zu (cell %d)</td>", ms->max_pos, ms->max_cell);
+            hc_strbuf_printf(b, "<td class=num>%zu (cell %d)</td>", ms->max_pos, ms->max_cell);
         else
-            sb_printf(b, "<td class=num>%zu</td>", ms->max_pos);
+            hc_strbuf_printf(b, "<td class=num>%zu</td>", ms->max_pos);
         if (any_res && r->stats->res[m] > 0)
             fig(b, m, r->stats->res[m]);
         else if (any_res)
-            sb_printf(b, "<td></td>");
-        sb_printf(b, "</tr>");
+            hc_strbuf_printf(b, "<td></td>");
+        hc_strbuf_printf(b, "</tr>");
     }
-    sb_printf(b, "</table>");
+    hc_strbuf_printf(b, "</table>");
     if (r->n_skipped > 0) {
-        sb_printf(b, "<p>Skipped positions: ");
+        hc_strbuf_printf(b, "<p>Skipped positions: ");
         sb_esc(b, r->skip_message ? r->skip_message : "");
-        sb_printf(b, "</p>");
+        hc_strbuf_printf(b, "</p>");
     }
-    sb_printf(b, "</details>\n");
+    hc_strbuf_printf(b, "</details>\n");
 }
 
 
@@ -360,39 +347,39 @@ static double map_max(const hc_stats *s, int which)
     return hi;
 }
 
-static void heat_map(sbuf *b, const hc_stats *s, int which, double hi)
+static void heat_map(hc_strbuf *b, const hc_stats *s, int which, double hi)
 {
     int cs = s->cells_x > 13 ? 9 : 13;
-    sb_printf(b, "<svg class=\"heat\" width=\"%d\" height=\"%d\"><title>mean %s error per point</title>",
+    hc_strbuf_printf(b, "<svg class=\"heat\" width=\"%d\" height=\"%d\"><title>mean %s error per point</title>",
               cs * s->cells_x, cs * s->cells_y, which ? "policy" : "ownership");
     const float *v = cells_of(s, which);
     for (int y = 0; y < s->cells_y; y++)
         for (int x = 0; x < s->cells_x; x++) {
             char col[16];
             heat_color(v[y * s->cells_x + x], hi, col, sizeof col);
-            sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x * cs, y * cs, cs, cs, col);
+            hc_strbuf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", x * cs, y * cs, cs, cs, col);
         }
-    sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/></svg>", cs * s->cells_x,
+    hc_strbuf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/></svg>", cs * s->cells_x,
               cs * s->cells_y);
 }
 
 /* The map's own scale, in the tables' units: "linear, 0 to 0.012c". */
-static void heat_scale(sbuf *b, int which, double hi)
+static void heat_scale(hc_strbuf *b, int which, double hi)
 {
     char buf[64];
     hc_metric_format(cells_metric(which), hi, buf, sizeof buf);
-    sb_printf(b, "<svg class=\"scale\" width=\"150\" height=\"26\"><title>linear colour scale from 0 to %s</title>", buf);
+    hc_strbuf_printf(b, "<svg class=\"scale\" width=\"150\" height=\"26\"><title>linear colour scale from 0 to %s</title>", buf);
     for (int k = 0; k < 13; k++) {
         char col[16];
         heat_color(hi * (k + 0.5) / 13.0, hi, col, sizeof col);
-        sb_printf(b, "<rect x=\"%d\" y=\"0\" width=\"10\" height=\"12\" fill=\"%s\"/>", 5 + k * 10, col);
+        hc_strbuf_printf(b, "<rect x=\"%d\" y=\"0\" width=\"10\" height=\"12\" fill=\"%s\"/>", 5 + k * 10, col);
     }
-    sb_printf(b, "<text x=\"5\" y=\"24\" class=\"ax\">0</text><text x=\"135\" y=\"24\" class=\"ax\" "
+    hc_strbuf_printf(b, "<text x=\"5\" y=\"24\" class=\"ax\">0</text><text x=\"135\" y=\"24\" class=\"ax\" "
                  "text-anchor=\"end\">%s</text></svg>",
               hi > 0 ? buf : "0 (all zero)");
 }
 
-static void heat_maps(sbuf *b, const hc_results *rs, const char *net)
+static void heat_maps(hc_strbuf *b, const hc_results *rs, const char *net)
 {
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r0 = &rs->items[i];
@@ -408,38 +395,38 @@ static void heat_maps(sbuf *b, const hc_results *rs, const char *net)
         }
         if (!n)
             continue;
-        sb_printf(b, "<h4>Board ");
+        hc_strbuf_printf(b, "<h4>Board ");
         sb_esc(b, r0->board);
-        sb_printf(b, ": mean error per point (each map on its own linear colour scale, from 0 to its largest value, "
+        hc_strbuf_printf(b, ": mean error per point (each map on its own linear colour scale, from 0 to its largest value, "
                      "stated under it: compare shapes across maps, values by their scales)</h4>\n"
                      "<div class=wide><table class=heat><tr><th></th>");
         for (size_t j = i; j < rs->n; j++) {
             const hc_result *r = &rs->items[j];
             if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
                 continue;
-            sb_printf(b, "<th>");
+            hc_strbuf_printf(b, "<th>");
             sb_esc(b, r->backend);
-            sb_printf(b, "<br>");
+            hc_strbuf_printf(b, "<br>");
             sb_esc(b, r->mode);
-            sb_printf(b, "</th>");
+            hc_strbuf_printf(b, "</th>");
         }
-        sb_printf(b, "</tr>\n");
+        hc_strbuf_printf(b, "</tr>\n");
         for (int w = 0; w < 2; w++) {
-            sb_printf(b, "<tr><td>%s</td>", w ? "policy prob |d| (%)" : "ownership |d| (c)");
+            hc_strbuf_printf(b, "<tr><td>%s</td>", w ? "policy prob |d| (%)" : "ownership |d| (c)");
             for (size_t j = i; j < rs->n; j++) {
                 const hc_result *r = &rs->items[j];
                 if (strcmp(r->net, net) || strcmp(r->board, r0->board) || !r->stats || !r->stats->cells_x)
                     continue;
                 double hi = map_max(r->stats, w);
-                sb_printf(b, "<td>");
+                hc_strbuf_printf(b, "<td>");
                 heat_map(b, r->stats, w, hi);
-                sb_printf(b, "<br>");
+                hc_strbuf_printf(b, "<br>");
                 heat_scale(b, w, hi);
-                sb_printf(b, "</td>");
+                hc_strbuf_printf(b, "</td>");
             }
-            sb_printf(b, "</tr>\n");
+            hc_strbuf_printf(b, "</tr>\n");
         }
-        sb_printf(b, "</table></div>\n");
+        hc_strbuf_printf(b, "</table></div>\n");
     }
 }
 
@@ -469,52 +456,52 @@ static void diff_color(double v, double hi, char *buf, size_t len)
 
 enum { BC = 24, BM = 20 }; /* board cell size and margin (coordinates) */
 
-static void board_svg(sbuf *b, const hc_shown_pos *sp)
+static void board_svg(hc_strbuf *b, const hc_shown_pos *sp)
 {
     int xs = sp->x_size, ys = sp->y_size;
     int W = 2 * BM + BC * xs, H = 2 * BM + BC * ys;
     double hi = 0;
     for (int i = 0; sp->has_own && i < xs * ys; i++)
         hi = isfinite(sp->own_diff[i]) && fabs(sp->own_diff[i]) > hi ? fabs(sp->own_diff[i]) : hi;
-    sb_printf(b, "<svg class=\"board\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>position %ld</title>", W, H,
+    hc_strbuf_printf(b, "<svg class=\"board\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>position %ld</title>", W, H,
               W, H, sp->index);
-    sb_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#e3c16f\"/>", W, H);
+    hc_strbuf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#e3c16f\"/>", W, H);
 #define PX(x) (BM + BC * (x) + BC / 2)
     /* the ownership difference under the grid, one square per point */
     for (int y = 0; sp->has_own && hi > 0 && y < ys; y++)
         for (int x = 0; x < xs; x++) {
             char col[16];
             diff_color(sp->own_diff[y * xs + x], hi, col, sizeof col);
-            sb_printf(b, "<rect class=\"own\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" opacity=\"0.8\"/>",
+            hc_strbuf_printf(b, "<rect class=\"own\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" opacity=\"0.8\"/>",
                       BM + BC * x, BM + BC * y, BC, BC, col);
         }
     for (int x = 0; x < xs; x++) {
         char nm[8];
         point_name(x, 0, ys, nm, sizeof nm);
         nm[1] = '\0';
-        sb_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\" stroke-width=\"0.7\"/>", PX(x), PX(0),
+        hc_strbuf_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\" stroke-width=\"0.7\"/>", PX(x), PX(0),
                   PX(x), PX(ys - 1));
-        sb_printf(b, "<text class=\"coord\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>", PX(x), BM - 6, nm);
+        hc_strbuf_printf(b, "<text class=\"coord\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>", PX(x), BM - 6, nm);
     }
     for (int y = 0; y < ys; y++) {
-        sb_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\" stroke-width=\"0.7\"/>", PX(0), PX(y),
+        hc_strbuf_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\" stroke-width=\"0.7\"/>", PX(0), PX(y),
                   PX(xs - 1), PX(y));
-        sb_printf(b, "<text class=\"coord\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d</text>", BM / 2, PX(y) + 3,
+        hc_strbuf_printf(b, "<text class=\"coord\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%d</text>", BM / 2, PX(y) + 3,
                   ys - y);
     }
     for (int y = 0; y < ys; y++)
         for (int x = 0; x < xs; x++) {
             char c = sp->stones[y * xs + x];
             if (c == 'X' || c == 'O')
-                sb_printf(b, "<circle class=\"stone %s\" cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"%s\" stroke=\"#000\" "
+                hc_strbuf_printf(b, "<circle class=\"stone %s\" cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"%s\" stroke=\"#000\" "
                              "stroke-width=\"0.8\"/>",
                           c == 'X' ? "black" : "white", PX(x), PX(y), BC / 2 - 1, c == 'X' ? "#111" : "#fafafa");
         }
     if (sp->last_pla && sp->last_x >= 0)
-        sb_printf(b, "<circle class=\"last\" cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
+        hc_strbuf_printf(b, "<circle class=\"last\" cx=\"%d\" cy=\"%d\" r=\"%d\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>",
                   PX(sp->last_x), PX(sp->last_y), BC / 4, sp->last_pla == 1 ? "#fff" : "#000");
     if (sp->cell >= 0)
-        sb_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#d62728\" "
+        hc_strbuf_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#d62728\" "
                      "stroke-width=\"2\"/>",
                   BM + BC * (sp->cell % xs), BM + BC * (sp->cell / xs), BC, BC);
     /* top moves: the reference's as blue numbers on the upper left, the backend's orange on
@@ -524,125 +511,125 @@ static void board_svg(sbuf *b, const hc_shown_pos *sp)
         for (int w = 0; w < 2; w++) {
             if (m[w]->x < 0)
                 continue;
-            sb_printf(b, "<text class=\"top %s\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\" "
+            hc_strbuf_printf(b, "<text class=\"top %s\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\" "
                          "font-weight=\"bold\">%d</text>",
                       w ? "test" : "ref", PX(m[w]->x) + (w ? 5 : -5), PX(m[w]->y) + (w ? 9 : -2),
                       w ? "#e8590c" : "#1864ab", k + 1);
         }
     }
 #undef PX
-    sb_printf(b, "</svg>");
+    hc_strbuf_printf(b, "</svg>");
 }
 
-static void top_list(sbuf *b, const hc_shown_move *m, int n, int ys)
+static void top_list(hc_strbuf *b, const hc_shown_move *m, int n, int ys)
 {
     for (int k = 0; k < n; k++) {
         char nm[16];
         point_name(m[k].x, m[k].y, ys, nm, sizeof nm);
-        sb_printf(b, "%s%d. %s %.1f%%", k ? ", " : "", k + 1, nm, 100 * m[k].prob);
+        hc_strbuf_printf(b, "%s%d. %s %.1f%%", k ? ", " : "", k + 1, nm, 100 * m[k].prob);
     }
 }
 
-static void shown_position(sbuf *b, const hc_result *r, const hc_shown_pos *sp)
+static void shown_position(hc_strbuf *b, const hc_result *r, const hc_shown_pos *sp)
 {
     char buf[64], nm[16];
-    sb_printf(b, "<figure class=\"pos\">");
+    hc_strbuf_printf(b, "<figure class=\"pos\">");
     board_svg(b, sp);
-    sb_printf(b, "<figcaption><b>");
+    hc_strbuf_printf(b, "<figcaption><b>");
     if (sp->pct == HC_P_MAX)
-        sb_printf(b, "Worst position for %s", hc_metric_infos[sp->metric].name);
+        hc_strbuf_printf(b, "Worst position for %s", hc_metric_infos[sp->metric].name);
     else
-        sb_printf(b, "Position at the failing %s of %s", hc_pct_names[sp->pct], hc_metric_infos[sp->metric].name);
-    sb_printf(b, "</b>: position %ld", sp->index);
+        hc_strbuf_printf(b, "Position at the failing %s of %s", hc_pct_names[sp->pct], hc_metric_infos[sp->metric].name);
+    hc_strbuf_printf(b, "</b>: position %ld", sp->index);
     if (sp->file_line > 0)
-        sb_printf(b, " (line %ld of the positions file)", sp->file_line);
-    sb_printf(b, ", error %s", hc_metric_format(sp->metric, sp->error, buf, sizeof buf));
+        hc_strbuf_printf(b, " (line %ld of the positions file)", sp->file_line);
+    hc_strbuf_printf(b, ", error %s", hc_metric_format(sp->metric, sp->error, buf, sizeof buf));
     if (sp->cell >= 0) {
         point_name(sp->cell % sp->x_size, sp->cell / sp->x_size, sp->y_size, nm, sizeof nm);
-        sb_printf(b, " at %s (red square)", nm);
+        hc_strbuf_printf(b, " at %s (red square)", nm);
     }
-    sb_printf(b, ".<br>%dx%d, rules <code>", sp->x_size, sp->y_size);
+    hc_strbuf_printf(b, ".<br>%dx%d, rules <code>", sp->x_size, sp->y_size);
     sb_esc(b, sp->rules);
-    sb_printf(b, "</code>, komi %g, symmetry %d, %s to play", sp->komi, sp->symmetry, sp->next_pla == 1 ? "Black" : "White");
+    hc_strbuf_printf(b, "</code>, komi %g, symmetry %d, %s to play", sp->komi, sp->symmetry, sp->next_pla == 1 ? "Black" : "White");
     if (sp->last_pla) {
         point_name(sp->last_x, sp->last_y, sp->y_size, nm, sizeof nm);
-        sb_printf(b, ", last move %s %s (ringed)", sp->last_pla == 1 ? "Black" : "White", nm);
+        hc_strbuf_printf(b, ", last move %s %s (ringed)", sp->last_pla == 1 ? "Black" : "White", nm);
     }
-    sb_printf(b, ".<br><span class=\"ref\">Reference top moves</span>: ");
+    hc_strbuf_printf(b, ".<br><span class=\"ref\">Reference top moves</span>: ");
     top_list(b, sp->ref_top, sp->n_top, sp->y_size);
-    sb_printf(b, "<br><span class=\"test\">Backend ");
+    hc_strbuf_printf(b, "<br><span class=\"test\">Backend ");
     sb_esc(b, r->backend);
-    sb_printf(b, " top moves</span>: ");
+    hc_strbuf_printf(b, " top moves</span>: ");
     top_list(b, sp->test_top, sp->n_top, sp->y_size);
     if (sp->has_own) {
         double hi = 0;
         for (int i = 0; i < sp->x_size * sp->y_size; i++)
             hi = isfinite(sp->own_diff[i]) && fabs(sp->own_diff[i]) > hi ? fabs(sp->own_diff[i]) : hi;
-        sb_printf(b, "<br>Ownership difference (backend minus reference, White's ownership), linear colour scale: "
+        hc_strbuf_printf(b, "<br>Ownership difference (backend minus reference, White's ownership), linear colour scale: "
                      "blue +%s, white 0, red -%s",
                   hc_metric_format(HC_M_OWNERSHIP, hi, buf, sizeof buf), buf);
     }
-    sb_printf(b, ".<br>Rerun the case: <code class=\"rerun-case\">");
+    hc_strbuf_printf(b, ".<br>Rerun the case: <code class=\"rerun-case\">");
     sb_esc(b, sp->rerun_case);
-    sb_printf(b, "</code>");
+    hc_strbuf_printf(b, "</code>");
     if (sp->rerun_position[0]) {
-        sb_printf(b, "<br>Evaluate this position alone: <code class=\"rerun-pos\">");
+        hc_strbuf_printf(b, "<br>Evaluate this position alone: <code class=\"rerun-pos\">");
         sb_esc(b, sp->rerun_position);
-        sb_printf(b, "</code> (<code>--backend ref32</code> for the reference)");
+        hc_strbuf_printf(b, "</code> (<code>--backend ref32</code> for the reference)");
     }
-    sb_printf(b, "</figcaption></figure>\n");
+    hc_strbuf_printf(b, "</figcaption></figure>\n");
 }
 
-static void shown_positions(sbuf *b, const hc_results *rs, const char *net)
+static void shown_positions(hc_strbuf *b, const hc_results *rs, const char *net)
 {
     int any = 0;
     for (size_t i = 0; i < rs->n; i++)
         any |= strcmp(rs->items[i].net, net) == 0 && rs->items[i].n_shown > 0;
     if (!any)
         return;
-    sb_printf(b, "<h3>Positions</h3>\n<p>Each result's worst position (for the metric that failed first, or else the "
+    hc_strbuf_printf(b, "<h3>Positions</h3>\n<p>Each result's worst position (for the metric that failed first, or else the "
                  "closest to its limit) and, for a failing 90%% or 99%%, the position holding that sample. Numbers on "
                  "the board: the reference's top moves (blue, upper left) and the backend's (orange, lower right).</p>\n");
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
         if (strcmp(r->net, net) != 0 || r->n_shown == 0)
             continue;
-        sb_printf(b, "<h4>");
+        hc_strbuf_printf(b, "<h4>");
         result_label(b, r);
-        sb_printf(b, "</h4>\n<div class=boards>\n");
+        hc_strbuf_printf(b, "</h4>\n<div class=boards>\n");
         for (size_t k = 0; k < r->n_shown; k++)
             shown_position(b, r, &r->shown[k]);
-        sb_printf(b, "</div>\n");
+        hc_strbuf_printf(b, "</div>\n");
     }
 }
 
 /* A failing case's taps (a suite backend's `taps: on-failure`): each layer's max relative error
  * against ref32 (log scale, in the model's forward order) beside what its inputs, storage and
  * format explain, so the growth through the net and the first layer that departs are visible. */
-static void taps_plot(sbuf *b, const hc_result *r)
+static void taps_plot(hc_strbuf *b, const hc_result *r)
 {
     const hc_result_taps *t = r->taps;
-    sb_printf(b, "<figure class=taps><figcaption><b>");
+    hc_strbuf_printf(b, "<figure class=taps><figcaption><b>");
     result_label(b, r);
-    sb_printf(b, "</b>: ");
+    hc_strbuf_printf(b, "</b>: ");
     if (t->error) {
-        sb_printf(b, "no layers compared: ");
+        hc_strbuf_printf(b, "no layers compared: ");
         sb_esc(b, t->error);
-        sb_printf(b, "</figcaption></figure>\n");
+        hc_strbuf_printf(b, "</figcaption></figure>\n");
         return;
     }
-    sb_printf(b, "per-layer error against ref32 over %zu position%s; ", t->n_positions, t->n_positions == 1 ? "" : "s");
+    hc_strbuf_printf(b, "per-layer error against ref32 over %zu position%s; ", t->n_positions, t->n_positions == 1 ? "" : "s");
     if (t->first) {
-        sb_printf(b, "first divergent layer <b class=tapfirst>");
+        hc_strbuf_printf(b, "first divergent layer <b class=tapfirst>");
         sb_esc(b, t->first);
-        sb_printf(b, "</b>");
+        hc_strbuf_printf(b, "</b>");
     } else {
-        sb_printf(b, "no divergent layer");
+        hc_strbuf_printf(b, "no divergent layer");
     }
-    sb_printf(b, " (docs/TAPS.md)</figcaption>\n");
+    hc_strbuf_printf(b, " (docs/TAPS.md)</figcaption>\n");
     size_t n = t->n_layers;
     if (n == 0) {
-        sb_printf(b, "</figure>\n");
+        hc_strbuf_printf(b, "</figure>\n");
         return;
     }
     /* log10 of the relative error, from 1e-8 (and 0) up to the largest value seen */
@@ -655,14 +642,14 @@ static void taps_plot(sbuf *b, const hc_result *r)
     }
     const int W = 1000, H = 260, L = 60, R = 10, T = 10, B = 80;
     double dx = n > 1 ? (double)(W - L - R) / (double)(n - 1) : 0;
-    sb_printf(b, "<svg width=%d height=%d viewBox=\"0 0 %d %d\" role=img>", W, H, W, H);
+    hc_strbuf_printf(b, "<svg width=%d height=%d viewBox=\"0 0 %d %d\" role=img>", W, H, W, H);
     for (double e = lo; e <= hi + 1e-9; e += 1) {
         double y = T + (hi - e) / (hi - lo) * (H - T - B);
-        sb_printf(b, "<line x1=%d x2=%d y1=%.1f y2=%.1f stroke=\"#ddd\"/><text x=%d y=%.1f font-size=10 "
+        hc_strbuf_printf(b, "<line x1=%d x2=%d y1=%.1f y2=%.1f stroke=\"#ddd\"/><text x=%d y=%.1f font-size=10 "
                      "text-anchor=end>1e%d</text>", L, W - R, y, y, L - 4, y + 3, (int)e);
     }
     for (int series = 0; series < 2; series++) {
-        sb_printf(b, "<polyline fill=none stroke=\"%s\" stroke-width=1.5%s points=\"", series ? "#999" : "#d62728",
+        hc_strbuf_printf(b, "<polyline fill=none stroke=\"%s\" stroke-width=1.5%s points=\"", series ? "#999" : "#d62728",
                   series ? " stroke-dasharray=\"4 3\"" : "");
         for (size_t i = 0; i < n; i++) {
             const hc_result_taplayer *l = &t->layers[i];
@@ -671,40 +658,40 @@ static void taps_plot(sbuf *b, const hc_result *r)
             double v = series ? l->explained : l->max_rel;
             double e = v > 0 ? log10(v) : lo;
             e = e < lo ? lo : e > hi ? hi : e;
-            sb_printf(b, "%.1f,%.1f ", L + dx * (double)i, T + (hi - e) / (hi - lo) * (H - T - B));
+            hc_strbuf_printf(b, "%.1f,%.1f ", L + dx * (double)i, T + (hi - e) / (hi - lo) * (H - T - B));
         }
-        sb_printf(b, "\"/>");
+        hc_strbuf_printf(b, "\"/>");
     }
     for (size_t i = 0; i < n; i++) {
         const hc_result_taplayer *l = &t->layers[i];
         int first = t->first && strcmp(l->name, t->first) == 0;
         if (!first && !(n <= 30 || i % (n / 30 + 1) == 0))
             continue;
-        sb_printf(b, "<text x=%.1f y=%d font-size=9 transform=\"rotate(35 %.1f %d)\"%s>", L + dx * (double)i, H - B + 12,
+        hc_strbuf_printf(b, "<text x=%.1f y=%d font-size=9 transform=\"rotate(35 %.1f %d)\"%s>", L + dx * (double)i, H - B + 12,
                   L + dx * (double)i, H - B + 12, first ? " fill=\"#d62728\" font-weight=bold" : "");
         sb_esc(b, l->name);
-        sb_printf(b, "</text>");
+        hc_strbuf_printf(b, "</text>");
     }
-    sb_printf(b, "</svg>\n<div class=note>Solid red: each layer's max relative error (max|a-b| / max|a|, log "
+    hc_strbuf_printf(b, "</svg>\n<div class=note>Solid red: each layer's max relative error (max|a-b| / max|a|, log "
                  "scale); dashed grey: what its inputs' error, its storage and its format explain. Layers absent in "
                  "the backend or of another shape are left out.</div></figure>\n");
 }
 
-static void taps_section(sbuf *b, const hc_results *rs, const char *net)
+static void taps_section(hc_strbuf *b, const hc_results *rs, const char *net)
 {
     int any = 0;
     for (size_t i = 0; i < rs->n; i++)
         any |= strcmp(rs->items[i].net, net) == 0 && rs->items[i].taps != NULL;
     if (!any)
         return;
-    sb_printf(b, "<h3>Per-layer errors of the failing cases</h3>\n");
+    hc_strbuf_printf(b, "<h3>Per-layer errors of the failing cases</h3>\n");
     for (size_t i = 0; i < rs->n; i++)
         if (strcmp(rs->items[i].net, net) == 0 && rs->items[i].taps)
             taps_plot(b, &rs->items[i]);
 }
 
 /* What each external engine cost (peak RSS, positions/s, rows per batch), one line per case. */
-static void engine_costs(sbuf *b, const hc_results *rs, const char *net)
+static void engine_costs(hc_strbuf *b, const hc_results *rs, const char *net)
 {
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {
@@ -713,84 +700,84 @@ static void engine_costs(sbuf *b, const hc_results *rs, const char *net)
         if (strcmp(r->net, net) != 0 || hc_engine_text(r, line, sizeof line) <= 0)
             continue;
         if (!any++)
-            sb_printf(b, "<h3>Engine cost</h3>\n<ul>\n");
-        sb_printf(b, "<li>");
+            hc_strbuf_printf(b, "<h3>Engine cost</h3>\n<ul>\n");
+        hc_strbuf_printf(b, "<li>");
         sb_esc(b, r->board);
-        sb_printf(b, " · ");
+        hc_strbuf_printf(b, " · ");
         sb_esc(b, r->backend);
-        sb_printf(b, " · ");
+        hc_strbuf_printf(b, " · ");
         sb_esc(b, r->mode);
-        sb_printf(b, ": ");
+        hc_strbuf_printf(b, ": ");
         sb_esc(b, line);
-        sb_printf(b, "</li>\n");
+        hc_strbuf_printf(b, "</li>\n");
     }
     if (any)
-        sb_printf(b, "</ul>\n");
+        hc_strbuf_printf(b, "</ul>\n");
 }
 
-static void net_section(sbuf *b, const hc_results *rs, const char *net)
+static void net_section(hc_strbuf *b, const hc_results *rs, const char *net)
 {
-    sb_printf(b, "<h2 id=\"net-");
+    hc_strbuf_printf(b, "<h2 id=\"net-");
     sb_esc(b, net);
-    sb_printf(b, "\">Net ");
+    hc_strbuf_printf(b, "\">Net ");
     sb_esc(b, net);
     int mv = 0;
     for (size_t i = 0; i < rs->n && !mv; i++)
         if (strcmp(rs->items[i].net, net) == 0)
             mv = rs->items[i].model_version;
     if (mv > 0)
-        sb_printf(b, " (model version %d)", mv);
-    sb_printf(b, "</h2>\n<div class=wide><table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
+        hc_strbuf_printf(b, " (model version %d)", mv);
+    hc_strbuf_printf(b, "</h2>\n<div class=wide><table><tr><th>board</th><th>NN buffer / settings</th><th>backend</th><th>mode</th><th>positions</th>"
                  "<th>tiers</th><th>closest to its limit</th>");
     for (int h = 0; h < N_HEADLINE; h++)
-        sb_printf(b, "<th>%s avg</th><th>90%%</th><th>99%%</th><th>max</th>", hc_metric_infos[headline[h]].name);
-    sb_printf(b, "</tr>\n");
+        hc_strbuf_printf(b, "<th>%s avg</th><th>90%%</th><th>99%%</th><th>max</th>", hc_metric_infos[headline[h]].name);
+    hc_strbuf_printf(b, "</tr>\n");
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
         if (strcmp(r->net, net) != 0)
             continue;
-        sb_printf(b, "<tr class=%s><td>", verdict_class(r));
+        hc_strbuf_printf(b, "<tr class=%s><td>", verdict_class(r));
         sb_esc(b, r->board);
         if (r->nn_x_len > 0)
-            sb_printf(b, "</td><td>%dx%d, batch %d, optimism %g, pda %g, temp %g</td><td>", r->nn_x_len, r->nn_y_len,
+            hc_strbuf_printf(b, "</td><td>%dx%d, batch %d, optimism %g, pda %g, temp %g</td><td>", r->nn_x_len, r->nn_y_len,
                       r->max_batch_size, r->policy_optimism, r->pda, r->policy_temperature);
         else
-            sb_printf(b, "</td><td>-</td><td>");
+            hc_strbuf_printf(b, "</td><td>-</td><td>");
         sb_esc(b, r->backend);
-        sb_printf(b, "</td><td>");
+        hc_strbuf_printf(b, "</td><td>");
         sb_esc(b, r->mode);
-        sb_printf(b, "</td>");
+        hc_strbuf_printf(b, "</td>");
         if (r->stats && r->n_skipped > 0)
-            sb_printf(b, "<td class=num>%zu (%zu skipped)</td>", r->stats->n_positions, r->n_skipped);
+            hc_strbuf_printf(b, "<td class=num>%zu (%zu skipped)</td>", r->stats->n_positions, r->n_skipped);
         else if (r->stats)
-            sb_printf(b, "<td class=num>%zu</td>", r->stats->n_positions);
+            hc_strbuf_printf(b, "<td class=num>%zu</td>", r->stats->n_positions);
         else
-            sb_printf(b, "<td>-</td>");
+            hc_strbuf_printf(b, "<td>-</td>");
         tiers_cell(b, r);
         if (r->outcome != HC_OUT_CHECKED || hc_result_is_error(r)) {
             char buf[300];
-            sb_printf(b, "<td colspan=%d>%s: ", 1 + 4 * N_HEADLINE, r->outcome == HC_OUT_SKIPPED ? "skipped" : "error");
+            hc_strbuf_printf(b, "<td colspan=%d>%s: ", 1 + 4 * N_HEADLINE, r->outcome == HC_OUT_SKIPPED ? "skipped" : "error");
             sb_esc(b, r->message ? r->message : hc_result_nonfinite_text(r, buf, sizeof buf));
-            sb_printf(b, "</td></tr>\n");
+            hc_strbuf_printf(b, "</td></tr>\n");
             continue;
         }
         closest_cell(b, r);
         for (int h = 0; h < N_HEADLINE; h++)
             for (int p = 0; p < HC_P_COUNT; p++)
                 fig(b, headline[h], r->stats->m[headline[h]].v[p]);
-        sb_printf(b, "</tr>\n");
+        hc_strbuf_printf(b, "</tr>\n");
     }
-    sb_printf(b, "</table></div>\n");
+    hc_strbuf_printf(b, "</table></div>\n");
     engine_costs(b, rs, net);
     for (size_t i = 0; i < rs->n; i++)
         if (strcmp(rs->items[i].net, net) == 0 && rs->items[i].stats)
             full_table(b, &rs->items[i]);
-    sb_printf(b, "<h3>Error distributions</h3>\n");
+    hc_strbuf_printf(b, "<h3>Error distributions</h3>\n");
     legend(b, rs, net);
-    sb_printf(b, "<div class=plots>\n");
+    hc_strbuf_printf(b, "<div class=plots>\n");
     for (int m = 0; m < HC_M_COUNT; m++)
         cdf_plot(b, rs, net, m);
-    sb_printf(b, "</div>\n<h3>Errors per board point</h3>\n");
+    hc_strbuf_printf(b, "</div>\n<h3>Errors per board point</h3>\n");
     heat_maps(b, rs, net);
     shown_positions(b, rs, net);
     taps_section(b, rs, net);
@@ -806,7 +793,7 @@ static int first_of(const hc_results *rs, size_t i, int by_backend)
 }
 
 /* The distinct reasons of the skipped results of item i's net and backend: ": reason; other". */
-static void skip_reasons(sbuf *b, const hc_results *rs, size_t i)
+static void skip_reasons(hc_strbuf *b, const hc_results *rs, size_t i)
 {
     const hc_result *r0 = &rs->items[i];
     const char *sep = ": ";
@@ -823,15 +810,15 @@ static void skip_reasons(sbuf *b, const hc_results *rs, size_t i)
         }
         if (seen)
             continue;
-        sb_printf(b, "%s", sep);
+        hc_strbuf_printf(b, "%s", sep);
         sb_esc(b, why);
         sep = "; ";
     }
 }
 
-static void summary(sbuf *b, const hc_results *rs)
+static void summary(hc_strbuf *b, const hc_results *rs)
 {
-    sb_printf(b, "<h2>Summary across nets</h2>\n<table><tr><th>net</th><th>model version</th><th>backend</th><th>results</th><th>verdict</th>"
+    hc_strbuf_printf(b, "<h2>Summary across nets</h2>\n<table><tr><th>net</th><th>model version</th><th>backend</th><th>results</th><th>verdict</th>"
                  "<th>winrateError 99%% (worst board/mode)</th><th>winrateError max (worst)</th></tr>\n");
     for (size_t i = 0; i < rs->n; i++) {
         if (!first_of(rs, i, 1))
@@ -848,7 +835,7 @@ static void summary(sbuf *b, const hc_results *rs)
                 skip++; /* neither passes nor fails: counted apart, never as a failing tier */
                 continue;
             }
-            pass += result_pass(r);
+            pass += hc_result_passed(r);
             err += hc_result_is_error(r) || r->outcome == HC_OUT_ERROR;
             if (r->stats) {
                 double a = r->stats->m[HC_M_WINRATE].v[HC_P_99], c = r->stats->m[HC_M_WINRATE].v[HC_P_MAX];
@@ -860,78 +847,78 @@ static void summary(sbuf *b, const hc_results *rs)
         }
         int ran = n - skip;
         const char *cls = err ? "err" : ran == 0 ? "skip" : pass == ran ? "pass" : "fail";
-        sb_printf(b, "<tr class=%s><td><a href=\"#net-", cls);
+        hc_strbuf_printf(b, "<tr class=%s><td><a href=\"#net-", cls);
         sb_esc(b, r0->net);
-        sb_printf(b, "\">");
+        hc_strbuf_printf(b, "\">");
         sb_esc(b, r0->net);
-        sb_printf(b, "</a></td>");
+        hc_strbuf_printf(b, "</a></td>");
         if (r0->model_version > 0)
-            sb_printf(b, "<td class=num>%d</td><td>", r0->model_version);
+            hc_strbuf_printf(b, "<td class=num>%d</td><td>", r0->model_version);
         else
-            sb_printf(b, "<td>-</td><td>");
+            hc_strbuf_printf(b, "<td>-</td><td>");
         sb_esc(b, r0->backend);
-        sb_printf(b, "</td><td class=num>%d</td><td>%s", n,
+        hc_strbuf_printf(b, "</td><td class=num>%d</td><td>%s", n,
                   err ? "error" : ran == 0 ? "skipped" : pass == ran ? "all tiers pass" : "a tier fails");
         if (ran == 0)
             skip_reasons(b, rs, i);
         else if (skip > 0)
-            sb_printf(b, "; %d of %d skipped", skip, n);
-        sb_printf(b, "</td>");
+            hc_strbuf_printf(b, "; %d of %d skipped", skip, n);
+        hc_strbuf_printf(b, "</td>");
         char buf[64];
-        sb_printf(b, "<td class=num>%s</td>", nan99 ? "non-finite" : p99 < 0 ? "-" : hc_metric_format(HC_M_WINRATE, p99, buf, sizeof buf));
-        sb_printf(b, "<td class=num>%s</td></tr>\n", nanmx ? "non-finite" : mx < 0 ? "-" : hc_metric_format(HC_M_WINRATE, mx, buf, sizeof buf));
+        hc_strbuf_printf(b, "<td class=num>%s</td>", nan99 ? "non-finite" : p99 < 0 ? "-" : hc_metric_format(HC_M_WINRATE, p99, buf, sizeof buf));
+        hc_strbuf_printf(b, "<td class=num>%s</td></tr>\n", nanmx ? "non-finite" : mx < 0 ? "-" : hc_metric_format(HC_M_WINRATE, mx, buf, sizeof buf));
     }
-    sb_printf(b, "</table>\n");
+    hc_strbuf_printf(b, "</table>\n");
 }
 
 /* What produced the figures (results.h: hc_provenance), one list per job of a merge. */
-static void provenance_section(sbuf *b, const hc_results *rs)
+static void provenance_section(hc_strbuf *b, const hc_results *rs)
 {
     if (rs->n_prov == 0)
         return;
-    sb_printf(b, "<h2 id=\"provenance\">Provenance</h2>\n");
+    hc_strbuf_printf(b, "<h2 id=\"provenance\">Provenance</h2>\n");
     for (size_t k = 0; k < rs->n_prov; k++) {
         const hc_provenance *p = &rs->prov[k];
         if (p->job) {
-            sb_printf(b, "<h3>job <code>");
+            hc_strbuf_printf(b, "<h3>job <code>");
             sb_esc(b, p->job);
-            sb_printf(b, "</code></h3>\n");
+            hc_strbuf_printf(b, "</code></h3>\n");
         }
-        sb_printf(b, "<ul class=\"provenance\">\n<li>halfcheck ");
+        hc_strbuf_printf(b, "<ul class=\"provenance\">\n<li>halfcheck ");
         sb_esc(b, p->halfcheck ? p->halfcheck : "?");
-        sb_printf(b, " (engine %d; kernels: ", p->engine_version);
+        hc_strbuf_printf(b, " (engine %d; kernels: ", p->engine_version);
         sb_esc(b, p->kernels ? p->kernels : "?");
-        sb_printf(b, "; cuda backend %s)</li>\n", p->cuda ? "built in" : "not built in");
+        hc_strbuf_printf(b, "; cuda backend %s)</li>\n", p->cuda ? "built in" : "not built in");
         if (p->command) {
-            sb_printf(b, "<li>command: <code>");
+            hc_strbuf_printf(b, "<li>command: <code>");
             sb_esc(b, p->command);
-            sb_printf(b, "</code></li>\n");
+            hc_strbuf_printf(b, "</code></li>\n");
         }
         for (size_t i = 0; i < p->n_nets; i++) {
-            sb_printf(b, "<li>net ");
+            hc_strbuf_printf(b, "<li>net ");
             sb_esc(b, p->nets[i].name ? p->nets[i].name : "");
-            sb_printf(b, ": <code>");
+            hc_strbuf_printf(b, ": <code>");
             sb_esc(b, p->nets[i].file ? p->nets[i].file : "");
-            sb_printf(b, "</code>, model version %d, sha256 <code>", p->nets[i].model_version);
+            hc_strbuf_printf(b, "</code>, model version %d, sha256 <code>", p->nets[i].model_version);
             sb_esc(b, p->nets[i].sha256 ? p->nets[i].sha256 : "?");
-            sb_printf(b, "</code></li>\n");
+            hc_strbuf_printf(b, "</code></li>\n");
         }
         for (size_t i = 0; i < p->n_backends; i++) {
             if (!p->backends[i].engine)
                 continue;
-            sb_printf(b, "<li>backend ");
+            hc_strbuf_printf(b, "<li>backend ");
             sb_esc(b, p->backends[i].name ? p->backends[i].name : "");
-            sb_printf(b, ": engine ");
+            hc_strbuf_printf(b, ": engine ");
             sb_esc(b, p->backends[i].engine);
-            sb_printf(b, "</li>\n");
+            hc_strbuf_printf(b, "</li>\n");
         }
-        sb_printf(b, "</ul>\n");
+        hc_strbuf_printf(b, "</ul>\n");
     }
 }
 
 int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
 {
-    sbuf b = HC_STRBUF_INIT;
+    hc_strbuf b = HC_STRBUF_INIT;
     size_t pass = 0, fail = 0, errors = 0, skipped = 0;
     for (size_t i = 0; i < rs->n; i++) {
         const hc_result *r = &rs->items[i];
@@ -940,11 +927,11 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
         else if (hc_result_is_error(r))
             errors++;
         else
-            result_pass(r) ? pass++ : fail++;
+            hc_result_passed(r) ? pass++ : fail++;
     }
-    sb_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>halfcheck: ");
+    hc_strbuf_printf(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>halfcheck: ");
     sb_esc(&b, rs->suite ? rs->suite : "run");
-    sb_printf(&b, "</title>\n<style>\n"
+    hc_strbuf_printf(&b, "</title>\n<style>\n"
                   "body{font:13px/1.4 sans-serif;margin:1.5em;color:#222}\n"
                   "table{border-collapse:collapse;margin:.5em 0}\n"
                   "th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}\n"
@@ -967,24 +954,24 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
                   "svg text.coord{font-size:9px;fill:#333} svg text.top{font-size:11px}\n"
                   "</style></head>\n<body>\n<h1>halfcheck: ");
     sb_esc(&b, rs->suite ? rs->suite : "run");
-    sb_printf(&b, "</h1>\n<p>");
+    hc_strbuf_printf(&b, "</h1>\n<p>");
     if (rs->timestamp) {
-        sb_printf(&b, "Run at ");
+        hc_strbuf_printf(&b, "Run at ");
         sb_esc(&b, rs->timestamp);
-        sb_printf(&b, ", ");
+        hc_strbuf_printf(&b, ", ");
     }
     if (rs->version) {
-        sb_printf(&b, "halfcheck ");
+        hc_strbuf_printf(&b, "halfcheck ");
         sb_esc(&b, rs->version);
-        sb_printf(&b, ". ");
+        hc_strbuf_printf(&b, ". ");
     }
-    sb_printf(&b, "%zu results: %zu passed, %zu failed, %zu errors, %zu skipped.</p>\n", rs->n, pass, fail, errors, skipped);
+    hc_strbuf_printf(&b, "%zu results: %zu passed, %zu failed, %zu errors, %zu skipped.</p>\n", rs->n, pass, fail, errors, skipped);
     summary(&b, rs);
     for (size_t i = 0; i < rs->n; i++)
         if (first_of(rs, i, 0))
             net_section(&b, rs, rs->items[i].net);
     provenance_section(&b, rs);
-    sb_printf(&b, "</body></html>\n");
+    hc_strbuf_printf(&b, "</body></html>\n");
     if (hc_strbuf_failed(&b)) {
         hc_strbuf_free(&b);
         return hc_err_set(err, HC_ENOMEM, "%s: out of memory building the page", path);

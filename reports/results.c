@@ -16,6 +16,16 @@ int hc_result_is_error(const hc_result *r)
     return r->outcome == HC_OUT_CHECKED && r->stats && hc_stats_any_nonfinite(r->stats);
 }
 
+int hc_result_passed(const hc_result *r)
+{
+    if (r->outcome != HC_OUT_CHECKED || hc_result_is_error(r) || !r->checks)
+        return 0;
+    for (size_t t = 0; t < r->n_tiers; t++)
+        if (!r->checks[t].pass)
+            return 0;
+    return 1;
+}
+
 const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len)
 {
     const hc_stats *s = r->stats;

@@ -178,6 +178,8 @@ int hc_results_status(const hc_results *rs);
 
 /* Whether a checked result counts as an error for reports (non-finite anywhere). */
 int hc_result_is_error(const hc_result *r);
+/* Whether a result passed: checked, not an error, and every tier's check passed. */
+int hc_result_passed(const hc_result *r);
 /* A one-line description of the first non-finite value, e.g. "non-finite whiteLead = nan
  * at position 12 (test outputs)"; buf is returned. */
 const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len);

@@ -8,34 +8,22 @@
 #include "stream.h"
 #include "strbuf.h"
 
-/* The table is built in an hc_strbuf; the short local names keep the code below as it reads. */
-typedef hc_strbuf sbuf;
-#define sb_printf hc_strbuf_printf
+/* The table is built in an hc_strbuf. */
 
 /* Markdown table text: '|' escaped, newlines as spaces. */
-static void sb_cell(sbuf *b, const char *s)
+static void sb_cell(hc_strbuf *b, const char *s)
 {
     for (; s && *s; s++) {
         if (*s == '|')
-            sb_printf(b, "\\|");
+            hc_strbuf_printf(b, "\\|");
         else if (*s == '\n' || *s == '\r')
-            sb_printf(b, " ");
+            hc_strbuf_printf(b, " ");
         else
-            sb_printf(b, "%c", *s);
+            hc_strbuf_printf(b, "%c", *s);
     }
 }
 
 static int same(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
-
-static int passes(const hc_result *r)
-{
-    if (r->outcome != HC_OUT_CHECKED || hc_result_is_error(r) || !r->checks)
-        return 0;
-    for (size_t t = 0; t < r->n_tiers; t++)
-        if (!r->checks[t].pass)
-            return 0;
-    return 1;
-}
 
 /* What one net x backend x mode adds up to. */
 typedef struct acc {
@@ -46,21 +34,21 @@ typedef struct acc {
     long rows, batches;
 } acc;
 
-static void fig_pct(sbuf *b, const acc *a)
+static void fig_pct(hc_strbuf *b, const acc *a)
 {
     char v1[64], v2[64];
     if (!a->checked) {
-        sb_printf(b, " - |");
+        hc_strbuf_printf(b, " - |");
         return;
     }
-    sb_printf(b, " %s / %s |", hc_metric_format(HC_M_WINRATE, a->wr99, v1, sizeof v1),
+    hc_strbuf_printf(b, " %s / %s |", hc_metric_format(HC_M_WINRATE, a->wr99, v1, sizeof v1),
               hc_metric_format(HC_M_WINRATE, a->wrmax, v2, sizeof v2));
 }
 
 char *hc_summary_markdown(const hc_results *rs, hc_err *err)
 {
-    sbuf b = HC_STRBUF_INIT;
-    sb_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
+    hc_strbuf b = HC_STRBUF_INIT;
+    hc_strbuf_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
                   "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");
     unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
@@ -89,7 +77,7 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 n_skip++;
             else if (r->outcome == HC_OUT_ERROR || hc_result_is_error(r))
                 n_err++;
-            else if (passes(r))
+            else if (hc_result_passed(r))
                 n_pass++;
             else
                 n_fail++;
@@ -115,40 +103,40 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 }
             }
         }
-        sb_printf(&b, "| ");
+        hc_strbuf_printf(&b, "| ");
         sb_cell(&b, r0->net);
         if (mv > 0)
-            sb_printf(&b, " | %d | ", mv);
+            hc_strbuf_printf(&b, " | %d | ", mv);
         else
-            sb_printf(&b, " | - | ");
+            hc_strbuf_printf(&b, " | - | ");
         sb_cell(&b, r0->backend);
-        sb_printf(&b, " |");
+        hc_strbuf_printf(&b, " |");
         fig_pct(&b, &m[0]);
         fig_pct(&b, &m[1]);
         /* The worst outcome decides; the others are counted so nothing hides. */
         const char *verdict = n_err ? "**ERROR**" : n_fail ? "**FAIL**" : n_pass ? "PASS" : "skipped";
-        sb_printf(&b, " %s (%d passed", verdict, n_pass);
+        hc_strbuf_printf(&b, " %s (%d passed", verdict, n_pass);
         if (n_fail)
-            sb_printf(&b, ", %d failed", n_fail);
+            hc_strbuf_printf(&b, ", %d failed", n_fail);
         if (n_err)
-            sb_printf(&b, ", %d errors", n_err);
+            hc_strbuf_printf(&b, ", %d errors", n_err);
         if (n_skip)
-            sb_printf(&b, ", %d skipped", n_skip);
-        sb_printf(&b, ") |");
+            hc_strbuf_printf(&b, ", %d skipped", n_skip);
+        hc_strbuf_printf(&b, ") |");
         if (rss >= 0)
-            sb_printf(&b, " %.0f MiB |", rss / 1024.0);
+            hc_strbuf_printf(&b, " %.0f MiB |", rss / 1024.0);
         else
-            sb_printf(&b, " - |");
+            hc_strbuf_printf(&b, " - |");
         for (int k = 0; k < 2; k++) {
             if (m[k].seconds > 0)
-                sb_printf(&b, " %.1f |", (double)m[k].positions / m[k].seconds);
+                hc_strbuf_printf(&b, " %.1f |", (double)m[k].positions / m[k].seconds);
             else
-                sb_printf(&b, " - |");
+                hc_strbuf_printf(&b, " - |");
         }
         if (m[1].batches > 0)
-            sb_printf(&b, " %.2f |\n", (double)m[1].rows / (double)m[1].batches);
+            hc_strbuf_printf(&b, " %.2f |\n", (double)m[1].rows / (double)m[1].batches);
         else
-            sb_printf(&b, " - |\n");
+            hc_strbuf_printf(&b, " - |\n");
     }
     free(done);
     char *text = hc_strbuf_take(&b, NULL);

@@ -404,36 +404,34 @@ static int classify(knet *nets, int n, const family *fams, int n_fams, hc_err *e
 
 /* --- the suite ------------------------------------------------------------------------------- */
 
-/* The suite is built in an hc_strbuf, then written in one go; the short local names keep the code below as it reads. */
-typedef hc_strbuf gbuf;
-#define g_add hc_strbuf_printf
+/* The suite is built in an hc_strbuf, then written in one go. */
 
 /* A YAML double-quoted scalar. */
-static void g_quoted(gbuf *b, const char *s)
+static void g_quoted(hc_strbuf *b, const char *s)
 {
-    g_add(b, "\"");
+    hc_strbuf_printf(b, "\"");
     for (; *s; s++)
-        g_add(b, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-    g_add(b, "\"");
+        hc_strbuf_printf(b, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+    hc_strbuf_printf(b, "\"");
 }
 
 static int write_suite(const char *path, const char *data, const knet *nets, int n_nets, const char *specs[2],
                        const char *const *tiers, int n_tiers, int batched, hc_err *err)
 {
     static const char *const bnames[2] = {"katago-analysis", "katago-gtp"};
-    gbuf b = HC_STRBUF_INIT;
-    g_add(&b, "# Written by halfcheck katago: KataGo's testgpuerror boards, as rungpuerrortest.sh gives them to a\n"
+    hc_strbuf b = HC_STRBUF_INIT;
+    hc_strbuf_printf(&b, "# Written by halfcheck katago: KataGo's testgpuerror boards, as rungpuerrortest.sh gives them to a\n"
               "# net of each family (suites/katago/families.yaml), evaluated by a KataGo build against\n"
               "# halfcheck's fp32 reference. Rerun: halfcheck run %s\nname: katago\nnets:\n", path);
     for (int i = 0; i < n_nets; i++) {
-        g_add(&b, "  - {name: ");
+        hc_strbuf_printf(&b, "  - {name: ");
         g_quoted(&b, nets[i].name);
-        g_add(&b, ", model: ");
+        hc_strbuf_printf(&b, ", model: ");
         g_quoted(&b, nets[i].path);
-        g_add(&b, ", modelVersion: %d}\n", nets[i].version);
+        hc_strbuf_printf(&b, ", modelVersion: %d}\n", nets[i].version);
     }
     /* Every board any net's family uses, once. */
-    g_add(&b, "boards:\n");
+    hc_strbuf_printf(&b, "boards:\n");
     const family *seen[MAX_NETS];
     int n_seen = 0;
     char listed[MAX_FAMILIES * MAX_FBOARDS][64];
@@ -454,35 +452,35 @@ static int write_suite(const char *path, const char *data, const knet *nets, int
             snprintf(listed[n_listed++], sizeof listed[0], "%s", nets[i].fam->boards[j]);
             char bp[PATH_MAX + 80];
             snprintf(bp, sizeof bp, "%s/boards/%s.yaml", data, nets[i].fam->boards[j]);
-            g_add(&b, "  - ");
+            hc_strbuf_printf(&b, "  - ");
             g_quoted(&b, bp);
-            g_add(&b, "\n");
+            hc_strbuf_printf(&b, "\n");
         }
     }
-    g_add(&b, "backends:\n");
+    hc_strbuf_printf(&b, "backends:\n");
     for (int k = 0; k < 2; k++) {
         if (!specs[k])
             continue;
-        g_add(&b, "  - name: %s\n    backend: ", bnames[k]);
+        hc_strbuf_printf(&b, "  - name: %s\n    backend: ", bnames[k]);
         g_quoted(&b, specs[k]);
-        g_add(&b, "\n    tiers: [");
+        hc_strbuf_printf(&b, "\n    tiers: [");
         for (int t = 0; t < n_tiers; t++) {
-            g_add(&b, "%s", t ? ", " : "");
+            hc_strbuf_printf(&b, "%s", t ? ", " : "");
             g_quoted(&b, tiers[t]);
         }
-        g_add(&b, "]\n");
+        hc_strbuf_printf(&b, "]\n");
     }
-    g_add(&b, "modes: [unbatched%s]\nmatrix:\n", batched ? ", batched" : "");
+    hc_strbuf_printf(&b, "modes: [unbatched%s]\nmatrix:\n", batched ? ", batched" : "");
     for (int i = 0; i < n_nets; i++)
         for (int j = 0; j < nets[i].fam->n_boards; j++) {
-            g_add(&b, "  - {nets: [");
+            hc_strbuf_printf(&b, "  - {nets: [");
             g_quoted(&b, nets[i].name);
-            g_add(&b, "], boards: [");
+            hc_strbuf_printf(&b, "], boards: [");
             g_quoted(&b, nets[i].fam->boards[j]);
-            g_add(&b, "]");
+            hc_strbuf_printf(&b, "]");
             if (nets[i].fam->exact[j] >= 0)
-                g_add(&b, ", overrides: {requireExactNNLen: %s}", nets[i].fam->exact[j] ? "true" : "false");
-            g_add(&b, "}\n");
+                hc_strbuf_printf(&b, ", overrides: {requireExactNNLen: %s}", nets[i].fam->exact[j] ? "true" : "false");
+            hc_strbuf_printf(&b, "}\n");
         }
     if (hc_strbuf_failed(&b)) {
         hc_strbuf_free(&b);
