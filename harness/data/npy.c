@@ -252,24 +252,7 @@ int hc_npy_write(const char *path, const hc_tensor *t, hc_err *err)
     for (size_t i = 0; !rc && i < pad; i++)
         rc = hc_ostream_write(s, " ", 1, err);
     rc = rc || hc_ostream_write(s, "\n", 1, err);
-    unsigned char chunk[4096];
-    size_t esz = hc_dtype_size(t->dtype), per = sizeof chunk / esz;
-    for (size_t i = 0; !rc && i < t->count; i += per) {
-        size_t k = t->count - i < per ? t->count - i : per;
-        for (size_t j = 0; j < k; j++) {
-            float f = t->data[i + j];
-            if (esz == 4) {
-                uint32_t u;
-                memcpy(&u, &f, 4);
-                chunk[4 * j] = (unsigned char)u, chunk[4 * j + 1] = (unsigned char)(u >> 8);
-                chunk[4 * j + 2] = (unsigned char)(u >> 16), chunk[4 * j + 3] = (unsigned char)(u >> 24);
-            } else {
-                uint16_t h = hc_float_to_f16(f);
-                chunk[2 * j] = (unsigned char)h, chunk[2 * j + 1] = (unsigned char)(h >> 8);
-            }
-        }
-        rc = hc_ostream_write(s, chunk, k * esz, err);
-    }
+    rc = rc || hc_tensor_write_data(s, t, err);
     if (rc) {
         hc_ostream_abort(s);
         return -1;

@@ -320,27 +320,8 @@ int hc_safetensors_write(const char *path, const hc_tensor *ts, int n, const cha
         goto done;
     int w = hc_ostream_write(s, l8, 8, err) || hc_ostream_write(s, text, tl, err) ||
             hc_ostream_write(s, "        ", hl - tl, err);
-    unsigned char chunk[4096];
-    for (int i = 0; !w && i < n; i++) {
-        const hc_tensor *t = &ts[i];
-        size_t esz = hc_dtype_size(t->dtype), per = sizeof chunk / esz;
-        for (size_t k0 = 0; !w && k0 < t->count; k0 += per) {
-            size_t k = t->count - k0 < per ? t->count - k0 : per;
-            for (size_t j = 0; j < k; j++) {
-                float f = t->data[k0 + j];
-                if (esz == 4) {
-                    uint32_t u;
-                    memcpy(&u, &f, 4);
-                    chunk[4 * j] = (unsigned char)u, chunk[4 * j + 1] = (unsigned char)(u >> 8);
-                    chunk[4 * j + 2] = (unsigned char)(u >> 16), chunk[4 * j + 3] = (unsigned char)(u >> 24);
-                } else {
-                    uint16_t h = t->dtype == HC_DT_F16 ? hc_float_to_f16(f) : hc_float_to_bf16(f);
-                    chunk[2 * j] = (unsigned char)h, chunk[2 * j + 1] = (unsigned char)(h >> 8);
-                }
-            }
-            w = hc_ostream_write(s, chunk, k * esz, err);
-        }
-    }
+    for (int i = 0; !w && i < n; i++)
+        w = hc_tensor_write_data(s, &ts[i], err);
     if (w) {
         hc_ostream_abort(s);
         goto done;

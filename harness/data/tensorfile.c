@@ -98,3 +98,27 @@ uint16_t hc_float_to_bf16(float x)
         return (uint16_t)((u >> 16) | 0x40u);
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
+
+int hc_tensor_write_data(hc_ostream *s, const hc_tensor *t, hc_err *err)
+{
+    unsigned char chunk[4096];
+    size_t esz = hc_dtype_size(t->dtype), per = sizeof chunk / esz;
+    for (size_t k0 = 0; k0 < t->count; k0 += per) {
+        size_t k = t->count - k0 < per ? t->count - k0 : per;
+        for (size_t j = 0; j < k; j++) {
+            float f = t->data[k0 + j];
+            if (esz == 4) {
+                uint32_t u;
+                memcpy(&u, &f, 4);
+                chunk[4 * j] = (unsigned char)u, chunk[4 * j + 1] = (unsigned char)(u >> 8);
+                chunk[4 * j + 2] = (unsigned char)(u >> 16), chunk[4 * j + 3] = (unsigned char)(u >> 24);
+            } else {
+                uint16_t h = t->dtype == HC_DT_F16 ? hc_float_to_f16(f) : hc_float_to_bf16(f);
+                chunk[2 * j] = (unsigned char)h, chunk[2 * j + 1] = (unsigned char)(h >> 8);
+            }
+        }
+        if (hc_ostream_write(s, chunk, k * esz, err))
+            return -1;
+    }
+    return 0;
+}

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "err.h"
+#include "stream.h"
 
 enum hc_dtype { HC_DT_F32 = 0, HC_DT_F16 = 1, HC_DT_BF16 = 2 };
 
@@ -46,6 +47,10 @@ float hc_f16_to_float(uint16_t h);
 float hc_bf16_to_float(uint16_t h);
 uint16_t hc_float_to_f16(float x);
 uint16_t hc_float_to_bf16(float x);
+
+/* Writes t's elements to s as its dtype stores them, little-endian, in C order (the data section of
+ * both formats). 0, or -1 with err. */
+int hc_tensor_write_data(hc_ostream *s, const hc_tensor *t, hc_err *err);
 
 /* ---- .npy (format versions 1.0, 2.0, 3.0) ---- */
 
