@@ -15,18 +15,7 @@
 #define NPY_MAGIC "\x93NUMPY"
 
 /* A refusal: "FILE: tensor NAME: offset N: WHAT". */
-#define NPY_FAIL(off, ...) npy_fail(err, file, name, (off), __VA_ARGS__)
-static int npy_fail(hc_err *err, const char *file, const char *name, size_t off, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int npy_fail(hc_err *err, const char *file, const char *name, size_t off, const char *fmt, ...)
-{
-    char what[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return hc_err_set(err, HC_EFORMAT, "%s: tensor %s: offset %zu: %s", file, name, off, what);
-}
+#define NPY_FAIL(off, ...) hc_tensorfile_fail(err, file, name, (off), __VA_ARGS__)
 
 typedef struct cursor {
     const char *p, *end, *start;

@@ -15,20 +15,6 @@
 /* The format's own cap on the header (its reference reader refuses more). */
 #define ST_MAX_HEADER ((uint64_t)100000000)
 
-static int st_fail(hc_err *err, const char *file, const char *name, uint64_t off, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int st_fail(hc_err *err, const char *file, const char *name, uint64_t off, const char *fmt, ...)
-{
-    char what[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    if (name)
-        return hc_err_set(err, HC_EFORMAT, "%s: tensor %s: offset %llu: %s", file, name, (unsigned long long)off,
-                          what);
-    return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: %s", file, (unsigned long long)off, what);
-}
 
 void hc_tensorset_free(hc_tensorset *s)
 {
@@ -89,16 +75,16 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
     memset(out, 0, sizeof *out);
     const unsigned char *b = buf;
     if (len < 8)
-        return st_fail(err, file, NULL, len, "truncated: the file ends inside the 8-byte header length (%zu bytes)",
+        return hc_tensorfile_fail(err, file, NULL, len, "truncated: the file ends inside the 8-byte header length (%zu bytes)",
                        len);
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--)
         hlen = hlen << 8 | b[i];
     if (hlen > ST_MAX_HEADER)
-        return st_fail(err, file, NULL, 0, "a header of %llu bytes (at most %llu): not a safetensors file?",
+        return hc_tensorfile_fail(err, file, NULL, 0, "a header of %llu bytes (at most %llu): not a safetensors file?",
                        (unsigned long long)hlen, (unsigned long long)ST_MAX_HEADER);
     if (hlen > len - 8)
-        return st_fail(err, file, NULL, 8, "truncated: the header is %llu bytes, the file holds %zu after its length",
+        return hc_tensorfile_fail(err, file, NULL, 8, "truncated: the header is %llu bytes, the file holds %zu after its length",
                        (unsigned long long)hlen, len - 8);
     const unsigned char *data = b + 8 + hlen;
     uint64_t dlen = len - 8 - hlen, dbase = 8 + hlen;
@@ -115,15 +101,15 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
                 if (l >= 2 && dup[l - 1] == '\'' && dup[l - 2] == '"')
                     dup[l - 2] = '\0';
             }
-            return st_fail(err, file, dup, 8 + (uint64_t)je.position,
+            return hc_tensorfile_fail(err, file, dup, 8 + (uint64_t)je.position,
                            "duplicate name: the header names this tensor twice");
         }
-        return st_fail(err, file, NULL, 8 + (uint64_t)je.position, "malformed JSON header: %s", je.text);
+        return hc_tensorfile_fail(err, file, NULL, 8 + (uint64_t)je.position, "malformed JSON header: %s", je.text);
     }
     int rc = -1, n = 0;
     st_entry *ent = NULL;
     if (!json_is_object(root)) {
-        st_fail(err, file, NULL, 8, "the header is not a JSON object");
+        hc_tensorfile_fail(err, file, NULL, 8, "the header is not a JSON object");
         goto done;
     }
     size_t nkeys = json_object_size(root);
@@ -138,7 +124,7 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
     json_object_foreach(root, key, v) {
         if (!strcmp(key, "__metadata__")) {
             if (!json_is_object(v)) {
-                st_fail(err, file, NULL, 8, "\"__metadata__\" is not an object");
+                hc_tensorfile_fail(err, file, NULL, 8, "\"__metadata__\" is not an object");
                 goto done;
             }
             size_t nm = json_object_size(v);
@@ -151,7 +137,7 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
             json_t *mv;
             json_object_foreach(v, mk, mv) {
                 if (!json_is_string(mv)) {
-                    st_fail(err, file, NULL, 8, "\"__metadata__\": value of \"%s\" is not a string", mk);
+                    hc_tensorfile_fail(err, file, NULL, 8, "\"__metadata__\": value of \"%s\" is not a string", mk);
                     goto done;
                 }
                 if (!(out->meta[2 * out->n_meta] = strdup(mk)) ||
@@ -168,29 +154,29 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
                *off = json_object_get(v, "data_offsets");
         if (!json_is_object(v) || !json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) ||
             json_array_size(off) != 2 || json_object_size(v) != 3) {
-            st_fail(err, file, key, 8, "malformed entry: expected {\"dtype\": STRING, \"shape\": [...], "
+            hc_tensorfile_fail(err, file, key, 8, "malformed entry: expected {\"dtype\": STRING, \"shape\": [...], "
                     "\"data_offsets\": [BEGIN, END]}");
             goto done;
         }
         int dtype = dtype_parse(json_string_value(dt));
         if (dtype < 0) {
-            st_fail(err, file, key, 8, "unsupported dtype %.32s (F32, F16 and BF16 are read)", json_string_value(dt));
+            hc_tensorfile_fail(err, file, key, 8, "unsupported dtype %.32s (F32, F16 and BF16 are read)", json_string_value(dt));
             goto done;
         }
         hc_tensor *t = &out->t[n];
         if (json_array_size(sh) > HC_TENSOR_MAX_DIMS) {
-            st_fail(err, file, key, 8, "shape: more than %d dimensions", HC_TENSOR_MAX_DIMS);
+            hc_tensorfile_fail(err, file, key, 8, "shape: more than %d dimensions", HC_TENSOR_MAX_DIMS);
             goto done;
         }
         uint64_t count = 1;
         for (size_t i = 0; i < json_array_size(sh); i++) {
             uint64_t d;
             if (json_u64(json_array_get(sh, i), &d)) {
-                st_fail(err, file, key, 8, "shape: dimension %zu is not an integer >= 0", i);
+                hc_tensorfile_fail(err, file, key, 8, "shape: dimension %zu is not an integer >= 0", i);
                 goto done;
             }
             if (d > HC_TENSOR_MAX_ELEMS || (count *= d) > HC_TENSOR_MAX_ELEMS) {
-                st_fail(err, file, key, 8, "shape: more than %llu elements", (unsigned long long)HC_TENSOR_MAX_ELEMS);
+                hc_tensorfile_fail(err, file, key, 8, "shape: more than %llu elements", (unsigned long long)HC_TENSOR_MAX_ELEMS);
                 goto done;
             }
             t->shape[i] = (int64_t)d;
@@ -198,19 +184,19 @@ int hc_safetensors_parse(const void *buf, size_t len, const char *file, hc_tenso
         t->ndim = (int)json_array_size(sh);
         uint64_t b0, b1;
         if (json_u64(json_array_get(off, 0), &b0) || json_u64(json_array_get(off, 1), &b1) || b1 < b0) {
-            st_fail(err, file, key, 8, "data_offsets: not two integers BEGIN <= END");
+            hc_tensorfile_fail(err, file, key, 8, "data_offsets: not two integers BEGIN <= END");
             goto done;
         }
         char shs[160];
         uint64_t need = count * hc_dtype_size(dtype);
         if (b1 > dlen) {
-            st_fail(err, file, key, dbase + b0, "data_offsets [%llu, %llu] run past the data (%llu bytes after the "
+            hc_tensorfile_fail(err, file, key, dbase + b0, "data_offsets [%llu, %llu] run past the data (%llu bytes after the "
                     "header): truncated file, or a header lying about the data", (unsigned long long)b0,
                     (unsigned long long)b1, (unsigned long long)dlen);
             goto done;
         }
         if (b1 - b0 != need) {
-            st_fail(err, file, key, dbase + b0, "data_offsets [%llu, %llu] hold %llu bytes, shape %s of %s needs %llu",
+            hc_tensorfile_fail(err, file, key, dbase + b0, "data_offsets [%llu, %llu] hold %llu bytes, shape %s of %s needs %llu",
                     (unsigned long long)b0, (unsigned long long)b1, (unsigned long long)(b1 - b0),
                     hc_tensor_shape_str(t, shs, sizeof shs), json_string_value(dt), (unsigned long long)need);
             goto done;

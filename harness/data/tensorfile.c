@@ -2,6 +2,7 @@
  * and their exact conversions to and from float. */
 #include "tensorfile.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,4 +122,17 @@ int hc_tensor_write_data(hc_ostream *s, const hc_tensor *t, hc_err *err)
             return -1;
     }
     return 0;
+}
+
+int hc_tensorfile_fail(hc_err *err, const char *file, const char *name, uint64_t off, const char *fmt, ...)
+{
+    char what[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (name)
+        return hc_err_set(err, HC_EFORMAT, "%s: tensor %s: offset %llu: %s", file, name, (unsigned long long)off,
+                          what);
+    return hc_err_set(err, HC_EFORMAT, "%s: offset %llu: %s", file, (unsigned long long)off, what);
 }

@@ -48,6 +48,10 @@ float hc_bf16_to_float(uint16_t h);
 uint16_t hc_float_to_f16(float x);
 uint16_t hc_float_to_bf16(float x);
 
+/* The refusal every tensor reader gives: "FILE: tensor NAME: offset N: WHAT" ("FILE: offset N:
+ * WHAT" where name is NULL), HC_EFORMAT. Returns -1. */
+int hc_tensorfile_fail(hc_err *err, const char *file, const char *name, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Writes t's elements to s as its dtype stores them, little-endian, in C order (the data section of
  * both formats). 0, or -1 with err. */
 int hc_tensor_write_data(hc_ostream *s, const hc_tensor *t, hc_err *err);
