@@ -347,6 +347,36 @@ static void scalars_to(hc_nnoutput *o, const float v[HC_NNOUT_SCALARS])
     o->policy_optimism_used = v[9];
 }
 
+const char *hc_nnoutput_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, char *buf, size_t cap)
+{
+    size_t hw = (size_t)a->nn_x_len * a->nn_y_len;
+    if (a->nn_x_len != b->nn_x_len || a->nn_y_len != b->nn_y_len || !a->white_owner_map != !b->white_owner_map)
+        return "the output's shape";
+    static const char *const names[HC_NNOUT_SCALARS] = {
+        "whiteWin", "whiteLoss", "noResult", "whiteScoreMean", "whiteScoreMeanSq",
+        "whiteLead", "varTimeLeft", "shorttermWinlossError", "shorttermScoreError", "policyOptimism"};
+    float sa[HC_NNOUT_SCALARS], sb[HC_NNOUT_SCALARS];
+    scalars_of(a, sa);
+    scalars_of(b, sb);
+    for (size_t i = 0; i < HC_NNOUT_SCALARS; i++)
+        if (memcmp(&sa[i], &sb[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "%s %.9g vs %.9g", names[i], (double)sa[i], (double)sb[i]);
+            return buf;
+        }
+    for (size_t i = 0; i <= hw; i++)
+        if (memcmp(&a->policy_probs[i], &b->policy_probs[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "policy[%zu] %.9g vs %.9g", i, (double)a->policy_probs[i], (double)b->policy_probs[i]);
+            return buf;
+        }
+    for (size_t i = 0; a->white_owner_map && i < hw; i++)
+        if (memcmp(&a->white_owner_map[i], &b->white_owner_map[i], sizeof(float)) != 0) {
+            snprintf(buf, cap, "ownership[%zu] %.9g vs %.9g", i, (double)a->white_owner_map[i],
+                     (double)b->white_owner_map[i]);
+            return buf;
+        }
+    return NULL;
+}
+
 typedef struct rec_header {
     char magic[4];
     int64_t position;

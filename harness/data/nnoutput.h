@@ -66,6 +66,9 @@ void hc_nnoutwriter_abort(hc_nnoutwriter *w);
  * and the ownership map; little-endian as the host writes it (files never leave the machine). */
 /* Encodes one record into a malloc'd buffer; *len receives its size. */
 void *hc_nnoutput_encode(const hc_nnoutput *o, long position, size_t *len, hc_err *err);
+/* NULL when a and b are the same bits (every scalar, the policy and the ownership map), else
+ * what differs first, e.g. "policy[12] 0.0123 vs 0.0124" (written into buf). */
+const char *hc_nnoutput_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, char *buf, size_t cap);
 /* Reads records from path into outs[position] (initialising each), for positions < n;
  * got[position] is set to 1. A truncated last record (a writer killed mid-write) is ignored;
  * anything else malformed is an HC_EFORMAT error. Returns the count of records read. */

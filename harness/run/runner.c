@@ -323,41 +323,6 @@ typedef struct pos_set {
     const char *path;
 } pos_set;
 
-/* NULL when two outputs are the same bits (every value, policy and ownership included), else
- * what differs first (into buf). */
-static const char *output_diff(const hc_nnoutput *a, const hc_nnoutput *b, char *buf, size_t cap)
-{
-    size_t hw = (size_t)a->nn_x_len * a->nn_y_len;
-    if (a->nn_x_len != b->nn_x_len || a->nn_y_len != b->nn_y_len || !a->white_owner_map != !b->white_owner_map)
-        return "the output's shape";
-    static const char *const names[] = {"whiteWin", "whiteLoss", "noResult", "whiteScoreMean", "whiteScoreMeanSq",
-                                        "whiteLead", "varTimeLeft", "shorttermWinlossError", "shorttermScoreError",
-                                        "policyOptimism"};
-    const float sa[] = {a->white_win_prob, a->white_loss_prob, a->white_no_result_prob, a->white_score_mean,
-                        a->white_score_mean_sq, a->white_lead, a->var_time_left, a->shortterm_winloss_error,
-                        a->shortterm_score_error, a->policy_optimism_used};
-    const float sb[] = {b->white_win_prob, b->white_loss_prob, b->white_no_result_prob, b->white_score_mean,
-                        b->white_score_mean_sq, b->white_lead, b->var_time_left, b->shortterm_winloss_error,
-                        b->shortterm_score_error, b->policy_optimism_used};
-    for (size_t i = 0; i < sizeof sa / sizeof sa[0]; i++)
-        if (memcmp(&sa[i], &sb[i], sizeof(float)) != 0) {
-            snprintf(buf, cap, "%s %.9g vs %.9g", names[i], (double)sa[i], (double)sb[i]);
-            return buf;
-        }
-    for (size_t i = 0; i <= hw; i++)
-        if (memcmp(&a->policy_probs[i], &b->policy_probs[i], sizeof(float)) != 0) {
-            snprintf(buf, cap, "policy[%zu] %.9g vs %.9g", i, (double)a->policy_probs[i], (double)b->policy_probs[i]);
-            return buf;
-        }
-    for (size_t i = 0; a->white_owner_map && i < hw; i++)
-        if (memcmp(&a->white_owner_map[i], &b->white_owner_map[i], sizeof(float)) != 0) {
-            snprintf(buf, cap, "ownership[%zu] %.9g vs %.9g", i, (double)a->white_owner_map[i],
-                     (double)b->white_owner_map[i]);
-            return buf;
-        }
-    return NULL;
-}
-
 /* A reference computed on another device (cuda:ref32) must be ref32's bits: a few of its
  * positions (the first, the middle, the last; opts->ref_check of them) are evaluated again by
  * ref32 on the CPU and compared bit for bit. A difference is a bug of the GPU reference, never
@@ -393,7 +358,7 @@ static int ref_self_check(const hc_run_options *opts, const hc_net *net, const p
     }
     for (size_t i = 0; i < k; i++) {
         char what[160];
-        const char *d = output_diff(&outs[idx[i]], &cpu[i], what, sizeof what);
+        const char *d = hc_nnoutput_first_diff(&outs[idx[i]], &cpu[i], what, sizeof what);
         if (d) {
             const hc_position *p = &set->ps[idx[i]];
             char where[1100] = "";
