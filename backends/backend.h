@@ -68,6 +68,9 @@ typedef struct hc_engine_stats {
 /* Every figure unknown. */
 hc_engine_stats hc_engine_stats_unknown(void);
 
+/* hc_backend_vtbl.lanes */
+enum { HC_LANES_ALWAYS = 1, HC_LANES_ONE_ROW = 2 };
+
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */
     int shape;        /* enum hc_backend_shape */
@@ -117,12 +120,15 @@ typedef struct hc_backend_vtbl {
      * HC_BACKEND_SKIP) when its engine cannot take a setting. */
     int (*configure)(void *inst, const struct hc_eval_settings *s, hc_err *err);
 
-    /* 1: instances are independent CPU computations (ref32, emulate) whose rows' bits do not
-     * depend on the rows sharing a call: an evaluation given T threads runs T single-threaded
-     * instances side by side, each taking its own run of positions
+    /* HC_LANES_ALWAYS: instances are independent CPU computations (ref32, emulate) whose rows'
+     * bits do not depend on the rows sharing a call: an evaluation given T threads runs T
+     * single-threaded instances side by side, each taking its own run of positions
      * (hc_eval_positions_lanes), so featurization and post-processing run in parallel too and
-     * no thread waits for the slowest at the end of every batch. 0: one instance (a GPU
-     * context, an external engine). */
+     * no thread waits for the slowest at the end of every batch. HC_LANES_ONE_ROW: the same, but
+     * only for evaluations of one position per call (unbatched): T instances of a GPU kind, each
+     * on its own thread's stream, so that T one-position passes run on the GPU at once, while a
+     * batched evaluation stays one instance with the whole batch (the batch it checks). 0: one
+     * instance (an external engine). */
     int lanes;
 
     /* Optional, with lanes: opens another instance like `base` (an open instance of this

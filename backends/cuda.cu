@@ -399,6 +399,7 @@ struct blas_api {
     decltype(&cublasCreate_v2) create;
     decltype(&cublasDestroy_v2) destroy;
     decltype(&cublasSetMathMode) set_math_mode;
+    decltype(&cublasSetStream_v2) set_stream;
     cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                               const void *, const void *, cudaDataType, int, const void *,
                               cudaDataType, int, const void *, void *, cudaDataType, int,
@@ -434,6 +435,7 @@ int blas_load(blas_api *a, hc_err *err)
     BLAS_SYM(create, "cublasCreate_v2");
     BLAS_SYM(destroy, "cublasDestroy_v2");
     BLAS_SYM(set_math_mode, "cublasSetMathMode");
+    BLAS_SYM(set_stream, "cublasSetStream_v2");
     BLAS_SYM(gemm_ex, "cublasGemmEx");
     BLAS_SYM(gemm_sb_ex, "cublasGemmStridedBatchedEx");
     BLAS_SYM(status_string, "cublasGetStatusString");
@@ -496,6 +498,7 @@ struct inst {
     size_t arena_floats;
     float *d_spatial, *d_global, *d_meta;
     float *d_policy, *d_pass, *d_value, *d_score, *d_own;
+    float *h_stage; /* pinned: the outputs (and the emulation's overflow rows) copied back at once */
     /* the first error of the current open or eval */
     int bad;
     hc_err *err;
@@ -539,7 +542,7 @@ void launched(fwd *f, const char *kernel, const char *layer)
         return;
     }
     if (I->sync_layers) {
-        e = cudaDeviceSynchronize();
+        e = cudaStreamSynchronize(cudaStreamPerThread);
         if (e != cudaSuccess)
             fail_cuda(I, e, kernel, layer);
     }
@@ -747,7 +750,7 @@ void gemm(fwd *f, const char *layer, int ta, int tb, int M, int N, int K, const 
                    call, M, N, K, batch, I->api.status_string(st));
     }
     if (I->sync_layers && LIVE(f))
-        CK(I, cudaDeviceSynchronize(), layer);
+        CK(I, cudaStreamSynchronize(cudaStreamPerThread), layer);
 }
 
 void round16(fwd *f, float *x, size_t n, const char *layer)
@@ -1459,6 +1462,7 @@ void inst_free(inst *I)
     cudaFree(I->d_value);
     cudaFree(I->d_score);
     cudaFree(I->d_own);
+    cudaFreeHost(I->h_stage);
     if (I->blas_ok)
         I->api.destroy(I->blas);
     if (I->api.lib)
@@ -1633,6 +1637,11 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     I->max_batch = max_batch;
     const char *sy = getenv("HC_CUDA_SYNC");
     I->sync_layers = sy && *sy && strcmp(sy, "0") != 0;
+    /* A waiting thread sleeps instead of spinning: on a host running a sweep, many processes
+     * wait on one GPU and their spinning would take the cores the CPU cases need. Only possible
+     * before the process's context exists (a later instance keeps what the first set). */
+    if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+        (void)cudaGetLastError();
     CK(I, cudaSetDevice(0), "open");
     if (!I->bad && !I->ref && blas_load(&I->api, err))
         I->bad = 1;
@@ -1651,6 +1660,12 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
                 hc_err_set(err, HC_EBACKEND, "cuda: open: cublasSetMathMode failed: %s",
                            I->api.status_string(st));
             }
+            /* the calling thread's stream, as every kernel of this file (lanes side by side) */
+            st = I->bad ? st : I->api.set_stream(I->blas, cudaStreamPerThread);
+            if (!I->bad && st != CUBLAS_STATUS_SUCCESS) {
+                I->bad = 1;
+                hc_err_set(err, HC_EBACKEND, "cuda: open: cublasSetStream failed: %s", I->api.status_string(st));
+            }
         }
     }
     if (!I->bad)
@@ -1666,6 +1681,7 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
+    CK(I, cudaMallocHost(&I->h_stage, B * ((size_t)pc * hw + pc + 3 + sc + hw + 1) * sizeof(float)), "open");
     if (I->emu) {
         CK(I, cudaMalloc(&I->d_over, B * sizeof(int)), "open");
         I->h_over = (int *)malloc(B * sizeof(int));
@@ -1690,6 +1706,9 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
         if (!I->bad)
             CK(I, cudaMalloc(&I->arena, (F.peak + 64) * sizeof(float)), "open (activation arena)");
     }
+    /* The uploads done before another thread's stream (a lane's) reads them. */
+    if (!I->bad)
+        CK(I, cudaDeviceSynchronize(), "open");
     if (I->bad) {
         inst_free(I);
         return NULL;
@@ -1774,23 +1793,33 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         F.S = B * hw;
         forward(&F);
     }
+    /* The outputs queued behind the pass into one pinned staging buffer, then one wait: a
+     * one-position pass is short, and every synchronous copy would be another wait. */
+    size_t o_pass = B * pc * hw, o_val = o_pass + B * pc, o_sc = o_val + B * 3, o_own = o_sc + B * sc,
+           o_over = o_own + B * hw;
+    float *st = I->h_stage;
     if (!I->bad) {
-        cudaError_t e = cudaDeviceSynchronize();
+        cudaStream_t cs = cudaStreamPerThread;
+        CK(I, cudaMemcpyAsync(st, I->d_policy, o_pass * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_pass, I->d_pass, B * pc * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_val, I->d_value, B * 3 * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_sc, I->d_score, B * sc * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_own, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        if (I->emu)
+            CK(I, cudaMemcpyAsync(st + o_over, I->d_over, B * sizeof(int), cudaMemcpyDeviceToHost, cs), "output");
+        cudaError_t e = cudaStreamSynchronize(cs);
         if (e != cudaSuccess)
-            fail_cuda(I, e, "cudaDeviceSynchronize", "forward pass (asynchronous)");
+            fail_cuda(I, e, "cudaStreamSynchronize", "forward pass (asynchronous)");
     }
-    CK(I, cudaMemcpy(out->policy, I->d_policy, B * pc * hw * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->policy_pass, I->d_pass, B * pc * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->value, I->d_value, B * 3 * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->score, I->d_score, B * sc * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->ownership, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
+    if (!I->bad) {
+        memcpy(out->policy, st, o_pass * sizeof(float));
+        memcpy(out->policy_pass, st + o_pass, B * pc * sizeof(float));
+        memcpy(out->value, st + o_val, B * 3 * sizeof(float));
+        memcpy(out->score, st + o_sc, B * sc * sizeof(float));
+        memcpy(out->ownership, st + o_own, B * hw * sizeof(float));
+    }
     if (I->emu && !I->bad) {
-        CK(I, cudaMemcpy(I->h_over, I->d_over, B * sizeof(int), cudaMemcpyDeviceToHost), "output");
+        memcpy(I->h_over, st + o_over, B * sizeof(int));
         for (size_t r = 0; r < B; r++)
             if (I->h_over[r] == 0x7f7f7f7f)
                 I->h_over[r] = -1;
@@ -1835,6 +1864,8 @@ hc_backend_vtbl make_vtbl()
     v.close = cuda_close;
     v.taps = cuda_taps;
     v.check = cuda_check;
+    /* unbatched: several one-position passes at once, each lane on its own stream */
+    v.lanes = HC_LANES_ONE_ROW;
     return v;
 }
 

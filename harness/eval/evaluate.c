@@ -692,7 +692,9 @@ struct hc_evaluator {
 int hc_evaluator_lanes_for(const char *spec, int batch, int threads)
 {
     const hc_backend_vtbl *vt = hc_backend_find(spec, NULL, NULL);
-    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+    int ok = vt && vt->shape == HC_BACKEND_TENSOR && threads > 1 &&
+             ((vt->lanes == HC_LANES_ALWAYS && batch >= 1) || (vt->lanes == HC_LANES_ONE_ROW && batch == 1));
+    return ok ? threads : 0;
 }
 
 int hc_evaluator_lane_batch(int batch, int n_lanes)
