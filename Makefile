@@ -181,9 +181,10 @@ endif
 
 # Every launch and copy goes to the calling thread's own default stream (not the legacy stream
 # that serializes the whole context), so that lanes of one process (several one-position passes
-# at once, hc_backend_vtbl.lanes) run side by side on the GPU.
+# at once, hc_backend_vtbl.lanes) run side by side on the GPU. (An object built without it would
+# launch on the legacy stream, which waits for every other: hence the Makefile prerequisite.)
 CUDA_STREAM_FLAGS := --default-stream per-thread
-$(BUILD)/%.o: %.cu | setup
+$(BUILD)/%.o: %.cu Makefile | setup
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(CUDA_STREAM_FLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
 

@@ -1864,8 +1864,9 @@ hc_backend_vtbl make_vtbl()
     v.close = cuda_close;
     v.taps = cuda_taps;
     v.check = cuda_check;
-    /* unbatched: several one-position passes at once, each lane on its own stream */
-    v.lanes = HC_LANES_ONE_ROW;
+    /* with threads: several passes at once (each lane on its own thread's stream), each still
+     * of the evaluation's whole batch */
+    v.lanes = HC_LANES_WHOLE_BATCH;
     return v;
 }
 

@@ -592,49 +592,69 @@ __global__ void k_mask_sum(int B, int hw, const float *mask, float *msum)
     }
 }
 
-/* softmax_strip's lane: query qi of row b over sc[b][ki][qi] in place. The max over the masked-in
- * raw scores, scaled once and floored at -1e30; exp(v * scale - max) times the key's mask, key
- * ki's into partial sum ki % 8; the partial sums added 0..7; the products by 1 / sum, 0 for a
- * masked-out query. */
+/* A softmax's queries run on SM_LANES threads each (SM_LANES consecutive lanes of a warp): lane u
+ * takes keys u, u + 8, u + 16 ... in order, which are exactly the keys that refs/' strip adds into
+ * partial sum u (ki % 8), so every partial sum is the same chain as on the CPU; the maxima are
+ * exact whatever the order (a tie differs at most in the sign of a zero maximum, which no
+ * difference x - max can see), and the partial sums are added 0..7 in order by every lane. One
+ * query per thread ran a 361-key strip three times through on few SMs: the attention's softmax
+ * took most of a one-position pass. */
+enum { SM_LANES = 8 };
+
+__device__ __forceinline__ float lanes_max(float v)
+{
+#pragma unroll
+    for (int o = SM_LANES / 2; o > 0; o /= 2) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o, SM_LANES);
+        v = w > v ? w : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ float lanes_sum_in_order(float part)
+{
+    float sum = 0.0f;
+#pragma unroll
+    for (int u = 0; u < SM_LANES; u++)
+        sum += __shfl_sync(0xffffffffu, part, u, SM_LANES);
+    return sum;
+}
+
+/* softmax_strip: query qi of row b over sc[b][ki][qi] in place. The max over the masked-in raw
+ * scores, scaled once and floored at -1e30; exp(v * scale - max) times the key's mask, key ki's
+ * into partial sum ki % 8; the partial sums added 0..7; the products by 1 / sum, 0 for a
+ * masked-out query. Every thread of a warp reaches the shuffles (no early return). */
 __global__ void k_softmax(int B, int hw, float *sc, const float *mask, float scale)
 {
-    GRID_LOOP(i, (size_t)B * hw) {
-        int b = (int)(i / hw), qi = (int)(i % hw);
-        const float *m = mask + (size_t)b * hw;
-        float *col = sc + (size_t)b * hw * hw + qi;
-        float mx = -INFINITY;
-        for (int ki = 0; ki < hw; ki++)
-            if (m[ki] != 0.0f) {
-                float v = col[(size_t)ki * hw];
-                mx = v > mx ? v : mx;
-            }
-        float ms = mx * scale;
-        float vmx = ms > -1e30f ? ms : -1e30f;
-        float ps[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k0 = 0; k0 < hw; k0 += 8) {
-#pragma unroll
-            for (int u = 0; u < 8; u++) {
-                int ki = k0 + u;
-                if (ki < hw) {
-                    float e = 0.0f;
-                    float mk = m[ki];
-                    if (mk != 0.0f)
-                        e = vexp(col[(size_t)ki * hw] * scale - vmx) * mk;
-                    col[(size_t)ki * hw] = e;
-                    ps[u] += e;
-                }
-            }
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
+    int u = (int)(t % SM_LANES);
+    bool live = q < (size_t)B * hw;
+    int b = live ? (int)(q / hw) : 0, qi = live ? (int)(q % hw) : 0, n = live ? hw : 0;
+    const float *m = mask + (size_t)b * hw;
+    float *col = sc + (size_t)b * hw * hw + qi;
+    float mx = -INFINITY;
+    for (int ki = u; ki < n; ki += SM_LANES)
+        if (m[ki] != 0.0f) {
+            float v = col[(size_t)ki * hw];
+            mx = v > mx ? v : mx;
         }
-        float sum = 0.0f;
-#pragma unroll
-        for (int u = 0; u < 8; u++)
-            sum += ps[u];
-        float inv = 1.0f / sum;
-        bool off = m[qi] == 0.0f;
-        for (int ki = 0; ki < hw; ki++) {
-            float *p = col + (size_t)ki * hw;
-            *p = off ? 0.0f : *p * inv;
-        }
+    mx = lanes_max(mx);
+    float ms = mx * scale;
+    float vmx = ms > -1e30f ? ms : -1e30f;
+    float ps = 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float e = 0.0f;
+        float mk = m[ki];
+        if (mk != 0.0f)
+            e = vexp(col[(size_t)ki * hw] * scale - vmx) * mk;
+        col[(size_t)ki * hw] = e;
+        ps += e;
+    }
+    float inv = 1.0f / lanes_sum_in_order(ps);
+    bool off = !live || m[qi] == 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float *p = col + (size_t)ki * hw;
+        *p = off ? 0.0f : *p * inv;
     }
 }
 
@@ -699,44 +719,37 @@ __global__ void k_emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, 
 /* refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): query qi of
  * row b over sc[b][ki][qi]; scores scaled and rounded to sfmt, their max over masked-in keys
  * floored at -1e30, exp(score - max) times the key's mask into partial sum ki % 8, the sums
- * added 0..7, probabilities = e * (1 / sum) rounded to pfmt, 0 for a masked-out query. */
+ * added 0..7, probabilities = e * (1 / sum) rounded to pfmt, 0 for a masked-out query; on
+ * SM_LANES threads per query as k_softmax. */
 __global__ void k_softmax_emul(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
 {
-    GRID_LOOP(i, (size_t)B * hw) {
-        int b = (int)(i / hw), qi = (int)(i % hw);
-        const float *m = mask + (size_t)b * hw;
-        float *col = sc + (size_t)b * hw * hw + qi;
-        float vmx = -1e30f;
-        for (int ki = 0; ki < hw; ki++) {
-            float v = round_fmt_dev(sfmt, col[(size_t)ki * hw] * scale);
-            col[(size_t)ki * hw] = v;
-            if (m[ki] != 0.0f)
-                vmx = v > vmx ? v : vmx;
-        }
-        float ps[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k0 = 0; k0 < hw; k0 += 8) {
-#pragma unroll
-            for (int u = 0; u < 8; u++) {
-                int ki = k0 + u;
-                if (ki < hw) {
-                    float mk = m[ki];
-                    float e = mk != 0.0f ? vexp(col[(size_t)ki * hw] - vmx) * mk : 0.0f;
-                    col[(size_t)ki * hw] = e;
-                    ps[u] += e;
-                }
-            }
-        }
-        float sum = 0.0f;
-#pragma unroll
-        for (int u = 0; u < 8; u++)
-            sum += ps[u];
-        float inv = 1.0f / sum;
-        bool off = m[qi] == 0.0f;
-        for (int ki = 0; ki < hw; ki++) {
-            float *p = col + (size_t)ki * hw;
-            float v = round_fmt_dev(pfmt, *p * inv);
-            *p = off ? 0.0f : v;
-        }
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
+    int u = (int)(t % SM_LANES);
+    bool live = q < (size_t)B * hw;
+    int b = live ? (int)(q / hw) : 0, qi = live ? (int)(q % hw) : 0, n = live ? hw : 0;
+    const float *m = mask + (size_t)b * hw;
+    float *col = sc + (size_t)b * hw * hw + qi;
+    float vmx = -1e30f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float v = round_fmt_dev(sfmt, col[(size_t)ki * hw] * scale);
+        col[(size_t)ki * hw] = v;
+        if (m[ki] != 0.0f)
+            vmx = v > vmx ? v : vmx;
+    }
+    vmx = lanes_max(vmx);
+    float ps = 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float mk = m[ki];
+        float e = mk != 0.0f ? vexp(col[(size_t)ki * hw] - vmx) * mk : 0.0f;
+        col[(size_t)ki * hw] = e;
+        ps += e;
+    }
+    float inv = 1.0f / lanes_sum_in_order(ps);
+    bool off = !live || m[qi] == 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float *p = col + (size_t)ki * hw;
+        float v = round_fmt_dev(pfmt, *p * inv);
+        *p = off ? 0.0f : v;
     }
 }
 
@@ -872,10 +885,11 @@ void attention_head(int B, int hw, int qd, int vd, const float *q, const float *
     float scale = 1.0f / sqrtf((float)qd);
     /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
     gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
+    size_t lanes = (size_t)B * hw * SM_LANES;
     if (sfmt || pfmt)
-        k_softmax_emul<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
+        k_softmax_emul<<<nblocks(lanes, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
     else
-        k_softmax<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale);
+        k_softmax<<<nblocks(lanes, 128), 128>>>(B, hw, sc, mask, scale);
     /* out[d][b,qi] = sum_ki v[d][b,ki] p[b][ki][qi] */
     gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, split);
 }
