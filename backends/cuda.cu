@@ -1855,8 +1855,8 @@ hc_backend_vtbl make_vtbl()
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
              "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
-             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding only: "
-             "docs/EMULATION.md), "
+             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding and fp16 "
+             "accumulation: docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";
