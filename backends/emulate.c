@@ -478,9 +478,11 @@ int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
 {
     for (int i = 0; i < em->n_lays; i++) {
         const lay *l = &em->lays[i];
-        /* fp16 accumulation (accum) is followed (conv_mode's and layer_mode's answers), except
-         * inside an F(2x2,3x3) convolution, whose GPU form does not take it */
-        const char *what = l->accum != HC_FMT_FP32 && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3)"
+        /* fp16 accumulation (accum) is followed (conv_mode's and layer_mode's answers), except in
+         * a convolution (accum fp16 without the matmul bit) of an F(2x2,3x3) profile, whose GPU
+         * form does not take it */
+        int acc_conv = l->accum == HC_FMT_FP16 && !(l->mode & HC_LM_ACC_FP16);
+        const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions"
                            : l->tiles != HC_FMT_FP32                             ? "Winograd tiles (winogradTiles)"
                            : l->wino2                                            ? "Winograd F(2x2,3x3) (winograd: f2x2)"
                            : (l->mode >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK   ? "pooling sums (poolSum)"
