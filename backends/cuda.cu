@@ -13,9 +13,12 @@
  * the CPU engine's hook sees it (tap(); f->noemu marks the taps this file takes earlier than the
  * engine does: before a bias, a SwiGLU or RoPE), the pooled values, attention scores and
  * probabilities rounded per the reading layer, overflow flagged per row and reported as the CPU
- * does. Profiles with fp16 accumulation, Winograd tiles or F(2x2), or reduced pooling / RMSNorm
- * sums are refused at open (hc_emulate_storage_only). Param ",noround=LAYER" (tests only) leaves
- * that layer's rounding out: a moved rounding point the tests must catch.
+ * does. fp16 accumulation (accum: fp16) runs the GEMMs the CPU runs in acc16 (each convolution
+ * conv_mode marks, each matmul and attention layer_mode marks) by cuda_ref.cu's acc16 form, the
+ * CPU's per-output arithmetic (refs/acc16_core.inc). Profiles with Winograd tiles or F(2x2), or
+ * reduced pooling / RMSNorm sums are refused at open (hc_emulate_storage_only). Params (tests
+ * only): ",noround=LAYER" leaves that layer's rounding out, ",plant-acc16" makes every acc16
+ * chunk 8 products instead of 16: planted faults the tests must catch.
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -470,6 +473,7 @@ struct inst {
      * copies of the input rows. */
     hc_emulate *emu;
     char noround[128]; /* the planted fault ",noround=LAYER": that layer's rounding left out */
+    int acc16_chunk;   /* products per fp16-accumulation chunk: HC_ACC16_CHUNK (",plant-acc16": 8) */
     int *d_over, *h_over;
     float *in_host;
     size_t in_host_n;
@@ -805,16 +809,34 @@ const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
     return &p->k;
 }
 
+/* emulate mode: the fp16 accumulation the CPU engine gives convolution c (conv_mode's
+ * HC_CONV_ACC_FP16: hc_sgemm_acc16, fmaf chunks) and matmul or attention `layer` (layer_mode's
+ * HC_LM_ACC_FP16: hc_gemm_acc16_strided, product-then-add chunks); form 0 otherwise. */
+hcref::acc16 conv_acc16(const fwd *f, const hc_conv *c)
+{
+    const inst *I = f->I;
+    int on = I->emu && (hc_emulate_conv_mode(I->emu, c) & HC_CONV_ACC_FP16);
+    return hcref::acc16{on ? (int)HC_ACC16_FUSED : 0, I->acc16_chunk};
+}
+
+hcref::acc16 layer_acc16(const fwd *f, const char *layer)
+{
+    const inst *I = f->I;
+    int on = I->emu && (hc_emulate_layer_mode(I->emu, layer) & HC_LM_ACC_FP16);
+    return hcref::acc16{on ? (int)HC_ACC16_MULADD : 0, I->acc16_chunk};
+}
+
 /* ref32 mode: refs/conv.c's convolution (1x1: one GEMM; 3x3, 5x5: Winograd; else im2col + GEMM). */
 void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
 {
     inst *I = f->I;
     int K = c->in_c * c->ky * c->kx;
+    hcref::acc16 acc = conv_acc16(f, c); /* the CPU adds an acc16 result to out in fp32 too */
     if (c->ky == 1 && c->kx == 1) {
         const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
         if (LIVE(f)) {
             hcref::gemm(c->out_c, (int)f->S, K, w, K, 1, 0, in, (long long)f->S, 0, out, (long long)f->S, 0, 1,
-                        accumulate, I->split);
+                        accumulate, I->split, acc);
             launched(f, "hcref::gemm", c->name);
         }
         return;
@@ -828,7 +850,7 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
         float *ws = ar_get(f, hcref::wino_ws(five, c->in_c, c->out_c, f->B, f->nx, f->ny));
         if (LIVE(f)) {
             hcref::wino_conv(five, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
-                             I->split);
+                             I->split, acc);
             launched(f, "hcref::wino_conv", c->name);
         }
         return;
@@ -836,7 +858,8 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
     const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
     float *ws = ar_get(f, hcref::direct_ws(c->in_c, c->ky, c->kx, f->B, f->nx, f->ny));
     if (LIVE(f)) {
-        hcref::direct_conv(c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate, ws, I->split);
+        hcref::direct_conv(c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate, ws, I->split,
+                           acc);
         launched(f, "hcref::direct_conv", c->name);
     }
 }
@@ -904,7 +927,7 @@ void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pool
     if (f->I->ref) {
         if (LIVE(f)) { /* refs/norm_pool.c hc_matmul_bc: out[b][o] = chain over i of in[b][i] w[i][o] */
             hcref::gemm(f->B, m->out_c, m->in_c, in, m->in_c, 1, 0, (const float *)w, m->out_c, 0, out, m->out_c,
-                        0, 1, 0, f->I->split);
+                        0, 1, 0, f->I->split, layer_acc16(f, m->name));
             launched(f, "hcref::gemm", m->name);
         }
     } else {
@@ -968,16 +991,17 @@ void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int va
 }
 
 /* out[o][s] = sum_i w[i][o] in[i][s] over all S columns; f32: an fp32 GEMM (knobs);
- * keep32: the output is not rounded (knobs) */
+ * keep32: the output is not rounded (knobs); mode_of: the layer whose emulation mode the GEMM
+ * takes (NULL: m's own; the CPU engine asks linear1's for an FFN's gate) */
 void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 = 0,
-               int keep32 = 0)
+               int keep32 = 0, const char *mode_of = NULL)
 {
     size_t top = f->top;
     const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
     if (f->I->ref) {
         if (LIVE(f)) { /* hc_matmul_cs: out[o][s] = chain over i of w[i][o] in[i][s] */
             hcref::gemm(m->out_c, (int)f->S, m->in_c, (const float *)w, 1, m->out_c, 0, in, (long long)f->S, 0,
-                        out, (long long)f->S, 0, 1, 0, f->I->split);
+                        out, (long long)f->S, 0, 1, 0, f->I->split, layer_acc16(f, mode_of ? mode_of : m->name));
             launched(f, "hcref::gemm", m->name);
         }
     } else {
@@ -1046,11 +1070,12 @@ void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
     }
     int am = I->emu ? hc_emulate_layer_mode(I->emu, a->out_proj.name) : 0;
     int sfmt = (am >> HC_LM_SCORES_SHIFT) & HC_LM_FMT_MASK, pfmt = (am >> HC_LM_PROBS_SHIFT) & HC_LM_FMT_MASK;
+    hcref::acc16 acc = layer_acc16(f, a->out_proj.name); /* the engine's attention asks out_proj */
     for (int h = 0; h < nh && LIVE(f); h++) {
         int kvh = h / group;
         hcref::attention_head(B, hw, qd, vd, q + (size_t)h * qd * S, k + (size_t)kvh * qd * S,
                               v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->split, sfmt,
-                              pfmt);
+                              pfmt, acc);
         launched(f, "hcref::attention_head", bl->name);
     }
     tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, HC_TAPFMT_F32);
@@ -1163,7 +1188,7 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
     f->noemu = 1; /* the CPU hooks linear1 after the SwiGLU, the gate never */
     matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
-    matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
+    matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32, ff->linear1.name);
     f->noemu = 0;
     tap_inner(f, bl->name, "ffn.up", ff->ffn_c, a1, stored_fmt(f, I->mid32));
     tap_inner(f, bl->name, "ffn.gate", ff->ffn_c, gate, stored_fmt(f, I->mid32));
@@ -1472,15 +1497,17 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER] or
+/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-acc16] or
  * fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER]; "emulate" alone
  * when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact reference
  * kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
- * noround: the planted moved rounding point. 0, or -1 with err. */
+ * noround: the planted moved rounding point; acc16_plant: acc16 chunks of 8. 0, or -1 with err. */
 static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
-                       int knobs[3], char plant[128], char profile[1024], char noround[128], hc_err *err)
+                       int knobs[3], char plant[128], char profile[1024], char noround[128], int *acc16_plant,
+                       hc_err *err)
 {
     int fp16 = -1, ref = 0, split = 0;
+    *acc16_plant = 0;
     plant[0] = profile[0] = noround[0] = '\0';
     knobs[0] = knobs[1] = knobs[2] = 0;
     if (oprof && params && strcmp(params, "emulate") == 0) {
@@ -1488,9 +1515,9 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
         ref = 1;
         snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
     } else if (params && strncmp(params, "emulate:", 8) == 0) {
-        /* the last two are planted faults for the tests: the reordered sum, LAYER's rounding left out */
+        /* planted faults for the tests: the reordered sum, LAYER's rounding left out, acc16 chunks of 8 */
         snprintf(profile, 1024, "%s", params + 8);
-        char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround=");
+        char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround="), *pa = strstr(profile, ",plant-acc16");
         if (nr) {
             snprintf(noround, 128, "%s", nr + 9);
             char *c = strchr(noround, ',');
@@ -1498,10 +1525,13 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
                 *c = 0;
         }
         split = k != NULL;
+        *acc16_plant = pa != NULL;
         if (k)
             *k = 0;
         if (nr)
             *nr = 0;
+        if (pa)
+            *pa = 0;
         if (!profile[0] || strlen(params) >= 1024)
             return hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
         fp16 = 0;
@@ -1551,9 +1581,9 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
  * GPU follows it depends on the net's layers: told at open). */
 int cuda_check(const char *params, hc_err *err)
 {
-    int fp16, ref, split, knobs[3];
+    int fp16, ref, split, knobs[3], acc16_plant;
     char plant[128], profile[1024], noround[128];
-    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, err))
         return -1;
     if (profile[0]) {
         hc_profile *p = hc_profile_load(profile, err);
@@ -1568,14 +1598,14 @@ int cuda_check(const char *params, hc_err *err)
 void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
                 const unsigned char *active, int n_active, hc_err *err)
 {
-    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0};
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, acc16_plant = 0;
     char plant[128] = "", profile[1024] = "", noround[128] = "";
     if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
         hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
                    params ? params : "");
         return NULL;
     }
-    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1622,6 +1652,7 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     }
     I->emu = emu;
     snprintf(I->noround, sizeof I->noround, "%s", noround);
+    I->acc16_chunk = acc16_plant ? 8 : (int)HC_ACC16_CHUNK;
     I->err = err;
     I->net = net;
     I->fp16 = fp16;
@@ -1853,8 +1884,8 @@ hc_backend_vtbl make_vtbl()
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
              "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
-             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding only: "
-             "docs/EMULATION.md), "
+             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding and fp16 "
+             "accumulation: docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";

@@ -18,6 +18,7 @@
 
 extern "C" {
 #include "hcmath.h"
+#include "kernels.h"
 #include "model.h"
 }
 
@@ -692,6 +693,45 @@ __global__ void k_round_fmt(size_t n, float *x, int fmt)
     GRID_LOOP(i, n) x[i] = round_fmt_dev(fmt, x[i]);
 }
 
+/* ---- fp16 accumulation (cuda:emulate): refs/acc16_core.inc's arithmetic, the CPU's source --- */
+
+#define ACC16(name) hcd_##name
+#define ACC16_FN __device__ __forceinline__
+#define ACC16_ROUND(fmt, x) round_fmt_dev((fmt), (x))
+#define ACC16_EXP(x) vexp(x)
+#include "acc16_core.inc"
+
+/* gemm's acc16 form: one thread per output, its acc16_dot (k in order, chunk by chunk). */
+__global__ void k_gemm_acc16(int M, int N, int K, const float *__restrict__ A, long long rsa, long long csa,
+                             long long sA, const float *__restrict__ Bm, long long ldb, long long sB, float *C,
+                             long long ldc, long long sC, int batch, int accumulate, int form, int chunk)
+{
+    GRID_LOOP(idx, (size_t)batch * M * N) {
+        int j = (int)(idx % (size_t)N), i = (int)((idx / (size_t)N) % (size_t)M);
+        long long z = (long long)(idx / ((size_t)N * M));
+        float v = hcd_acc16_dot(K, A + z * sA + (long long)i * rsa, csa, Bm + z * sB + j, ldb, form, chunk);
+        float *c = C + z * sC + (long long)i * ldc + j;
+        *c = accumulate ? *c + v : v;
+    }
+}
+
+/* hc_attention_emul's fp16-accumulation softmax: query qi of row b over sc[b][ki][qi] (the
+ * transposed layout changes no operation), a masked-out query all zeros. */
+__global__ void k_softmax_acc16(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
+{
+    GRID_LOOP(i, (size_t)B * hw) {
+        int b = (int)(i / hw), qi = (int)(i % hw);
+        const float *m = mask + (size_t)b * hw;
+        float *col = sc + (size_t)b * hw * hw + qi;
+        if (m[qi] == 0.0f) {
+            for (int ki = 0; ki < hw; ki++)
+                col[(size_t)ki * hw] = 0.0f;
+            continue;
+        }
+        hcd_acc16_softmax_row(hw, col, hw, m, scale, sfmt, pfmt);
+    }
+}
+
 /* backends/emulate.c's hook: a stored tensor rounded, and each row whose on-board values (CBP:
  * where the mask is not 0; BC: all) hold an inf or NaN flagged with the layer's index (the
  * smallest index wins, as the CPU keeps the first layer in the net's order). */
@@ -758,10 +798,17 @@ __global__ void k_softmax_emul(int B, int hw, float *sc, const float *mask, floa
 /* ---- launchers --------------------------------------------------------------------------- */
 
 void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
-          long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split)
+          long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split,
+          acc16 acc)
 {
     if (M < 1 || N < 1 || batch < 1)
         return;
+    if (acc.form) {
+        size_t n = (size_t)batch * M * N;
+        k_gemm_acc16<<<nblocks(n), 256>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate,
+                                         acc.form, acc.chunk);
+        return;
+    }
     if (K < 1) { /* empty chains: +0 (or C unchanged plus +0) */
         split = 0;
     }
@@ -782,14 +829,14 @@ size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny)
 }
 
 void wino_conv(int five, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
-               int accumulate, const epi *e, float *ws, int split)
+               int accumulate, const epi *e, float *ws, int split, acc16 acc)
 {
     wgeom w = wino_geom(five, B, nx, ny);
     float *V = ws, *Mt = ws + (size_t)36 * ic * w.G;
     k_wino_in<<<nblocks((size_t)ic * w.G), 256>>>(w, ic, in, V);
     /* M[k] = U[k] V[k]: U[k] [oc][ic], V[k] [ic][G] */
     gemm(oc, (int)w.G, ic, U, ic, 1, (long long)oc * ic, V, w.G, (long long)ic * w.G, Mt, w.G, (long long)oc * w.G,
-         36, 0, split);
+         36, 0, split, acc);
     epi none = {NULL, NULL, 0, NULL, NULL};
     k_wino_out<<<nblocks((size_t)oc * w.G), 256>>>(w, oc, Mt, out, accumulate, e ? *e : none, e != NULL);
 }
@@ -800,12 +847,12 @@ size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny)
 }
 
 void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const float *in, const float *w,
-                 float *out, int accumulate, float *ws, int split)
+                 float *out, int accumulate, float *ws, int split, acc16 acc)
 {
     size_t S = (size_t)B * nx * ny;
     int K = ic * kh * kw;
     k_im2col<<<nblocks((size_t)K * S), 256>>>(ic, B, nx, ny, kh, kw, in, ws);
-    gemm(oc, (int)S, K, w, K, 1, 0, ws, (long long)S, 0, out, (long long)S, 0, 1, accumulate, split);
+    gemm(oc, (int)S, K, w, K, 1, 0, ws, (long long)S, 0, out, (long long)S, 0, 1, accumulate, split, acc);
 }
 
 void bn_act(int C, int B, int hw, const float *in, float *out, const float *scale, const float *bias, int act,
@@ -879,10 +926,18 @@ void emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, int hw, const
 }
 
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
-                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt)
+                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt, acc16 acc)
 {
     long long S = (long long)B * hw, hh = (long long)hw * hw;
     float scale = 1.0f / sqrtf((float)qd);
+    if (acc.form) {
+        /* refs/attention.c's acc16 path: sc[b][ki][qi] = acc16 over d of q(d, qi) k(d, ki) (the
+         * products commute), softmax_row per query, out[d][b,qi] = acc16 over ki of v(d, ki) p(qi, ki) */
+        gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, 0, acc);
+        k_softmax_acc16<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
+        gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, 0, acc);
+        return;
+    }
     /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
     gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
     size_t lanes = (size_t)B * hw * SM_LANES;

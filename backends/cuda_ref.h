@@ -11,12 +11,21 @@
 
 namespace hcref {
 
+/* fp16 accumulation of a GEMM (cuda:emulate, refs/acc16_core.inc): form 0 none (gemm's fp32
+ * chain), else refs/kernels.h HC_ACC16_FUSED (convolutions, as hc_sgemm_acc16) or
+ * HC_ACC16_MULADD (matmuls and attention, as hc_gemm_acc16_strided); chunk: products per fp32
+ * chunk (HC_ACC16_CHUNK; the tests plant another). */
+struct acc16 {
+    int form, chunk;
+};
+
 /* C_z[i][j] = (C_z[i][j] + when accumulate) acc(i, j), acc one fmaf chain over k = 0..K-1 from
  * +0 of A_z[i*rsa + k*csa] * B_z[k*ldb + j], for z < batch (A_z = A + z*sA ...). split (a planted
- * reorder for the tests, never set otherwise): k summed in two halves added at the end. */
+ * reorder for the tests, never set otherwise): k summed in two halves added at the end. With
+ * acc.form: acc is refs/acc16_core.inc's acc16_dot of that form and chunk (split ignored). */
 void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
           long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate,
-          int split);
+          int split, acc16 acc = acc16{0, 0});
 
 /* hc_kepi (refs/kernels.h): a batch norm and activation applied to a convolution's output. */
 struct epi {
@@ -30,12 +39,12 @@ struct epi {
  * U the transformed weights [36][oc][ic] (hc_kconv_use_winograd's), ws wino_ws floats. */
 size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny);
 void wino_conv(int five, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
-               int accumulate, const epi *e, float *ws, int split);
+               int accumulate, const epi *e, float *ws, int split, acc16 acc = acc16{0, 0});
 
 /* Any other odd kernel: im2col (refs/conv.c's column order) + gemm. ws direct_ws floats. */
 size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny);
 void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const float *in, const float *w,
-                 float *out, int accumulate, float *ws, int split);
+                 float *out, int accumulate, float *ws, int split, acc16 acc = acc16{0, 0});
 
 /* refs/kernels.h's kernels of the same names, the same per-element arithmetic. */
 void bn_act(int C, int B, int hw, const float *in, float *out, const float *scale, const float *bias, int act,
@@ -57,9 +66,11 @@ void mask_sum(int B, int hw, const float *mask, float *msum);
 /* The exact attention of one head over B rows (refs/attention.c): q, k, v, out the head's rows
  * in [d][S] planes (S = B*hw), sc B*hw*hw floats of scratch. sfmt, pfmt (HC_KFMT_*; 0 0: the
  * exact attention): hc_attention_emul's scores and probabilities rounded to those formats (its
- * fp32-accumulation path, refs/attention.c softmax_cols). */
+ * fp32-accumulation path, refs/attention.c softmax_cols). acc.form HC_ACC16_MULADD: its
+ * fp16-accumulation path instead (q.k and p.v by acc16, softmax_row's lanes). */
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
-                    const float *mask, float *out, float *sc, int split, int sfmt = 0, int pfmt = 0);
+                    const float *mask, float *out, float *sc, int split, int sfmt = 0, int pfmt = 0,
+                    acc16 acc = acc16{0, 0});
 
 /* Emulated storage (cuda:emulate:PROFILE, backends/emulate.c's arithmetic): x[0..n) rounded to
  * fmt (HC_KFMT_*, refs/round.h's bits). */

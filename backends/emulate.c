@@ -151,15 +151,7 @@ static void hook(void *user, const hc_tap *t)
  * Winograd tiles (the profile's winogradTiles; only 3x3 convolutions run by Winograd). */
 static int conv_mode(void *user, const hc_conv *c)
 {
-    const hc_emulate *em = user;
-    int m = 0;
-    for (int i = 0; i < em->n_lays; i++)
-        if (em->lays[i].name == c->name) {
-            m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
-            m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
-            m |= em->lays[i].wino2 ? HC_CONV_WINO_F2 : 0;
-        }
-    return m;
+    return hc_emulate_conv_mode(user, c);
 }
 
 /* Pooled values and pooling sums, attention scores/probabilities, matmul accumulation and
@@ -469,11 +461,28 @@ int hc_emulate_layer_mode(const hc_emulate *em, const char *name)
 
 int hc_emulate_input_fmt(const hc_emulate *em) { return em->in_fmt; }
 
+/* The engine's conv_mode answer (conv_mode above), for another device to ask the same way. */
+int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c)
+{
+    int m = 0;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name == c->name) {
+            m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
+            m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+            m |= em->lays[i].wino2 ? HC_CONV_WINO_F2 : 0;
+        }
+    return m;
+}
+
 int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
 {
     for (int i = 0; i < em->n_lays; i++) {
         const lay *l = &em->lays[i];
-        const char *what = l->accum != HC_FMT_FP32 || (l->mode & HC_LM_ACC_FP16) ? "fp16 accumulation (accum)"
+        /* fp16 accumulation (accum) is followed (conv_mode's and layer_mode's answers), except in
+         * a convolution (accum fp16 without the matmul bit) of an F(2x2,3x3) profile, whose GPU
+         * form does not take it */
+        int acc_conv = l->accum == HC_FMT_FP16 && !(l->mode & HC_LM_ACC_FP16);
+        const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions"
                            : l->tiles != HC_FMT_FP32                             ? "Winograd tiles (winogradTiles)"
                            : l->wino2                                            ? "Winograd F(2x2,3x3) (winograd: f2x2)"
                            : (l->mode >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK   ? "pooling sums (poolSum)"

@@ -71,10 +71,14 @@ int hc_emulate_layer_fmt(const hc_emulate *em, int li);
 /* The HC_LM_* bits the engine's layer_mode gets for `name` (0: none). */
 int hc_emulate_layer_mode(const hc_emulate *em, const char *name);
 int hc_emulate_input_fmt(const hc_emulate *em);
+/* The HC_CONV_* flags (refs/engine.h) the engine's conv_mode gets for convolution c of
+ * hc_emulate_net (0: none): fp16 accumulation, Winograd tiles, F(2x2,3x3). */
+int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c);
 /* 0 when every rounding the instance applies is one of the above (storage, weights, input,
- * pooled values, attention scores and probabilities); -1 and err naming `who`, the first layer
- * and the feature (fp16 accumulation, Winograd tiles or F(2x2), pooling sums, RMSNorm
- * reductions) otherwise. */
+ * pooled values, attention scores and probabilities, fp16 accumulation: HC_CONV_ACC_FP16 and
+ * HC_LM_ACC_FP16); -1 and err naming `who`, the first layer and the feature (Winograd tiles or
+ * F(2x2), fp16 accumulation inside an F(2x2) convolution, pooling sums, RMSNorm reductions)
+ * otherwise. */
 int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err);
 /* After an eval done elsewhere: overflow[r] the index of the first layer whose stored output
  * held a non-finite on-board value in row r (-1: none). Rows hit get NaN outputs and the call

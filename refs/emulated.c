@@ -1,6 +1,7 @@
 /* Reduced-precision kernels that only the emulate backend's modes reach; the reference never calls them. */
 #include "kernels.h"
 #include "kernels_impl.h"
+#include "acc16.h"
 #include "gemm.h"
 #include "round.h"
 
@@ -28,10 +29,8 @@ void hc_sgemm_acc16(int M, int N, int K, const float *A, int lda, const float *B
         for (int i = 0; i < M; i++) {
             float *c = C + (size_t)i * ldc;
             const float *t = tmp + (size_t)i * N;
-            for (int j = 0; j < N; j++) {
-                float part = hc_round_fp16(t[j]);
-                c[j] = k0 ? hc_round_fp16(c[j] + part) : part;
-            }
+            for (int j = 0; j < N; j++) /* the fold the GPU shares (acc16_core.inc) */
+                c[j] = k0 ? hc_acc16_add(c[j], t[j]) : hc_round_fp16(t[j]);
         }
     }
 }
@@ -334,10 +333,8 @@ void hc_gemm_acc16_strided(int M, int N, int K, const float *A, size_t sam, size
                         for (int j = 0; j < nb; j++)
                             part[j] += a * x[(size_t)j * sxn];
                 }
-                for (int j = 0; j < nb; j++) {
-                    float p = hc_round_fp16(part[j]);
-                    acc[j] = k0 ? hc_round_fp16(acc[j] + p) : p;
-                }
+                for (int j = 0; j < nb; j++)
+                    acc[j] = k0 ? hc_acc16_add(acc[j], part[j]) : hc_round_fp16(part[j]);
             }
             for (int j = 0; j < nb; j++)
                 C[(size_t)m * scm + (size_t)(n0 + j) * scn] = acc[j];

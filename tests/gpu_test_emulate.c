@@ -1,13 +1,15 @@
 /* GPU tests (make test-gpu, never make test): cuda:emulate:PROFILE gives emulate:PROFILE's bits.
  * For every built-in profile the GPU follows (docs/EMULATION.md: fp16, bf16, cuda-fp16,
- * coreml-tiers) on the shared convnet and transformers and on synthetic nets of the model
+ * coreml-tiers, fp16-acc16) and tests/data/ane-fp16-acc16.yaml (ane-fp16's fp16 accumulation
+ * without its pooling and RMSNorm sums) on the shared convnet and transformers and on synthetic nets of the model
  * families (v8 convnet, v11 nested bottleneck, v15 metadata encoder, v16 spatial RMSNorm tip,
  * v17 transformer with RoPE and FFN): the raw heads and every tap on random rows (19x19 buffer,
  * rows on a 13x13 board too, batch 5) are the same bits as the CPU emulation's; on the shared
  * nets also every post-processed output of the rectangular-board positions in a 19x19 buffer at
  * batch 1 and 5. The profiles the GPU does not follow are refused at open with an error naming
  * the feature. A moved rounding point (",noround=LAYER": one layer's storage rounding left out)
- * must be caught. bisect-precision with the device cuda finds and verifies the same profile as on
+ * must be caught, and so must acc16 chunks of 8 products (",plant-acc16") wherever the profile
+ * accumulates in fp16 (ane-fp16-acc16 on the convnet: nowhere, so there the bits must not move). bisect-precision with the device cuda finds and verifies the same profile as on
  * the CPU (g170, 9x9, fp16 against the fp32 tier). Positions per set: HC_EMU_LIMIT (default 24).
  * Skips without a CUDA device. */
 #include <stdio.h>
@@ -22,9 +24,11 @@
 #include "synth.h"
 #include "tiers.h"
 
-static const char *const profiles[] = {"fp16", "bf16", "cuda-fp16", "coreml-tiers"};
-enum { N_PROF = sizeof profiles / sizeof profiles[0] };
-static const char *const refused[] = {"fp16-acc16", "fp16-winograd", "fp16-winograd2", "ane-fp16"};
+/* built-in names, or a profile YAML (its name in check names: the file's base name) */
+static const char *const profiles[] = {"fp16", "bf16", "cuda-fp16", "coreml-tiers", "fp16-acc16",
+                                       "tests/data/ane-fp16-acc16.yaml"};
+enum { N_PROF = sizeof profiles / sizeof profiles[0], P_ACC16 = 4, P_ANE_ACC16 = 5 };
+static const char *const refused[] = {"fp16-winograd", "fp16-winograd2", "ane-fp16"};
 enum { N_REFUSED = sizeof refused / sizeof refused[0] };
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz",
@@ -34,9 +38,21 @@ static const char *const nets[] = {
 enum { N_NETS = sizeof nets / sizeof nets[0] };
 static const int batches[] = {1, 5};
 enum { N_B = 2 };
-/* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted fault */
-enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 };
+/* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted faults
+ * (a moved rounding point; acc16 chunks of 8 in fp16-acc16 and ane-fp16-acc16) */
+enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 + 2 };
 enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * N_PROF * 2, BISECT_CHECKS = 1 };
+
+/* A profile's name in check names: a YAML path's base name without .yaml. */
+static const char *label(const char *prof, char buf[96])
+{
+    const char *b = strrchr(prof, '/');
+    snprintf(buf, 96, "%s", b ? b + 1 : prof);
+    char *dot = strstr(buf, ".yaml");
+    if (dot)
+        *dot = 0;
+    return buf;
+}
 
 static int env_int(const char *name, int dflt, int lo, int hi)
 {
@@ -83,8 +99,8 @@ static long first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
 static void run_positions(const char *id, const hc_net *net, const char *prof, int threads, int limit)
 {
     const char *p = hc_shared("positions/sizerect.jsonl.gz");
-    char sub[160];
-    snprintf(sub, sizeof sub, "%s.%s.pos", id, prof);
+    char sub[160], lb[96];
+    snprintf(sub, sizeof sub, "%s.%s.pos", id, label(prof, lb));
     hc_position *ps = NULL;
     size_t n = 0;
     hc_err err = {0};
@@ -161,24 +177,27 @@ static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
 }
 
 /* Raw heads (.raw) and taps (.taps) of specs[0] (CPU) and specs[1] (GPU) on random rows;
- * with specs[2] (a planted fault), check `plant` that its raw heads differ. */
-static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const char *plant_layer)
+ * with a planted fault (plant: the params added to the GPU's spec, e.g. ",noround=conv1"), check
+ * `plant_check` that its raw heads differ from the CPU's (plant_differs) or, where the fault has
+ * nothing to act on, that they do not. */
+static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const char *plant,
+                    const char *plant_check, int plant_differs)
 {
     enum { B = 5, NX = 19, NY = 19 };
-    char nm[3][200], specs[3][300];
-    snprintf(nm[0], sizeof nm[0], "%s.%s.raw", id, prof);
-    snprintf(nm[1], sizeof nm[1], "%s.%s.taps", id, prof);
-    snprintf(nm[2], sizeof nm[2], "%s.plant", id);
+    char nm[3][200], specs[3][300], lb[96];
+    snprintf(nm[0], sizeof nm[0], "%s.%s.raw", id, label(prof, lb));
+    snprintf(nm[1], sizeof nm[1], "%s.%s.taps", id, label(prof, lb));
+    snprintf(nm[2], sizeof nm[2], "%s.%s", id, plant_check ? plant_check : "plant");
     snprintf(specs[0], sizeof specs[0], "emulate:%s", prof);
     snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", prof);
-    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s,noround=%s", prof, plant_layer ? plant_layer : "");
+    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", prof, plant ? plant : "");
     hc_err err = {0};
     float *sp, *gl, *meta;
     random_rows(net, B, NX, NY, &sp, &gl, &meta);
     hc_raw_heads *h[3] = {NULL, NULL, NULL};
     hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     int ok[3] = {0, 0, 0};
-    for (int k = 0; k < (plant_layer ? 3 : 2); k++) {
+    for (int k = 0; k < (plant ? 3 : 2); k++) {
         hc_backend b = {0};
         h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
         if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
@@ -220,10 +239,11 @@ static void run_raw(const char *id, const hc_net *net, const char *prof, int thr
         printf("INFO %s %s: %d taps equal\n", net->name, prof, n_taps);
     hc_check(nm[1], taps_ok && n_taps > 0, "%s %s: taps: %d of %d differ, the first %s", net->name, prof, n_bad,
              n_taps, first);
-    if (plant_layer)
-        hc_check(nm[2], ok[0] && ok[2] && !raw_equal(h[0], h[2], B),
-                 "%s: the moved rounding point (%s) was not caught%s", net->name, specs[2],
-                 ok[2] ? "" : " (its eval failed)");
+    if (plant)
+        hc_check(nm[2], ok[0] && ok[2] && raw_equal(h[0], h[2], B) != plant_differs,
+                 plant_differs ? "%s: the planted fault (%s) was not caught%s"
+                               : "%s: the planted fault (%s) changed outputs it has nothing to act on%s",
+                 net->name, specs[2], ok[2] ? "" : " (its eval failed)");
     for (int k = 0; k < 3; k++)
         hc_raw_heads_free(h[k]);
     hc_tapset_free(ts[0]);
@@ -256,6 +276,15 @@ static void run_refused(const char *id, const hc_net *net)
         }
     }
     hc_check(nm, all, "%s: %s", net->name, bad);
+}
+
+/* Whether the trunk holds an attention block (where ane-fp16's rules accumulate in fp16). */
+static int has_attention(const hc_net *net)
+{
+    for (int i = 0; i < net->trunk.num_blocks; i++)
+        if (net->trunk.blocks[i].kind == HC_BLOCK_ATTENTION)
+            return 1;
+    return 0;
 }
 
 /* bisect-precision on the CPU and on the GPU: the same evaluations, the same result profile. */
@@ -337,8 +366,18 @@ int main(void)
         }
         hc_backend_close(&b);
         any_device = 1;
+        char noround[160];
+        snprintf(noround, sizeof noround, ",noround=%s", net->trunk.initial_conv.name);
         for (int pi = 0; pi < N_PROF; pi++) {
-            run_raw(id, net, profiles[pi], threads, pi == 0 ? net->trunk.initial_conv.name : NULL);
+            /* fp16: a moved rounding point; the acc16 profiles: chunks of 8 (ane-fp16-acc16
+             * accumulates in fp16 only in transformer blocks) */
+            if (pi == 0)
+                run_raw(id, net, profiles[pi], threads, noround, "plant", 1);
+            else if (pi == P_ACC16 || pi == P_ANE_ACC16)
+                run_raw(id, net, profiles[pi], threads, ",plant-acc16",
+                        pi == P_ACC16 ? "plant-acc16" : "plant-acc16-ane", pi == P_ACC16 || has_attention(net));
+            else
+                run_raw(id, net, profiles[pi], threads, NULL, NULL, 0);
             run_positions(id, net, profiles[pi], threads, limit);
         }
         run_refused(id, net);
@@ -376,7 +415,7 @@ int main(void)
         }
         hc_net_reduce_activations(net);
         for (int pi = 0; pi < N_PROF; pi++)
-            run_raw(id, net, profiles[pi], threads, NULL);
+            run_raw(id, net, profiles[pi], threads, NULL, NULL, 0);
         hc_net_free(net);
     }
     if (!bisect_done)
