@@ -12,13 +12,16 @@
  * messages), the input rows rounded as it rounds them, each layer's output rounded in place where
  * the CPU engine's hook sees it (tap(); f->noemu marks the taps this file takes earlier than the
  * engine does: before a bias, a SwiGLU or RoPE), the pooled values, attention scores and
- * probabilities rounded per the reading layer, overflow flagged per row and reported as the CPU
- * does. fp16 accumulation (accum: fp16) runs the GEMMs the CPU runs in acc16 (each convolution
- * conv_mode marks, each matmul and attention layer_mode marks) by cuda_ref.cu's acc16 form, the
- * CPU's per-output arithmetic (refs/acc16_core.inc). Profiles with Winograd tiles or F(2x2), or
- * reduced pooling / RMSNorm sums are refused at open (hc_emulate_storage_only). Params (tests
- * only): ",noround=LAYER" leaves that layer's rounding out, ",plant-acc16" makes every acc16
- * chunk 8 products instead of 16: planted faults the tests must catch.
+ * probabilities rounded per the reading layer, the pooling sums and RMSNorm reductions in the
+ * reading layer's poolSum / normSum format by the CPU's own per-output arithmetic
+ * (refs/sums_core.h), overflow (a stored value, or a sum: d_sum_over) flagged per row and
+ * reported as the CPU does. fp16 accumulation (accum: fp16) runs the GEMMs the CPU runs in acc16
+ * (each convolution conv_mode marks, each matmul and attention layer_mode marks) by cuda_ref.cu's
+ * acc16 form, the CPU's per-output arithmetic (refs/acc16_core.inc). Profiles with Winograd tiles
+ * or F(2x2) are refused at open (hc_emulate_storage_only). Params (tests only): ",noround=LAYER"
+ * leaves that layer's rounding out, ",plant-acc16" makes every acc16 chunk 8 products instead of
+ * 16, ",plant-sums" rounds the emulated sums after every second add only: planted faults the
+ * tests must catch.
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -475,6 +478,9 @@ struct inst {
     char noround[128]; /* the planted fault ",noround=LAYER": that layer's rounding left out */
     int acc16_chunk;   /* products per fp16-accumulation chunk: HC_ACC16_CHUNK (",plant-acc16": 8) */
     int *d_over, *h_over;
+    /* d_sum_over [max_batch]: per row the smallest hc_emulate_sum_code of an emulated reduction
+     * that overflowed (INT_MAX none); plant_sums: the planted fault ",plant-sums" */
+    int *d_sum_over, *h_sum_over, plant_sums;
     float *in_host;
     size_t in_host_n;
     wprep *wp;
@@ -970,18 +976,35 @@ void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
            f->I->fp16 && !f->I->mid32);
 }
 
+/* The emulated reductions' overflow flags for a layer's sum code (hc_emulate_sum_code; none for
+ * -1, which would read as "no overflow"). */
+int *sum_flags(inst *I, int code)
+{
+    return code >= 0 ? I->d_sum_over : NULL;
+}
+
 /* reader: the layer reading the pooled values (the emulation rounds them to its pool format) */
 void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head, const char *reader)
 {
-    if (f->I->ref) {
-        if (LIVE(f)) {
+    inst *I = f->I;
+    if (I->ref) {
+        if (!LIVE(f))
+            return;
+        /* emulated: the pooling sums in the reader's poolSum format (refs/engine.c pool_gpool) */
+        int sf = I->emu ? (hc_emulate_layer_mode(I->emu, reader) >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+        if (sf) {
+            int code = hc_emulate_sum_code(I->emu, reader, HC_EMULATE_SUM_POOL);
+            hcref::pool_fmt(sf, C, f->B, f->hw, in, f->mask, f->msum, out, value_head, sum_flags(I, code), code,
+                            I->plant_sums);
+            launched(f, "hcref::pool_fmt", layer);
+        } else {
             hcref::pool(C, f->B, f->hw, in, f->mask, f->msum, out, value_head);
             launched(f, "hcref::pool", layer);
-            if (f->I->emu) {
-                int pf = (hc_emulate_layer_mode(f->I->emu, reader) >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK;
-                hcref::round_fmt((size_t)f->B * 3 * C, out, pf);
-                launched(f, "hcref::round_fmt", reader);
-            }
+        }
+        if (I->emu) {
+            int pf = (hc_emulate_layer_mode(I->emu, reader) >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK;
+            hcref::round_fmt((size_t)f->B * 3 * C, out, pf);
+            launched(f, "hcref::round_fmt", reader);
         }
         return;
     }
@@ -1026,6 +1049,25 @@ const rope_dev *find_rope(inst *I, const hc_attn_block *a)
 
 void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
 
+/* ref32 mode: a transformer pre-norm; emulated, its reductions in the norm layer's normSum
+ * format, as refs/engine.c rmsnorm_pos asks. */
+void rmsnorm_pos_ref(fwd *f, const hc_tf_rmsnorm *n, int c, const float *x, float *s, const float *lw)
+{
+    inst *I = f->I;
+    if (!LIVE(f))
+        return;
+    int nf = I->emu ? (hc_emulate_layer_mode(I->emu, n->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+    if (nf) {
+        int code = hc_emulate_sum_code(I->emu, n->name, HC_EMULATE_SUM_NORM);
+        hcref::rmsnorm_pos_fmt(nf, c, f->B, f->hw, x, s, lw, n->eps, f->mask, sum_flags(I, code), code,
+                               I->plant_sums);
+        launched(f, "hcref::rmsnorm_pos_fmt", n->name);
+    } else {
+        hcref::rmsnorm_pos(c, f->S, x, s, lw, n->eps, f->mask);
+        launched(f, "hcref::rmsnorm_pos", n->name);
+    }
+}
+
 /* ref32 mode: ref32's hooked attention block (refs/engine.c): the pre-norm, q, k, v, RoPE, the
  * exact attention head by head (refs/attention.c's chains and softmax), the output projection
  * and the masked residual; each output tapped as ref32 taps it. */
@@ -1042,10 +1084,7 @@ void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *att = ar_get(f, (size_t)nh * vd * S);
     float *sc = ar_get(f, (size_t)B * hw * hw);
     const float *lw = wvec(f, a->pre_ln.weight, c, a->pre_ln.name);
-    if (LIVE(f)) {
-        hcref::rmsnorm_pos(c, S, x, s, lw, a->pre_ln.eps, f->mask);
-        launched(f, "hcref::rmsnorm_pos", a->pre_ln.name);
-    }
+    rmsnorm_pos_ref(f, &a->pre_ln, c, x, s, lw);
     planted(f, a->pre_ln.name, s, (size_t)c * S);
     tap(f, a->pre_ln.name, HC_TAP_CBP, c, s, HC_TAPFMT_F32);
     f->noemu = a->use_rope; /* the CPU hooks q and k after their rotation */
@@ -1176,12 +1215,9 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *a1 = ar_get(f, (size_t)ff->ffn_c * S);
     float *gate = ar_get(f, (size_t)ff->ffn_c * S);
     const float *lw = wvec(f, ff->pre_ln.weight, c, ff->pre_ln.name);
-    if (I->ref) {
-        if (LIVE(f)) {
-            hcref::rmsnorm_pos(c, S, x, s, lw, ff->pre_ln.eps, f->mask);
-            launched(f, "hcref::rmsnorm_pos", ff->pre_ln.name);
-        }
-    } else
+    if (I->ref)
+        rmsnorm_pos_ref(f, &ff->pre_ln, c, x, s, lw);
+    else
         LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
                f->mask, I->fp16);
     planted(f, ff->pre_ln.name, s, (size_t)c * S);
@@ -1342,7 +1378,14 @@ void forward(fwd *f)
         if (I->ref) {
             size_t top = f->top;
             float *ws = ar_get(f, S);
-            if (LIVE(f)) {
+            /* emulated: its reductions in its own normSum format (refs/engine.c's trunk tip) */
+            int nf = I->emu ? (hc_emulate_layer_mode(I->emu, r->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+            if (LIVE(f) && nf) {
+                int code = hc_emulate_sum_code(I->emu, r->name, HC_EMULATE_SUM_NORM);
+                hcref::rmsnorm_tip_fmt(nf, tc, B, hw, x, s, g, be, r->eps, r->spatial, (int)t->tip_act.kind, f->mask,
+                                       ws, sum_flags(I, code), code, I->plant_sums);
+                launched(f, "hcref::rmsnorm_tip_fmt", r->name);
+            } else if (LIVE(f)) {
                 hcref::rmsnorm_tip(tc, B, hw, x, s, g, be, r->eps, r->spatial, (int)t->tip_act.kind, f->mask, ws);
                 launched(f, "hcref::rmsnorm_tip", r->name);
             }
@@ -1476,6 +1519,8 @@ void inst_free(inst *I)
     free(I->tap_host);
     cudaFree(I->d_over);
     free(I->h_over);
+    cudaFree(I->d_sum_over);
+    free(I->h_sum_over);
     free(I->in_host);
     hc_emulate_close(I->emu);
     cudaFree(I->arena);
@@ -1497,17 +1542,18 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-acc16] or
- * fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER]; "emulate" alone
- * when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact reference
- * kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
- * noround: the planted moved rounding point; acc16_plant: acc16 chunks of 8. 0, or -1 with err. */
+/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-acc16]
+ * [,plant-sums] or fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER];
+ * "emulate" alone when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact
+ * reference kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
+ * noround, acc16_plant (acc16 chunks of 8), plant_sums: the planted faults. 0, or -1 with err. */
 static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
                        int knobs[3], char plant[128], char profile[1024], char noround[128], int *acc16_plant,
-                       hc_err *err)
+                       int *plant_sums, hc_err *err)
 {
     int fp16 = -1, ref = 0, split = 0;
     *acc16_plant = 0;
+    *plant_sums = 0;
     plant[0] = profile[0] = noround[0] = '\0';
     knobs[0] = knobs[1] = knobs[2] = 0;
     if (oprof && params && strcmp(params, "emulate") == 0) {
@@ -1515,8 +1561,13 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
         ref = 1;
         snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
     } else if (params && strncmp(params, "emulate:", 8) == 0) {
-        /* planted faults for the tests: the reordered sum, LAYER's rounding left out, acc16 chunks of 8 */
+        /* the rest are planted faults for the tests: the reordered sum, LAYER's rounding left out,
+         * acc16 chunks of 8, the emulated sums' rounding moved */
         snprintf(profile, 1024, "%s", params + 8);
+        char *ps = strstr(profile, ",plant-sums");
+        *plant_sums = ps != NULL;
+        if (ps)
+            memmove(ps, ps + 11, strlen(ps + 11) + 1);
         char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround="), *pa = strstr(profile, ",plant-acc16");
         if (nr) {
             snprintf(noround, 128, "%s", nr + 9);
@@ -1583,7 +1634,8 @@ int cuda_check(const char *params, hc_err *err)
 {
     int fp16, ref, split, knobs[3], acc16_plant;
     char plant[128], profile[1024], noround[128];
-    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, err))
+    int plant_sums;
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums, err))
         return -1;
     if (profile[0]) {
         hc_profile *p = hc_profile_load(profile, err);
@@ -1600,12 +1652,14 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
 {
     int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, acc16_plant = 0;
     char plant[128] = "", profile[1024] = "", noround[128] = "";
+    int plant_sums = 0;
     if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
         hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
                    params ? params : "");
         return NULL;
     }
-    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, err))
+    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums,
+                    err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1653,6 +1707,7 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     I->emu = emu;
     snprintf(I->noround, sizeof I->noround, "%s", noround);
     I->acc16_chunk = acc16_plant ? 8 : (int)HC_ACC16_CHUNK;
+    I->plant_sums = plant_sums;
     I->err = err;
     I->net = net;
     I->fp16 = fp16;
@@ -1712,13 +1767,15 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
-    CK(I, cudaMallocHost(&I->h_stage, B * ((size_t)pc * hw + pc + 3 + sc + hw + 1) * sizeof(float)), "open");
+    CK(I, cudaMallocHost(&I->h_stage, B * ((size_t)pc * hw + pc + 3 + sc + hw + 2) * sizeof(float)), "open");
     if (I->emu) {
         CK(I, cudaMalloc(&I->d_over, B * sizeof(int)), "open");
+        CK(I, cudaMalloc(&I->d_sum_over, B * sizeof(int)), "open");
         I->h_over = (int *)malloc(B * sizeof(int));
+        I->h_sum_over = (int *)malloc(B * sizeof(int));
         I->in_host_n = B * ((size_t)net->num_input_c * hw + net->num_input_global_c + net->num_input_meta_c);
         I->in_host = (float *)malloc(I->in_host_n * sizeof(float) + 4);
-        if (!I->h_over || !I->in_host) {
+        if (!I->h_over || !I->h_sum_over || !I->in_host) {
             I->bad = 1;
             hc_err_set(err, HC_ENOMEM, "cuda: emulate buffers");
         }
@@ -1802,6 +1859,7 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         global = h + ns;
         meta = nm ? h + ns + ng : meta;
         CK(I, cudaMemset(I->d_over, 0x7f, B * sizeof(int)), "input");
+        CK(I, cudaMemset(I->d_sum_over, 0x7f, B * sizeof(int)), "input");
     }
     CK(I, cudaMemcpy(I->d_spatial, spatial, B * net->num_input_c * hw * sizeof(float),
                      cudaMemcpyHostToDevice),
@@ -1836,8 +1894,11 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         CK(I, cudaMemcpyAsync(st + o_val, I->d_value, B * 3 * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
         CK(I, cudaMemcpyAsync(st + o_sc, I->d_score, B * sc * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
         CK(I, cudaMemcpyAsync(st + o_own, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
-        if (I->emu)
+        if (I->emu) {
             CK(I, cudaMemcpyAsync(st + o_over, I->d_over, B * sizeof(int), cudaMemcpyDeviceToHost, cs), "output");
+            CK(I, cudaMemcpyAsync(st + o_over + B, I->d_sum_over, B * sizeof(int), cudaMemcpyDeviceToHost, cs),
+               "output");
+        }
         cudaError_t e = cudaStreamSynchronize(cs);
         if (e != cudaSuccess)
             fail_cuda(I, e, "cudaStreamSynchronize", "forward pass (asynchronous)");
@@ -1851,16 +1912,20 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
     }
     if (I->emu && !I->bad) {
         memcpy(I->h_over, st + o_over, B * sizeof(int));
-        for (size_t r = 0; r < B; r++)
+        memcpy(I->h_sum_over, st + o_over + B, B * sizeof(int));
+        for (size_t r = 0; r < B; r++) {
             if (I->h_over[r] == 0x7f7f7f7f)
                 I->h_over[r] = -1;
+            if (I->h_sum_over[r] == 0x7f7f7f7f)
+                I->h_sum_over[r] = -1;
+        }
     }
     I->err = NULL;
     I->taps = NULL;
     if (I->bad)
         return -1;
     out->batch = batch;
-    if (I->emu && hc_emulate_finish(I->emu, batch, I->h_over, out, err))
+    if (I->emu && hc_emulate_finish_sums(I->emu, batch, I->h_over, I->h_sum_over, out, err))
         return -1;
     return 0;
 }
@@ -1884,8 +1949,7 @@ hc_backend_vtbl make_vtbl()
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
              "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
-             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding and fp16 "
-             "accumulation: docs/EMULATION.md), "
+             "emulate:PROFILE (emulate:PROFILE's bits on the GPU: docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";

@@ -20,7 +20,9 @@ extern "C" {
 #include "hcmath.h"
 #include "kernels.h"
 #include "model.h"
+#include "round.h"
 }
+#include "sums_core.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -552,6 +554,57 @@ __global__ void k_tip_apply(int C, size_t S, const float *in, float *out, const 
     }
 }
 
+/* The emulated reductions (refs/sums_core.h, refs/emulated.c's loops): pooling one thread per
+ * (row, channel), RMSNorm one per column, the spatial tip's scale one per row (its one sum runs
+ * sequentially over the row, as the CPU's); a row whose sum is not finite flagged with code. */
+__global__ void k_pool_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, const float *msum,
+                           float *out, int value_head, int *over, int code, int plant)
+{
+    GRID_LOOP(i, (size_t)B * C) {
+        int r = hc_sums_pool_thread(fmt, C, B, hw, in, value_head ? NULL : mask, msum, out, i, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_rmsnorm_pos_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *w,
+                                  float eps, const float *mask, int *over, int code, int plant)
+{
+    GRID_LOOP(j, (size_t)B * hw) {
+        int r = hc_sums_rmsnorm_pos_thread(fmt, C, B, hw, in, out, w, eps, mask, j, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_tip_rms_row_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, float eps,
+                                  float *rms, int *over, int code, int plant)
+{
+    GRID_LOOP(b, (size_t)B) {
+        int r = hc_sums_tip_row_thread(fmt, C, B, hw, in, mask, eps, rms, b, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_tip_rms_col_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, float eps,
+                                  float *rms, int *over, int code, int plant)
+{
+    GRID_LOOP(j, (size_t)B * hw) {
+        int r = hc_sums_tip_col_thread(fmt, C, B, hw, in, mask, eps, rms, j, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_tip_apply_fmt(int fmt, int C, size_t S, const float *in, float *out, const float *g,
+                                const float *be, int act, const float *mask, const float *rms)
+{
+    GRID_LOOP(i, (size_t)C * S) {
+        out[i] = mask[i % S] == 0.0f ? 0.0f : act_rmstip(act, hc_sums_tip_apply_thread(fmt, S, in, g, be, rms, i));
+    }
+}
+
 __global__ void k_residual(int C, size_t S, float *x, const float *d, const float *mask)
 {
     GRID_LOOP(i, (size_t)C * S) x[i] = x[i] + d[i] * mask[i % S];
@@ -890,6 +943,32 @@ void rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float 
     else
         k_tip_rms_col<<<nblocks(S, 128), 128>>>(C, S, in, eps, ws);
     k_tip_apply<<<nblocks((size_t)C * S), 256>>>(C, S, in, out, gamma, beta, act, mask, ws);
+}
+
+void pool_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out,
+              int value_head, int *over, int code, int plant)
+{
+    k_pool_fmt<<<nblocks((size_t)B * C, 128), 128>>>(fmt, C, B, hw, in, mask, msum, out, value_head, over, code,
+                                                     plant);
+}
+
+void rmsnorm_pos_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *w, float eps,
+                     const float *mask, int *over, int code, int plant)
+{
+    k_rmsnorm_pos_fmt<<<nblocks((size_t)B * hw, 128), 128>>>(fmt, C, B, hw, in, out, w, eps, mask, over, code,
+                                                             plant);
+}
+
+void rmsnorm_tip_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *gamma,
+                     const float *beta, float eps, int spatial, int act, const float *mask, float *ws, int *over,
+                     int code, int plant)
+{
+    size_t S = (size_t)B * hw;
+    if (spatial)
+        k_tip_rms_row_fmt<<<nblocks((size_t)B, 64), 64>>>(fmt, C, B, hw, in, mask, eps, ws, over, code, plant);
+    else
+        k_tip_rms_col_fmt<<<nblocks(S, 128), 128>>>(fmt, C, B, hw, in, mask, eps, ws, over, code, plant);
+    k_tip_apply_fmt<<<nblocks((size_t)C * S), 256>>>(fmt, C, S, in, out, gamma, beta, act, mask, ws);
 }
 
 void residual(int C, size_t S, float *x, const float *d, const float *mask)

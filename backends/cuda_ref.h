@@ -72,6 +72,20 @@ void attention_head(int B, int hw, int qd, int vd, const float *q, const float *
                     const float *mask, float *out, float *sc, int split, int sfmt = 0, int pfmt = 0,
                     acc16 acc = acc16{0, 0});
 
+/* The emulated reductions (poolSum, normSum: refs/kernels.h hc_pool_*_fmt, hc_rmsnorm_*_fmt),
+ * one thread per output calling refs/sums_core.h's functions, the CPU's own arithmetic. fmt:
+ * HC_KFMT_*; over (NULL: not wanted) [B]: a row whose sum is not finite gets
+ * over[r] = min(over[r], code) (the caller's encoding of the layer and what overflowed); plant:
+ * sums_core.h's planted moved rounding point (tests only). pool_fmt: value_head as pool's. */
+void pool_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out,
+              int value_head, int *over, int code, int plant);
+void rmsnorm_pos_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *w, float eps,
+                     const float *mask, int *over, int code, int plant);
+/* ws: B*hw floats */
+void rmsnorm_tip_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *gamma,
+                     const float *beta, float eps, int spatial, int act, const float *mask, float *ws, int *over,
+                     int code, int plant);
+
 /* Emulated storage (cuda:emulate:PROFILE, backends/emulate.c's arithmetic): x[0..n) rounded to
  * fmt (HC_KFMT_*, refs/round.h's bits). */
 void round_fmt(size_t n, float *x, int fmt);

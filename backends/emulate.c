@@ -485,8 +485,6 @@ int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
         const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions"
                            : l->tiles != HC_FMT_FP32                             ? "Winograd tiles (winogradTiles)"
                            : l->wino2                                            ? "Winograd F(2x2,3x3) (winograd: f2x2)"
-                           : (l->mode >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK   ? "pooling sums (poolSum)"
-                           : (l->mode >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK   ? "RMSNorm reductions (normSum)"
                                                                                  : NULL;
         if (what)
             return hc_err_set(err, HC_EBACKEND,
@@ -497,16 +495,44 @@ int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
     return 0;
 }
 
+int hc_emulate_sum_code(const hc_emulate *em, const char *name, int what)
+{
+    int li = hc_emulate_layer_find(em, name);
+    return li >= 0 ? 2 * li + (what == HC_EMULATE_SUM_NORM) : -1;
+}
+
 int hc_emulate_finish(const hc_emulate *em, int batch, const int *overflow, hc_raw_heads *out, hc_err *err)
 {
+    return hc_emulate_finish_sums(em, batch, overflow, NULL, out, err);
+}
+
+int hc_emulate_finish_sums(const hc_emulate *em, int batch, const int *overflow, const int *sum_overflow,
+                           hc_raw_heads *out, hc_err *err)
+{
     for (int r = 0; r < batch; r++)
-        if (overflow[r] >= em->n_lays)
-            return hc_err_set(err, HC_EINTERNAL, "emulate: layer index %d of row %d out of range", overflow[r], r);
-    const char **none = calloc((size_t)batch, sizeof *none);
-    if (!none)
+        if (overflow[r] >= em->n_lays || (sum_overflow && sum_overflow[r] >= 2 * em->n_lays))
+            return hc_err_set(err, HC_EINTERNAL, "emulate: layer index %d (sum code %d) of row %d out of range",
+                              overflow[r], sum_overflow ? sum_overflow[r] : -1, r);
+    size_t nb = batch > 0 ? (size_t)batch : 1;
+    int *first = malloc(nb * sizeof *first);
+    const char **what = calloc(nb, sizeof *what);
+    if (!first || !what) {
+        free(first);
+        free(what);
         return hc_err_set(err, HC_ENOMEM, "emulate: overflow report");
-    int rc = finish(em, batch, overflow, none, out, err);
-    free(none);
+    }
+    /* sum_overflow's strings, as refs/engine.c's report_sums names them */
+    for (int r = 0; r < batch; r++) {
+        first[r] = overflow[r];
+        int sc = sum_overflow ? sum_overflow[r] : -1;
+        if (sc >= 0 && (overflow[r] < 0 || sc / 2 <= overflow[r])) {
+            first[r] = sc / 2;
+            what[r] = sc % 2 == HC_EMULATE_SUM_NORM ? "RMSNorm sum of squares" : "pooling sum";
+        }
+    }
+    int rc = finish(em, batch, first, what, out, err);
+    free(first);
+    free(what);
     return rc;
 }
 
