@@ -13,9 +13,12 @@
  * the CPU engine's hook sees it (tap(); f->noemu marks the taps this file takes earlier than the
  * engine does: before a bias, a SwiGLU or RoPE), the pooled values, attention scores and
  * probabilities rounded per the reading layer, overflow flagged per row and reported as the CPU
- * does. Profiles with fp16 accumulation, Winograd tiles or F(2x2), or reduced pooling / RMSNorm
+ * does; Winograd convolutions prepared as the CPU engine prepares them (hc_emulate_conv_mode,
+ * hc_engine_conv_prepare): fp16 tiles (winogradTiles) and F(2x2,3x3) (winograd: f2x2) with
+ * refs/wino_tile.inc's arithmetic. Profiles with fp16 accumulation or reduced pooling / RMSNorm
  * sums are refused at open (hc_emulate_storage_only). Param ",noround=LAYER" (tests only) leaves
- * that layer's rounding out: a moved rounding point the tests must catch.
+ * that layer's rounding out: a moved rounding point the tests must catch; ",plant-tiles" leaves
+ * the fp16 Winograd tile products unrounded (a planted change in the Winograd kernel).
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -468,6 +471,7 @@ struct inst {
      * copies of the input rows. */
     hc_emulate *emu;
     char noround[128]; /* the planted fault ",noround=LAYER": that layer's rounding left out */
+    int plant_tiles;   /* the planted fault ",plant-tiles": fp16 Winograd tile products left unrounded */
     int *d_over, *h_over;
     float *in_host;
     size_t in_host_n;
@@ -792,13 +796,23 @@ const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
     wprep *p = &I->wp[I->n_wp];
     memset(p, 0, sizeof *p);
     p->src = c;
-    if (hc_kconv_init(&p->k, c->w, c->out_c, c->in_c, c->ky, c->kx, I->err) ||
-        hc_kconv_use_winograd(&p->k, I->err)) {
-        hc_kconv_free(&p->k);
+    /* emulate: what the CPU emulation's engine asks for this convolution (fp16 tiles,
+     * F(2x2,3x3)), prepared by the engine's own function */
+    int mode = I->emu ? hc_emulate_conv_mode(I->emu, c) : 0;
+    if (hc_engine_conv_prepare(&p->k, c, 1, mode, I->err)) {
         I->bad = 1;
         return NULL;
     }
     I->n_wp++;
+    if (p->k.wino2 && p->k.acc_fp16) {
+        I->bad = 1;
+        hc_err_set(I->err, HC_EBACKEND,
+                   "cuda:emulate: layer %s: fp16 accumulation (accum) in a Winograd F(2x2,3x3) convolution "
+                   "(winograd: f2x2), which the GPU does not follow bit for bit yet (docs/EMULATION.md): use "
+                   "emulate on the CPU",
+                   c->name ? c->name : "?");
+        return NULL;
+    }
     return &p->k;
 }
 
@@ -817,15 +831,18 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
         return;
     }
     if ((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)) {
-        int five = c->ky == 5;
         const hc_kconv *k = wino_prep(f, c);
         if (!k)
             return;
-        const float *U = wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
-        float *ws = ar_get(f, hcref::wino_ws(five, c->in_c, c->out_c, f->B, f->nx, f->ny));
+        /* the engine's kernel choice (refs/conv.c kconv_run): F(2x2,3x3) weights when the
+         * emulation asked for them, else F(4x4,3x3) or, 5x5, F(2x2,5x5) */
+        int kind = k->wino2 ? hcref::WINO_F2 : c->ky == 5 ? hcref::WINO_F2_5 : hcref::WINO_F4;
+        const float *U = k->wino2 ? wvec(f, k->wino2, (size_t)16 * c->out_c * c->in_c, c->name)
+                                  : wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
+        float *ws = ar_get(f, hcref::wino_ws(kind, c->in_c, c->out_c, f->B, f->nx, f->ny));
         if (LIVE(f)) {
-            hcref::wino_conv(five, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
-                             I->split);
+            hcref::wino_conv(kind, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
+                             I->split, k->tiles_fp16, I->plant_tiles);
             launched(f, "hcref::wino_conv", c->name);
         }
         return;
@@ -1468,14 +1485,17 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER] or
+/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-tiles] or
  * fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER]; "emulate" alone
  * when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact reference
  * kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
- * noround: the planted moved rounding point. 0, or -1 with err. */
+ * noround: the planted moved rounding point; plant_tiles: the planted unrounded Winograd tile
+ * products. 0, or -1 with err. */
 static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
-                       int knobs[3], char plant[128], char profile[1024], char noround[128], hc_err *err)
+                       int knobs[3], char plant[128], char profile[1024], char noround[128], int *plant_tiles,
+                       hc_err *err)
 {
+    *plant_tiles = 0;
     int fp16 = -1, ref = 0, split = 0;
     plant[0] = profile[0] = noround[0] = '\0';
     knobs[0] = knobs[1] = knobs[2] = 0;
@@ -1484,7 +1504,8 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
         ref = 1;
         snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
     } else if (params && strncmp(params, "emulate:", 8) == 0) {
-        /* the last two are planted faults for the tests: the reordered sum, LAYER's rounding left out */
+        /* the last three are planted faults for the tests: the reordered sum, LAYER's rounding left
+         * out, the fp16 Winograd tile products left unrounded */
         snprintf(profile, 1024, "%s", params + 8);
         char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround=");
         if (nr) {
@@ -1493,11 +1514,15 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
             if (c)
                 *c = 0;
         }
+        char *pt = strstr(profile, ",plant-tiles");
         split = k != NULL;
+        *plant_tiles = pt != NULL;
         if (k)
             *k = 0;
         if (nr)
             *nr = 0;
+        if (pt)
+            *pt = 0;
         if (!profile[0] || strlen(params) >= 1024)
             return hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
         fp16 = 0;
@@ -1547,9 +1572,9 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
  * GPU follows it depends on the net's layers: told at open). */
 int cuda_check(const char *params, hc_err *err)
 {
-    int fp16, ref, split, knobs[3];
+    int fp16, ref, split, knobs[3], plant_tiles;
     char plant[128], profile[1024], noround[128];
-    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &plant_tiles, err))
         return -1;
     if (profile[0]) {
         hc_profile *p = hc_profile_load(profile, err);
@@ -1564,14 +1589,14 @@ int cuda_check(const char *params, hc_err *err)
 void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
                 const unsigned char *active, int n_active, hc_err *err)
 {
-    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0};
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, plant_tiles = 0;
     char plant[128] = "", profile[1024] = "", noround[128] = "";
     if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
         hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
                    params ? params : "");
         return NULL;
     }
-    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, err))
+    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &plant_tiles, err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1618,6 +1643,7 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     }
     I->emu = emu;
     snprintf(I->noround, sizeof I->noround, "%s", noround);
+    I->plant_tiles = plant_tiles;
     I->err = err;
     I->net = net;
     I->fp16 = fp16;

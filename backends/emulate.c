@@ -151,7 +151,11 @@ static void hook(void *user, const hc_tap *t)
  * Winograd tiles (the profile's winogradTiles; only 3x3 convolutions run by Winograd). */
 static int conv_mode(void *user, const hc_conv *c)
 {
-    const hc_emulate *em = user;
+    return hc_emulate_conv_mode(user, c);
+}
+
+int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c)
+{
     int m = 0;
     for (int i = 0; i < em->n_lays; i++)
         if (em->lays[i].name == c->name) {
@@ -474,8 +478,6 @@ int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
     for (int i = 0; i < em->n_lays; i++) {
         const lay *l = &em->lays[i];
         const char *what = l->accum != HC_FMT_FP32 || (l->mode & HC_LM_ACC_FP16) ? "fp16 accumulation (accum)"
-                           : l->tiles != HC_FMT_FP32                             ? "Winograd tiles (winogradTiles)"
-                           : l->wino2                                            ? "Winograd F(2x2,3x3) (winograd: f2x2)"
                            : (l->mode >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK   ? "pooling sums (poolSum)"
                            : (l->mode >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK   ? "RMSNorm reductions (normSum)"
                                                                                  : NULL;

@@ -12,8 +12,9 @@
  *
  * Inside a layer: convolutions whose rule says `accum: fp16` accumulate in fp16 (refs/kernels.h
  * hc_kconv_set_modes: 16-product chunks summed in fp32, added to an fp16 accumulator); with
- * `winogradTiles: fp16` the 3x3 convolutions' Winograd F(4x4,3x3) transformed weights, input
- * tiles and products are stored as fp16. NOT rounded: other accumulators (matmuls: fp32 — a
+ * `winogradTiles: fp16` the 3x3 convolutions' Winograd transformed weights, input tiles and
+ * products are stored as fp16 (F(4x4,3x3), or F(2x2,3x3) with the profile's `winograd: f2x2`;
+ * 5x5 convolutions keep fp32 tiles). NOT rounded: other accumulators (matmuls: fp32 — a
  * profile asking fp16 accumulation of a non-conv layer is refused at open, never silently run
  * in fp32), global-pooling sums and pooled values, attention scores and softmax, RoPE tables.
  *
@@ -71,10 +72,14 @@ int hc_emulate_layer_fmt(const hc_emulate *em, int li);
 /* The HC_LM_* bits the engine's layer_mode gets for `name` (0: none). */
 int hc_emulate_layer_mode(const hc_emulate *em, const char *name);
 int hc_emulate_input_fmt(const hc_emulate *em);
+/* The refs/engine.h HC_CONV_* flags the engine's conv_mode gets for convolution c (fp16
+ * accumulation, fp16 Winograd tiles, F(2x2,3x3)): refs/engine.h hc_engine_conv_prepare with
+ * them prepares the convolution as the CPU emulation does. */
+int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c);
 /* 0 when every rounding the instance applies is one of the above (storage, weights, input,
- * pooled values, attention scores and probabilities); -1 and err naming `who`, the first layer
- * and the feature (fp16 accumulation, Winograd tiles or F(2x2), pooling sums, RMSNorm
- * reductions) otherwise. */
+ * pooled values, attention scores and probabilities, Winograd tiles and F(2x2,3x3) through
+ * hc_emulate_conv_mode); -1 and err naming `who`, the first layer and the feature (fp16
+ * accumulation, pooling sums, RMSNorm reductions) otherwise. */
 int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err);
 /* After an eval done elsewhere: overflow[r] the index of the first layer whose stored output
  * held a non-finite on-board value in row r (-1: none). Rows hit get NaN outputs and the call

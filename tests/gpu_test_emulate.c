@@ -1,18 +1,22 @@
 /* GPU tests (make test-gpu, never make test): cuda:emulate:PROFILE gives emulate:PROFILE's bits.
  * For every built-in profile the GPU follows (docs/EMULATION.md: fp16, bf16, cuda-fp16,
- * coreml-tiers) on the shared convnet and transformers and on synthetic nets of the model
- * families (v8 convnet, v11 nested bottleneck, v15 metadata encoder, v16 spatial RMSNorm tip,
- * v17 transformer with RoPE and FFN): the raw heads and every tap on random rows (19x19 buffer,
- * rows on a 13x13 board too, batch 5) are the same bits as the CPU emulation's; on the shared
- * nets also every post-processed output of the rectangular-board positions in a 19x19 buffer at
- * batch 1 and 5. The profiles the GPU does not follow are refused at open with an error naming
- * the feature. A moved rounding point (",noround=LAYER": one layer's storage rounding left out)
- * must be caught. bisect-precision with the device cuda finds and verifies the same profile as on
- * the CPU (g170, 9x9, fp16 against the fp32 tier). Positions per set: HC_EMU_LIMIT (default 24).
+ * coreml-tiers, fp16-winograd) and a profile YAML written here, fp16-winograd2 without its
+ * poolSum (F(2x2,3x3) with fp16 tiles), on the shared convnet and transformers and on synthetic
+ * nets of the model families (v8 convnet, v11 nested bottleneck, v15 metadata encoder, v16
+ * spatial RMSNorm tip, v17 transformer with RoPE and FFN): the raw heads and every tap on random
+ * rows (19x19 buffer, rows on a 13x13 board too, batch 5) are the same bits as the CPU
+ * emulation's; on the shared nets also every post-processed output of the rectangular-board
+ * positions in a 19x19 buffer at batch 1 and 5. The profiles the GPU does not follow are refused
+ * at open with an error naming the feature (fp16 accumulation with F(2x2,3x3) too). A moved
+ * rounding point (",noround=LAYER": one layer's storage rounding left out; ",plant-tiles": the
+ * Winograd tile products left unrounded in the GPU's kernel) must be caught. bisect-precision
+ * with the device cuda finds and verifies the same profile as on the CPU (g170, 9x9, fp16
+ * against the fp32 tier). Positions per set: HC_EMU_LIMIT (default 24).
  * Skips without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "evaluate.h"
@@ -22,9 +26,38 @@
 #include "synth.h"
 #include "tiers.h"
 
-static const char *const profiles[] = {"fp16", "bf16", "cuda-fp16", "coreml-tiers"};
-enum { N_PROF = sizeof profiles / sizeof profiles[0] };
-static const char *const refused[] = {"fp16-acc16", "fp16-winograd", "fp16-winograd2", "ane-fp16"};
+/* The profiles checked: a built-in's name, or a file written in main's temporary directory
+ * (yaml: its text; the spec is its path). plant: the planted fault checked on the shared nets
+ * (its raw heads must differ), "" none. */
+typedef struct prof {
+    const char *name, *yaml, *plant;
+    char spec[1024];
+} prof;
+static prof profiles[] = {
+    {"fp16", NULL, "noround", ""},
+    {"bf16", NULL, "", ""},
+    {"cuda-fp16", NULL, "", ""},
+    {"coreml-tiers", NULL, "", ""},
+    {"fp16-winograd", NULL, ",plant-tiles", ""},
+    /* fp16-winograd2 less its poolSum (the pooling sums are another feature's kernels) */
+    {"f2x2-tiles16",
+     "name: f2x2-tiles16\n"
+     "description: fp16-winograd2 without poolSum (tests/gpu_test_emulate.c)\n"
+     "storage: fp16\nweights: fp16\naccum: fp32\nwinogradTiles: fp16\nwinograd: f2x2\n"
+     "pool: fp16\nattnScores: fp16\nsoftmax: fp16\n",
+     ",plant-tiles", ""},
+};
+enum { N_PROF = sizeof profiles / sizeof profiles[0], N_PLANTS = 3 };
+static prof refused[] = {
+    {"fp16-acc16", NULL, "", ""},
+    {"fp16-winograd2", NULL, "", ""}, /* its poolSum */
+    {"ane-fp16", NULL, "", ""},
+    /* fp16 accumulation inside F(2x2,3x3) (no built-in asks it) */
+    {"acc16-f2x2",
+     "name: acc16-f2x2\ndescription: fp16 accumulation with F(2x2,3x3) (tests/gpu_test_emulate.c)\n"
+     "storage: fp16\nweights: fp16\nwinograd: f2x2\nrules:\n  - kind: conv\n    accum: fp16\n",
+     "", ""},
+};
 enum { N_REFUSED = sizeof refused / sizeof refused[0] };
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz",
@@ -34,8 +67,8 @@ static const char *const nets[] = {
 enum { N_NETS = sizeof nets / sizeof nets[0] };
 static const int batches[] = {1, 5};
 enum { N_B = 2 };
-/* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted fault */
-enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 };
+/* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted faults */
+enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + N_PLANTS };
 enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * N_PROF * 2, BISECT_CHECKS = 1 };
 
 static int env_int(const char *name, int dflt, int lo, int hi)
@@ -80,8 +113,9 @@ static long first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
 }
 
 /* The rectangular-board positions in a 19x19 buffer, CPU emulation against the GPU's. */
-static void run_positions(const char *id, const hc_net *net, const char *prof, int threads, int limit)
+static void run_positions(const char *id, const hc_net *net, const prof *pr, int threads, int limit)
 {
+    const char *prof = pr->name;
     const char *p = hc_shared("positions/sizerect.jsonl.gz");
     char sub[160];
     snprintf(sub, sizeof sub, "%s.%s.pos", id, prof);
@@ -97,9 +131,9 @@ static void run_positions(const char *id, const hc_net *net, const char *prof, i
         return;
     }
     size_t use = n < (size_t)limit ? n : (size_t)limit;
-    char cpu[96], gpu[112];
-    snprintf(cpu, sizeof cpu, "emulate:%s", prof);
-    snprintf(gpu, sizeof gpu, "cuda:emulate:%s", prof);
+    char cpu[1100], gpu[1100];
+    snprintf(cpu, sizeof cpu, "emulate:%s", pr->spec);
+    snprintf(gpu, sizeof gpu, "cuda:emulate:%s", pr->spec);
     hc_nnoutput *ref = NULL;
     if (run_spec(cpu, net, ps, use, 8, threads, &ref, &err)) {
         hc_fail_n(sub, N_B, "%s: %s: %s", net->name, cpu, err.msg);
@@ -161,17 +195,19 @@ static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
 }
 
 /* Raw heads (.raw) and taps (.taps) of specs[0] (CPU) and specs[1] (GPU) on random rows;
- * with specs[2] (a planted fault), check `plant` that its raw heads differ. */
-static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const char *plant_layer)
+ * with specs[2] (a planted fault: plant, e.g. ",noround=conv1"), check `.plant` that its raw
+ * heads differ. */
+static void run_raw(const char *id, const hc_net *net, const prof *pr, int threads, const char *plant)
 {
     enum { B = 5, NX = 19, NY = 19 };
-    char nm[3][200], specs[3][300];
+    const char *prof = pr->name, *plant_layer = plant;
+    char nm[3][200], specs[3][1300];
     snprintf(nm[0], sizeof nm[0], "%s.%s.raw", id, prof);
     snprintf(nm[1], sizeof nm[1], "%s.%s.taps", id, prof);
-    snprintf(nm[2], sizeof nm[2], "%s.plant", id);
-    snprintf(specs[0], sizeof specs[0], "emulate:%s", prof);
-    snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", prof);
-    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s,noround=%s", prof, plant_layer ? plant_layer : "");
+    snprintf(nm[2], sizeof nm[2], "%s.%s.plant", id, prof);
+    snprintf(specs[0], sizeof specs[0], "emulate:%s", pr->spec);
+    snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", pr->spec);
+    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", pr->spec, plant ? plant : "");
     hc_err err = {0};
     float *sp, *gl, *meta;
     random_rows(net, B, NX, NY, &sp, &gl, &meta);
@@ -236,12 +272,12 @@ static void run_raw(const char *id, const hc_net *net, const char *prof, int thr
 /* The profiles the GPU does not follow bit for bit are refused, naming what it would miss. */
 static void run_refused(const char *id, const hc_net *net)
 {
-    char nm[160], bad[400] = "";
+    char nm[160], bad[1400] = "";
     snprintf(nm, sizeof nm, "%s.refused", id);
     int all = 1;
     for (int i = 0; i < N_REFUSED; i++) {
-        char spec[96];
-        snprintf(spec, sizeof spec, "cuda:emulate:%s", refused[i]);
+        char spec[1100];
+        snprintf(spec, sizeof spec, "cuda:emulate:%s", refused[i].spec);
         hc_backend b = {0};
         hc_err err = {0};
         if (hc_backend_open(&b, spec, net, 19, 19, 2, 1, &err) == 0) {
@@ -306,6 +342,25 @@ int main(void)
     int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_EMU_LIMIT", 24, 1, 1 << 30);
     int any_device = 0, bisect_done = 0;
     hc_plan(N_NETS * NET_CHECKS + SYNTH_CHECKS + BISECT_CHECKS);
+    /* the profile YAMLs, in a private temporary directory removed at the end */
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/halfcheck-gpuemu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int have_dir = mkdtemp(dir) != NULL, written = 1;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < (k ? N_REFUSED : N_PROF); i++) {
+            prof *p = k ? &refused[i] : &profiles[i];
+            if (!p->yaml) {
+                snprintf(p->spec, sizeof p->spec, "%s", p->name);
+                continue;
+            }
+            snprintf(p->spec, sizeof p->spec, "%s/%s.yaml", dir, p->name);
+            FILE *f = have_dir ? fopen(p->spec, "w") : NULL;
+            written &= f && fputs(p->yaml, f) >= 0;
+            written &= f && fclose(f) == 0;
+        }
+    if (!written)
+        printf("INFO cannot write the profile YAMLs under %s: their checks will fail\n", dir);
     for (int ni = 0; ni < N_NETS; ni++) {
         char id[64];
         snprintf(id, sizeof id, "gpu-emu-%d", ni + 1);
@@ -337,9 +392,15 @@ int main(void)
         }
         hc_backend_close(&b);
         any_device = 1;
-        for (int pi = 0; pi < N_PROF; pi++) {
-            run_raw(id, net, profiles[pi], threads, pi == 0 ? net->trunk.initial_conv.name : NULL);
-            run_positions(id, net, profiles[pi], threads, limit);
+        for (int pi = 0; pi < N_PROF; pi++) { /* N_PLANTS of them have a planted fault */
+            const prof *pr = &profiles[pi];
+            char plant[200];
+            if (!strcmp(pr->plant, "noround"))
+                snprintf(plant, sizeof plant, ",noround=%s", net->trunk.initial_conv.name);
+            else
+                snprintf(plant, sizeof plant, "%s", pr->plant);
+            run_raw(id, net, pr, threads, plant[0] ? plant : NULL);
+            run_positions(id, net, pr, threads, limit);
         }
         run_refused(id, net);
         if (ni == 0) {
@@ -376,10 +437,18 @@ int main(void)
         }
         hc_net_reduce_activations(net);
         for (int pi = 0; pi < N_PROF; pi++)
-            run_raw(id, net, profiles[pi], threads, NULL);
+            run_raw(id, net, &profiles[pi], threads, NULL);
         hc_net_free(net);
     }
     if (!bisect_done)
         hc_skip("gpu-emu-bisect", "g170 absent or no CUDA device");
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < (k ? N_REFUSED : N_PROF); i++) {
+            const prof *p = k ? &refused[i] : &profiles[i];
+            if (p->yaml && have_dir)
+                unlink(p->spec);
+        }
+    if (have_dir)
+        rmdir(dir);
     return hc_test_exit();
 }
