@@ -179,9 +179,14 @@ $(HC_DEPS_STAMP): | setup
 	sh ci/macos-deps '$(CC)' $(MACOS_DEPS)
 endif
 
-$(BUILD)/%.o: %.cu | setup
+# Every launch and copy goes to the calling thread's own default stream (not the legacy stream
+# that serializes the whole context), so that lanes of one process (several one-position passes
+# at once, hc_backend_vtbl.lanes) run side by side on the GPU. (An object built without it would
+# launch on the legacy stream, which waits for every other: hence the Makefile prerequisite.)
+CUDA_STREAM_FLAGS := --default-stream per-thread
+$(BUILD)/%.o: %.cu Makefile | setup
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(CUDA_STREAM_FLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
 
 # The GPU reference's kernels follow refs/' operation order to the bit (backends/cuda_ref.cu):
 # no contraction into FMAs, IEEE division and square root, subnormals kept.

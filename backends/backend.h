@@ -68,6 +68,9 @@ typedef struct hc_engine_stats {
 /* Every figure unknown. */
 hc_engine_stats hc_engine_stats_unknown(void);
 
+/* hc_backend_vtbl.lanes */
+enum { HC_LANES_ALWAYS = 1, HC_LANES_WHOLE_BATCH = 2 };
+
 typedef struct hc_backend_vtbl {
     const char *name; /* the registry key, e.g. "ref32" */
     int shape;        /* enum hc_backend_shape */
@@ -117,12 +120,16 @@ typedef struct hc_backend_vtbl {
      * HC_BACKEND_SKIP) when its engine cannot take a setting. */
     int (*configure)(void *inst, const struct hc_eval_settings *s, hc_err *err);
 
-    /* 1: instances are independent CPU computations (ref32, emulate) whose rows' bits do not
-     * depend on the rows sharing a call: an evaluation given T threads runs T single-threaded
-     * instances side by side, each taking its own run of positions
+    /* HC_LANES_ALWAYS: instances are independent CPU computations (ref32, emulate) whose rows'
+     * bits do not depend on the rows sharing a call: an evaluation given T threads runs T
+     * single-threaded instances side by side, each taking its own run of positions
      * (hc_eval_positions_lanes), so featurization and post-processing run in parallel too and
-     * no thread waits for the slowest at the end of every batch. 0: one instance (a GPU
-     * context, an external engine). */
+     * no thread waits for the slowest at the end of every batch. HC_LANES_WHOLE_BATCH: T
+     * instances side by side as well, but each call still takes the evaluation's whole batch
+     * (the same consecutive runs of positions as one instance would take), so that a batched
+     * check sees the batches it asked for: a GPU kind, whose instances run their passes on their
+     * own threads' streams, so that T passes are on the GPU at once. 0: one instance (an
+     * external engine). */
     int lanes;
 
     /* Optional, with lanes: opens another instance like `base` (an open instance of this

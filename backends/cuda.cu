@@ -12,13 +12,19 @@
  * messages), the input rows rounded as it rounds them, each layer's output rounded in place where
  * the CPU engine's hook sees it (tap(); f->noemu marks the taps this file takes earlier than the
  * engine does: before a bias, a SwiGLU or RoPE), the pooled values, attention scores and
- * probabilities rounded per the reading layer, overflow flagged per row and reported as the CPU
- * does; Winograd convolutions prepared as the CPU engine prepares them (hc_emulate_conv_mode,
- * hc_engine_conv_prepare): fp16 tiles (winogradTiles) and F(2x2,3x3) (winograd: f2x2) with
- * refs/wino_tile.inc's arithmetic. Profiles with fp16 accumulation or reduced pooling / RMSNorm
- * sums are refused at open (hc_emulate_storage_only). Param ",noround=LAYER" (tests only) leaves
- * that layer's rounding out: a moved rounding point the tests must catch; ",plant-tiles" leaves
- * the fp16 Winograd tile products unrounded (a planted change in the Winograd kernel).
+ * probabilities rounded per the reading layer, the pooling sums and RMSNorm reductions in the
+ * reading layer's poolSum / normSum format by the CPU's own per-output arithmetic
+ * (refs/sums_core.h), overflow (a stored value, or a sum: d_sum_over) flagged per row and
+ * reported as the CPU does. fp16 accumulation (accum: fp16) runs the GEMMs the CPU runs in acc16
+ * (each convolution conv_mode marks, each matmul and attention layer_mode marks) by cuda_ref.cu's
+ * acc16 form, the CPU's per-output arithmetic (refs/acc16_core.inc). Winograd convolutions are
+ * prepared as the CPU engine prepares them (hc_emulate_conv_mode, hc_engine_conv_prepare): fp16
+ * tiles (winogradTiles) and F(2x2,3x3) (winograd: f2x2) by refs/wino_tile.inc's arithmetic.
+ * Refused at open (hc_emulate_storage_only): fp16 accumulation inside F(2x2,3x3) convolutions.
+ * Params (tests only): ",noround=LAYER" leaves that layer's rounding out, ",plant-acc16" makes
+ * every acc16 chunk 8 products instead of 16, ",plant-sums" rounds the emulated sums after every
+ * second add only, ",plant-tiles" leaves the fp16 Winograd tile products unrounded: planted
+ * faults the tests must catch.
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -402,6 +408,7 @@ struct blas_api {
     decltype(&cublasCreate_v2) create;
     decltype(&cublasDestroy_v2) destroy;
     decltype(&cublasSetMathMode) set_math_mode;
+    decltype(&cublasSetStream_v2) set_stream;
     cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                               const void *, const void *, cudaDataType, int, const void *,
                               cudaDataType, int, const void *, void *, cudaDataType, int,
@@ -437,6 +444,7 @@ int blas_load(blas_api *a, hc_err *err)
     BLAS_SYM(create, "cublasCreate_v2");
     BLAS_SYM(destroy, "cublasDestroy_v2");
     BLAS_SYM(set_math_mode, "cublasSetMathMode");
+    BLAS_SYM(set_stream, "cublasSetStream_v2");
     BLAS_SYM(gemm_ex, "cublasGemmEx");
     BLAS_SYM(gemm_sb_ex, "cublasGemmStridedBatchedEx");
     BLAS_SYM(status_string, "cublasGetStatusString");
@@ -471,8 +479,12 @@ struct inst {
      * copies of the input rows. */
     hc_emulate *emu;
     char noround[128]; /* the planted fault ",noround=LAYER": that layer's rounding left out */
+    int acc16_chunk;   /* products per fp16-accumulation chunk: HC_ACC16_CHUNK (",plant-acc16": 8) */
     int plant_tiles;   /* the planted fault ",plant-tiles": fp16 Winograd tile products left unrounded */
     int *d_over, *h_over;
+    /* d_sum_over [max_batch]: per row the smallest hc_emulate_sum_code of an emulated reduction
+     * that overflowed (INT_MAX none); plant_sums: the planted fault ",plant-sums" */
+    int *d_sum_over, *h_sum_over, plant_sums;
     float *in_host;
     size_t in_host_n;
     wprep *wp;
@@ -500,6 +512,7 @@ struct inst {
     size_t arena_floats;
     float *d_spatial, *d_global, *d_meta;
     float *d_policy, *d_pass, *d_value, *d_score, *d_own;
+    float *h_stage; /* pinned: the outputs (and the emulation's overflow rows) copied back at once */
     /* the first error of the current open or eval */
     int bad;
     hc_err *err;
@@ -543,7 +556,7 @@ void launched(fwd *f, const char *kernel, const char *layer)
         return;
     }
     if (I->sync_layers) {
-        e = cudaDeviceSynchronize();
+        e = cudaStreamSynchronize(cudaStreamPerThread);
         if (e != cudaSuccess)
             fail_cuda(I, e, kernel, layer);
     }
@@ -751,7 +764,7 @@ void gemm(fwd *f, const char *layer, int ta, int tb, int M, int N, int K, const 
                    call, M, N, K, batch, I->api.status_string(st));
     }
     if (I->sync_layers && LIVE(f))
-        CK(I, cudaDeviceSynchronize(), layer);
+        CK(I, cudaStreamSynchronize(cudaStreamPerThread), layer);
 }
 
 void round16(fwd *f, float *x, size_t n, const char *layer)
@@ -816,16 +829,34 @@ const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
     return &p->k;
 }
 
+/* emulate mode: the fp16 accumulation the CPU engine gives convolution c (conv_mode's
+ * HC_CONV_ACC_FP16: hc_sgemm_acc16, fmaf chunks) and matmul or attention `layer` (layer_mode's
+ * HC_LM_ACC_FP16: hc_gemm_acc16_strided, product-then-add chunks); form 0 otherwise. */
+hcref::acc16 conv_acc16(const fwd *f, const hc_conv *c)
+{
+    const inst *I = f->I;
+    int on = I->emu && (hc_emulate_conv_mode(I->emu, c) & HC_CONV_ACC_FP16);
+    return hcref::acc16{on ? (int)HC_ACC16_FUSED : 0, I->acc16_chunk};
+}
+
+hcref::acc16 layer_acc16(const fwd *f, const char *layer)
+{
+    const inst *I = f->I;
+    int on = I->emu && (hc_emulate_layer_mode(I->emu, layer) & HC_LM_ACC_FP16);
+    return hcref::acc16{on ? (int)HC_ACC16_MULADD : 0, I->acc16_chunk};
+}
+
 /* ref32 mode: refs/conv.c's convolution (1x1: one GEMM; 3x3, 5x5: Winograd; else im2col + GEMM). */
 void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
 {
     inst *I = f->I;
     int K = c->in_c * c->ky * c->kx;
+    hcref::acc16 acc = conv_acc16(f, c); /* the CPU adds an acc16 result to out in fp32 too */
     if (c->ky == 1 && c->kx == 1) {
         const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
         if (LIVE(f)) {
             hcref::gemm(c->out_c, (int)f->S, K, w, K, 1, 0, in, (long long)f->S, 0, out, (long long)f->S, 0, 1,
-                        accumulate, I->split);
+                        accumulate, I->split, acc);
             launched(f, "hcref::gemm", c->name);
         }
         return;
@@ -842,7 +873,7 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
         float *ws = ar_get(f, hcref::wino_ws(kind, c->in_c, c->out_c, f->B, f->nx, f->ny));
         if (LIVE(f)) {
             hcref::wino_conv(kind, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
-                             I->split, k->tiles_fp16, I->plant_tiles);
+                             I->split, acc, k->tiles_fp16, I->plant_tiles);
             launched(f, "hcref::wino_conv", c->name);
         }
         return;
@@ -850,7 +881,8 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
     const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
     float *ws = ar_get(f, hcref::direct_ws(c->in_c, c->ky, c->kx, f->B, f->nx, f->ny));
     if (LIVE(f)) {
-        hcref::direct_conv(c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate, ws, I->split);
+        hcref::direct_conv(c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate, ws, I->split,
+                           acc);
         launched(f, "hcref::direct_conv", c->name);
     }
 }
@@ -918,7 +950,7 @@ void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pool
     if (f->I->ref) {
         if (LIVE(f)) { /* refs/norm_pool.c hc_matmul_bc: out[b][o] = chain over i of in[b][i] w[i][o] */
             hcref::gemm(f->B, m->out_c, m->in_c, in, m->in_c, 1, 0, (const float *)w, m->out_c, 0, out, m->out_c,
-                        0, 1, 0, f->I->split);
+                        0, 1, 0, f->I->split, layer_acc16(f, m->name));
             launched(f, "hcref::gemm", m->name);
         }
     } else {
@@ -961,18 +993,35 @@ void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
            f->I->fp16 && !f->I->mid32);
 }
 
+/* The emulated reductions' overflow flags for a layer's sum code (hc_emulate_sum_code; none for
+ * -1, which would read as "no overflow"). */
+int *sum_flags(inst *I, int code)
+{
+    return code >= 0 ? I->d_sum_over : NULL;
+}
+
 /* reader: the layer reading the pooled values (the emulation rounds them to its pool format) */
 void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int value_head, const char *reader)
 {
-    if (f->I->ref) {
-        if (LIVE(f)) {
+    inst *I = f->I;
+    if (I->ref) {
+        if (!LIVE(f))
+            return;
+        /* emulated: the pooling sums in the reader's poolSum format (refs/engine.c pool_gpool) */
+        int sf = I->emu ? (hc_emulate_layer_mode(I->emu, reader) >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+        if (sf) {
+            int code = hc_emulate_sum_code(I->emu, reader, HC_EMULATE_SUM_POOL);
+            hcref::pool_fmt(sf, C, f->B, f->hw, in, f->mask, f->msum, out, value_head, sum_flags(I, code), code,
+                            I->plant_sums);
+            launched(f, "hcref::pool_fmt", layer);
+        } else {
             hcref::pool(C, f->B, f->hw, in, f->mask, f->msum, out, value_head);
             launched(f, "hcref::pool", layer);
-            if (f->I->emu) {
-                int pf = (hc_emulate_layer_mode(f->I->emu, reader) >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK;
-                hcref::round_fmt((size_t)f->B * 3 * C, out, pf);
-                launched(f, "hcref::round_fmt", reader);
-            }
+        }
+        if (I->emu) {
+            int pf = (hc_emulate_layer_mode(I->emu, reader) >> HC_LM_POOL_SHIFT) & HC_LM_FMT_MASK;
+            hcref::round_fmt((size_t)f->B * 3 * C, out, pf);
+            launched(f, "hcref::round_fmt", reader);
         }
         return;
     }
@@ -982,16 +1031,17 @@ void gpool(fwd *f, const char *layer, int C, const float *in, float *out, int va
 }
 
 /* out[o][s] = sum_i w[i][o] in[i][s] over all S columns; f32: an fp32 GEMM (knobs);
- * keep32: the output is not rounded (knobs) */
+ * keep32: the output is not rounded (knobs); mode_of: the layer whose emulation mode the GEMM
+ * takes (NULL: m's own; the CPU engine asks linear1's for an FFN's gate) */
 void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 = 0,
-               int keep32 = 0)
+               int keep32 = 0, const char *mode_of = NULL)
 {
     size_t top = f->top;
     const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
     if (f->I->ref) {
         if (LIVE(f)) { /* hc_matmul_cs: out[o][s] = chain over i of w[i][o] in[i][s] */
             hcref::gemm(m->out_c, (int)f->S, m->in_c, (const float *)w, 1, m->out_c, 0, in, (long long)f->S, 0,
-                        out, (long long)f->S, 0, 1, 0, f->I->split);
+                        out, (long long)f->S, 0, 1, 0, f->I->split, layer_acc16(f, mode_of ? mode_of : m->name));
             launched(f, "hcref::gemm", m->name);
         }
     } else {
@@ -1016,6 +1066,25 @@ const rope_dev *find_rope(inst *I, const hc_attn_block *a)
 
 void run_stack(fwd *f, const hc_block *blocks, int n, int c, float *x, float *s);
 
+/* ref32 mode: a transformer pre-norm; emulated, its reductions in the norm layer's normSum
+ * format, as refs/engine.c rmsnorm_pos asks. */
+void rmsnorm_pos_ref(fwd *f, const hc_tf_rmsnorm *n, int c, const float *x, float *s, const float *lw)
+{
+    inst *I = f->I;
+    if (!LIVE(f))
+        return;
+    int nf = I->emu ? (hc_emulate_layer_mode(I->emu, n->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+    if (nf) {
+        int code = hc_emulate_sum_code(I->emu, n->name, HC_EMULATE_SUM_NORM);
+        hcref::rmsnorm_pos_fmt(nf, c, f->B, f->hw, x, s, lw, n->eps, f->mask, sum_flags(I, code), code,
+                               I->plant_sums);
+        launched(f, "hcref::rmsnorm_pos_fmt", n->name);
+    } else {
+        hcref::rmsnorm_pos(c, f->S, x, s, lw, n->eps, f->mask);
+        launched(f, "hcref::rmsnorm_pos", n->name);
+    }
+}
+
 /* ref32 mode: ref32's hooked attention block (refs/engine.c): the pre-norm, q, k, v, RoPE, the
  * exact attention head by head (refs/attention.c's chains and softmax), the output projection
  * and the masked residual; each output tapped as ref32 taps it. */
@@ -1032,10 +1101,7 @@ void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *att = ar_get(f, (size_t)nh * vd * S);
     float *sc = ar_get(f, (size_t)B * hw * hw);
     const float *lw = wvec(f, a->pre_ln.weight, c, a->pre_ln.name);
-    if (LIVE(f)) {
-        hcref::rmsnorm_pos(c, S, x, s, lw, a->pre_ln.eps, f->mask);
-        launched(f, "hcref::rmsnorm_pos", a->pre_ln.name);
-    }
+    rmsnorm_pos_ref(f, &a->pre_ln, c, x, s, lw);
     planted(f, a->pre_ln.name, s, (size_t)c * S);
     tap(f, a->pre_ln.name, HC_TAP_CBP, c, s, HC_TAPFMT_F32);
     f->noemu = a->use_rope; /* the CPU hooks q and k after their rotation */
@@ -1060,11 +1126,12 @@ void attention_ref(fwd *f, const hc_block *bl, int c, float *x, float *s)
     }
     int am = I->emu ? hc_emulate_layer_mode(I->emu, a->out_proj.name) : 0;
     int sfmt = (am >> HC_LM_SCORES_SHIFT) & HC_LM_FMT_MASK, pfmt = (am >> HC_LM_PROBS_SHIFT) & HC_LM_FMT_MASK;
+    hcref::acc16 acc = layer_acc16(f, a->out_proj.name); /* the engine's attention asks out_proj */
     for (int h = 0; h < nh && LIVE(f); h++) {
         int kvh = h / group;
         hcref::attention_head(B, hw, qd, vd, q + (size_t)h * qd * S, k + (size_t)kvh * qd * S,
                               v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->split, sfmt,
-                              pfmt);
+                              pfmt, acc);
         launched(f, "hcref::attention_head", bl->name);
     }
     tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, HC_TAPFMT_F32);
@@ -1165,19 +1232,16 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *a1 = ar_get(f, (size_t)ff->ffn_c * S);
     float *gate = ar_get(f, (size_t)ff->ffn_c * S);
     const float *lw = wvec(f, ff->pre_ln.weight, c, ff->pre_ln.name);
-    if (I->ref) {
-        if (LIVE(f)) {
-            hcref::rmsnorm_pos(c, S, x, s, lw, ff->pre_ln.eps, f->mask);
-            launched(f, "hcref::rmsnorm_pos", ff->pre_ln.name);
-        }
-    } else
+    if (I->ref)
+        rmsnorm_pos_ref(f, &ff->pre_ln, c, x, s, lw);
+    else
         LAUNCH(f, ff->pre_ln.name, k_rmsnorm_pos, nblocks(S), 256, c, S, x, s, lw, ff->pre_ln.eps,
                f->mask, I->fp16);
     planted(f, ff->pre_ln.name, s, (size_t)c * S);
     tap(f, ff->pre_ln.name, HC_TAP_CBP, c, s, stored_fmt(f, 0));
     f->noemu = 1; /* the CPU hooks linear1 after the SwiGLU, the gate never */
     matmul_cs(f, &ff->linear1, s, a1, 0, I->mid32);
-    matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32);
+    matmul_cs(f, &ff->linear_gate, s, gate, 0, I->mid32, ff->linear1.name);
     f->noemu = 0;
     tap_inner(f, bl->name, "ffn.up", ff->ffn_c, a1, stored_fmt(f, I->mid32));
     tap_inner(f, bl->name, "ffn.gate", ff->ffn_c, gate, stored_fmt(f, I->mid32));
@@ -1331,7 +1395,14 @@ void forward(fwd *f)
         if (I->ref) {
             size_t top = f->top;
             float *ws = ar_get(f, S);
-            if (LIVE(f)) {
+            /* emulated: its reductions in its own normSum format (refs/engine.c's trunk tip) */
+            int nf = I->emu ? (hc_emulate_layer_mode(I->emu, r->name) >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK : 0;
+            if (LIVE(f) && nf) {
+                int code = hc_emulate_sum_code(I->emu, r->name, HC_EMULATE_SUM_NORM);
+                hcref::rmsnorm_tip_fmt(nf, tc, B, hw, x, s, g, be, r->eps, r->spatial, (int)t->tip_act.kind, f->mask,
+                                       ws, sum_flags(I, code), code, I->plant_sums);
+                launched(f, "hcref::rmsnorm_tip_fmt", r->name);
+            } else if (LIVE(f)) {
                 hcref::rmsnorm_tip(tc, B, hw, x, s, g, be, r->eps, r->spatial, (int)t->tip_act.kind, f->mask, ws);
                 launched(f, "hcref::rmsnorm_tip", r->name);
             }
@@ -1465,6 +1536,8 @@ void inst_free(inst *I)
     free(I->tap_host);
     cudaFree(I->d_over);
     free(I->h_over);
+    cudaFree(I->d_sum_over);
+    free(I->h_sum_over);
     free(I->in_host);
     hc_emulate_close(I->emu);
     cudaFree(I->arena);
@@ -1476,6 +1549,7 @@ void inst_free(inst *I)
     cudaFree(I->d_value);
     cudaFree(I->d_score);
     cudaFree(I->d_own);
+    cudaFreeHost(I->h_stage);
     if (I->blas_ok)
         I->api.destroy(I->blas);
     if (I->api.lib)
@@ -1485,18 +1559,20 @@ void inst_free(inst *I)
 
 /* ---- the vtable ----------------------------------------------------------------------- */
 
-/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-tiles] or
- * fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER]; "emulate" alone
- * when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact reference
- * kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
- * noround: the planted moved rounding point; plant_tiles: the planted unrounded Winograd tile
- * products. 0, or -1 with err. */
+/* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-acc16]
+ * [,plant-sums][,plant-tiles] or fp16[,pool32][,mid32][,probs32][,emulike], each but emulate
+ * [,plant=LAYER]; "emulate" alone when oprof (hc_backend_open_opts's parsed profile) is given.
+ * ref: the bit-exact reference kernels (cuda_ref.cu); split: its planted reorder; profile:
+ * emulate's profile ("" none); noround, acc16_plant (acc16 chunks of 8), plant_sums, plant_tiles
+ * (Winograd tile products unrounded): the planted faults. 0, or -1 with err. */
 static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
-                       int knobs[3], char plant[128], char profile[1024], char noround[128], int *plant_tiles,
-                       hc_err *err)
+                       int knobs[3], char plant[128], char profile[1024], char noround[128], int *acc16_plant,
+                       int *plant_sums, int *plant_tiles, hc_err *err)
 {
-    *plant_tiles = 0;
     int fp16 = -1, ref = 0, split = 0;
+    *acc16_plant = 0;
+    *plant_sums = 0;
+    *plant_tiles = 0;
     plant[0] = profile[0] = noround[0] = '\0';
     knobs[0] = knobs[1] = knobs[2] = 0;
     if (oprof && params && strcmp(params, "emulate") == 0) {
@@ -1504,10 +1580,15 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
         ref = 1;
         snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
     } else if (params && strncmp(params, "emulate:", 8) == 0) {
-        /* the last three are planted faults for the tests: the reordered sum, LAYER's rounding left
-         * out, the fp16 Winograd tile products left unrounded */
+        /* the rest are planted faults for the tests: the reordered sum, LAYER's rounding left out,
+         * acc16 chunks of 8, the emulated sums' rounding moved, the Winograd tile products left
+         * unrounded */
         snprintf(profile, 1024, "%s", params + 8);
-        char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround=");
+        char *ps = strstr(profile, ",plant-sums");
+        *plant_sums = ps != NULL;
+        if (ps)
+            memmove(ps, ps + 11, strlen(ps + 11) + 1);
+        char *k = strstr(profile, ",split-k"), *nr = strstr(profile, ",noround="), *pa = strstr(profile, ",plant-acc16");
         if (nr) {
             snprintf(noround, 128, "%s", nr + 9);
             char *c = strchr(noround, ',');
@@ -1516,11 +1597,14 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
         }
         char *pt = strstr(profile, ",plant-tiles");
         split = k != NULL;
+        *acc16_plant = pa != NULL;
         *plant_tiles = pt != NULL;
         if (k)
             *k = 0;
         if (nr)
             *nr = 0;
+        if (pa)
+            *pa = 0;
         if (pt)
             *pt = 0;
         if (!profile[0] || strlen(params) >= 1024)
@@ -1572,9 +1656,11 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
  * GPU follows it depends on the net's layers: told at open). */
 int cuda_check(const char *params, hc_err *err)
 {
-    int fp16, ref, split, knobs[3], plant_tiles;
+    int fp16, ref, split, knobs[3], acc16_plant, plant_tiles;
     char plant[128], profile[1024], noround[128];
-    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &plant_tiles, err))
+    int plant_sums;
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums,
+                    &plant_tiles, err))
         return -1;
     if (profile[0]) {
         hc_profile *p = hc_profile_load(profile, err);
@@ -1589,14 +1675,16 @@ int cuda_check(const char *params, hc_err *err)
 void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
                 const unsigned char *active, int n_active, hc_err *err)
 {
-    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, plant_tiles = 0;
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, acc16_plant = 0, plant_tiles = 0;
     char plant[128] = "", profile[1024] = "", noround[128] = "";
+    int plant_sums = 0;
     if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
         hc_err_set(err, HC_EUSAGE, "cuda: only cuda:emulate takes a profile or a layer subset (got \"%s\")",
                    params ? params : "");
         return NULL;
     }
-    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &plant_tiles, err))
+    if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums,
+                    &plant_tiles, err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1643,6 +1731,8 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     }
     I->emu = emu;
     snprintf(I->noround, sizeof I->noround, "%s", noround);
+    I->acc16_chunk = acc16_plant ? 8 : (int)HC_ACC16_CHUNK;
+    I->plant_sums = plant_sums;
     I->plant_tiles = plant_tiles;
     I->err = err;
     I->net = net;
@@ -1659,6 +1749,11 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     I->max_batch = max_batch;
     const char *sy = getenv("HC_CUDA_SYNC");
     I->sync_layers = sy && *sy && strcmp(sy, "0") != 0;
+    /* A waiting thread sleeps instead of spinning: on a host running a sweep, many processes
+     * wait on one GPU and their spinning would take the cores the CPU cases need. Only possible
+     * before the process's context exists (a later instance keeps what the first set). */
+    if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+        (void)cudaGetLastError();
     CK(I, cudaSetDevice(0), "open");
     if (!I->bad && !I->ref && blas_load(&I->api, err))
         I->bad = 1;
@@ -1677,6 +1772,12 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
                 hc_err_set(err, HC_EBACKEND, "cuda: open: cublasSetMathMode failed: %s",
                            I->api.status_string(st));
             }
+            /* the calling thread's stream, as every kernel of this file (lanes side by side) */
+            st = I->bad ? st : I->api.set_stream(I->blas, cudaStreamPerThread);
+            if (!I->bad && st != CUBLAS_STATUS_SUCCESS) {
+                I->bad = 1;
+                hc_err_set(err, HC_EBACKEND, "cuda: open: cublasSetStream failed: %s", I->api.status_string(st));
+            }
         }
     }
     if (!I->bad)
@@ -1692,12 +1793,15 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
     CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
+    CK(I, cudaMallocHost(&I->h_stage, B * ((size_t)pc * hw + pc + 3 + sc + hw + 2) * sizeof(float)), "open");
     if (I->emu) {
         CK(I, cudaMalloc(&I->d_over, B * sizeof(int)), "open");
+        CK(I, cudaMalloc(&I->d_sum_over, B * sizeof(int)), "open");
         I->h_over = (int *)malloc(B * sizeof(int));
+        I->h_sum_over = (int *)malloc(B * sizeof(int));
         I->in_host_n = B * ((size_t)net->num_input_c * hw + net->num_input_global_c + net->num_input_meta_c);
         I->in_host = (float *)malloc(I->in_host_n * sizeof(float) + 4);
-        if (!I->h_over || !I->in_host) {
+        if (!I->h_over || !I->h_sum_over || !I->in_host) {
             I->bad = 1;
             hc_err_set(err, HC_ENOMEM, "cuda: emulate buffers");
         }
@@ -1716,6 +1820,9 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
         if (!I->bad)
             CK(I, cudaMalloc(&I->arena, (F.peak + 64) * sizeof(float)), "open (activation arena)");
     }
+    /* The uploads done before another thread's stream (a lane's) reads them. */
+    if (!I->bad)
+        CK(I, cudaDeviceSynchronize(), "open");
     if (I->bad) {
         inst_free(I);
         return NULL;
@@ -1778,6 +1885,7 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         global = h + ns;
         meta = nm ? h + ns + ng : meta;
         CK(I, cudaMemset(I->d_over, 0x7f, B * sizeof(int)), "input");
+        CK(I, cudaMemset(I->d_sum_over, 0x7f, B * sizeof(int)), "input");
     }
     CK(I, cudaMemcpy(I->d_spatial, spatial, B * net->num_input_c * hw * sizeof(float),
                      cudaMemcpyHostToDevice),
@@ -1800,33 +1908,50 @@ int cuda_eval(void *vi, int batch, const float *spatial, const float *global, co
         F.S = B * hw;
         forward(&F);
     }
+    /* The outputs queued behind the pass into one pinned staging buffer, then one wait: a
+     * one-position pass is short, and every synchronous copy would be another wait. */
+    size_t o_pass = B * pc * hw, o_val = o_pass + B * pc, o_sc = o_val + B * 3, o_own = o_sc + B * sc,
+           o_over = o_own + B * hw;
+    float *st = I->h_stage;
     if (!I->bad) {
-        cudaError_t e = cudaDeviceSynchronize();
+        cudaStream_t cs = cudaStreamPerThread;
+        CK(I, cudaMemcpyAsync(st, I->d_policy, o_pass * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_pass, I->d_pass, B * pc * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_val, I->d_value, B * 3 * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_sc, I->d_score, B * sc * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        CK(I, cudaMemcpyAsync(st + o_own, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost, cs), "output");
+        if (I->emu) {
+            CK(I, cudaMemcpyAsync(st + o_over, I->d_over, B * sizeof(int), cudaMemcpyDeviceToHost, cs), "output");
+            CK(I, cudaMemcpyAsync(st + o_over + B, I->d_sum_over, B * sizeof(int), cudaMemcpyDeviceToHost, cs),
+               "output");
+        }
+        cudaError_t e = cudaStreamSynchronize(cs);
         if (e != cudaSuccess)
-            fail_cuda(I, e, "cudaDeviceSynchronize", "forward pass (asynchronous)");
+            fail_cuda(I, e, "cudaStreamSynchronize", "forward pass (asynchronous)");
     }
-    CK(I, cudaMemcpy(out->policy, I->d_policy, B * pc * hw * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->policy_pass, I->d_pass, B * pc * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->value, I->d_value, B * 3 * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->score, I->d_score, B * sc * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
-    CK(I, cudaMemcpy(out->ownership, I->d_own, B * hw * sizeof(float), cudaMemcpyDeviceToHost),
-       "output");
+    if (!I->bad) {
+        memcpy(out->policy, st, o_pass * sizeof(float));
+        memcpy(out->policy_pass, st + o_pass, B * pc * sizeof(float));
+        memcpy(out->value, st + o_val, B * 3 * sizeof(float));
+        memcpy(out->score, st + o_sc, B * sc * sizeof(float));
+        memcpy(out->ownership, st + o_own, B * hw * sizeof(float));
+    }
     if (I->emu && !I->bad) {
-        CK(I, cudaMemcpy(I->h_over, I->d_over, B * sizeof(int), cudaMemcpyDeviceToHost), "output");
-        for (size_t r = 0; r < B; r++)
+        memcpy(I->h_over, st + o_over, B * sizeof(int));
+        memcpy(I->h_sum_over, st + o_over + B, B * sizeof(int));
+        for (size_t r = 0; r < B; r++) {
             if (I->h_over[r] == 0x7f7f7f7f)
                 I->h_over[r] = -1;
+            if (I->h_sum_over[r] == 0x7f7f7f7f)
+                I->h_sum_over[r] = -1;
+        }
     }
     I->err = NULL;
     I->taps = NULL;
     if (I->bad)
         return -1;
     out->batch = batch;
-    if (I->emu && hc_emulate_finish(I->emu, batch, I->h_over, out, err))
+    if (I->emu && hc_emulate_finish_sums(I->emu, batch, I->h_over, I->h_sum_over, out, err))
         return -1;
     return 0;
 }
@@ -1850,8 +1975,7 @@ hc_backend_vtbl make_vtbl()
     v.shape = HC_BACKEND_TENSOR;
     v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
              "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
-             "emulate:PROFILE (emulate:PROFILE's bits on the GPU, profiles of storage rounding only: "
-             "docs/EMULATION.md), "
+             "emulate:PROFILE (emulate:PROFILE's bits on the GPU: docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
              "perturbs one layer, to test the taps); taps every layer it computes";
@@ -1861,6 +1985,9 @@ hc_backend_vtbl make_vtbl()
     v.close = cuda_close;
     v.taps = cuda_taps;
     v.check = cuda_check;
+    /* with threads: several passes at once (each lane on its own thread's stream), each still
+     * of the evaluation's whole batch */
+    v.lanes = HC_LANES_WHOLE_BATCH;
     return v;
 }
 

@@ -18,8 +18,11 @@
 
 extern "C" {
 #include "hcmath.h"
+#include "kernels.h"
 #include "model.h"
+#include "round.h"
 }
+#include "sums_core.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -459,6 +462,57 @@ __global__ void k_tip_apply(int C, size_t S, const float *in, float *out, const 
     }
 }
 
+/* The emulated reductions (refs/sums_core.h, refs/emulated.c's loops): pooling one thread per
+ * (row, channel), RMSNorm one per column, the spatial tip's scale one per row (its one sum runs
+ * sequentially over the row, as the CPU's); a row whose sum is not finite flagged with code. */
+__global__ void k_pool_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, const float *msum,
+                           float *out, int value_head, int *over, int code, int plant)
+{
+    GRID_LOOP(i, (size_t)B * C) {
+        int r = hc_sums_pool_thread(fmt, C, B, hw, in, value_head ? NULL : mask, msum, out, i, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_rmsnorm_pos_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *w,
+                                  float eps, const float *mask, int *over, int code, int plant)
+{
+    GRID_LOOP(j, (size_t)B * hw) {
+        int r = hc_sums_rmsnorm_pos_thread(fmt, C, B, hw, in, out, w, eps, mask, j, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_tip_rms_row_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, float eps,
+                                  float *rms, int *over, int code, int plant)
+{
+    GRID_LOOP(b, (size_t)B) {
+        int r = hc_sums_tip_row_thread(fmt, C, B, hw, in, mask, eps, rms, b, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_tip_rms_col_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, float eps,
+                                  float *rms, int *over, int code, int plant)
+{
+    GRID_LOOP(j, (size_t)B * hw) {
+        int r = hc_sums_tip_col_thread(fmt, C, B, hw, in, mask, eps, rms, j, plant);
+        if (r >= 0 && over)
+            atomicMin(&over[r], code);
+    }
+}
+
+__global__ void k_tip_apply_fmt(int fmt, int C, size_t S, const float *in, float *out, const float *g,
+                                const float *be, int act, const float *mask, const float *rms)
+{
+    GRID_LOOP(i, (size_t)C * S) {
+        out[i] = mask[i % S] == 0.0f ? 0.0f : act_rmstip(act, hc_sums_tip_apply_thread(fmt, S, in, g, be, rms, i));
+    }
+}
+
 __global__ void k_residual(int C, size_t S, float *x, const float *d, const float *mask)
 {
     GRID_LOOP(i, (size_t)C * S) x[i] = x[i] + d[i] * mask[i % S];
@@ -500,49 +554,69 @@ __global__ void k_mask_sum(int B, int hw, const float *mask, float *msum)
     }
 }
 
-/* softmax_strip's lane: query qi of row b over sc[b][ki][qi] in place. The max over the masked-in
- * raw scores, scaled once and floored at -1e30; exp(v * scale - max) times the key's mask, key
- * ki's into partial sum ki % 8; the partial sums added 0..7; the products by 1 / sum, 0 for a
- * masked-out query. */
+/* A softmax's queries run on SM_LANES threads each (SM_LANES consecutive lanes of a warp): lane u
+ * takes keys u, u + 8, u + 16 ... in order, which are exactly the keys that refs/' strip adds into
+ * partial sum u (ki % 8), so every partial sum is the same chain as on the CPU; the maxima are
+ * exact whatever the order (a tie differs at most in the sign of a zero maximum, which no
+ * difference x - max can see), and the partial sums are added 0..7 in order by every lane. One
+ * query per thread ran a 361-key strip three times through on few SMs: the attention's softmax
+ * took most of a one-position pass. */
+enum { SM_LANES = 8 };
+
+__device__ __forceinline__ float lanes_max(float v)
+{
+#pragma unroll
+    for (int o = SM_LANES / 2; o > 0; o /= 2) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o, SM_LANES);
+        v = w > v ? w : v;
+    }
+    return v;
+}
+
+__device__ __forceinline__ float lanes_sum_in_order(float part)
+{
+    float sum = 0.0f;
+#pragma unroll
+    for (int u = 0; u < SM_LANES; u++)
+        sum += __shfl_sync(0xffffffffu, part, u, SM_LANES);
+    return sum;
+}
+
+/* softmax_strip: query qi of row b over sc[b][ki][qi] in place. The max over the masked-in raw
+ * scores, scaled once and floored at -1e30; exp(v * scale - max) times the key's mask, key ki's
+ * into partial sum ki % 8; the partial sums added 0..7; the products by 1 / sum, 0 for a
+ * masked-out query. Every thread of a warp reaches the shuffles (no early return). */
 __global__ void k_softmax(int B, int hw, float *sc, const float *mask, float scale)
 {
-    GRID_LOOP(i, (size_t)B * hw) {
-        int b = (int)(i / hw), qi = (int)(i % hw);
-        const float *m = mask + (size_t)b * hw;
-        float *col = sc + (size_t)b * hw * hw + qi;
-        float mx = -INFINITY;
-        for (int ki = 0; ki < hw; ki++)
-            if (m[ki] != 0.0f) {
-                float v = col[(size_t)ki * hw];
-                mx = v > mx ? v : mx;
-            }
-        float ms = mx * scale;
-        float vmx = ms > -1e30f ? ms : -1e30f;
-        float ps[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k0 = 0; k0 < hw; k0 += 8) {
-#pragma unroll
-            for (int u = 0; u < 8; u++) {
-                int ki = k0 + u;
-                if (ki < hw) {
-                    float e = 0.0f;
-                    float mk = m[ki];
-                    if (mk != 0.0f)
-                        e = vexp(col[(size_t)ki * hw] * scale - vmx) * mk;
-                    col[(size_t)ki * hw] = e;
-                    ps[u] += e;
-                }
-            }
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
+    int u = (int)(t % SM_LANES);
+    bool live = q < (size_t)B * hw;
+    int b = live ? (int)(q / hw) : 0, qi = live ? (int)(q % hw) : 0, n = live ? hw : 0;
+    const float *m = mask + (size_t)b * hw;
+    float *col = sc + (size_t)b * hw * hw + qi;
+    float mx = -INFINITY;
+    for (int ki = u; ki < n; ki += SM_LANES)
+        if (m[ki] != 0.0f) {
+            float v = col[(size_t)ki * hw];
+            mx = v > mx ? v : mx;
         }
-        float sum = 0.0f;
-#pragma unroll
-        for (int u = 0; u < 8; u++)
-            sum += ps[u];
-        float inv = 1.0f / sum;
-        bool off = m[qi] == 0.0f;
-        for (int ki = 0; ki < hw; ki++) {
-            float *p = col + (size_t)ki * hw;
-            *p = off ? 0.0f : *p * inv;
-        }
+    mx = lanes_max(mx);
+    float ms = mx * scale;
+    float vmx = ms > -1e30f ? ms : -1e30f;
+    float ps = 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float e = 0.0f;
+        float mk = m[ki];
+        if (mk != 0.0f)
+            e = vexp(col[(size_t)ki * hw] * scale - vmx) * mk;
+        col[(size_t)ki * hw] = e;
+        ps += e;
+    }
+    float inv = 1.0f / lanes_sum_in_order(ps);
+    bool off = !live || m[qi] == 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float *p = col + (size_t)ki * hw;
+        *p = off ? 0.0f : *p * inv;
     }
 }
 
@@ -580,6 +654,45 @@ __global__ void k_round_fmt(size_t n, float *x, int fmt)
     GRID_LOOP(i, n) x[i] = round_fmt_dev(fmt, x[i]);
 }
 
+/* ---- fp16 accumulation (cuda:emulate): refs/acc16_core.inc's arithmetic, the CPU's source --- */
+
+#define ACC16(name) hcd_##name
+#define ACC16_FN __device__ __forceinline__
+#define ACC16_ROUND(fmt, x) round_fmt_dev((fmt), (x))
+#define ACC16_EXP(x) vexp(x)
+#include "acc16_core.inc"
+
+/* gemm's acc16 form: one thread per output, its acc16_dot (k in order, chunk by chunk). */
+__global__ void k_gemm_acc16(int M, int N, int K, const float *__restrict__ A, long long rsa, long long csa,
+                             long long sA, const float *__restrict__ Bm, long long ldb, long long sB, float *C,
+                             long long ldc, long long sC, int batch, int accumulate, int form, int chunk)
+{
+    GRID_LOOP(idx, (size_t)batch * M * N) {
+        int j = (int)(idx % (size_t)N), i = (int)((idx / (size_t)N) % (size_t)M);
+        long long z = (long long)(idx / ((size_t)N * M));
+        float v = hcd_acc16_dot(K, A + z * sA + (long long)i * rsa, csa, Bm + z * sB + j, ldb, form, chunk);
+        float *c = C + z * sC + (long long)i * ldc + j;
+        *c = accumulate ? *c + v : v;
+    }
+}
+
+/* hc_attention_emul's fp16-accumulation softmax: query qi of row b over sc[b][ki][qi] (the
+ * transposed layout changes no operation), a masked-out query all zeros. */
+__global__ void k_softmax_acc16(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
+{
+    GRID_LOOP(i, (size_t)B * hw) {
+        int b = (int)(i / hw), qi = (int)(i % hw);
+        const float *m = mask + (size_t)b * hw;
+        float *col = sc + (size_t)b * hw * hw + qi;
+        if (m[qi] == 0.0f) {
+            for (int ki = 0; ki < hw; ki++)
+                col[(size_t)ki * hw] = 0.0f;
+            continue;
+        }
+        hcd_acc16_softmax_row(hw, col, hw, m, scale, sfmt, pfmt);
+    }
+}
+
 /* backends/emulate.c's hook: a stored tensor rounded, and each row whose on-board values (CBP:
  * where the mask is not 0; BC: all) hold an inf or NaN flagged with the layer's index (the
  * smallest index wins, as the CPU keeps the first layer in the net's order). */
@@ -607,44 +720,37 @@ __global__ void k_emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, 
 /* refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): query qi of
  * row b over sc[b][ki][qi]; scores scaled and rounded to sfmt, their max over masked-in keys
  * floored at -1e30, exp(score - max) times the key's mask into partial sum ki % 8, the sums
- * added 0..7, probabilities = e * (1 / sum) rounded to pfmt, 0 for a masked-out query. */
+ * added 0..7, probabilities = e * (1 / sum) rounded to pfmt, 0 for a masked-out query; on
+ * SM_LANES threads per query as k_softmax. */
 __global__ void k_softmax_emul(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
 {
-    GRID_LOOP(i, (size_t)B * hw) {
-        int b = (int)(i / hw), qi = (int)(i % hw);
-        const float *m = mask + (size_t)b * hw;
-        float *col = sc + (size_t)b * hw * hw + qi;
-        float vmx = -1e30f;
-        for (int ki = 0; ki < hw; ki++) {
-            float v = round_fmt_dev(sfmt, col[(size_t)ki * hw] * scale);
-            col[(size_t)ki * hw] = v;
-            if (m[ki] != 0.0f)
-                vmx = v > vmx ? v : vmx;
-        }
-        float ps[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k0 = 0; k0 < hw; k0 += 8) {
-#pragma unroll
-            for (int u = 0; u < 8; u++) {
-                int ki = k0 + u;
-                if (ki < hw) {
-                    float mk = m[ki];
-                    float e = mk != 0.0f ? vexp(col[(size_t)ki * hw] - vmx) * mk : 0.0f;
-                    col[(size_t)ki * hw] = e;
-                    ps[u] += e;
-                }
-            }
-        }
-        float sum = 0.0f;
-#pragma unroll
-        for (int u = 0; u < 8; u++)
-            sum += ps[u];
-        float inv = 1.0f / sum;
-        bool off = m[qi] == 0.0f;
-        for (int ki = 0; ki < hw; ki++) {
-            float *p = col + (size_t)ki * hw;
-            float v = round_fmt_dev(pfmt, *p * inv);
-            *p = off ? 0.0f : v;
-        }
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
+    int u = (int)(t % SM_LANES);
+    bool live = q < (size_t)B * hw;
+    int b = live ? (int)(q / hw) : 0, qi = live ? (int)(q % hw) : 0, n = live ? hw : 0;
+    const float *m = mask + (size_t)b * hw;
+    float *col = sc + (size_t)b * hw * hw + qi;
+    float vmx = -1e30f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float v = round_fmt_dev(sfmt, col[(size_t)ki * hw] * scale);
+        col[(size_t)ki * hw] = v;
+        if (m[ki] != 0.0f)
+            vmx = v > vmx ? v : vmx;
+    }
+    vmx = lanes_max(vmx);
+    float ps = 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float mk = m[ki];
+        float e = mk != 0.0f ? vexp(col[(size_t)ki * hw] - vmx) * mk : 0.0f;
+        col[(size_t)ki * hw] = e;
+        ps += e;
+    }
+    float inv = 1.0f / lanes_sum_in_order(ps);
+    bool off = !live || m[qi] == 0.0f;
+    for (int ki = u; ki < n; ki += SM_LANES) {
+        float *p = col + (size_t)ki * hw;
+        float v = round_fmt_dev(pfmt, *p * inv);
+        *p = off ? 0.0f : v;
     }
 }
 
@@ -653,10 +759,17 @@ __global__ void k_softmax_emul(int B, int hw, float *sc, const float *mask, floa
 /* ---- launchers --------------------------------------------------------------------------- */
 
 void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
-          long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split)
+          long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split,
+          acc16 acc)
 {
     if (M < 1 || N < 1 || batch < 1)
         return;
+    if (acc.form) {
+        size_t n = (size_t)batch * M * N;
+        k_gemm_acc16<<<nblocks(n), 256>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate,
+                                         acc.form, acc.chunk);
+        return;
+    }
     if (K < 1) { /* empty chains: +0 (or C unchanged plus +0) */
         split = 0;
     }
@@ -678,28 +791,28 @@ size_t wino_ws(int kind, int ic, int oc, int B, int nx, int ny)
 
 template <int KIND>
 void wino_launch(const hc_wt_geom &w, int ic, int oc, const float *in, const float *U, float *out, int accumulate,
-                 const epi *e, float *ws, int split, int tiles16, int plant)
+                 const epi *e, float *ws, int split, acc16 acc, int tiles16, int plant)
 {
     float *V = ws, *Mt = ws + (size_t)w.nk * ic * w.G;
     k_wino_in<KIND><<<nblocks((size_t)ic * w.G), 256>>>(w, ic, in, V, tiles16);
     /* M[k] = U[k] V[k]: U[k] [oc][ic], V[k] [ic][G] */
     gemm(oc, (int)w.G, ic, U, ic, 1, (long long)oc * ic, V, w.G, (long long)ic * w.G, Mt, w.G, (long long)oc * w.G,
-         w.nk, 0, split);
+         w.nk, 0, split, acc);
     epi none = {NULL, NULL, 0, NULL, NULL};
     k_wino_out<KIND><<<nblocks((size_t)oc * w.G), 256>>>(w, oc, Mt, out, accumulate, e ? *e : none, e != NULL,
                                                           tiles16 && !plant);
 }
 
 void wino_conv(int kind, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
-               int accumulate, const epi *e, float *ws, int split, int tiles16, int plant)
+               int accumulate, const epi *e, float *ws, int split, acc16 acc, int tiles16, int plant)
 {
     hc_wt_geom w = hc_wt_geom_make(kind, B, nx, ny);
     if (kind == WINO_F2)
-        wino_launch<WINO_F2>(w, ic, oc, in, U, out, accumulate, e, ws, split, tiles16, plant);
+        wino_launch<WINO_F2>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
     else if (kind == WINO_F2_5)
-        wino_launch<WINO_F2_5>(w, ic, oc, in, U, out, accumulate, e, ws, split, tiles16, plant);
+        wino_launch<WINO_F2_5>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
     else
-        wino_launch<WINO_F4>(w, ic, oc, in, U, out, accumulate, e, ws, split, tiles16, plant);
+        wino_launch<WINO_F4>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
 }
 
 size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny)
@@ -708,12 +821,12 @@ size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny)
 }
 
 void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const float *in, const float *w,
-                 float *out, int accumulate, float *ws, int split)
+                 float *out, int accumulate, float *ws, int split, acc16 acc)
 {
     size_t S = (size_t)B * nx * ny;
     int K = ic * kh * kw;
     k_im2col<<<nblocks((size_t)K * S), 256>>>(ic, B, nx, ny, kh, kw, in, ws);
-    gemm(oc, (int)S, K, w, K, 1, 0, ws, (long long)S, 0, out, (long long)S, 0, 1, accumulate, split);
+    gemm(oc, (int)S, K, w, K, 1, 0, ws, (long long)S, 0, out, (long long)S, 0, 1, accumulate, split, acc);
 }
 
 void bn_act(int C, int B, int hw, const float *in, float *out, const float *scale, const float *bias, int act,
@@ -753,6 +866,32 @@ void rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float 
     k_tip_apply<<<nblocks((size_t)C * S), 256>>>(C, S, in, out, gamma, beta, act, mask, ws);
 }
 
+void pool_fmt(int fmt, int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out,
+              int value_head, int *over, int code, int plant)
+{
+    k_pool_fmt<<<nblocks((size_t)B * C, 128), 128>>>(fmt, C, B, hw, in, mask, msum, out, value_head, over, code,
+                                                     plant);
+}
+
+void rmsnorm_pos_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *w, float eps,
+                     const float *mask, int *over, int code, int plant)
+{
+    k_rmsnorm_pos_fmt<<<nblocks((size_t)B * hw, 128), 128>>>(fmt, C, B, hw, in, out, w, eps, mask, over, code,
+                                                             plant);
+}
+
+void rmsnorm_tip_fmt(int fmt, int C, int B, int hw, const float *in, float *out, const float *gamma,
+                     const float *beta, float eps, int spatial, int act, const float *mask, float *ws, int *over,
+                     int code, int plant)
+{
+    size_t S = (size_t)B * hw;
+    if (spatial)
+        k_tip_rms_row_fmt<<<nblocks((size_t)B, 64), 64>>>(fmt, C, B, hw, in, mask, eps, ws, over, code, plant);
+    else
+        k_tip_rms_col_fmt<<<nblocks(S, 128), 128>>>(fmt, C, B, hw, in, mask, eps, ws, over, code, plant);
+    k_tip_apply_fmt<<<nblocks((size_t)C * S), 256>>>(fmt, C, S, in, out, gamma, beta, act, mask, ws);
+}
+
 void residual(int C, size_t S, float *x, const float *d, const float *mask)
 {
     k_residual<<<nblocks((size_t)C * S), 256>>>(C, S, x, d, mask);
@@ -787,16 +926,25 @@ void emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, int hw, const
 }
 
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
-                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt)
+                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt, acc16 acc)
 {
     long long S = (long long)B * hw, hh = (long long)hw * hw;
     float scale = 1.0f / sqrtf((float)qd);
+    if (acc.form) {
+        /* refs/attention.c's acc16 path: sc[b][ki][qi] = acc16 over d of q(d, qi) k(d, ki) (the
+         * products commute), softmax_row per query, out[d][b,qi] = acc16 over ki of v(d, ki) p(qi, ki) */
+        gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, 0, acc);
+        k_softmax_acc16<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
+        gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, 0, acc);
+        return;
+    }
     /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
     gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
+    size_t lanes = (size_t)B * hw * SM_LANES;
     if (sfmt || pfmt)
-        k_softmax_emul<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
+        k_softmax_emul<<<nblocks(lanes, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
     else
-        k_softmax<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale);
+        k_softmax<<<nblocks(lanes, 128), 128>>>(B, hw, sc, mask, scale);
     /* out[d][b,qi] = sum_ki v[d][b,ki] p[b][ki][qi] */
     gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, split);
 }

@@ -154,18 +154,6 @@ static int conv_mode(void *user, const hc_conv *c)
     return hc_emulate_conv_mode(user, c);
 }
 
-int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c)
-{
-    int m = 0;
-    for (int i = 0; i < em->n_lays; i++)
-        if (em->lays[i].name == c->name) {
-            m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
-            m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
-            m |= em->lays[i].wino2 ? HC_CONV_WINO_F2 : 0;
-        }
-    return m;
-}
-
 /* Pooled values and pooling sums, attention scores/probabilities, matmul accumulation and
  * RMSNorm reductions of a layer. */
 static int layer_mode(void *user, const char *name)
@@ -473,14 +461,28 @@ int hc_emulate_layer_mode(const hc_emulate *em, const char *name)
 
 int hc_emulate_input_fmt(const hc_emulate *em) { return em->in_fmt; }
 
+/* The engine's conv_mode answer (conv_mode above), for another device to ask the same way. */
+int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c)
+{
+    int m = 0;
+    for (int i = 0; i < em->n_lays; i++)
+        if (em->lays[i].name == c->name) {
+            m |= em->lays[i].accum == HC_FMT_FP16 ? HC_CONV_ACC_FP16 : 0;
+            m |= em->lays[i].tiles == HC_FMT_FP16 ? HC_CONV_TILES_FP16 : 0;
+            m |= em->lays[i].wino2 ? HC_CONV_WINO_F2 : 0;
+        }
+    return m;
+}
+
 int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
 {
     for (int i = 0; i < em->n_lays; i++) {
         const lay *l = &em->lays[i];
-        const char *what = l->accum != HC_FMT_FP32 || (l->mode & HC_LM_ACC_FP16) ? "fp16 accumulation (accum)"
-                           : (l->mode >> HC_LM_POOLSUM_SHIFT) & HC_LM_FMT_MASK   ? "pooling sums (poolSum)"
-                           : (l->mode >> HC_LM_NORMSUM_SHIFT) & HC_LM_FMT_MASK   ? "RMSNorm reductions (normSum)"
-                                                                                 : NULL;
+        /* fp16 accumulation (accum) is followed (conv_mode's and layer_mode's answers), except in
+         * a convolution (accum fp16 without the matmul bit) of an F(2x2,3x3) profile, whose GPU
+         * form does not take it */
+        int acc_conv = l->accum == HC_FMT_FP16 && !(l->mode & HC_LM_ACC_FP16);
+        const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions" : NULL;
         if (what)
             return hc_err_set(err, HC_EBACKEND,
                               "%s: profile %s emulates %s (first in layer %s), which the GPU does not follow bit "
@@ -490,16 +492,44 @@ int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
     return 0;
 }
 
+int hc_emulate_sum_code(const hc_emulate *em, const char *name, int what)
+{
+    int li = hc_emulate_layer_find(em, name);
+    return li >= 0 ? 2 * li + (what == HC_EMULATE_SUM_NORM) : -1;
+}
+
 int hc_emulate_finish(const hc_emulate *em, int batch, const int *overflow, hc_raw_heads *out, hc_err *err)
 {
+    return hc_emulate_finish_sums(em, batch, overflow, NULL, out, err);
+}
+
+int hc_emulate_finish_sums(const hc_emulate *em, int batch, const int *overflow, const int *sum_overflow,
+                           hc_raw_heads *out, hc_err *err)
+{
     for (int r = 0; r < batch; r++)
-        if (overflow[r] >= em->n_lays)
-            return hc_err_set(err, HC_EINTERNAL, "emulate: layer index %d of row %d out of range", overflow[r], r);
-    const char **none = calloc((size_t)batch, sizeof *none);
-    if (!none)
+        if (overflow[r] >= em->n_lays || (sum_overflow && sum_overflow[r] >= 2 * em->n_lays))
+            return hc_err_set(err, HC_EINTERNAL, "emulate: layer index %d (sum code %d) of row %d out of range",
+                              overflow[r], sum_overflow ? sum_overflow[r] : -1, r);
+    size_t nb = batch > 0 ? (size_t)batch : 1;
+    int *first = malloc(nb * sizeof *first);
+    const char **what = calloc(nb, sizeof *what);
+    if (!first || !what) {
+        free(first);
+        free(what);
         return hc_err_set(err, HC_ENOMEM, "emulate: overflow report");
-    int rc = finish(em, batch, overflow, none, out, err);
-    free(none);
+    }
+    /* sum_overflow's strings, as refs/engine.c's report_sums names them */
+    for (int r = 0; r < batch; r++) {
+        first[r] = overflow[r];
+        int sc = sum_overflow ? sum_overflow[r] : -1;
+        if (sc >= 0 && (overflow[r] < 0 || sc / 2 <= overflow[r])) {
+            first[r] = sc / 2;
+            what[r] = sc % 2 == HC_EMULATE_SUM_NORM ? "RMSNorm sum of squares" : "pooling sum";
+        }
+    }
+    int rc = finish(em, batch, first, what, out, err);
+    free(first);
+    free(what);
     return rc;
 }
 
@@ -606,7 +636,7 @@ const hc_backend_vtbl hc_backend_emulate = {
     .close = emu_close,
     .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
     .taps = emu_taps,
-    .lanes = 1,
+    .lanes = HC_LANES_ALWAYS,
     .open_sharing = emu_open_sharing,
     .open_opts = emu_open_opts,
     .check = emu_check,

@@ -72,18 +72,34 @@ int hc_emulate_layer_fmt(const hc_emulate *em, int li);
 /* The HC_LM_* bits the engine's layer_mode gets for `name` (0: none). */
 int hc_emulate_layer_mode(const hc_emulate *em, const char *name);
 int hc_emulate_input_fmt(const hc_emulate *em);
-/* The refs/engine.h HC_CONV_* flags the engine's conv_mode gets for convolution c (fp16
- * accumulation, fp16 Winograd tiles, F(2x2,3x3)): refs/engine.h hc_engine_conv_prepare with
- * them prepares the convolution as the CPU emulation does. */
+/* The HC_CONV_* flags (refs/engine.h) the engine's conv_mode gets for convolution c of
+ * hc_emulate_net (0: none): fp16 accumulation, Winograd tiles, F(2x2,3x3); refs/engine.h
+ * hc_engine_conv_prepare with them prepares the convolution as the CPU emulation does. */
 int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c);
 /* 0 when every rounding the instance applies is one of the above (storage, weights, input,
- * pooled values, attention scores and probabilities, Winograd tiles and F(2x2,3x3) through
- * hc_emulate_conv_mode); -1 and err naming `who`, the first layer and the feature (fp16
- * accumulation, pooling sums, RMSNorm reductions) otherwise. */
+ * pooled values, attention scores and probabilities, fp16 accumulation: HC_CONV_ACC_FP16 and
+ * HC_LM_ACC_FP16, Winograd tiles and F(2x2,3x3): HC_CONV_TILES_FP16 and HC_CONV_WINO_F2) or an
+ * emulated reduction (pooling sums, RMSNorm reductions: HC_LM_POOLSUM / HC_LM_NORMSUM, the
+ * engine's hc_pool_*_fmt and hc_rmsnorm_*_fmt, whose overflows are reported through
+ * hc_emulate_sum_code); -1 and err naming `who`, the first layer and the feature (fp16
+ * accumulation inside an F(2x2) convolution) otherwise. */
 int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err);
+/* What overflowed in an emulated reduction, as the engine's sum_overflow tells it. */
+enum { HC_EMULATE_SUM_POOL = 0, HC_EMULATE_SUM_NORM = 1 };
+/* The code of an overflowed reduction of the layer named `name` (the layer the engine reports:
+ * the one reading the pooled values, or the RMSNorm): 2 * its index + what; -1 when `name` is
+ * no layer. Codes order as the CPU's report does: a smaller layer index first, and at the same
+ * layer the sum (reported before the layer's output is stored) before its stored value. */
+int hc_emulate_sum_code(const hc_emulate *em, const char *name, int what);
 /* After an eval done elsewhere: overflow[r] the index of the first layer whose stored output
  * held a non-finite on-board value in row r (-1: none). Rows hit get NaN outputs and the call
  * fails with hc_emulate_eval's message; 0 when none. */
 int hc_emulate_finish(const hc_emulate *em, int batch, const int *overflow, hc_raw_heads *out, hc_err *err);
+/* The same with the emulated reductions: sum_overflow[r] the smallest hc_emulate_sum_code of a
+ * reduction that overflowed in row r (-1: none; NULL: no reductions). A row's first layer is
+ * the smaller of the two, the sum at a tie, and the message hc_emulate_eval's for it ("its
+ * pooling sum overflowed in fp16"). */
+int hc_emulate_finish_sums(const hc_emulate *em, int batch, const int *overflow, const int *sum_overflow,
+                           hc_raw_heads *out, hc_err *err);
 
 #endif

@@ -64,6 +64,6 @@ const hc_backend_vtbl hc_backend_ref32 = {
     .close = ref32_close,
     .set_taps = ref32_set_taps,
     .taps = ref32_taps,
-    .lanes = 1,
+    .lanes = HC_LANES_ALWAYS,
     .open_sharing = ref32_open_sharing,
 };

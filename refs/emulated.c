@@ -1,8 +1,10 @@
 /* Reduced-precision kernels that only the emulate backend's modes reach; the reference never calls them. */
 #include "kernels.h"
 #include "kernels_impl.h"
+#include "acc16.h"
 #include "gemm.h"
 #include "round.h"
+#include "sums_core.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -33,10 +35,8 @@ void hc_sgemm_acc16(int M, int N, int K, const float *A, int lda, const float *B
         for (int i = 0; i < M; i++) {
             float *c = C + (size_t)i * ldc;
             const float *t = tmp + (size_t)i * N;
-            for (int j = 0; j < N; j++) {
-                float part = hc_round_fp16(t[j]);
-                c[j] = k0 ? hc_round_fp16(c[j] + part) : part;
-            }
+            for (int j = 0; j < N; j++) /* the fold the GPU shares (acc16_core.inc) */
+                c[j] = k0 ? hc_acc16_add(c[j], t[j]) : hc_round_fp16(t[j]);
         }
     }
 }
@@ -135,111 +135,34 @@ void hc_wino2_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in
         wino2_row(cv, batch, b, nx, ny, in, out, accumulate, ws);
 }
 
-/* Rounding to an emulated compute format (fp32: unchanged). */
-static inline float rfmt(int fmt, float x)
-{
-    return fmt == HC_KFMT_FP16 ? hc_round_fp16(x) : fmt == HC_KFMT_BF16 ? hc_round_bf16(x) : x;
-}
-
-/* The pooling scalars of an area in fmt: sqrt(area) - 14 and 0.1, each rounded. */
-static void pool_scalars_fmt(int fmt, float area, float *div, float *t, float *tenth)
-{
-    *div = rfmt(fmt, area);
-    *t = rfmt(fmt, rfmt(fmt, sqrtf(*div)) - 14.0f);
-    *tenth = rfmt(fmt, 0.1f);
-}
-
-/* A row's sum of src over hw in fmt, rounded after every add, in buffer order. */
-static float sum_fmt(int fmt, const float *src, int hw)
-{
-    float s = 0.0f;
-    for (int p = 0; p < hw; p++)
-        s = rfmt(fmt, s + src[p]);
-    return s;
-}
+/* The emulated reductions: loops over refs/sums_core.h's per-output functions, which
+ * backends/cuda_ref.cu's kernels call too (one source for the CPU and the GPU). */
 
 void hc_pool_gpool_fmt(int fmt, int channels, int batch, int hw, const float *in, const float *mask,
                        const float *mask_sum, float *out, unsigned char *row_bad)
 {
-    for (int b = 0; b < batch; b++) {
-        const float *m = mask + (size_t)b * hw;
-        float div, t, tenth;
-        pool_scalars_fmt(fmt, mask_sum[b], &div, &t, &tenth);
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + ((size_t)c * batch + b) * hw;
-            float mx = -1.0f;
-            for (int p = 0; p < hw; p++) {
-                float v = src[p] + (m[p] - 1.0f);
-                mx = mx > v ? mx : v;
-            }
-            float sum = sum_fmt(fmt, src, hw), mean = rfmt(fmt, sum / div);
-            if (row_bad && !isfinite(sum))
+    for (int b = 0; b < batch; b++)
+        for (int c = 0; c < channels; c++)
+            if (hc_sums_pool_one(fmt, channels, batch, hw, in, mask, mask_sum[b], b, c, out, 0) && row_bad)
                 row_bad[b] = 1;
-            float *o = out + (size_t)b * 3 * channels;
-            o[c] = mean;
-            o[c + channels] = rfmt(fmt, rfmt(fmt, mean * t) * tenth);
-            o[c + 2 * channels] = mx;
-        }
-    }
 }
 
 void hc_pool_value_fmt(int fmt, int channels, int batch, int hw, const float *in, const float *mask_sum,
                        float *out, unsigned char *row_bad)
 {
-    for (int b = 0; b < batch; b++) {
-        float div, t, tenth;
-        pool_scalars_fmt(fmt, mask_sum[b], &div, &t, &tenth);
-        /* (sqrt(area) - 14)^2 * 0.01 - 0.1, each step in fmt */
-        float q = rfmt(fmt, rfmt(fmt, rfmt(fmt, t * t) * rfmt(fmt, 0.01f)) - tenth);
-        for (int c = 0; c < channels; c++) {
-            const float *src = in + ((size_t)c * batch + b) * hw;
-            float sum = sum_fmt(fmt, src, hw), mean = rfmt(fmt, sum / div);
-            if (row_bad && !isfinite(sum))
+    for (int b = 0; b < batch; b++)
+        for (int c = 0; c < channels; c++)
+            if (hc_sums_pool_one(fmt, channels, batch, hw, in, NULL, mask_sum[b], b, c, out, 0) && row_bad)
                 row_bad[b] = 1;
-            float *o = out + (size_t)b * 3 * channels;
-            o[c] = mean;
-            o[c + channels] = rfmt(fmt, rfmt(fmt, mean * t) * tenth);
-            o[c + 2 * channels] = rfmt(fmt, mean * q);
-        }
-    }
-}
-
-/* 1 / sqrt(ss / count + eps) with every step in fmt: the divide, eps itself (1e-5 is a
- * binary16 subnormal), the add, the sqrt and the reciprocal each rounded. */
-static float rms_scale_fmt(int fmt, float ss, float count, float eps)
-{
-    float mean = rfmt(fmt, ss / rfmt(fmt, count));
-    float r = rfmt(fmt, sqrtf(rfmt(fmt, mean + rfmt(fmt, eps))));
-    return rfmt(fmt, 1.0f / r);
-}
-
-/* Sum of squares of column col over channels in fmt: each square and each add rounded. */
-static float sumsq_fmt(int fmt, int channels, const float *in, size_t cs, size_t col, float ss)
-{
-    for (int c = 0; c < channels; c++) {
-        float v = in[c * cs + col];
-        ss = rfmt(fmt, ss + rfmt(fmt, v * v));
-    }
-    return ss;
 }
 
 void hc_rmsnorm_pos_fmt(int fmt, int channels, int batch, int hw, const float *in, float *out,
                         const float *weight, float eps, const float *mask, unsigned char *row_bad)
 {
     size_t cs = (size_t)batch * hw;
-    for (size_t j = 0; j < cs; j++) {
-        if (mask[j] == 0.0f) {
-            for (int c = 0; c < channels; c++)
-                out[c * cs + j] = 0.0f;
-            continue;
-        }
-        float ss = sumsq_fmt(fmt, channels, in, cs, j, 0.0f);
-        if (row_bad && !isfinite(ss))
+    for (size_t j = 0; j < cs; j++)
+        if (hc_sums_rmsnorm_col(fmt, channels, cs, in, out, weight, eps, mask[j], j, 0) && row_bad)
             row_bad[j / (size_t)hw] = 1;
-        float rms = rms_scale_fmt(fmt, ss, (float)channels, eps);
-        for (int c = 0; c < channels; c++)
-            out[c * cs + j] = rfmt(fmt, rfmt(fmt, in[c * cs + j] * rms) * weight[c]);
-    }
 }
 
 void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *in, float *out,
@@ -249,19 +172,11 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
     size_t cs = (size_t)batch * hw;
     for (int b = 0; b < batch; b++) {
         float rms_row = 0.0f;
+        int bad = 0;
         if (spatial) {
-            float ss = 0.0f;
-            int count = 0;
-            for (int p = 0; p < hw; p++) {
-                size_t col = (size_t)b * hw + p;
-                if (mask[col] == 0.0f)
-                    continue;
-                ss = sumsq_fmt(fmt, channels, in, cs, col, ss);
-                count++;
-            }
-            if (row_bad && !isfinite(ss))
+            rms_row = hc_sums_tip_row_rms(fmt, channels, batch, hw, in, mask, eps, b, &bad, 0);
+            if (row_bad && bad)
                 row_bad[b] = 1;
-            rms_row = rms_scale_fmt(fmt, ss, (float)count * (float)channels, eps);
         }
         for (int p = 0; p < hw; p++) {
             size_t col = (size_t)b * hw + p;
@@ -272,15 +187,12 @@ void hc_rmsnorm_tip_fmt(int fmt, int channels, int batch, int hw, const float *i
             }
             float rms = rms_row;
             if (!spatial) {
-                float ss = sumsq_fmt(fmt, channels, in, cs, col, 0.0f);
-                if (row_bad && !isfinite(ss))
+                rms = hc_sums_tip_col_rms(fmt, channels, cs, in, eps, col, &bad, 0);
+                if (row_bad && bad)
                     row_bad[b] = 1;
-                rms = rms_scale_fmt(fmt, ss, (float)channels, eps);
             }
-            for (int c = 0; c < channels; c++) {
-                float y = rfmt(fmt, rfmt(fmt, rfmt(fmt, in[c * cs + col] * rms) * gamma[c]) + beta[c]);
-                out[c * cs + col] = hc_act_apply_rmstip(act, y);
-            }
+            for (int c = 0; c < channels; c++)
+                out[c * cs + col] = hc_act_apply_rmstip(act, hc_sums_tip_affine(fmt, in[c * cs + col], rms, gamma[c], beta[c]));
         }
     }
 }
@@ -322,10 +234,8 @@ void hc_gemm_acc16_strided(int M, int N, int K, const float *A, size_t sam, size
                         for (int j = 0; j < nb; j++)
                             part[j] += a * x[(size_t)j * sxn];
                 }
-                for (int j = 0; j < nb; j++) {
-                    float p = hc_round_fp16(part[j]);
-                    acc[j] = k0 ? hc_round_fp16(acc[j] + p) : p;
-                }
+                for (int j = 0; j < nb; j++)
+                    acc[j] = k0 ? hc_acc16_add(acc[j], part[j]) : hc_round_fp16(part[j]);
             }
             for (int j = 0; j < nb; j++)
                 C[(size_t)m * scm + (size_t)(n0 + j) * scn] = acc[j];

@@ -73,6 +73,11 @@ void hc_kconv_free(hc_kconv *cv);
  * only): the transformed weights, input tiles and tile products are stored as fp16 while the
  * transform arithmetic stays fp32 (what MLX does). Call after hc_kconv_use_winograd. */
 enum { HC_ACC16_CHUNK = 16 };
+/* The two forms of a chunk's fp32 sum (refs/acc16_core.inc, the per-output arithmetic the GPU
+ * shares): HC_ACC16_FUSED, one fmaf chain (hc_sgemm_acc16 on hc_gemm: convolutions and their
+ * Winograd tile GEMMs); HC_ACC16_MULADD, each product rounded, then added
+ * (hc_gemm_acc16_strided: matmuls, the attention's q.k and p.v). */
+enum { HC_ACC16_FUSED = 1, HC_ACC16_MULADD = 2 };
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16);
 
 /* Switches a 3x3 convolution to Winograd F(2x2,3x3) (4x4 tiles, the transform MLX uses; an

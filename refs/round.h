@@ -9,21 +9,31 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t hc_f32_bits(float f)
+/* The scalar forms are host and device functions under nvcc (the GPU's emulation kernels share
+ * them through refs/sums_core.h); plain C sees ordinary static inline functions. */
+#ifndef HC_HD
+#ifdef __CUDACC__
+#define HC_HD __host__ __device__
+#else
+#define HC_HD
+#endif
+#endif
+
+static inline HC_HD uint32_t hc_f32_bits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
 }
 
-static inline float hc_f32_of_bits(uint32_t u)
+static inline HC_HD float hc_f32_of_bits(uint32_t u)
 {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-static inline float hc_round_fp16(float f)
+static inline HC_HD float hc_round_fp16(float f)
 {
     uint32_t u = hc_f32_bits(f);
     uint32_t sign = u & 0x80000000u, a = u ^ sign;
@@ -42,7 +52,7 @@ static inline float hc_round_fp16(float f)
     return hc_f32_of_bits(sign | (a & 0xffffe000u));
 }
 
-static inline float hc_round_bf16(float f)
+static inline HC_HD float hc_round_bf16(float f)
 {
     uint32_t u = hc_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u)

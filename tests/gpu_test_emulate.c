@@ -1,17 +1,26 @@
 /* GPU tests (make test-gpu, never make test): cuda:emulate:PROFILE gives emulate:PROFILE's bits.
- * For every built-in profile the GPU follows (docs/EMULATION.md: fp16, bf16, cuda-fp16,
- * coreml-tiers, fp16-winograd) and a profile YAML written here, fp16-winograd2 without its
- * poolSum (F(2x2,3x3) with fp16 tiles), on the shared convnet and transformers and on synthetic
- * nets of the model families (v8 convnet, v11 nested bottleneck, v15 metadata encoder, v16
- * spatial RMSNorm tip, v17 transformer with RoPE and FFN): the raw heads and every tap on random
- * rows (19x19 buffer, rows on a 13x13 board too, batch 5) are the same bits as the CPU
- * emulation's; on the shared nets also every post-processed output of the rectangular-board
- * positions in a 19x19 buffer at batch 1 and 5. The profiles the GPU does not follow are refused
- * at open with an error naming the feature (fp16 accumulation with F(2x2,3x3) too). A moved
- * rounding point (",noround=LAYER": one layer's storage rounding left out; ",plant-tiles": the
- * Winograd tile products left unrounded in the GPU's kernel) must be caught. bisect-precision
- * with the device cuda finds and verifies the same profile as on the CPU (g170, 9x9, fp16
- * against the fp32 tier). Positions per set: HC_EMU_LIMIT (default 24).
+ * For every built-in profile (docs/EMULATION.md: fp16, bf16, cuda-fp16, coreml-tiers, fp16-acc16,
+ * fp16-winograd, fp16-winograd2, ane-fp16), tests/data/ane-fp16-acc16.yaml (ane-fp16's fp16
+ * accumulation without its pooling and RMSNorm sums) and tests/data/f2x2-tiles16.yaml
+ * (fp16-winograd2's F(2x2,3x3) with fp16 tiles without its pooling sums) on the shared convnet
+ * and transformers and on synthetic nets of the model families (v8 convnet, v11 nested
+ * bottleneck, v15 metadata encoder, v16 spatial RMSNorm tip, v17 transformer with RoPE and FFN):
+ * the raw heads and every tap on random rows (19x19 buffer, rows on a 13x13 board too, batch 5)
+ * are the same bits as the CPU emulation's; on the shared nets also every post-processed output
+ * of the rectangular-board positions in a 19x19 buffer at batch 1 and 5. What the GPU does not
+ * follow (tests/data/acc16-f2x2.yaml: fp16 accumulation in F(2x2,3x3) convolutions) is refused
+ * at open with an error naming the feature. A moved rounding point (",noround=LAYER": one
+ * layer's storage rounding left out) must be caught, and so must acc16 chunks of 8 products
+ * (",plant-acc16") wherever the profile accumulates in fp16 (ane-fp16-acc16 on the convnet:
+ * nowhere, so there the bits must not move) and unrounded Winograd tile products
+ * (",plant-tiles": every shared net has a 3x3 convolution). bisect-precision with the device
+ * cuda finds and verifies the same profile as on the CPU (g170, 9x9, fp16 against the fp32
+ * tier). Positions per set: HC_EMU_LIMIT (default 24).
+ * The emulated reductions (poolSum, normSum: refs/sums_core.h) through profile YAMLs on top of
+ * fp16 and bf16 (sums_profiles[], written to a scratch directory): the same bits on every net,
+ * the trunk tip's normSum included; sums pushed past 65504 (a weight tweak per net: a pooling
+ * sum, a transformer pre-norm, a trunk tip) fail the eval on the GPU with the CPU's message
+ * naming the layer; the planted moved rounding point ",plant-sums" must be caught.
  * Skips without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,38 +35,14 @@
 #include "synth.h"
 #include "tiers.h"
 
-/* The profiles checked: a built-in's name, or a file written in main's temporary directory
- * (yaml: its text; the spec is its path). plant: the planted fault checked on the shared nets
- * (its raw heads must differ), "" none. */
-typedef struct prof {
-    const char *name, *yaml, *plant;
-    char spec[1024];
-} prof;
-static prof profiles[] = {
-    {"fp16", NULL, "noround", ""},
-    {"bf16", NULL, "", ""},
-    {"cuda-fp16", NULL, "", ""},
-    {"coreml-tiers", NULL, "", ""},
-    {"fp16-winograd", NULL, ",plant-tiles", ""},
-    /* fp16-winograd2 less its poolSum (the pooling sums are another feature's kernels) */
-    {"f2x2-tiles16",
-     "name: f2x2-tiles16\n"
-     "description: fp16-winograd2 without poolSum (tests/gpu_test_emulate.c)\n"
-     "storage: fp16\nweights: fp16\naccum: fp32\nwinogradTiles: fp16\nwinograd: f2x2\n"
-     "pool: fp16\nattnScores: fp16\nsoftmax: fp16\n",
-     ",plant-tiles", ""},
-};
-enum { N_PROF = sizeof profiles / sizeof profiles[0], N_PLANTS = 3 };
-static prof refused[] = {
-    {"fp16-acc16", NULL, "", ""},
-    {"fp16-winograd2", NULL, "", ""}, /* its poolSum */
-    {"ane-fp16", NULL, "", ""},
-    /* fp16 accumulation inside F(2x2,3x3) (no built-in asks it) */
-    {"acc16-f2x2",
-     "name: acc16-f2x2\ndescription: fp16 accumulation with F(2x2,3x3) (tests/gpu_test_emulate.c)\n"
-     "storage: fp16\nweights: fp16\nwinograd: f2x2\nrules:\n  - kind: conv\n    accum: fp16\n",
-     "", ""},
-};
+/* built-in names, or a profile YAML (its name in check names: the file's base name) */
+static const char *const profiles[] = {"fp16",          "bf16",
+                                       "cuda-fp16",     "coreml-tiers",
+                                       "fp16-acc16",    "tests/data/ane-fp16-acc16.yaml",
+                                       "fp16-winograd", "tests/data/f2x2-tiles16.yaml",
+                                       "fp16-winograd2", "ane-fp16"};
+enum { N_PROF = sizeof profiles / sizeof profiles[0], P_ACC16 = 4, P_ANE_ACC16 = 5, P_WINO = 6, P_F2 = 7 };
+static const char *const refused[] = {"tests/data/acc16-f2x2.yaml"};
 enum { N_REFUSED = sizeof refused / sizeof refused[0] };
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz",
@@ -67,9 +52,47 @@ static const char *const nets[] = {
 enum { N_NETS = sizeof nets / sizeof nets[0] };
 static const int batches[] = {1, 5};
 enum { N_B = 2 };
-/* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted faults */
-enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + N_PLANTS };
-enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * N_PROF * 2, BISECT_CHECKS = 1 };
+/* Profiles of the emulated reductions (poolSum, normSum) alone on top of fp16 and bf16, until the
+ * built-ins that use them (fp16-winograd2, ane-fp16) run on the GPU whole. fp16-sums keeps the
+ * trunk tip's sums fp32 as ane-fp16 does; fp16-sums-tip rounds them too (a spatial tip's one sum
+ * over the board); fp16-normsum rounds only the RMSNorm reductions. */
+#define SUMS_FP16 "storage: fp16\nweights: fp16\npool: fp16\nattnScores: fp16\nsoftmax: fp16\n"
+static const struct {
+    const char *label, *yaml;
+} sums_profiles[] = {
+    {"fp16-sums", "name: fp16-sums\n" SUMS_FP16 "poolSum: fp16\nnormSum: fp16\nrules:\n  - kind: trunk_tip\n    normSum: fp32\n"},
+    {"fp16-sums-tip", "name: fp16-sums-tip\n" SUMS_FP16 "poolSum: fp16\nnormSum: fp16\n"},
+    {"bf16-sums", "name: bf16-sums\nstorage: bf16\nweights: bf16\npool: bf16\nattnScores: bf16\nsoftmax: bf16\n"
+                  "poolSum: bf16\nnormSum: bf16\n"},
+    {"fp16-normsum", "name: fp16-normsum\n" SUMS_FP16 "normSum: fp16\n"},
+};
+enum { N_SUMS = sizeof sums_profiles / sizeof sums_profiles[0] };
+enum { S_FP16 = 0, S_TIP = 1, S_NORM = 3 };
+static char sums_path[N_SUMS][600];
+
+/* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted faults
+ * (a moved rounding point; acc16 chunks of 8 in fp16-acc16 and ane-fp16-acc16; unrounded tile
+ * products in fp16-winograd and f2x2-tiles16); per sums profile raw + taps, fp16-sums' N_B
+ * position runs, its planted fault, its overflow */
+enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 + 2 + 2 + N_SUMS * 2 + N_B + 1 + 1 };
+/* per synthetic net: per profile and per sums profile raw + taps; v16 and v17 the planted sums
+ * fault, v16 a spatial tip's overflow */
+enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * (N_PROF + N_SUMS) * 2 + 2 + 1, BISECT_CHECKS = 1 };
+static unsigned synth_checks(int v)
+{
+    return (N_PROF + N_SUMS) * 2 + (v == 16 || v == 17) + (v == 16);
+}
+
+/* A profile's name in check names: a YAML path's base name without .yaml. */
+static const char *label(const char *prof, char buf[96])
+{
+    const char *b = strrchr(prof, '/');
+    snprintf(buf, 96, "%s", b ? b + 1 : prof);
+    char *dot = strstr(buf, ".yaml");
+    if (dot)
+        *dot = 0;
+    return buf;
+}
 
 static int env_int(const char *name, int dflt, int lo, int hi)
 {
@@ -112,13 +135,14 @@ static long first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
     return -1;
 }
 
-/* The rectangular-board positions in a 19x19 buffer, CPU emulation against the GPU's. */
-static void run_positions(const char *id, const hc_net *net, const prof *pr, int threads, int limit)
+/* The rectangular-board positions in a 19x19 buffer, CPU emulation against the GPU's (label:
+ * the profile's name in the checks' names). */
+static void run_positions_as(const char *id, const hc_net *net, const char *label, const char *prof, int threads,
+                             int limit)
 {
-    const char *prof = pr->name;
     const char *p = hc_shared("positions/sizerect.jsonl.gz");
     char sub[160];
-    snprintf(sub, sizeof sub, "%s.%s.pos", id, prof);
+    snprintf(sub, sizeof sub, "%s.%s.pos", id, label);
     hc_position *ps = NULL;
     size_t n = 0;
     hc_err err = {0};
@@ -131,9 +155,9 @@ static void run_positions(const char *id, const hc_net *net, const prof *pr, int
         return;
     }
     size_t use = n < (size_t)limit ? n : (size_t)limit;
-    char cpu[1100], gpu[1100];
-    snprintf(cpu, sizeof cpu, "emulate:%s", pr->spec);
-    snprintf(gpu, sizeof gpu, "cuda:emulate:%s", pr->spec);
+    char cpu[700], gpu[720];
+    snprintf(cpu, sizeof cpu, "emulate:%s", prof);
+    snprintf(gpu, sizeof gpu, "cuda:emulate:%s", prof);
     hc_nnoutput *ref = NULL;
     if (run_spec(cpu, net, ps, use, 8, threads, &ref, &err)) {
         hc_fail_n(sub, N_B, "%s: %s: %s", net->name, cpu, err.msg);
@@ -155,6 +179,12 @@ static void run_positions(const char *id, const hc_net *net, const prof *pr, int
     }
     hc_nnoutputs_free(ref, ref ? use : 0);
     hc_positions_free(ps, n);
+}
+
+static void run_positions(const char *id, const hc_net *net, const char *prof, int threads, int limit)
+{
+    char lb[96];
+    run_positions_as(id, net, label(prof, lb), prof, threads, limit);
 }
 
 static void random_rows(const hc_net *net, int B, int nx, int ny, float **sp, float **gl, float **meta)
@@ -195,26 +225,27 @@ static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
 }
 
 /* Raw heads (.raw) and taps (.taps) of specs[0] (CPU) and specs[1] (GPU) on random rows;
- * with specs[2] (a planted fault: plant, e.g. ",noround=conv1"), check `.plant` that its raw
- * heads differ. */
-static void run_raw(const char *id, const hc_net *net, const prof *pr, int threads, const char *plant)
+ * with a planted fault (plant: the params added to the GPU's spec, e.g. ",noround=conv1"), check
+ * `plant_check` that its raw heads differ from the CPU's (plant_differs) or, where the fault has
+ * nothing to act on, that they do not. label: the profile's name in the checks' names. */
+static void run_raw_as(const char *id, const hc_net *net, const char *label, const char *prof, int threads,
+                       const char *plant, const char *plant_check, int plant_differs)
 {
     enum { B = 5, NX = 19, NY = 19 };
-    const char *prof = pr->name, *plant_layer = plant;
-    char nm[3][200], specs[3][1300];
-    snprintf(nm[0], sizeof nm[0], "%s.%s.raw", id, prof);
-    snprintf(nm[1], sizeof nm[1], "%s.%s.taps", id, prof);
-    snprintf(nm[2], sizeof nm[2], "%s.%s.plant", id, prof);
-    snprintf(specs[0], sizeof specs[0], "emulate:%s", pr->spec);
-    snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", pr->spec);
-    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", pr->spec, plant ? plant : "");
+    char nm[3][200], specs[3][900];
+    snprintf(nm[0], sizeof nm[0], "%s.%s.raw", id, label);
+    snprintf(nm[1], sizeof nm[1], "%s.%s.taps", id, label);
+    snprintf(nm[2], sizeof nm[2], "%s.%s", id, plant_check ? plant_check : "plant");
+    snprintf(specs[0], sizeof specs[0], "emulate:%s", prof);
+    snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", prof);
+    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", prof, plant ? plant : "");
     hc_err err = {0};
     float *sp, *gl, *meta;
     random_rows(net, B, NX, NY, &sp, &gl, &meta);
     hc_raw_heads *h[3] = {NULL, NULL, NULL};
     hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     int ok[3] = {0, 0, 0};
-    for (int k = 0; k < (plant_layer ? 3 : 2); k++) {
+    for (int k = 0; k < (plant ? 3 : 2); k++) {
         hc_backend b = {0};
         h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
         if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
@@ -242,10 +273,10 @@ static void run_raw(const char *id, const hc_net *net, const prof *pr, int threa
                     at = j;
             if (nd == 0)
                 continue;
-            printf("INFO %s %s: tap %s: %zu of %zu floats differ, first at %zu: %.9g vs %.9g\n", net->name, prof,
+            printf("INFO %s %s: tap %s: %zu of %zu floats differ, first at %zu: %.9g vs %.9g\n", net->name, label,
                    a->name, nd, n, at, a->data[at], g->data[at]);
         } else {
-            printf("INFO %s %s: tap %s: %s\n", net->name, prof, a->name,
+            printf("INFO %s %s: tap %s: %s\n", net->name, label, a->name,
                    g ? "shape or format differs" : "missing");
         }
         if (n_bad++ == 0)
@@ -253,13 +284,14 @@ static void run_raw(const char *id, const hc_net *net, const prof *pr, int threa
         taps_ok = 0;
     }
     if (taps_ok)
-        printf("INFO %s %s: %d taps equal\n", net->name, prof, n_taps);
-    hc_check(nm[1], taps_ok && n_taps > 0, "%s %s: taps: %d of %d differ, the first %s", net->name, prof, n_bad,
+        printf("INFO %s %s: %d taps equal\n", net->name, label, n_taps);
+    hc_check(nm[1], taps_ok && n_taps > 0, "%s %s: taps: %d of %d differ, the first %s", net->name, label, n_bad,
              n_taps, first);
-    if (plant_layer)
-        hc_check(nm[2], ok[0] && ok[2] && !raw_equal(h[0], h[2], B),
-                 "%s: the moved rounding point (%s) was not caught%s", net->name, specs[2],
-                 ok[2] ? "" : " (its eval failed)");
+    if (plant)
+        hc_check(nm[2], ok[0] && ok[2] && raw_equal(h[0], h[2], B) != plant_differs,
+                 plant_differs ? "%s: the planted fault (%s) was not caught%s"
+                               : "%s: the planted fault (%s) changed outputs it has nothing to act on%s",
+                 net->name, specs[2], ok[2] ? "" : " (its eval failed)");
     for (int k = 0; k < 3; k++)
         hc_raw_heads_free(h[k]);
     hc_tapset_free(ts[0]);
@@ -269,15 +301,228 @@ static void run_raw(const char *id, const hc_net *net, const prof *pr, int threa
     free(meta);
 }
 
+static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const char *plant,
+                    const char *plant_check, int plant_differs)
+{
+    char lb[96];
+    run_raw_as(id, net, label(prof, lb), prof, threads, plant, plant_check, plant_differs);
+}
+
+/* Whether the trunk holds an attention block (where ane-fp16's rules accumulate in fp16). */
+static int has_attention(const hc_net *net)
+{
+    for (int i = 0; i < net->trunk.num_blocks; i++)
+        if (net->trunk.blocks[i].kind == HC_BLOCK_ATTENTION)
+            return 1;
+    return 0;
+}
+
+/* One eval of spec on the random rows: 0, or -1 with err (the raw heads are kept either way). */
+static int eval_rows(const char *spec, const hc_net *net, int threads, hc_raw_heads **out, hc_err *err)
+{
+    enum { B = 5, NX = 19, NY = 19 };
+    float *sp, *gl, *meta;
+    random_rows(net, B, NX, NY, &sp, &gl, &meta);
+    hc_backend b = {0};
+    int rc = -1;
+    *out = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, err);
+    if (*out && sp && gl && hc_backend_open(&b, spec, net, NX, NY, B, threads, err) == 0) {
+        rc = b.vt->eval(b.inst, B, sp, gl, meta, *out, err);
+        hc_backend_close(&b);
+    } else if (*out && (!sp || !gl)) {
+        hc_err_set(err, HC_ENOMEM, "rows");
+    }
+    free(sp);
+    free(gl);
+    free(meta);
+    return rc;
+}
+
+/* The planted moved rounding point of the emulated sums (",plant-sums": sums rounded after every
+ * second add only) changes the GPU's raw heads, where the CPU's and the GPU's are otherwise the
+ * same bits (run_raw_as). */
+static void run_plant_sums(const char *id, const hc_net *net, int si, int threads)
+{
+    char nm[160], cpu[700], gpu[720];
+    snprintf(nm, sizeof nm, "%s.%s.plant-sums", id, sums_profiles[si].label);
+    snprintf(cpu, sizeof cpu, "emulate:%s", sums_path[si]);
+    snprintf(gpu, sizeof gpu, "cuda:emulate:%s,plant-sums", sums_path[si]);
+    hc_raw_heads *h[2] = {NULL, NULL};
+    hc_err e[2] = {{0}, {0}};
+    int ok0 = eval_rows(cpu, net, threads, &h[0], &e[0]) == 0, ok1 = eval_rows(gpu, net, 1, &h[1], &e[1]) == 0;
+    hc_check(nm, ok0 && ok1 && !raw_equal(h[0], h[1], 5), "%s: the planted sums fault (%s) was not caught%s%s %s",
+             net->name, gpu, ok0 && ok1 ? "" : ": an eval failed: ", e[0].msg, e[1].msg);
+    hc_raw_heads_free(h[0]);
+    hc_raw_heads_free(h[1]);
+}
+
+/* A weight tweak pushing a sum past fp16's range: p[i] = p[i] * mul + add, undone after. */
+typedef struct tweak {
+    float *p;
+    size_t n;
+    float mul, add;
+} tweak;
+
+/* Sums past 65504: the CPU eval fails naming the layer and the reduction (want), and the GPU's
+ * fails with the same message and the same raw heads (the rows hit NaN, the others equal). */
+static void run_overflow(const char *nm, hc_net *net, int si, const tweak *tw, int n_tw, const char *want,
+                         int threads)
+{
+    float *saved[4] = {NULL, NULL, NULL, NULL};
+    int ok = n_tw <= 4;
+    for (int t = 0; ok && t < n_tw; t++) {
+        saved[t] = malloc(tw[t].n * sizeof(float));
+        ok = saved[t] != NULL;
+        if (ok) {
+            memcpy(saved[t], tw[t].p, tw[t].n * sizeof(float));
+            for (size_t i = 0; i < tw[t].n; i++)
+                tw[t].p[i] = tw[t].p[i] * tw[t].mul + tw[t].add;
+        }
+    }
+    char cpu[700], gpu[720];
+    snprintf(cpu, sizeof cpu, "emulate:%s", sums_path[si]);
+    snprintf(gpu, sizeof gpu, "cuda:emulate:%s", sums_path[si]);
+    hc_raw_heads *h[2] = {NULL, NULL};
+    hc_err e[2] = {{0}, {0}};
+    int rc0 = ok ? eval_rows(cpu, net, threads, &h[0], &e[0]) : 0, rc1 = ok ? eval_rows(gpu, net, 1, &h[1], &e[1]) : 0;
+    for (int t = 0; t < n_tw && t < 4; t++)
+        if (saved[t]) {
+            memcpy(tw[t].p, saved[t], tw[t].n * sizeof(float));
+            free(saved[t]);
+        }
+    printf("INFO %s %s overflow: cpu: %s | gpu: %s\n", net->name, sums_profiles[si].label, e[0].msg, e[1].msg);
+    hc_check(nm,
+             ok && rc0 != 0 && strstr(e[0].msg, want) && strstr(e[0].msg, "overflowed in fp16") && rc1 != 0 &&
+                 strcmp(e[0].msg, e[1].msg) == 0 && h[0] && h[1] && raw_equal(h[0], h[1], 5),
+             "%s %s: the CPU must fail naming %s and the GPU with the same message and raw heads: cpu \"%s\", gpu "
+             "\"%s\"%s",
+             net->name, sums_profiles[si].label, want, e[0].msg, e[1].msg,
+             h[0] && h[1] && !raw_equal(h[0], h[1], 5) ? " (raw heads differ)" : "");
+    hc_raw_heads_free(h[0]);
+    hc_raw_heads_free(h[1]);
+}
+
+/* The last trunk block's output weights (what the trunk tip reads next), or NULL. */
+static const hc_block *last_block(const hc_net *net)
+{
+    return net->trunk.num_blocks > 0 ? &net->trunk.blocks[net->trunk.num_blocks - 1] : NULL;
+}
+
+static int block_out(const hc_block *bl, float **p, size_t *n, const char **name)
+{
+    const hc_conv *cv = NULL;
+    const hc_matmul *m = NULL;
+    switch (bl ? (int)bl->kind : -1) {
+    case HC_BLOCK_ORDINARY: cv = &bl->ordinary.final_conv; break;
+    case HC_BLOCK_GPOOL: cv = &bl->gpool.final_conv; break;
+    case HC_BLOCK_NESTED_BOTTLENECK: cv = &bl->nbt.post_conv; break;
+    case HC_BLOCK_ATTENTION: m = &bl->attn.out_proj; break;
+    case HC_BLOCK_FFN: m = &bl->ffn.linear2; break;
+    default: return -1;
+    }
+    *p = cv ? cv->w : m->w;
+    *n = cv ? (size_t)cv->out_c * cv->in_c * cv->ky * cv->kx : (size_t)m->in_c * m->out_c;
+    *name = cv ? cv->name : m->name;
+    return 0;
+}
+
+/* The first transformer pre-norm of the trunk's top-level blocks (NULL: none). */
+static const char *first_prenorm(const hc_net *net)
+{
+    for (int i = 0; i < net->trunk.num_blocks; i++) {
+        const hc_block *bl = &net->trunk.blocks[i];
+        if (bl->kind == HC_BLOCK_ATTENTION)
+            return bl->attn.pre_ln.name;
+        if (bl->kind == HC_BLOCK_FFN)
+            return bl->ffn.pre_ln.name;
+    }
+    return NULL;
+}
+
+/* The overflow case of a net (kind: 0 a pooling sum, 1 the first pre-norm, 2 the trunk tip):
+ * the tweak pushing it past 65504 and the layer the message must name. */
+static void run_overflow_kind(const char *nm, hc_net *net, int kind, int threads)
+{
+    char want[400];
+    tweak tw[2];
+    int n_tw = 0, si = S_FP16;
+    const char *layer = NULL;
+    if (kind == 0) {
+        /* the value head's v1 = 200 on the board: 361 points sum to 72200 (inf), 169 to 33800 */
+        hc_bn *bn = &net->value.v1_bn;
+        tw[0] = (tweak){bn->merged_scale, (size_t)bn->c, 0.0f, 0.0f};
+        tw[1] = (tweak){bn->merged_bias, (size_t)bn->c, 0.0f, 200.0f};
+        n_tw = 2;
+        layer = net->value.v2_mul.name;
+        snprintf(want, sizeof want, "in layer %s: its pooling sum", layer ? layer : "?");
+    } else if (kind == 1) {
+        /* the trunk scaled up from the input conv: the first pre-norm's sum of squares */
+        const hc_conv *cv = &net->trunk.initial_conv;
+        tw[0] = (tweak){cv->w, (size_t)cv->out_c * cv->in_c * cv->ky * cv->kx, 64.0f, 0.0f};
+        n_tw = 1;
+        layer = first_prenorm(net);
+        snprintf(want, sizeof want, "in layer %s: its RMSNorm sum of squares", layer ? layer : "?");
+    } else {
+        /* the last block's output scaled up: only the trunk tip's sum sees it */
+        const char *wn = NULL;
+        tw[0].mul = 64.0f;
+        tw[0].add = 0.0f;
+        n_tw = block_out(last_block(net), &tw[0].p, &tw[0].n, &wn) == 0;
+        layer = net->trunk.norm_kind == HC_TRUNK_NORM_RMSNORM ? net->trunk.tip_rmsnorm.name : NULL;
+        si = S_TIP;
+        snprintf(want, sizeof want, "in layer %s: its RMSNorm sum of squares", layer ? layer : "?");
+    }
+    if (!layer || !n_tw) {
+        hc_fail_n(nm, 1, "%s: no layer for overflow case %d", net->name, kind);
+        return;
+    }
+    run_overflow(nm, net, si, tw, n_tw, want, threads);
+}
+
+/* The emulated reductions on a net: every sums profile's raw heads and taps. */
+static void run_sums(const char *id, const hc_net *net, int threads)
+{
+    for (int si = 0; si < N_SUMS; si++)
+        run_raw_as(id, net, sums_profiles[si].label, sums_path[si], threads, NULL, NULL, 0);
+}
+
+/* The sums profiles written to a scratch directory (removed at exit): 0, or -1. */
+static char sums_dir[512];
+static int write_sums_profiles(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(sums_dir, sizeof sums_dir, "%s/halfcheck-gpu-sums-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(sums_dir)) {
+        sums_dir[0] = 0;
+        return -1;
+    }
+    for (int si = 0; si < N_SUMS; si++) {
+        snprintf(sums_path[si], sizeof sums_path[si], "%s/%s.yaml", sums_dir, sums_profiles[si].label);
+        FILE *f = fopen(sums_path[si], "w");
+        if (!f || fputs(sums_profiles[si].yaml, f) < 0 || fclose(f) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void remove_sums_profiles(void)
+{
+    for (int si = 0; si < N_SUMS && sums_dir[0]; si++)
+        if (sums_path[si][0])
+            unlink(sums_path[si]);
+    if (sums_dir[0])
+        rmdir(sums_dir);
+}
+
 /* The profiles the GPU does not follow bit for bit are refused, naming what it would miss. */
 static void run_refused(const char *id, const hc_net *net)
 {
-    char nm[160], bad[1400] = "";
+    char nm[160], bad[400] = "";
     snprintf(nm, sizeof nm, "%s.refused", id);
     int all = 1;
     for (int i = 0; i < N_REFUSED; i++) {
-        char spec[1100];
-        snprintf(spec, sizeof spec, "cuda:emulate:%s", refused[i].spec);
+        char spec[96];
+        snprintf(spec, sizeof spec, "cuda:emulate:%s", refused[i]);
         hc_backend b = {0};
         hc_err err = {0};
         if (hc_backend_open(&b, spec, net, 19, 19, 2, 1, &err) == 0) {
@@ -342,25 +587,12 @@ int main(void)
     int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_EMU_LIMIT", 24, 1, 1 << 30);
     int any_device = 0, bisect_done = 0;
     hc_plan(N_NETS * NET_CHECKS + SYNTH_CHECKS + BISECT_CHECKS);
-    /* the profile YAMLs, in a private temporary directory removed at the end */
-    const char *tmp = getenv("TMPDIR");
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/halfcheck-gpuemu-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int have_dir = mkdtemp(dir) != NULL, written = 1;
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < (k ? N_REFUSED : N_PROF); i++) {
-            prof *p = k ? &refused[i] : &profiles[i];
-            if (!p->yaml) {
-                snprintf(p->spec, sizeof p->spec, "%s", p->name);
-                continue;
-            }
-            snprintf(p->spec, sizeof p->spec, "%s/%s.yaml", dir, p->name);
-            FILE *f = have_dir ? fopen(p->spec, "w") : NULL;
-            written &= f && fputs(p->yaml, f) >= 0;
-            written &= f && fclose(f) == 0;
-        }
-    if (!written)
-        printf("INFO cannot write the profile YAMLs under %s: their checks will fail\n", dir);
+    if (write_sums_profiles()) {
+        printf("INFO cannot write the sums profiles under %s\n", sums_dir[0] ? sums_dir : "TMPDIR");
+        remove_sums_profiles();
+        hc_fail_rest("gpu-emu", "no scratch directory for the sums profiles");
+        return hc_test_exit();
+    }
     for (int ni = 0; ni < N_NETS; ni++) {
         char id[64];
         snprintf(id, sizeof id, "gpu-emu-%d", ni + 1);
@@ -392,17 +624,33 @@ int main(void)
         }
         hc_backend_close(&b);
         any_device = 1;
-        for (int pi = 0; pi < N_PROF; pi++) { /* N_PLANTS of them have a planted fault */
-            const prof *pr = &profiles[pi];
-            char plant[200];
-            if (!strcmp(pr->plant, "noround"))
-                snprintf(plant, sizeof plant, ",noround=%s", net->trunk.initial_conv.name);
+        char noround[160];
+        snprintf(noround, sizeof noround, ",noround=%s", net->trunk.initial_conv.name);
+        for (int pi = 0; pi < N_PROF; pi++) {
+            /* fp16: a moved rounding point; the acc16 profiles: chunks of 8 (ane-fp16-acc16
+             * accumulates in fp16 only in transformer blocks); the Winograd ones: unrounded tile
+             * products */
+            if (pi == 0)
+                run_raw(id, net, profiles[pi], threads, noround, "plant", 1);
+            else if (pi == P_ACC16 || pi == P_ANE_ACC16)
+                run_raw(id, net, profiles[pi], threads, ",plant-acc16",
+                        pi == P_ACC16 ? "plant-acc16" : "plant-acc16-ane", pi == P_ACC16 || has_attention(net));
+            else if (pi == P_WINO || pi == P_F2) /* the Winograd tile products left unrounded */
+                run_raw(id, net, profiles[pi], threads, ",plant-tiles", pi == P_WINO ? "plant-tiles" : "plant-tiles-f2",
+                        1);
             else
-                snprintf(plant, sizeof plant, "%s", pr->plant);
-            run_raw(id, net, pr, threads, plant[0] ? plant : NULL);
-            run_positions(id, net, pr, threads, limit);
+                run_raw(id, net, profiles[pi], threads, NULL, NULL, 0);
+            run_positions(id, net, profiles[pi], threads, limit);
         }
         run_refused(id, net);
+        /* the emulated reductions: g170 pools (gpool blocks, both heads); b7c96h6kv3 has
+         * pre-norms and a batch-norm tip; b7c96h3tfrs pre-norms and an RMSNorm tip */
+        run_sums(id, net, threads);
+        run_positions_as(id, net, sums_profiles[S_FP16].label, sums_path[S_FP16], threads, limit);
+        run_plant_sums(id, net, ni == 0 ? S_FP16 : S_NORM, threads);
+        char onm[96];
+        snprintf(onm, sizeof onm, "%s.overflow", id);
+        run_overflow_kind(onm, net, ni, threads);
         if (ni == 0) {
             run_bisect(net, threads);
             bisect_done = 1;
@@ -415,7 +663,7 @@ int main(void)
         char id[64];
         snprintf(id, sizeof id, "gpu-emu-v%d", versions[i]);
         if (!any_device) {
-            hc_skip_n(id, SYNTH_CHECKS / N_SYNTH, "no CUDA device (the shared nets said why)");
+            hc_skip_n(id, synth_checks(versions[i]), "no CUDA device (the shared nets said why)");
             continue;
         }
         hc_err err = {0};
@@ -432,23 +680,25 @@ int main(void)
         sp.tip_rms_spatial = v == 16;
         hc_net *net = hc_synth_check(&sp, &err) == 0 ? hc_synth_net(&sp, &err) : NULL;
         if (!net) {
-            hc_fail_n(id, SYNTH_CHECKS / N_SYNTH, "synth: %s", err.msg);
+            hc_fail_n(id, synth_checks(v), "synth: %s", err.msg);
             continue;
         }
         hc_net_reduce_activations(net);
         for (int pi = 0; pi < N_PROF; pi++)
-            run_raw(id, net, &profiles[pi], threads, NULL);
+            run_raw(id, net, profiles[pi], threads, NULL, NULL, 0);
+        /* v16: a spatial RMSNorm tip (one sum over the board); v17: pre-norms and a per-position tip */
+        run_sums(id, net, threads);
+        if (v == 16 || v == 17)
+            run_plant_sums(id, net, S_NORM, threads);
+        if (v == 16) {
+            char onm[96];
+            snprintf(onm, sizeof onm, "%s.overflow", id);
+            run_overflow_kind(onm, net, 2, threads);
+        }
         hc_net_free(net);
     }
     if (!bisect_done)
         hc_skip("gpu-emu-bisect", "g170 absent or no CUDA device");
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < (k ? N_REFUSED : N_PROF); i++) {
-            const prof *p = k ? &refused[i] : &profiles[i];
-            if (p->yaml && have_dir)
-                unlink(p->spec);
-        }
-    if (have_dir)
-        rmdir(dir);
+    remove_sums_profiles();
     return hc_test_exit();
 }

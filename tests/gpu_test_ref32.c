@@ -8,7 +8,8 @@
  * computed with --ref cuda:ref32 is byte for byte the one computed with ref32, and the planted
  * reorder as the reference fails the CPU's self-check, naming the position, caching nothing.
  * Synthetic nets of every model version 3..17 and the large presets (run_synth): raw heads and
- * taps. Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
+ * taps. cuda:ref32 runs on HC_GPU_THREADS lanes (whole batches side by side, gpu-ref32-lanes).
+ * Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,12 +130,15 @@ static void run_sets(const char *id, const hc_net *net, int threads, int limit)
                 char nm[160];
                 snprintf(nm, sizeof nm, "%s.b%d", sub, batches[bi]);
                 hc_nnoutput *got = NULL;
-                if (run_spec("cuda:ref32", net, ps, use, s, batches[bi], 1, &got, &secs, &err)) {
+                /* on `threads` lanes (HC_LANES_WHOLE_BATCH: passes of the whole batch side by side,
+                 * each on its thread's stream) */
+                int lanes = threads;
+                if (run_spec("cuda:ref32", net, ps, use, s, batches[bi], lanes, &got, &secs, &err)) {
                     hc_check(nm, 0, "%s %s batch %d: cuda:ref32: %s", net->name, s->path, batches[bi], err.msg);
                 } else {
                     long d = first_diff(ref, got, use);
-                    printf("INFO %s %s: cuda:ref32 batch %d %zu positions in %.2fs\n", net->name, s->path,
-                           batches[bi], use, secs);
+                    printf("INFO %s %s: cuda:ref32 batch %d (%d lanes) %zu positions in %.2fs\n", net->name,
+                           s->path, batches[bi], hc_evaluator_lanes_for("cuda:ref32", batches[bi], lanes), use, secs);
                     hc_check(nm, d < 0, "%s %s batch %d: position %ld differs from ref32 (winrate %.9g vs %.9g)",
                              net->name, s->path, batches[bi], d, d >= 0 ? ref[d].white_win_prob : 0.0,
                              d >= 0 ? got[d].white_win_prob : 0.0);
@@ -437,7 +441,11 @@ static void run_synth(int threads)
 int main(void)
 {
     int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_REF_LIMIT", 160, 1, 1 << 30), any_device = 0;
-    hc_plan(N_NETS * NET_CHECKS + 3 + SYNTH_CHECKS);
+    hc_plan(N_NETS * NET_CHECKS + 3 + SYNTH_CHECKS + 1);
+    hc_check("gpu-ref32-lanes",
+             hc_evaluator_lanes_for("cuda:ref32", 1, 4) == 4 && hc_evaluator_lanes_for("cuda:emulate:fp16", 1, 3) == 3 &&
+                 hc_evaluator_lanes_for("cuda:fp16", 6, 4) == 4 && hc_evaluator_lanes_for("cuda:ref32", 7, 1) == 0,
+             "cuda runs lanes given threads (HC_LANES_WHOLE_BATCH)");
     /* First: the runner forks its GPU work into child processes, which cannot use the device once
      * this process has initialised CUDA (as the checks below do). */
     run_runner(threads);

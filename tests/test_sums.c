@@ -1,7 +1,9 @@
 /* The emulated reductions of refs/kernels.h (hc_pool_*_fmt, hc_rmsnorm_*_fmt): fp32 gives the
  * reference kernels' bits; fp16 matches scalar models built from the rounding primitive
  * (round after every add), differs from fp32 where it must, overflows to inf and flags the row,
- * and honors eps as a binary16 subnormal. */
+ * and honors eps as a binary16 subnormal. The GPU's kernels for them (backends/cuda_ref.cu, one
+ * thread per output running refs/sums_core.h's thread functions) run here on the CPU, threads in
+ * reverse order: the CPU kernels' bits and flagged rows; their planted fault changes the bits. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include "hc_test.h"
 #include "kernels.h"
 #include "round.h"
+#include "sums_core.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 static double urand(void) /* uniform in [-1, 1) */
@@ -254,11 +257,168 @@ static void test_norm_overflow(void)
              bad[1], badt[0], badt[1], bads[0], bads[1], out[1]);
 }
 
+/* A 19x19 buffer, odd rows a 13x13 board in its top-left corner; mask_sum in buffer order. */
+static float *board_mask(int batch, float *mask_sum)
+{
+    int nx = 19, hw = 361;
+    float *m = calloc((size_t)batch * hw, sizeof(float));
+    for (int b = 0; b < batch; b++) {
+        float s = 0.0f;
+        for (int p = 0; p < hw; p++) {
+            m[(size_t)b * hw + p] = b % 2 == 0 || (p % nx < 13 && p / nx < 13) ? 1.0f : 0.0f;
+            s += m[(size_t)b * hw + p];
+        }
+        mask_sum[b] = s;
+    }
+    return m;
+}
+
+/* Bits and flags of n outputs against the CPU kernel's: differing floats, plus 1 per flag that differs. */
+static int n_diff(size_t n, const float *a, const float *b, int batch, const unsigned char *fa, const unsigned char *fb)
+{
+    int d = 0;
+    for (size_t i = 0; i < n; i++)
+        d += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    for (int r = 0; r < batch; r++)
+        d += (fa[r] != 0) != (fb[r] != 0);
+    return d;
+}
+
+static void test_gpu_threads(void)
+{
+    enum { B = 3, HW = 361 };
+    float msum[B];
+    float *mask = board_mask(B, msum);
+    int fmts[2] = {HC_KFMT_FP16, HC_KFMT_BF16};
+    int planted[3] = {0, 0, 0}; /* outputs the planted fault changed: pooling, RMSNorm, tip */
+
+    /* pooling: 7 channels; row 2's channel 3 sums 361 x 300 (inf in fp16) */
+    {
+        int C = 7;
+        float *in = masked_fp16(C, B, HW, mask, 3.0);
+        for (int p = 0; p < HW; p++)
+            in[((size_t)3 * B + 2) * HW + p] = 300.0f;
+        size_t no = (size_t)B * 3 * C;
+        float *cpu = malloc(no * sizeof(float)), *gpu = malloc(no * sizeof(float)), *pl = malloc(no * sizeof(float));
+        int bad = 0, flagged = 0;
+        for (int k = 0; k < 4; k++) {
+            int fmt = fmts[k % 2];
+            const float *mk = k < 2 ? mask : NULL; /* gpool, then the value head */
+            unsigned char fc[B] = {0}, fg[B] = {0}, fp[B] = {0};
+            if (mk)
+                hc_pool_gpool_fmt(fmt, C, B, HW, in, mask, msum, cpu, fc);
+            else
+                hc_pool_value_fmt(fmt, C, B, HW, in, msum, cpu, fc);
+            for (size_t i = (size_t)B * C; i-- > 0;) {
+                int r = hc_sums_pool_thread(fmt, C, B, HW, in, mk, msum, gpu, i, 0);
+                if (r >= 0)
+                    fg[r] = 1;
+                r = hc_sums_pool_thread(fmt, C, B, HW, in, mk, msum, pl, i, 1);
+                if (r >= 0)
+                    fp[r] = 1;
+            }
+            bad += n_diff(no, cpu, gpu, B, fc, fg);
+            flagged += fmt == HC_KFMT_FP16 && fc[2] && !fc[0] && !fc[1];
+            planted[0] += n_diff(no, cpu, pl, B, fc, fp);
+        }
+        hc_check("sums-3.1", bad == 0 && flagged == 2,
+                 "GPU pooling threads: %d outputs or flags differ from the CPU kernels (fp16, bf16; gpool, value "
+                 "head); fp16 overflow flagged row 2 alone in %d of 2",
+                 bad, flagged);
+        free(in), free(cpu), free(gpu), free(pl);
+    }
+
+    /* a transformer pre-norm: 13 channels; row 1's on-board column 20 sums 13 x 100^2 (inf in
+     * fp16); its off-board column 300 holds 1000s, which must neither be summed nor flag */
+    {
+        int C = 13;
+        size_t cs = (size_t)B * HW, n = (size_t)C * cs;
+        float *in = rvec(n, 3), *w = rvec((size_t)C, 1);
+        for (size_t i = 0; i < n; i++)
+            in[i] = r16(in[i]);
+        for (int c = 0; c < C; c++) {
+            in[(size_t)c * cs + HW + 20] = 100.0f;
+            in[(size_t)c * cs + HW + 300] = 1000.0f;
+        }
+        float *cpu = malloc(n * sizeof(float)), *gpu = malloc(n * sizeof(float)), *pl = malloc(n * sizeof(float));
+        int bad = 0, flagged = 0;
+        for (int k = 0; k < 2; k++) {
+            unsigned char fc[B] = {0}, fg[B] = {0}, fp[B] = {0};
+            hc_rmsnorm_pos_fmt(fmts[k], C, B, HW, in, cpu, w, 1e-6f, mask, fc);
+            for (size_t j = cs; j-- > 0;) {
+                int r = hc_sums_rmsnorm_pos_thread(fmts[k], C, B, HW, in, gpu, w, 1e-6f, mask, j, 0);
+                if (r >= 0)
+                    fg[r] = 1;
+                r = hc_sums_rmsnorm_pos_thread(fmts[k], C, B, HW, in, pl, w, 1e-6f, mask, j, 1);
+                if (r >= 0)
+                    fp[r] = 1;
+            }
+            bad += n_diff(n, cpu, gpu, B, fc, fg);
+            flagged += k == 0 && fc[1] && !fc[0] && !fc[2];
+            planted[1] += n_diff(n, cpu, pl, B, fc, fp);
+        }
+        hc_check("sums-3.2", bad == 0 && flagged == 1,
+                 "GPU RMSNorm threads: %d outputs or flags differ from the CPU kernel; fp16 overflow flagged row 1 "
+                 "alone: %d",
+                 bad, flagged);
+        free(in), free(w), free(cpu), free(gpu), free(pl);
+    }
+
+    /* the trunk tip, spatial and per position: 5 channels, mish; row 2's column 7 squares to
+     * 5 x 200^2 (inf in fp16, per position and spatial) */
+    {
+        int C = 5;
+        size_t cs = (size_t)B * HW, n = (size_t)C * cs;
+        float *in = rvec(n, 1), *g = rvec((size_t)C, 1), *be = rvec((size_t)C, 1);
+        for (size_t i = 0; i < n; i++)
+            in[i] = r16(in[i]);
+        for (int c = 0; c < C; c++)
+            in[(size_t)c * cs + 2 * HW + 7] = 200.0f;
+        float *cpu = malloc(n * sizeof(float)), *gpu = malloc(n * sizeof(float)), *pl = malloc(n * sizeof(float));
+        float *rms = malloc(cs * sizeof(float)), *rpl = malloc(cs * sizeof(float));
+        int bad = 0, flagged = 0;
+        for (int k = 0; k < 4; k++) {
+            int fmt = fmts[k % 2], spatial = k >= 2;
+            unsigned char fc[B] = {0}, fg[B] = {0}, fp[B] = {0};
+            hc_rmsnorm_tip_fmt(fmt, C, B, HW, in, cpu, g, be, 1e-5f, spatial, HC_ACT_MISH, mask, fc);
+            for (size_t t = spatial ? (size_t)B : cs; t-- > 0;) {
+                int r = spatial ? hc_sums_tip_row_thread(fmt, C, B, HW, in, mask, 1e-5f, rms, t, 0)
+                                : hc_sums_tip_col_thread(fmt, C, B, HW, in, mask, 1e-5f, rms, t, 0);
+                if (r >= 0)
+                    fg[r] = 1;
+                r = spatial ? hc_sums_tip_row_thread(fmt, C, B, HW, in, mask, 1e-5f, rpl, t, 1)
+                            : hc_sums_tip_col_thread(fmt, C, B, HW, in, mask, 1e-5f, rpl, t, 1);
+                if (r >= 0)
+                    fp[r] = 1;
+            }
+            for (size_t i = n; i-- > 0;) { /* k_tip_apply_fmt: its activation is the device's act_rmstip */
+                int on = mask[i % cs] != 0.0f;
+                gpu[i] = on ? hc_act_apply_rmstip(HC_ACT_MISH, hc_sums_tip_apply_thread(fmt, cs, in, g, be, rms, i)) : 0.0f;
+                pl[i] = on ? hc_act_apply_rmstip(HC_ACT_MISH, hc_sums_tip_apply_thread(fmt, cs, in, g, be, rpl, i)) : 0.0f;
+            }
+            bad += n_diff(n, cpu, gpu, B, fc, fg);
+            flagged += fmt == HC_KFMT_FP16 && fc[2] && !fc[0] && !fc[1];
+            planted[2] += n_diff(n, cpu, pl, B, fc, fp);
+        }
+        hc_check("sums-3.3", bad == 0 && flagged == 2,
+                 "GPU trunk-tip threads: %d outputs or flags differ from the CPU kernel (fp16, bf16; per position, "
+                 "spatial); fp16 overflow flagged row 2 alone in %d of 2",
+                 bad, flagged);
+        free(in), free(g), free(be), free(cpu), free(gpu), free(pl), free(rms), free(rpl);
+    }
+    hc_check("sums-3.4", planted[0] > 0 && planted[1] > 0 && planted[2] > 0,
+             "the planted moved rounding point (sums rounded after every second add) must change the bits: "
+             "pooling %d, RMSNorm %d, tip %d outputs differ",
+             planted[0], planted[1], planted[2]);
+    free(mask);
+}
+
 int main(void)
 {
-    hc_plan(4 + 4);
+    hc_plan(4 + 4 + 4);
     test_pool_sums();
     test_norm_sums();
     test_norm_overflow();
+    test_gpu_threads();
     return hc_test_exit();
 }

@@ -29,7 +29,7 @@ static const cli_opt opts[] = {
     {"batch", 1, 0, "positions per batch (default 8)", "N"},
     {"device", 1, 0,
      "cpu (default) or cuda: the emulation and the reference on an NVIDIA GPU (cuda:emulate, cuda:ref32; the "
-     "same results; profiles of storage rounding only, docs/EMULATION.md)",
+     "same results, every built-in profile: docs/EMULATION.md)",
      "DEVICE"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},

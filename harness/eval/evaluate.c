@@ -744,7 +744,8 @@ hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err)
                                .active = o->active, .n_active = o->n_active};
     ev->n_lanes = o->one_instance ? 0 : hc_evaluator_lanes_for(o->spec, ev->o.batch, ev->o.threads);
     if (ev->n_lanes > 0) {
-        ev->lane_batch = hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
+        const hc_backend_vtbl *vt = hc_backend_find(o->spec, NULL, NULL);
+        ev->lane_batch = vt->lanes == HC_LANES_WHOLE_BATCH ? ev->o.batch : hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
         bo.max_batch = ev->lane_batch;
         bo.threads = 1;
         ev->lanes = open_lanes(&bo, ev->n_lanes, err);

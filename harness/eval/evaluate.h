@@ -74,10 +74,11 @@ typedef struct hc_evaluator_opts {
 } hc_evaluator_opts;
 
 /* Positions → outputs on one backend: it opens the backend through the registry and decides
- * how to run it. A kind whose instances are independent CPU computations (hc_backend_vtbl.lanes)
- * given several threads runs as that many single-threaded instances side by side ("lanes"), each
- * taking hc_evaluator_lane_batch rows of the order per call; anything else runs on one instance
- * with its own threads, batch positions per call. Both give the same bits. */
+ * how to run it. A kind whose instances are independent CPU computations (hc_backend_vtbl.lanes
+ * HC_LANES_ALWAYS) given several threads runs as that many single-threaded instances side by side
+ * ("lanes"), each taking hc_evaluator_lane_batch rows of the order per call; a GPU kind
+ * (HC_LANES_WHOLE_BATCH) runs lanes that each take the whole batch per call; anything else runs
+ * on one instance with its own threads, batch positions per call. All give the same bits. */
 typedef struct hc_evaluator hc_evaluator;
 
 hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err);
