@@ -15,7 +15,8 @@
  * nowhere, so there the bits must not move) and unrounded Winograd tile products
  * (",plant-tiles": every shared net has a 3x3 convolution). bisect-precision with the device
  * cuda finds and verifies the same profile as on the CPU (g170, 9x9, fp16 against the fp32
- * tier). Positions per set: HC_EMU_LIMIT (default 24).
+ * tier), and taps --precision --device cuda every layer's errors bit for bit
+ * (gpu-emu-taps-precision). Positions per set: HC_EMU_LIMIT (default 24).
  * The emulated reductions (poolSum, normSum: refs/sums_core.h) through profile YAMLs on top of
  * fp16 and bf16 (sums_profiles[], written to a scratch directory): the same bits on every net,
  * the trunk tip's normSum included; sums pushed past 65504 (a weight tweak per net: a pooling
@@ -33,6 +34,7 @@
 #include "model.h"
 #include "precbisect.h"
 #include "synth.h"
+#include "taps.h"
 #include "tiers.h"
 
 /* built-in names, or a profile YAML (its name in check names: the file's base name) */
@@ -77,7 +79,7 @@ static char sums_path[N_SUMS][600];
 enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 + 2 + 2 + N_SUMS * 2 + N_B + 1 + 1 };
 /* per synthetic net: per profile and per sums profile raw + taps; v16 and v17 the planted sums
  * fault, v16 a spatial tip's overflow */
-enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * (N_PROF + N_SUMS) * 2 + 2 + 1, BISECT_CHECKS = 1 };
+enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * (N_PROF + N_SUMS) * 2 + 2 + 1, BISECT_CHECKS = 2 };
 static unsigned synth_checks(int v)
 {
     return (N_PROF + N_SUMS) * 2 + (v == 16 || v == 17) + (v == 16);
@@ -548,13 +550,13 @@ static void run_bisect(const hc_net *net, int threads)
     hc_err err = {0};
     hc_tier tier;
     if (!p || hc_positions_load(p, &ps, &n, &err) || hc_tier_builtin("fp32", &tier, &err)) {
-        hc_skip("gpu-emu-bisect", "no 9x9 positions or no fp32 tier: %s", err.msg);
+        hc_skip_n("gpu-emu-bisect", BISECT_CHECKS, "no 9x9 positions or no fp32 tier: %s", err.msg);
         return;
     }
     hc_pbisect_split sp;
     size_t use = n < 16 ? n : 16;
     if (hc_pbisect_split_positions(ps, use, &sp, &err)) {
-        hc_fail_n("gpu-emu-bisect", 1, "split: %s", err.msg);
+        hc_fail_n("gpu-emu-bisect", BISECT_CHECKS, "split: %s", err.msg);
         hc_positions_free(ps, n);
         return;
     }
@@ -579,6 +581,23 @@ static void run_bisect(const hc_net *net, int threads)
     hc_pbisect_free(r[0]);
     hc_pbisect_free(r[1]);
     hc_pbisect_split_free(&sp);
+    /* taps --precision --device cuda: every layer's errors the CPU's, to the bit */
+    hc_prec_row *rows[2] = {NULL, NULL}, full[2];
+    int nr[2] = {0, 0}, ok[2];
+    for (int k = 0; k < 2; k++) {
+        hc_prec_opts po = {.settings = &s, .profile = "fp16", .batch = 8, .threads = k == 0 ? threads : 2, .cuda = k};
+        ok[k] = hc_taps_precision(net, ps, use, &po, &rows[k], &nr[k], &full[k], &err) == 0;
+        if (!ok[k])
+            snprintf(msg[k], sizeof msg[k], "%s", err.msg);
+    }
+    hc_check("gpu-emu-taps-precision",
+             ok[0] && ok[1] && nr[0] == nr[1] && nr[0] > 0 &&
+                 memcmp(rows[0], rows[1], (size_t)nr[0] * sizeof *rows[0]) == 0 &&
+                 memcmp(&full[0], &full[1], sizeof full[0]) == 0,
+             "taps --precision fp16 cpu vs cuda on g170 9x9: %s / %s; %d vs %d rows %s", ok[0] ? "ok" : msg[0],
+             ok[1] ? "ok" : msg[1], nr[0], nr[1], ok[0] && ok[1] ? "differ" : "");
+    free(rows[0]);
+    free(rows[1]);
     hc_positions_free(ps, n);
 }
 
@@ -698,7 +717,7 @@ int main(void)
         hc_net_free(net);
     }
     if (!bisect_done)
-        hc_skip("gpu-emu-bisect", "g170 absent or no CUDA device");
+        hc_skip_n("gpu-emu-bisect", BISECT_CHECKS, "g170 absent or no CUDA device");
     remove_sums_profiles();
     return hc_test_exit();
 }

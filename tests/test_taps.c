@@ -154,7 +154,8 @@ int main(void)
     hc_eval_settings es = hc_eval_settings_default(10, 14);
     hc_prec_row *rows = NULL, full;
     int nr = 0;
-    if (hc_check("taps-5.1", hc_taps_precision(net, ps, 6, &es, "fp16", 6, 2, &rows, &nr, &full, &err) == 0, "%s",
+    if (hc_check("taps-5.1", hc_taps_precision(net, ps, 6, &(hc_prec_opts){.settings = &es, .profile = "fp16", .batch = 6, .threads = 2}, &rows, &nr,
+                                                   &full, &err) == 0, "%s",
                  err.msg)) {
         double mx = 0;
         int nonzero = 0;

@@ -28,6 +28,10 @@ static const cli_opt opts[] = {
                            "that decided) and exit; needs only --net", "PROFILE"},
     {"top", 1, 0, "with --precision: print the N most sensitive layers (default 20)", "N"},
     {"threads", 1, 0, "with --precision: evaluation threads (default 1)", "N"},
+    {"device", 1, 0,
+     "with --precision: cpu (default) or cuda: the subsets on cuda:emulate and the reference on cuda:ref32, an "
+     "NVIDIA GPU (the same bits, docs/EMULATION.md)",
+     "DEVICE"},
     {"layers", 0, 0, "list every tap name the reference (ref32) produces for --net, with its shape, and exit "
                      "(--nn: the buffer, default 19x19)", NULL},
     {"factor", 1, 0, "a layer diverges when its max_rel exceeds this factor times what its inputs' error, its "
@@ -50,12 +54,14 @@ static int by_winrate(const void *a, const void *b)
     return 0;
 }
 
-static int precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                     const char *profile, int batch, int threads, int top, hc_err *err)
+static int precision(const hc_net *net, const hc_position *ps, size_t n, const hc_prec_opts *po, int top,
+                     hc_err *err)
 {
     hc_prec_row *rows = NULL, full;
     int nr = 0;
-    if (hc_taps_precision(net, ps, n, s, profile, batch, threads, &rows, &nr, &full, err))
+    const hc_eval_settings *s = po->settings;
+    const char *profile = po->profile;
+    if (hc_taps_precision(net, ps, n, po, &rows, &nr, &full, err))
         return -1;
     qsort(rows, (size_t)nr, sizeof *rows, by_winrate);
     double sum = 0;
@@ -64,8 +70,8 @@ static int precision(const hc_net *net, const hc_position *ps, size_t n, const h
         sum += rows[i].winrate_avg;
         reduced += rows[i].storage != 0 || rows[i].weights != 0;
     }
-    printf("precision of emulate:%s, one layer at a time (others fp32), vs ref32 over %zu positions, %dx%d\n", profile,
-           n, s->nn_x, s->nn_y);
+    printf("precision of %semulate:%s, one layer at a time (others fp32), vs %sref32 over %zu positions, %dx%d\n",
+           po->cuda ? "cuda:" : "", profile, po->cuda ? "cuda:" : "", n, s->nn_x, s->nn_y);
     printf("%-48s %-5s %-5s %12s %12s %10s %12s %7s\n", "layer", "store", "wts", "winrate avg", "winrate p99",
            "lead avg", "policyKL avg", "share");
     for (int i = 0; i < nr && i < top; i++) {
@@ -190,6 +196,13 @@ int cmd_taps(int argc, char **argv)
         hc_err_set(&err, HC_EUSAGE, "--precision takes no --backend (it compares emulate:PROFILE subsets with ref32)");
         return cli_fail("taps", &err);
     }
+    const char *dev = cli_get(&a, "device", NULL);
+    if (dev && (!prof || (strcmp(dev, "cpu") != 0 && strcmp(dev, "cuda") != 0))) {
+        hc_err_set(&err, HC_EUSAGE, !prof ? "--device goes with --precision (two backends: give cuda: specs)"
+                                          : "--device must be cpu or cuda (got \"%s\")", dev);
+        return cli_fail("taps", &err);
+    }
+    int cuda = dev && strcmp(dev, "cuda") == 0;
     const char *save = cli_get(&a, "save", NULL);
     int save_fmt = 0;
     if (save) {
@@ -232,7 +245,8 @@ int cmd_taps(int argc, char **argv)
     size_t use = n < (size_t)limit ? n : (size_t)limit;
     hc_eval_settings s = hc_eval_settings_default(nx, ny);
     if (prof) {
-        if (precision(net, ps, use, &s, prof, batch, threads, top, &err))
+        hc_prec_opts po = {.settings = &s, .profile = prof, .batch = batch, .threads = threads, .cuda = cuda};
+        if (precision(net, ps, use, &po, top, &err))
             rc = cli_fail("taps", &err);
         goto done;
     }

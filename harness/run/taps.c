@@ -346,15 +346,15 @@ static int eval_into(const hc_evaluator_opts *eo, const hc_position *ps, size_t 
     return rc;
 }
 
-static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                         const char *profile, int batch, int threads, const unsigned char *active, int n_active,
-                         const hc_nnoutput *ref, hc_prec_row *row, hc_err *err)
+static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_prec_opts *o,
+                         const unsigned char *active, int n_active, const hc_nnoutput *ref, hc_prec_row *row,
+                         hc_err *err)
 {
     char spec[1100];
-    if (snprintf(spec, sizeof spec, "emulate:%s", profile) >= (int)sizeof spec)
-        return hc_err_set(err, HC_EUSAGE, "precision: profile name too long: %.64s...", profile);
-    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = batch, .threads = threads,
-                            .active = active, .n_active = n_active};
+    if (snprintf(spec, sizeof spec, "%semulate:%s", o->cuda ? "cuda:" : "", o->profile) >= (int)sizeof spec)
+        return hc_err_set(err, HC_EUSAGE, "precision: profile name too long: %.64s...", o->profile);
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *o->settings, .batch = o->batch,
+                            .threads = o->threads, .active = active, .n_active = n_active};
     hc_nnoutput *outs = hc_calloc(n, sizeof *outs, err, "outputs");
     hc_stats st;
     int rc = -1;
@@ -370,9 +370,8 @@ static int subset_errors(const hc_net *net, const hc_position *ps, size_t n, con
     return rc;
 }
 
-int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                      const char *profile, int batch, int threads, hc_prec_row **rows, int *n_rows,
-                      hc_prec_row *full, hc_err *err)
+int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_prec_opts *o, hc_prec_row **rows,
+                      int *n_rows, hc_prec_row *full, hc_err *err)
 {
     *rows = NULL;
     *n_rows = 0;
@@ -383,8 +382,9 @@ int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const 
     hc_nnoutput *ref = NULL;
     hc_prec_row *out = NULL;
     unsigned char *active = NULL;
-    hc_profile *prof = hc_profile_load(profile, err);
-    hc_evaluator_opts ro = {.spec = "ref32", .net = net, .settings = *s, .batch = batch, .threads = threads};
+    hc_profile *prof = hc_profile_load(o->profile, err);
+    hc_evaluator_opts ro = {.spec = o->cuda ? "cuda:ref32" : "ref32", .net = net, .settings = *o->settings,
+                            .batch = o->batch, .threads = o->threads};
     /* hc_net_layers hands out mutable pointers; only names and kinds are read here */
     if (!prof || hc_net_layers((hc_net *)net, &ls, &nl, err))
         goto done;
@@ -406,14 +406,14 @@ int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const 
             continue; /* the profile leaves it fp32: its error is zero by construction */
         memset(active, 0, (size_t)nl + 1);
         active[i] = 1;
-        if (subset_errors(net, ps, n, s, profile, batch, threads, active, nl + 1, ref, r, err)) {
+        if (subset_errors(net, ps, n, o, active, nl + 1, ref, r, err)) {
             hc_err_prefix(err, "layer %s: ", r->name);
             goto done;
         }
     }
     memset(full, 0, sizeof *full);
     snprintf(full->name, sizeof full->name, "(all layers)");
-    if (subset_errors(net, ps, n, s, profile, batch, threads, NULL, 0, ref, full, err))
+    if (subset_errors(net, ps, n, o, NULL, 0, ref, full, err))
         goto done;
     *rows = out;
     *n_rows = nl + 1;

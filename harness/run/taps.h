@@ -131,8 +131,17 @@ typedef struct hc_prec_row {
     double winrate_avg, winrate_p99, lead_avg, policy_kl_avg;
 } hc_prec_row;
 
-int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
-                      const char *profile, int batch, int threads, hc_prec_row **rows, int *n_rows,
-                      hc_prec_row *full, hc_err *err);
+/* How hc_taps_precision runs: the evaluation settings, the profile (a built-in name or a YAML
+ * path), positions per batch, threads, and the device: cuda 1 runs the subsets with cuda:emulate
+ * and the reference with cuda:ref32 (the same bits as on the CPU, docs/EMULATION.md). */
+typedef struct hc_prec_opts {
+    const hc_eval_settings *settings;
+    const char *profile;
+    int batch, threads;
+    int cuda;
+} hc_prec_opts;
+
+int hc_taps_precision(const hc_net *net, const hc_position *ps, size_t n, const hc_prec_opts *o, hc_prec_row **rows,
+                      int *n_rows, hc_prec_row *full, hc_err *err);
 
 #endif
