@@ -17,11 +17,14 @@
  * (refs/sums_core.h), overflow (a stored value, or a sum: d_sum_over) flagged per row and
  * reported as the CPU does. fp16 accumulation (accum: fp16) runs the GEMMs the CPU runs in acc16
  * (each convolution conv_mode marks, each matmul and attention layer_mode marks) by cuda_ref.cu's
- * acc16 form, the CPU's per-output arithmetic (refs/acc16_core.inc). Profiles with Winograd tiles
- * or F(2x2) are refused at open (hc_emulate_storage_only). Params (tests only): ",noround=LAYER"
- * leaves that layer's rounding out, ",plant-acc16" makes every acc16 chunk 8 products instead of
- * 16, ",plant-sums" rounds the emulated sums after every second add only: planted faults the
- * tests must catch.
+ * acc16 form, the CPU's per-output arithmetic (refs/acc16_core.inc). Winograd convolutions are
+ * prepared as the CPU engine prepares them (hc_emulate_conv_mode, hc_engine_conv_prepare): fp16
+ * tiles (winogradTiles) and F(2x2,3x3) (winograd: f2x2) by refs/wino_tile.inc's arithmetic.
+ * Refused at open (hc_emulate_storage_only): fp16 accumulation inside F(2x2,3x3) convolutions.
+ * Params (tests only): ",noround=LAYER" leaves that layer's rounding out, ",plant-acc16" makes
+ * every acc16 chunk 8 products instead of 16, ",plant-sums" rounds the emulated sums after every
+ * second add only, ",plant-tiles" leaves the fp16 Winograd tile products unrounded: planted
+ * faults the tests must catch.
  *
  * fp32: fp32 operands, CUBLAS_COMPUTE_32F with the default math mode (no TF32).
  * fp16: weights of convolutions and matmuls are stored as half; GEMM operands are half (real
@@ -477,6 +480,7 @@ struct inst {
     hc_emulate *emu;
     char noround[128]; /* the planted fault ",noround=LAYER": that layer's rounding left out */
     int acc16_chunk;   /* products per fp16-accumulation chunk: HC_ACC16_CHUNK (",plant-acc16": 8) */
+    int plant_tiles;   /* the planted fault ",plant-tiles": fp16 Winograd tile products left unrounded */
     int *d_over, *h_over;
     /* d_sum_over [max_batch]: per row the smallest hc_emulate_sum_code of an emulated reduction
      * that overflowed (INT_MAX none); plant_sums: the planted fault ",plant-sums" */
@@ -805,13 +809,23 @@ const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
     wprep *p = &I->wp[I->n_wp];
     memset(p, 0, sizeof *p);
     p->src = c;
-    if (hc_kconv_init(&p->k, c->w, c->out_c, c->in_c, c->ky, c->kx, I->err) ||
-        hc_kconv_use_winograd(&p->k, I->err)) {
-        hc_kconv_free(&p->k);
+    /* emulate: what the CPU emulation's engine asks for this convolution (fp16 tiles,
+     * F(2x2,3x3)), prepared by the engine's own function */
+    int mode = I->emu ? hc_emulate_conv_mode(I->emu, c) : 0;
+    if (hc_engine_conv_prepare(&p->k, c, 1, mode, I->err)) {
         I->bad = 1;
         return NULL;
     }
     I->n_wp++;
+    if (p->k.wino2 && p->k.acc_fp16) {
+        I->bad = 1;
+        hc_err_set(I->err, HC_EBACKEND,
+                   "cuda:emulate: layer %s: fp16 accumulation (accum) in a Winograd F(2x2,3x3) convolution "
+                   "(winograd: f2x2), which the GPU does not follow bit for bit yet (docs/EMULATION.md): use "
+                   "emulate on the CPU",
+                   c->name ? c->name : "?");
+        return NULL;
+    }
     return &p->k;
 }
 
@@ -848,15 +862,18 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
         return;
     }
     if ((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)) {
-        int five = c->ky == 5;
         const hc_kconv *k = wino_prep(f, c);
         if (!k)
             return;
-        const float *U = wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
-        float *ws = ar_get(f, hcref::wino_ws(five, c->in_c, c->out_c, f->B, f->nx, f->ny));
+        /* the engine's kernel choice (refs/conv.c kconv_run): F(2x2,3x3) weights when the
+         * emulation asked for them, else F(4x4,3x3) or, 5x5, F(2x2,5x5) */
+        int kind = k->wino2 ? hcref::WINO_F2 : c->ky == 5 ? hcref::WINO_F2_5 : hcref::WINO_F4;
+        const float *U = k->wino2 ? wvec(f, k->wino2, (size_t)16 * c->out_c * c->in_c, c->name)
+                                  : wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
+        float *ws = ar_get(f, hcref::wino_ws(kind, c->in_c, c->out_c, f->B, f->nx, f->ny));
         if (LIVE(f)) {
-            hcref::wino_conv(five, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
-                             I->split, acc);
+            hcref::wino_conv(kind, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
+                             I->split, acc, k->tiles_fp16, I->plant_tiles);
             launched(f, "hcref::wino_conv", c->name);
         }
         return;
@@ -1543,17 +1560,19 @@ void inst_free(inst *I)
 /* ---- the vtable ----------------------------------------------------------------------- */
 
 /* The params: fp32, ref32[,split-k], emulate:PROFILE[,split-k][,noround=LAYER][,plant-acc16]
- * [,plant-sums] or fp16[,pool32][,mid32][,probs32][,emulike], each but emulate [,plant=LAYER];
- * "emulate" alone when oprof (hc_backend_open_opts's parsed profile) is given. ref: the bit-exact
- * reference kernels (cuda_ref.cu); split: its planted reorder; profile: emulate's profile ("" none);
- * noround, acc16_plant (acc16 chunks of 8), plant_sums: the planted faults. 0, or -1 with err. */
+ * [,plant-sums][,plant-tiles] or fp16[,pool32][,mid32][,probs32][,emulike], each but emulate
+ * [,plant=LAYER]; "emulate" alone when oprof (hc_backend_open_opts's parsed profile) is given.
+ * ref: the bit-exact reference kernels (cuda_ref.cu); split: its planted reorder; profile:
+ * emulate's profile ("" none); noround, acc16_plant (acc16 chunks of 8), plant_sums, plant_tiles
+ * (Winograd tile products unrounded): the planted faults. 0, or -1 with err. */
 static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_out, int *ref_out, int *split_out,
                        int knobs[3], char plant[128], char profile[1024], char noround[128], int *acc16_plant,
-                       int *plant_sums, hc_err *err)
+                       int *plant_sums, int *plant_tiles, hc_err *err)
 {
     int fp16 = -1, ref = 0, split = 0;
     *acc16_plant = 0;
     *plant_sums = 0;
+    *plant_tiles = 0;
     plant[0] = profile[0] = noround[0] = '\0';
     knobs[0] = knobs[1] = knobs[2] = 0;
     if (oprof && params && strcmp(params, "emulate") == 0) {
@@ -1562,7 +1581,8 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
         snprintf(profile, 1024, "%s", oprof->name ? oprof->name : "profile");
     } else if (params && strncmp(params, "emulate:", 8) == 0) {
         /* the rest are planted faults for the tests: the reordered sum, LAYER's rounding left out,
-         * acc16 chunks of 8, the emulated sums' rounding moved */
+         * acc16 chunks of 8, the emulated sums' rounding moved, the Winograd tile products left
+         * unrounded */
         snprintf(profile, 1024, "%s", params + 8);
         char *ps = strstr(profile, ",plant-sums");
         *plant_sums = ps != NULL;
@@ -1575,14 +1595,18 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
             if (c)
                 *c = 0;
         }
+        char *pt = strstr(profile, ",plant-tiles");
         split = k != NULL;
         *acc16_plant = pa != NULL;
+        *plant_tiles = pt != NULL;
         if (k)
             *k = 0;
         if (nr)
             *nr = 0;
         if (pa)
             *pa = 0;
+        if (pt)
+            *pt = 0;
         if (!profile[0] || strlen(params) >= 1024)
             return hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
         fp16 = 0;
@@ -1632,10 +1656,11 @@ static int cuda_params(const char *params, const hc_profile *oprof, int *fp16_ou
  * GPU follows it depends on the net's layers: told at open). */
 int cuda_check(const char *params, hc_err *err)
 {
-    int fp16, ref, split, knobs[3], acc16_plant;
+    int fp16, ref, split, knobs[3], acc16_plant, plant_tiles;
     char plant[128], profile[1024], noround[128];
     int plant_sums;
-    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums, err))
+    if (cuda_params(params, NULL, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums,
+                    &plant_tiles, err))
         return -1;
     if (profile[0]) {
         hc_profile *p = hc_profile_load(profile, err);
@@ -1650,7 +1675,7 @@ int cuda_check(const char *params, hc_err *err)
 void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_batch, const hc_profile *oprof,
                 const unsigned char *active, int n_active, hc_err *err)
 {
-    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, acc16_plant = 0;
+    int fp16 = -1, ref = 0, split = 0, knobs[3] = {0, 0, 0}, acc16_plant = 0, plant_tiles = 0;
     char plant[128] = "", profile[1024] = "", noround[128] = "";
     int plant_sums = 0;
     if ((oprof || active) && !(params && (strcmp(params, "emulate") == 0 || strncmp(params, "emulate:", 8) == 0))) {
@@ -1659,7 +1684,7 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
         return NULL;
     }
     if (cuda_params(params, oprof, &fp16, &ref, &split, knobs, plant, profile, noround, &acc16_plant, &plant_sums,
-                    err))
+                    &plant_tiles, err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -1708,6 +1733,7 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
     snprintf(I->noround, sizeof I->noround, "%s", noround);
     I->acc16_chunk = acc16_plant ? 8 : (int)HC_ACC16_CHUNK;
     I->plant_sums = plant_sums;
+    I->plant_tiles = plant_tiles;
     I->err = err;
     I->net = net;
     I->fp16 = fp16;

@@ -265,147 +265,55 @@ void gemm_bm(int M, int N, int K, const float *A, long long rsa, long long csa, 
         k_gemm<BM, false><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
 }
 
-/* ---- Winograd (refs/winograd.c) ---------------------------------------------------------- */
+/* ---- Winograd (refs/winograd.c, refs/emulated.c's F(2x2,3x3)) -------------------------------- */
 
-/* B^T of F(4x4,3x3) on 6 values, as winograd.c's WINO_BT. */
-__device__ __forceinline__ void wino_bt(float z0, float z1, float z2, float z3, float z4, float z5, float *o)
+/* The tile arithmetic is refs/wino_tile.inc's, the source the CPU's F(2x2,3x3) runs and
+ * tests/test_wino_tile.c checks against refs/winograd.c's kernels: here one thread per tile. */
+__device__ __forceinline__ float round_fmt_dev(int fmt, float f);
+#define HC_WT_FN static __device__ __forceinline__
+#define HC_WT_HOST static inline
+#define HC_WT_ROUND16(x) round_fmt_dev(1, (x))
+#include "wino_tile.inc"
+#undef HC_WT_FN
+#undef HC_WT_HOST
+#undef HC_WT_ROUND16
+static_assert((int)HC_WT_F4 == (int)WINO_F4 && (int)HC_WT_F2_5 == (int)WINO_F2_5 && (int)HC_WT_F2 == (int)WINO_F2,
+              "refs/wino_tile.inc and cuda_ref.h number the tilings alike");
+
+/* V[k][i][g] = (B^T d B)[k] of input channel i's tile g (b = g / T), rounded when tiles16.
+ * KIND a template argument: the tile loops unroll into registers. */
+template <int KIND>
+__global__ void k_wino_in(hc_wt_geom w, int ic, const float *__restrict__ in, float *__restrict__ V, int tiles16)
 {
-    o[0] = 4.0f * z0 - 5.0f * z2 + z4;
-    o[1] = -4.0f * z1 - 4.0f * z2 + z3 + z4;
-    o[2] = 4.0f * z1 - 4.0f * z2 - z3 + z4;
-    o[3] = -2.0f * z1 - z2 + 2.0f * z3 + z4;
-    o[4] = 2.0f * z1 - z2 - 2.0f * z3 + z4;
-    o[5] = 4.0f * z1 - 5.0f * z3 + z5;
+    hc_wt_geom_kind(&w, KIND);
+    GRID_LOOP(idx, (size_t)ic * w.G) hc_wt_in_at(&w, ic, in, V, (long long)idx, tiles16);
 }
 
-/* A^T of F(4x4,3x3), as WINO_AT. */
-__device__ __forceinline__ void wino_at(float z0, float z1, float z2, float z3, float z4, float z5, float *o)
+/* The output transform of M[k][o][g] (rounded first when tiles16), the epilogue, stored into
+ * (or added to) the output planes inside the buffer. */
+template <int KIND>
+__global__ void k_wino_out(hc_wt_geom w, int oc, const float *__restrict__ Mt, float *out, int accumulate, epi e,
+                           int has_epi, int tiles16)
 {
-    o[0] = z0 + z1 + z2 + z3 + z4;
-    o[1] = (z1 - z2) + 2.0f * (z3 - z4);
-    o[2] = (z1 + z2) + 4.0f * (z3 + z4);
-    o[3] = (z1 - z2) + 8.0f * (z3 - z4) + z5;
-}
-
-struct wgeom {
-    int five, step, off, nx, ny, hw, txn, T, B;
-    long long G; /* B * T tiles */
-};
-
-inline wgeom wino_geom(int five, int B, int nx, int ny)
-{
-    wgeom g;
-    g.five = five;
-    g.step = five ? 2 : 4;
-    g.off = five ? 2 : 1;
-    g.nx = nx;
-    g.ny = ny;
-    g.hw = nx * ny;
-    g.txn = (nx + g.step - 1) / g.step;
-    g.T = g.txn * ((ny + g.step - 1) / g.step);
-    g.B = B;
-    g.G = (long long)B * g.T;
-    return g;
-}
-
-/* V[k][i][g] = (B^T d B)[k] of input channel i's tile g (b = g / T): along x, then along y. */
-__global__ void k_wino_in(wgeom w, int ic, const float *__restrict__ in, float *__restrict__ V)
-{
-    GRID_LOOP(idx, (size_t)ic * w.G) {
-        long long g = (long long)(idx % w.G);
-        int i = (int)(idx / w.G);
-        int b = (int)(g / w.T), t = (int)(g % w.T);
-        int y0 = (t / w.txn) * w.step - w.off, x0 = (t % w.txn) * w.step - w.off;
-        const float *plane = in + ((size_t)i * w.B + b) * w.hw;
-        float tmp[36];
-#pragma unroll
-        for (int r = 0; r < 6; r++) {
-            float d[6];
-            int y = y0 + r;
-#pragma unroll
-            for (int c = 0; c < 6; c++) {
-                int x = x0 + c;
-                d[c] = y >= 0 && y < w.ny && x >= 0 && x < w.nx ? plane[y * w.nx + x] : 0.0f;
-            }
-            wino_bt(d[0], d[1], d[2], d[3], d[4], d[5], tmp + r * 6);
-        }
-        size_t kst = (size_t)ic * w.G;
-        float *v = V + (size_t)i * w.G + g;
-#pragma unroll
-        for (int c = 0; c < 6; c++) {
-            float o[6];
-            wino_bt(tmp[c], tmp[6 + c], tmp[12 + c], tmp[18 + c], tmp[24 + c], tmp[30 + c], o);
-#pragma unroll
-            for (int r = 0; r < 6; r++)
-                v[(size_t)(r * 6 + c) * kst] = o[r];
-        }
-    }
-}
-
-/* The output transform of M[k][o][g] (A^T along x, then y), the epilogue, stored into (or added
- * to) the output planes inside the buffer. */
-__global__ void k_wino_out(wgeom w, int oc, const float *__restrict__ Mt, float *out, int accumulate, epi e,
-                           int has_epi)
-{
+    hc_wt_geom_kind(&w, KIND);
     GRID_LOOP(idx, (size_t)oc * w.G) {
-        long long g = (long long)(idx % w.G);
-        int o = (int)(idx / w.G);
-        int b = (int)(g / w.T), t = (int)(g % w.T);
-        int osz = w.step, ty = t / w.txn, tx = t % w.txn;
-        size_t kst = (size_t)oc * w.G;
-        const float *mo = Mt + (size_t)o * w.G + g;
-        float m[36];
-#pragma unroll
-        for (int k = 0; k < 36; k++)
-            m[k] = mo[(size_t)k * kst];
+        if (!has_epi) {
+            hc_wt_out_at(&w, oc, Mt, out, accumulate, (long long)idx, tiles16);
+            continue;
+        }
         float res[16];
-        if (!w.five) {
-            float tmp[24];
-#pragma unroll
-            for (int r = 0; r < 6; r++)
-                wino_at(m[r * 6], m[r * 6 + 1], m[r * 6 + 2], m[r * 6 + 3], m[r * 6 + 4], m[r * 6 + 5], tmp + r * 4);
-#pragma unroll
-            for (int c = 0; c < 4; c++) {
-                float y4[4];
-                wino_at(tmp[c], tmp[4 + c], tmp[8 + c], tmp[12 + c], tmp[16 + c], tmp[20 + c], y4);
-#pragma unroll
-                for (int r = 0; r < 4; r++)
-                    res[r * 4 + c] = y4[r];
-            }
-        } else {
-            float h[6][2];
-#pragma unroll
-            for (int r = 0; r < 6; r++) {
-                const float *z = m + r * 6;
-                h[r][0] = z[0] + z[1] + z[2] + z[3] + z[4];
-                h[r][1] = (z[1] - z[2]) + 2.0f * (z[3] - z[4]) + z[5];
-            }
-#pragma unroll
-            for (int c = 0; c < 2; c++) {
-                res[0 * 2 + c] = h[0][c] + h[1][c] + h[2][c] + h[3][c] + h[4][c];
-                res[1 * 2 + c] = (h[1][c] - h[2][c]) + 2.0f * (h[3][c] - h[4][c]) + h[5][c];
-            }
-        }
-        int rmax = w.ny - ty * osz < osz ? w.ny - ty * osz : osz;
-        int cmax = w.nx - tx * osz < osz ? w.nx - tx * osz : osz;
-        size_t d0 = (size_t)b * w.hw + (size_t)(ty * osz) * w.nx + tx * osz;
+        size_t d0;
+        int rmax, cmax, osz = w.step, o = (int)(idx / w.G), b = (int)(((long long)idx % w.G) / w.T);
+        hc_wt_out_res(&w, oc, Mt, (long long)idx, tiles16, res, &d0, &rmax, &cmax);
         float *plane = out + (size_t)o * w.B * w.hw;
-        float sc = 0.0f, bi = 0.0f, rb = 0.0f;
-        if (has_epi) {
-            sc = e.scale[o];
-            bi = e.bias[o];
-            if (e.row_bias)
-                rb = e.row_bias[(size_t)b * oc + o];
-        }
+        float sc = e.scale[o], bi = e.bias[o], rb = e.row_bias ? e.row_bias[(size_t)b * oc + o] : 0.0f;
         for (int r = 0; r < rmax; r++)
             for (int c = 0; c < cmax; c++) {
                 float v = res[r * osz + c];
                 size_t at = d0 + (size_t)r * w.nx + c;
-                if (has_epi) {
-                    if (e.row_bias)
-                        v = v + rb;
-                    v = bn_act1(v, sc, bi, e.act, e.mask[at]);
-                }
+                if (e.row_bias)
+                    v = v + rb;
+                v = bn_act1(v, sc, bi, e.act, e.mask[at]);
                 plane[at] = accumulate ? plane[at] + v : v;
             }
     }
@@ -875,23 +783,36 @@ void gemm(int M, int N, int K, const float *A, long long rsa, long long csa, lon
         gemm_bm<32>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, batch, accumulate, split);
 }
 
-size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny)
+size_t wino_ws(int kind, int ic, int oc, int B, int nx, int ny)
 {
-    wgeom w = wino_geom(five, B, nx, ny);
-    return (size_t)36 * (size_t)(ic + oc) * (size_t)w.G;
+    hc_wt_geom w = hc_wt_geom_make(kind, B, nx, ny);
+    return (size_t)w.nk * (size_t)(ic + oc) * (size_t)w.G;
 }
 
-void wino_conv(int five, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
-               int accumulate, const epi *e, float *ws, int split, acc16 acc)
+template <int KIND>
+void wino_launch(const hc_wt_geom &w, int ic, int oc, const float *in, const float *U, float *out, int accumulate,
+                 const epi *e, float *ws, int split, acc16 acc, int tiles16, int plant)
 {
-    wgeom w = wino_geom(five, B, nx, ny);
-    float *V = ws, *Mt = ws + (size_t)36 * ic * w.G;
-    k_wino_in<<<nblocks((size_t)ic * w.G), 256>>>(w, ic, in, V);
+    float *V = ws, *Mt = ws + (size_t)w.nk * ic * w.G;
+    k_wino_in<KIND><<<nblocks((size_t)ic * w.G), 256>>>(w, ic, in, V, tiles16);
     /* M[k] = U[k] V[k]: U[k] [oc][ic], V[k] [ic][G] */
     gemm(oc, (int)w.G, ic, U, ic, 1, (long long)oc * ic, V, w.G, (long long)ic * w.G, Mt, w.G, (long long)oc * w.G,
-         36, 0, split, acc);
+         w.nk, 0, split, acc);
     epi none = {NULL, NULL, 0, NULL, NULL};
-    k_wino_out<<<nblocks((size_t)oc * w.G), 256>>>(w, oc, Mt, out, accumulate, e ? *e : none, e != NULL);
+    k_wino_out<KIND><<<nblocks((size_t)oc * w.G), 256>>>(w, oc, Mt, out, accumulate, e ? *e : none, e != NULL,
+                                                          tiles16 && !plant);
+}
+
+void wino_conv(int kind, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
+               int accumulate, const epi *e, float *ws, int split, acc16 acc, int tiles16, int plant)
+{
+    hc_wt_geom w = hc_wt_geom_make(kind, B, nx, ny);
+    if (kind == WINO_F2)
+        wino_launch<WINO_F2>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
+    else if (kind == WINO_F2_5)
+        wino_launch<WINO_F2_5>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
+    else
+        wino_launch<WINO_F4>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
 }
 
 size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny)

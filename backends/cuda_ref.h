@@ -35,11 +35,19 @@ struct epi {
     const float *row_bias; /* [B][oc] added first, or NULL */
 };
 
-/* Winograd F(4x4,3x3) (five 0) or F(2x2,5x5) (five 1) convolution as refs/winograd.c computes it:
- * U the transformed weights [36][oc][ic] (hc_kconv_use_winograd's), ws wino_ws floats. */
-size_t wino_ws(int five, int ic, int oc, int B, int nx, int ny);
-void wino_conv(int five, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
-               int accumulate, const epi *e, float *ws, int split, acc16 acc = acc16{0, 0});
+/* Winograd convolutions, the tile arithmetic refs/wino_tile.inc's (the CPU's own for F(2x2,3x3)):
+ * kind WINO_F4 F(4x4,3x3) or WINO_F2_5 F(2x2,5x5) as refs/winograd.c computes them, U the
+ * transformed weights [36][oc][ic] (hc_kconv_use_winograd's); WINO_F2 F(2x2,3x3) as
+ * refs/emulated.c does (the emulation's), U [16][oc][ic] (hc_kconv_use_winograd2's). acc: the
+ * tile GEMMs' fp16 accumulation (gemm's). tiles16: the emulation's fp16 tiles
+ * (hc_kconv_set_modes' tiles_fp16: V and M rounded; U comes rounded). plant (tests only, a
+ * planted moved rounding point, ",plant-tiles"): with tiles16, the products M are left
+ * unrounded. ws wino_ws floats. */
+enum { WINO_F4 = 0, WINO_F2_5 = 1, WINO_F2 = 2 };
+size_t wino_ws(int kind, int ic, int oc, int B, int nx, int ny);
+void wino_conv(int kind, int ic, int oc, int B, int nx, int ny, const float *in, const float *U, float *out,
+               int accumulate, const epi *e, float *ws, int split, acc16 acc = acc16{0, 0}, int tiles16 = 0,
+               int plant = 0);
 
 /* Any other odd kernel: im2col (refs/conv.c's column order) + gemm. ws direct_ws floats. */
 size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny);

@@ -482,10 +482,7 @@ int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
          * a convolution (accum fp16 without the matmul bit) of an F(2x2,3x3) profile, whose GPU
          * form does not take it */
         int acc_conv = l->accum == HC_FMT_FP16 && !(l->mode & HC_LM_ACC_FP16);
-        const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions"
-                           : l->tiles != HC_FMT_FP32                             ? "Winograd tiles (winogradTiles)"
-                           : l->wino2                                            ? "Winograd F(2x2,3x3) (winograd: f2x2)"
-                                                                                 : NULL;
+        const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions" : NULL;
         if (what)
             return hc_err_set(err, HC_EBACKEND,
                               "%s: profile %s emulates %s (first in layer %s), which the GPU does not follow bit "

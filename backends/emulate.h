@@ -12,8 +12,9 @@
  *
  * Inside a layer: convolutions whose rule says `accum: fp16` accumulate in fp16 (refs/kernels.h
  * hc_kconv_set_modes: 16-product chunks summed in fp32, added to an fp16 accumulator); with
- * `winogradTiles: fp16` the 3x3 convolutions' Winograd F(4x4,3x3) transformed weights, input
- * tiles and products are stored as fp16. NOT rounded: other accumulators (matmuls: fp32 — a
+ * `winogradTiles: fp16` the 3x3 convolutions' Winograd transformed weights, input tiles and
+ * products are stored as fp16 (F(4x4,3x3), or F(2x2,3x3) with the profile's `winograd: f2x2`;
+ * 5x5 convolutions keep fp32 tiles). NOT rounded: other accumulators (matmuls: fp32 — a
  * profile asking fp16 accumulation of a non-conv layer is refused at open, never silently run
  * in fp32), global-pooling sums and pooled values, attention scores and softmax, RoPE tables.
  *
@@ -72,15 +73,16 @@ int hc_emulate_layer_fmt(const hc_emulate *em, int li);
 int hc_emulate_layer_mode(const hc_emulate *em, const char *name);
 int hc_emulate_input_fmt(const hc_emulate *em);
 /* The HC_CONV_* flags (refs/engine.h) the engine's conv_mode gets for convolution c of
- * hc_emulate_net (0: none): fp16 accumulation, Winograd tiles, F(2x2,3x3). */
+ * hc_emulate_net (0: none): fp16 accumulation, Winograd tiles, F(2x2,3x3); refs/engine.h
+ * hc_engine_conv_prepare with them prepares the convolution as the CPU emulation does. */
 int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c);
 /* 0 when every rounding the instance applies is one of the above (storage, weights, input,
  * pooled values, attention scores and probabilities, fp16 accumulation: HC_CONV_ACC_FP16 and
- * HC_LM_ACC_FP16) or an emulated reduction (pooling sums, RMSNorm reductions: HC_LM_POOLSUM /
- * HC_LM_NORMSUM, the engine's hc_pool_*_fmt and hc_rmsnorm_*_fmt, whose overflows are reported
- * through hc_emulate_sum_code); -1 and err naming `who`, the first layer and the feature
- * (Winograd tiles or F(2x2), fp16 accumulation inside an F(2x2) convolution)
- * otherwise. */
+ * HC_LM_ACC_FP16, Winograd tiles and F(2x2,3x3): HC_CONV_TILES_FP16 and HC_CONV_WINO_F2) or an
+ * emulated reduction (pooling sums, RMSNorm reductions: HC_LM_POOLSUM / HC_LM_NORMSUM, the
+ * engine's hc_pool_*_fmt and hc_rmsnorm_*_fmt, whose overflows are reported through
+ * hc_emulate_sum_code); -1 and err naming `who`, the first layer and the feature (fp16
+ * accumulation inside an F(2x2) convolution) otherwise. */
 int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err);
 /* What overflowed in an emulated reduction, as the engine's sum_overflow tells it. */
 enum { HC_EMULATE_SUM_POOL = 0, HC_EMULATE_SUM_NORM = 1 };

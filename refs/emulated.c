@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HC_WT_FN static inline
+#define HC_WT_HOST static inline
+#define HC_WT_ROUND16(x) hc_round_fp16(x)
+#include "wino_tile.inc"
+
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16)
 {
     cv->acc_fp16 = acc_fp16 != 0;
@@ -66,7 +71,8 @@ int hc_kconv_use_winograd2(hc_kconv *cv, hc_err *err)
 
 /* F(2x2,3x3) of one batch row b, scalar: V = B^T d B per input tile, 16 GEMMs
  * M[k] = U[k] V[k] (oc x T x ic), Y = A^T M A; fp16 tiles round V before and M after the
- * GEMMs, as MLX stores them. */
+ * GEMMs, as MLX stores them. The tile arithmetic is wino_tile.inc's, which the GPU's
+ * cuda:emulate runs too (one source). */
 static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, const float *in, float *out,
                       int accumulate, float *ws)
 {
@@ -76,28 +82,17 @@ static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
         const float *src = in + ((size_t)i * batch + b) * hw;
         for (int t = 0; t < T; t++) {
             int y0 = (t / txn) * 2 - 1, x0 = (t % txn) * 2 - 1;
-            float d[4][4], u[4][4];
+            float d[16], v[16];
             for (int r = 0; r < 4; r++)
                 for (int c = 0; c < 4; c++) {
                     int y = y0 + r, x = x0 + c;
-                    d[r][c] = y >= 0 && y < ny && x >= 0 && x < nx ? src[(size_t)y * nx + x] : 0.0f;
+                    d[r * 4 + c] = y >= 0 && y < ny && x >= 0 && x < nx ? src[(size_t)y * nx + x] : 0.0f;
                 }
-            for (int r = 0; r < 4; r++) { /* d B along x */
-                u[r][0] = d[r][0] - d[r][2];
-                u[r][1] = d[r][1] + d[r][2];
-                u[r][2] = d[r][2] - d[r][1];
-                u[r][3] = d[r][1] - d[r][3];
-            }
-            for (int c = 0; c < 4; c++) { /* B^T (d B) along y */
-                V[((size_t)0 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[0][c] - u[2][c];
-                V[((size_t)4 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[1][c] + u[2][c];
-                V[((size_t)8 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[2][c] - u[1][c];
-                V[((size_t)12 * cv->ic + i) * T + t + (size_t)c * cv->ic * T] = u[1][c] - u[3][c];
-            }
+            hc_wt_in_tile(HC_WT_F2, d, v, cv->tiles_fp16);
+            for (int k = 0; k < 16; k++)
+                V[((size_t)k * cv->ic + i) * T + t] = v[k];
         }
     }
-    if (cv->tiles_fp16)
-        hc_round_fp16_array(V, (size_t)16 * cv->ic * T);
     size_t per = (size_t)cv->oc * cv->ic;
     for (int k = 0; k < 16; k++) {
         if (cv->acc_fp16)
@@ -107,29 +102,22 @@ static void wino2_row(const hc_kconv *cv, int batch, int b, int nx, int ny, cons
             hc_gemm(cv->oc, T, cv->ic, cv->wino2 + (size_t)k * per, (size_t)cv->ic, 1, V + (size_t)k * cv->ic * T,
                     (size_t)T, M + (size_t)k * cv->oc * T, (size_t)T, 0);
     }
-    if (cv->tiles_fp16)
-        hc_round_fp16_array(M, (size_t)16 * cv->oc * T);
     for (int o = 0; o < cv->oc; o++) {
         float *dst = out + ((size_t)o * batch + b) * hw;
         for (int t = 0; t < T; t++) {
             int ty = t / txn, tx = t % txn;
-            float m[4][4], a[4][2];
+            float m[16], y2[4];
             for (int k = 0; k < 16; k++)
-                m[k / 4][k % 4] = M[((size_t)k * cv->oc + o) * T + t];
-            for (int r = 0; r < 4; r++) { /* m A along x */
-                a[r][0] = m[r][0] + m[r][1] + m[r][2];
-                a[r][1] = m[r][1] - m[r][2] - m[r][3];
-            }
-            for (int c = 0; c < 2; c++) { /* A^T (m A) along y */
-                float y2[2] = {a[0][c] + a[1][c] + a[2][c], a[1][c] - a[2][c] - a[3][c]};
-                for (int r = 0; r < 2; r++) {
+                m[k] = M[((size_t)k * cv->oc + o) * T + t];
+            hc_wt_out_tile(HC_WT_F2, m, y2, cv->tiles_fp16);
+            for (int r = 0; r < 2; r++)
+                for (int c = 0; c < 2; c++) {
                     int y = ty * 2 + r, x = tx * 2 + c;
                     if (y >= ny || x >= nx)
                         continue;
                     float *p = dst + (size_t)y * nx + x;
-                    *p = accumulate ? *p + y2[r] : y2[r];
+                    *p = accumulate ? *p + y2[r * 2 + c] : y2[r * 2 + c];
                 }
-            }
         }
     }
 }

@@ -187,17 +187,23 @@ static int add_conv(hc_engine *e, const hc_conv *c, hc_err *err)
     e->convs = grown;
     conv_prep *p = &e->convs[e->n_convs];
     p->src = c;
-    if (hc_kconv_init(&p->k, c->w, c->out_c, c->in_c, c->ky, c->kx, err))
+    int m = e->opts.conv_mode ? e->opts.conv_mode(e->opts.conv_mode_user, c) : 0;
+    if (hc_engine_conv_prepare(&p->k, c, e->opts.winograd, m, err))
         return -1;
     e->n_convs++;
-    if (e->opts.winograd && hc_kconv_use_winograd(&p->k, err))
+    return 0;
+}
+
+int hc_engine_conv_prepare(hc_kconv *k, const hc_conv *c, int winograd, int mode, hc_err *err)
+{
+    if (hc_kconv_init(k, c->w, c->out_c, c->in_c, c->ky, c->kx, err))
         return -1;
-    if (e->opts.conv_mode) {
-        int m = e->opts.conv_mode(e->opts.conv_mode_user, c);
-        if ((m & HC_CONV_WINO_F2) && hc_kconv_use_winograd2(&p->k, err))
-            return -1;
-        hc_kconv_set_modes(&p->k, m & HC_CONV_ACC_FP16, m & HC_CONV_TILES_FP16);
+    if ((winograd && hc_kconv_use_winograd(k, err)) ||
+        ((mode & HC_CONV_WINO_F2) && hc_kconv_use_winograd2(k, err))) {
+        hc_kconv_free(k);
+        return -1;
     }
+    hc_kconv_set_modes(k, mode & HC_CONV_ACC_FP16, mode & HC_CONV_TILES_FP16);
     return 0;
 }
 

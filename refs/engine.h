@@ -149,6 +149,14 @@ void hc_engine_set_hook(hc_engine *e, hc_engine_hook_fn fn, void *user);
  * model layer, whose name pointer is the model's (profiles and bisect-precision rely on it). */
 void hc_engine_set_inner_taps(hc_engine *e, int on);
 
+/* A convolution prepared as the engine prepares it (hc_kconv_free frees it): Winograd weights
+ * when winograd (hc_engine_opts.winograd), then what conv_mode's HC_CONV_* flags `mode` ask
+ * (F(2x2,3x3) weights, hc_kconv_set_modes). Another device that must follow the engine bit for
+ * bit (cuda:emulate) prepares its convolutions with it, so both read the same weights and modes.
+ * 0, or -1 with err (nothing left allocated). */
+struct hc_kconv;
+int hc_engine_conv_prepare(struct hc_kconv *k, const hc_conv *c, int winograd, int mode, hc_err *err);
+
 /* Engine facts, for callers that size buffers. */
 const hc_net *hc_engine_net(const hc_engine *e);
 int hc_engine_max_batch(const hc_engine *e);

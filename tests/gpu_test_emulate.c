@@ -1,17 +1,22 @@
 /* GPU tests (make test-gpu, never make test): cuda:emulate:PROFILE gives emulate:PROFILE's bits.
- * For every built-in profile the GPU follows (docs/EMULATION.md: fp16, bf16, cuda-fp16,
- * coreml-tiers, fp16-acc16) and tests/data/ane-fp16-acc16.yaml (ane-fp16's fp16 accumulation
- * without its pooling and RMSNorm sums) on the shared convnet and transformers and on synthetic nets of the model
- * families (v8 convnet, v11 nested bottleneck, v15 metadata encoder, v16 spatial RMSNorm tip,
- * v17 transformer with RoPE and FFN): the raw heads and every tap on random rows (19x19 buffer,
- * rows on a 13x13 board too, batch 5) are the same bits as the CPU emulation's; on the shared
- * nets also every post-processed output of the rectangular-board positions in a 19x19 buffer at
- * batch 1 and 5. The profiles the GPU does not follow are refused at open with an error naming
- * the feature. A moved rounding point (",noround=LAYER": one layer's storage rounding left out)
- * must be caught, and so must acc16 chunks of 8 products (",plant-acc16") wherever the profile
- * accumulates in fp16 (ane-fp16-acc16 on the convnet: nowhere, so there the bits must not move). bisect-precision with the device cuda finds and verifies the same profile as on
- * the CPU (g170, 9x9, fp16 against the fp32 tier), and taps --precision --device cuda every layer's
- * errors bit for bit (gpu-emu-taps-precision). Positions per set: HC_EMU_LIMIT (default 24).
+ * For every built-in profile (docs/EMULATION.md: fp16, bf16, cuda-fp16, coreml-tiers, fp16-acc16,
+ * fp16-winograd, fp16-winograd2, ane-fp16), tests/data/ane-fp16-acc16.yaml (ane-fp16's fp16
+ * accumulation without its pooling and RMSNorm sums) and tests/data/f2x2-tiles16.yaml
+ * (fp16-winograd2's F(2x2,3x3) with fp16 tiles without its pooling sums) on the shared convnet
+ * and transformers and on synthetic nets of the model families (v8 convnet, v11 nested
+ * bottleneck, v15 metadata encoder, v16 spatial RMSNorm tip, v17 transformer with RoPE and FFN):
+ * the raw heads and every tap on random rows (19x19 buffer, rows on a 13x13 board too, batch 5)
+ * are the same bits as the CPU emulation's; on the shared nets also every post-processed output
+ * of the rectangular-board positions in a 19x19 buffer at batch 1 and 5. What the GPU does not
+ * follow (tests/data/acc16-f2x2.yaml: fp16 accumulation in F(2x2,3x3) convolutions) is refused
+ * at open with an error naming the feature. A moved rounding point (",noround=LAYER": one
+ * layer's storage rounding left out) must be caught, and so must acc16 chunks of 8 products
+ * (",plant-acc16") wherever the profile accumulates in fp16 (ane-fp16-acc16 on the convnet:
+ * nowhere, so there the bits must not move) and unrounded Winograd tile products
+ * (",plant-tiles": every shared net has a 3x3 convolution). bisect-precision with the device
+ * cuda finds and verifies the same profile as on the CPU (g170, 9x9, fp16 against the fp32
+ * tier), and taps --precision --device cuda every layer's errors bit for bit
+ * (gpu-emu-taps-precision). Positions per set: HC_EMU_LIMIT (default 24).
  * The emulated reductions (poolSum, normSum: refs/sums_core.h) through profile YAMLs on top of
  * fp16 and bf16 (sums_profiles[], written to a scratch directory): the same bits on every net,
  * the trunk tip's normSum included; sums pushed past 65504 (a weight tweak per net: a pooling
@@ -33,10 +38,13 @@
 #include "tiers.h"
 
 /* built-in names, or a profile YAML (its name in check names: the file's base name) */
-static const char *const profiles[] = {"fp16", "bf16", "cuda-fp16", "coreml-tiers", "fp16-acc16",
-                                       "tests/data/ane-fp16-acc16.yaml"};
-enum { N_PROF = sizeof profiles / sizeof profiles[0], P_ACC16 = 4, P_ANE_ACC16 = 5 };
-static const char *const refused[] = {"fp16-winograd", "fp16-winograd2", "ane-fp16"};
+static const char *const profiles[] = {"fp16",          "bf16",
+                                       "cuda-fp16",     "coreml-tiers",
+                                       "fp16-acc16",    "tests/data/ane-fp16-acc16.yaml",
+                                       "fp16-winograd", "tests/data/f2x2-tiles16.yaml",
+                                       "fp16-winograd2", "ane-fp16"};
+enum { N_PROF = sizeof profiles / sizeof profiles[0], P_ACC16 = 4, P_ANE_ACC16 = 5, P_WINO = 6, P_F2 = 7 };
+static const char *const refused[] = {"tests/data/acc16-f2x2.yaml"};
 enum { N_REFUSED = sizeof refused / sizeof refused[0] };
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz",
@@ -65,9 +73,10 @@ enum { S_FP16 = 0, S_TIP = 1, S_NORM = 3 };
 static char sums_path[N_SUMS][600];
 
 /* per shared net: per profile raw + taps + N_B position runs; the refusals; the planted faults
- * (a moved rounding point; acc16 chunks of 8 in fp16-acc16 and ane-fp16-acc16); per sums profile
- * raw + taps, fp16-sums' N_B position runs, its planted fault, its overflow */
-enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 + 2 + N_SUMS * 2 + N_B + 1 + 1 };
+ * (a moved rounding point; acc16 chunks of 8 in fp16-acc16 and ane-fp16-acc16; unrounded tile
+ * products in fp16-winograd and f2x2-tiles16); per sums profile raw + taps, fp16-sums' N_B
+ * position runs, its planted fault, its overflow */
+enum { NET_CHECKS = N_PROF * (2 + N_B) + 1 + 1 + 2 + 2 + N_SUMS * 2 + N_B + 1 + 1 };
 /* per synthetic net: per profile and per sums profile raw + taps; v16 and v17 the planted sums
  * fault, v16 a spatial tip's overflow */
 enum { N_SYNTH = 5, SYNTH_CHECKS = N_SYNTH * (N_PROF + N_SUMS) * 2 + 2 + 1, BISECT_CHECKS = 2 };
@@ -638,12 +647,16 @@ int main(void)
         snprintf(noround, sizeof noround, ",noround=%s", net->trunk.initial_conv.name);
         for (int pi = 0; pi < N_PROF; pi++) {
             /* fp16: a moved rounding point; the acc16 profiles: chunks of 8 (ane-fp16-acc16
-             * accumulates in fp16 only in transformer blocks) */
+             * accumulates in fp16 only in transformer blocks); the Winograd ones: unrounded tile
+             * products */
             if (pi == 0)
                 run_raw(id, net, profiles[pi], threads, noround, "plant", 1);
             else if (pi == P_ACC16 || pi == P_ANE_ACC16)
                 run_raw(id, net, profiles[pi], threads, ",plant-acc16",
                         pi == P_ACC16 ? "plant-acc16" : "plant-acc16-ane", pi == P_ACC16 || has_attention(net));
+            else if (pi == P_WINO || pi == P_F2) /* the Winograd tile products left unrounded */
+                run_raw(id, net, profiles[pi], threads, ",plant-tiles", pi == P_WINO ? "plant-tiles" : "plant-tiles-f2",
+                        1);
             else
                 run_raw(id, net, profiles[pi], threads, NULL, NULL, 0);
             run_positions(id, net, profiles[pi], threads, limit);
