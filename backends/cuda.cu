@@ -20,7 +20,7 @@
  * acc16 form, the CPU's per-output arithmetic (refs/acc16_core.inc). Winograd convolutions are
  * prepared as the CPU engine prepares them (hc_emulate_conv_mode, hc_engine_conv_prepare): fp16
  * tiles (winogradTiles) and F(2x2,3x3) (winograd: f2x2) by refs/wino_tile.inc's arithmetic.
- * Refused at open (hc_emulate_storage_only): fp16 accumulation inside F(2x2,3x3) convolutions.
+ * Every profile is followed (docs/EMULATION.md); nothing is approximated.
  * Params (tests only): ",noround=LAYER" leaves that layer's rounding out, ",plant-acc16" makes
  * every acc16 chunk 8 products instead of 16, ",plant-sums" rounds the emulated sums after every
  * second add only, ",plant-tiles" leaves the fp16 Winograd tile products unrounded: planted
@@ -817,15 +817,6 @@ const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
         return NULL;
     }
     I->n_wp++;
-    if (p->k.wino2 && p->k.acc_fp16) {
-        I->bad = 1;
-        hc_err_set(I->err, HC_EBACKEND,
-                   "cuda:emulate: layer %s: fp16 accumulation (accum) in a Winograd F(2x2,3x3) convolution "
-                   "(winograd: f2x2), which the GPU does not follow bit for bit yet (docs/EMULATION.md): use "
-                   "emulate on the CPU",
-                   c->name ? c->name : "?");
-        return NULL;
-    }
     return &p->k;
 }
 
@@ -1701,17 +1692,13 @@ void *open_impl(const char *params, const hc_net *net, int nx, int ny, int max_b
         return NULL;
     hc_engine_free(probe);
     /* emulate: the CPU emulation's rounded net and layer table (one row, one thread: its own
-     * engine never runs here), refused unless every rounding it asks is one this mode follows */
+     * engine never runs here); every rounding it asks is one this mode follows */
     hc_emulate *emu = NULL;
     if (profile[0]) {
         emu = oprof ? hc_emulate_open_profile(oprof, net, nx, ny, 1, 1, active, n_active, err)
                     : hc_emulate_open_subset(profile, net, nx, ny, 1, 1, active, n_active, err);
         if (!emu)
             return NULL;
-        if (hc_emulate_storage_only(emu, "cuda:emulate", err)) {
-            hc_emulate_close(emu);
-            return NULL;
-        }
         net = hc_emulate_net(emu);
     }
 

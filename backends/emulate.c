@@ -474,24 +474,6 @@ int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c)
     return m;
 }
 
-int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err)
-{
-    for (int i = 0; i < em->n_lays; i++) {
-        const lay *l = &em->lays[i];
-        /* fp16 accumulation (accum) is followed (conv_mode's and layer_mode's answers), except in
-         * a convolution (accum fp16 without the matmul bit) of an F(2x2,3x3) profile, whose GPU
-         * form does not take it */
-        int acc_conv = l->accum == HC_FMT_FP16 && !(l->mode & HC_LM_ACC_FP16);
-        const char *what = acc_conv && l->wino2 ? "fp16 accumulation in Winograd F(2x2,3x3) convolutions" : NULL;
-        if (what)
-            return hc_err_set(err, HC_EBACKEND,
-                              "%s: profile %s emulates %s (first in layer %s), which the GPU does not follow bit "
-                              "for bit yet (docs/EMULATION.md): use emulate:%s on the CPU",
-                              who, em->prof->name, what, l->name ? l->name : "?", em->prof->name);
-    }
-    return 0;
-}
-
 int hc_emulate_sum_code(const hc_emulate *em, const char *name, int what)
 {
     int li = hc_emulate_layer_find(em, name);

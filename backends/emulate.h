@@ -76,14 +76,6 @@ int hc_emulate_input_fmt(const hc_emulate *em);
  * hc_emulate_net (0: none): fp16 accumulation, Winograd tiles, F(2x2,3x3); refs/engine.h
  * hc_engine_conv_prepare with them prepares the convolution as the CPU emulation does. */
 int hc_emulate_conv_mode(const hc_emulate *em, const hc_conv *c);
-/* 0 when every rounding the instance applies is one of the above (storage, weights, input,
- * pooled values, attention scores and probabilities, fp16 accumulation: HC_CONV_ACC_FP16 and
- * HC_LM_ACC_FP16, Winograd tiles and F(2x2,3x3): HC_CONV_TILES_FP16 and HC_CONV_WINO_F2) or an
- * emulated reduction (pooling sums, RMSNorm reductions: HC_LM_POOLSUM / HC_LM_NORMSUM, the
- * engine's hc_pool_*_fmt and hc_rmsnorm_*_fmt, whose overflows are reported through
- * hc_emulate_sum_code); -1 and err naming `who`, the first layer and the feature (fp16
- * accumulation inside an F(2x2) convolution) otherwise. */
-int hc_emulate_storage_only(const hc_emulate *em, const char *who, hc_err *err);
 /* What overflowed in an emulated reduction, as the engine's sum_overflow tells it. */
 enum { HC_EMULATE_SUM_POOL = 0, HC_EMULATE_SUM_NORM = 1 };
 /* The code of an overflowed reduction of the layer named `name` (the layer the engine reports:

@@ -5,8 +5,8 @@
  * fp16 tiles, on boards whose tiles cross the buffer's edge, stored and accumulated; and a moved
  * rounding point (the products left unrounded, cuda:emulate's ",plant-tiles") must not. And what
  * cuda:emulate asks per convolution (hc_emulate_conv_mode, prepared by hc_engine_conv_prepare):
- * fp16 tiles on 3x3 convolutions only, F(2x2,3x3) where the profile says f2x2; which profiles
- * its open refuses (hc_emulate_storage_only). */
+ * fp16 tiles on 3x3 convolutions only, F(2x2,3x3) where the profile says f2x2 (fp16-winograd2
+ * too). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,10 +230,6 @@ static void modes_checks(void)
         int ok = em != NULL;
         if (!ok)
             snprintf(why, sizeof why, "open: %s", err.msg);
-        if (ok && hc_emulate_storage_only(em, "cuda:emulate", &err)) {
-            ok = 0;
-            snprintf(why, sizeof why, "refused: %s", err.msg);
-        }
         const hc_net *rn = em ? hc_emulate_net(em) : NULL;
         const hc_block *b0 = rn ? &rn->trunk.blocks[0] : NULL;
         ok = ok && b0 && b0->kind == HC_BLOCK_ORDINARY && rn->trunk.initial_conv.ky == 5 &&
@@ -245,12 +241,14 @@ static void modes_checks(void)
         hc_emulate_close(em);
         hc_profile_free(pr);
     }
-    /* fp16-winograd2: its Winograd part is no reason to refuse it (its poolSum may be, until the
-     * GPU has those kernels) */
+    /* fp16-winograd2 (the built-in): its 3x3 convolutions by F(2x2,3x3) with fp16 tiles */
     hc_emulate *em = hc_emulate_open("fp16-winograd2", net, 9, 9, 1, 1, &err);
-    int refused = !em || hc_emulate_storage_only(em, "cuda:emulate", &err) != 0;
-    hc_check("wino-tile-3.3", em && (!refused || (!strstr(err.msg, "Winograd") && !strstr(err.msg, "winograd:"))),
-             "fp16-winograd2 refused for its Winograd part: %s", err.msg);
+    char why[300] = "";
+    const hc_net *rn = em ? hc_emulate_net(em) : NULL;
+    hc_check("wino-tile-3.3",
+             rn && rn->trunk.blocks[0].kind == HC_BLOCK_ORDINARY &&
+                 conv_prepared_ok(em, &rn->trunk.blocks[0].ordinary.regular_conv, 1, why, sizeof why),
+             "fp16-winograd2: %s%s", em ? "" : err.msg, why);
     hc_emulate_close(em);
     hc_net_free(net);
 }
