@@ -1965,7 +1965,9 @@ hc_backend_vtbl make_vtbl()
              "emulate:PROFILE (emulate:PROFILE's bits on the GPU: docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
              "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32; ,plant=LAYER "
-             "perturbs one layer, to test the taps); taps every layer it computes";
+             "perturbs one layer, to test the taps); taps every layer it computes; given threads, that many "
+             "instances run side by side on their own streams (each with its own weights and scratch on the "
+             "GPU), each taking whole batches";
     v.open = cuda_open;
     v.open_opts = cuda_open_opts;
     v.eval = cuda_eval;

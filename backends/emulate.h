@@ -10,13 +10,15 @@
  * non-finite value in layer L (stored as fp16; row r of the batch)", plus the first layer
  * whose weights overflowed when rounded, if any.
  *
- * Inside a layer: convolutions whose rule says `accum: fp16` accumulate in fp16 (refs/kernels.h
- * hc_kconv_set_modes: 16-product chunks summed in fp32, added to an fp16 accumulator); with
- * `winogradTiles: fp16` the 3x3 convolutions' Winograd transformed weights, input tiles and
- * products are stored as fp16 (F(4x4,3x3), or F(2x2,3x3) with the profile's `winograd: f2x2`;
- * 5x5 convolutions keep fp32 tiles). NOT rounded: other accumulators (matmuls: fp32 — a
- * profile asking fp16 accumulation of a non-conv layer is refused at open, never silently run
- * in fp32), global-pooling sums and pooled values, attention scores and softmax, RoPE tables.
+ * Inside a layer, where the profile says (docs/EMULATION.md): fp16 accumulation (`accum: fp16`:
+ * 16-product chunks summed in fp32, added to an fp16 accumulator) in convolutions, matmuls and the
+ * attention GEMMs; the 3x3 convolutions' Winograd tiles stored as fp16 (`winogradTiles`:
+ * F(4x4,3x3), or F(2x2,3x3) with `winograd: f2x2`; 5x5 convolutions keep fp32 tiles); pooled
+ * values (`pool`), attention scores and probabilities (`attnScores`, `softmax`); the pooling sums
+ * and RMSNorm reductions computed in the format (`poolSum`, `normSum`; an overflowed sum is
+ * reported like a stored value). NOT rounded: RoPE tables, activation functions' insides.
+ * cuda:emulate (backends/cuda.cu) follows every one of these on the GPU, bit for bit, through the
+ * layer table and answers below.
  *
  * params: a built-in profile name ("fp16") or a path to a profile YAML file.
  *
