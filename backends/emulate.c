@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "files.h"
 #include "round.h"
 
 typedef struct lay {
@@ -48,11 +49,9 @@ static void round_array(int fmt, float *x, size_t n)
  * ones a reduced net computes with would not come back identical from them). */
 static hc_net *clone_net(const hc_net *src, hc_err *err)
 {
-    const char *tmp = getenv("TMPDIR");
     char dir[4096], path[4200];
-    snprintf(dir, sizeof dir, "%s/halfcheck-emulate-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        hc_err_set(err, HC_EIO, "emulate: cannot create a temporary directory under %s", tmp && *tmp ? tmp : "/tmp");
+    if (hc_scratch_dir(dir, sizeof dir, "emulate", NULL, err)) {
+        hc_err_prefix(err, "emulate: ");
         return NULL;
     }
     snprintf(path, sizeof path, "%s/net.bin", dir);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "files.h"
 #include "stream.h"
 #include "yamlcfg.h"
 
@@ -484,13 +485,10 @@ int hc_profile_write(const hc_profile *p, const char *header, const char *path, 
 int hc_profile_format(const hc_profile *p, const char *header, char **out, size_t *len, hc_err *err)
 {
     /* through a temporary file, so that the text and the file writer are one code path */
-    const char *tmp = getenv("TMPDIR");
     char dir[4096], path[4200];
-    snprintf(dir, sizeof dir, "%s/halfcheck-profile-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     *out = NULL;
-    if (!mkdtemp(dir))
-        return hc_err_set(err, HC_EIO, "profile: cannot create a temporary directory under %s",
-                          tmp && *tmp ? tmp : "/tmp");
+    if (hc_scratch_dir(dir, sizeof dir, "profile", NULL, err))
+        return hc_err_prefix(err, "profile: ");
     snprintf(path, sizeof path, "%s/profile.yaml", dir);
     int rc = hc_profile_write(p, header, path, err);
     if (rc == 0 && !(*out = hc_read_file(path, MAX_PROFILE_BYTES, len, err)))

@@ -147,6 +147,14 @@ int main(void)
         return 1;
     snprintf(hc, sizeof hc, "%s", h); /* absolute already */
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_sweep"));
+    /* The runs this test kills outright (SIGKILL) cannot remove their scratch: it goes to a
+     * directory of the test's own, emptied here, not to the machine's TMPDIR. */
+    {
+        char scratch[1200];
+        snprintf(scratch, sizeof scratch, "%s/scratch", dir);
+        hc_shf("rm -rf %s && mkdir -p %s", scratch, scratch);
+        setenv("TMPDIR", scratch, 1);
+    }
     int rc = hc_shf("cd %s && rm -rf run* sw* m* bad* cache && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 3 --seed 21 --moves 60 --stride 3 --out p9.jsonl.gz 2>/dev/null && "
                 "%s selfplay --size 7 --games 3 --seed 22 --moves 40 --stride 3 --out p7.jsonl.gz 2>/dev/null && "

@@ -1018,10 +1018,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(run->timestamp, sizeof run->timestamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    const char *tmp = opts->tmp_dir ? opts->tmp_dir : getenv("TMPDIR");
-    snprintf(run->scratch, sizeof run->scratch, "%s/halfcheck-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(run->scratch)) {
-        hc_err_set(err, HC_EIO, "%s: cannot create a scratch directory: %s", run->scratch, strerror(errno));
+    if (hc_scratch_dir(run->scratch, sizeof run->scratch, "run", opts->tmp_dir, err)) {
         free(run->filtered.cases);
         free(run);
         return NULL;
