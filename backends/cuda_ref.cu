@@ -582,44 +582,6 @@ __device__ __forceinline__ float lanes_sum_in_order(float part)
     return sum;
 }
 
-/* softmax_strip: query qi of row b over sc[b][ki][qi] in place. The max over the masked-in raw
- * scores, scaled once and floored at -1e30; exp(v * scale - max) times the key's mask, key ki's
- * into partial sum ki % 8; the partial sums added 0..7; the products by 1 / sum, 0 for a
- * masked-out query. Every thread of a warp reaches the shuffles (no early return). */
-__global__ void k_softmax(int B, int hw, float *sc, const float *mask, float scale)
-{
-    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
-    int u = (int)(t % SM_LANES);
-    bool live = q < (size_t)B * hw;
-    int b = live ? (int)(q / hw) : 0, qi = live ? (int)(q % hw) : 0, n = live ? hw : 0;
-    const float *m = mask + (size_t)b * hw;
-    float *col = sc + (size_t)b * hw * hw + qi;
-    float mx = -INFINITY;
-    for (int ki = u; ki < n; ki += SM_LANES)
-        if (m[ki] != 0.0f) {
-            float v = col[(size_t)ki * hw];
-            mx = v > mx ? v : mx;
-        }
-    mx = lanes_max(mx);
-    float ms = mx * scale;
-    float vmx = ms > -1e30f ? ms : -1e30f;
-    float ps = 0.0f;
-    for (int ki = u; ki < n; ki += SM_LANES) {
-        float e = 0.0f;
-        float mk = m[ki];
-        if (mk != 0.0f)
-            e = vexp(col[(size_t)ki * hw] * scale - vmx) * mk;
-        col[(size_t)ki * hw] = e;
-        ps += e;
-    }
-    float inv = 1.0f / lanes_sum_in_order(ps);
-    bool off = !live || m[qi] == 0.0f;
-    for (int ki = u; ki < n; ki += SM_LANES) {
-        float *p = col + (size_t)ki * hw;
-        *p = off ? 0.0f : *p * inv;
-    }
-}
-
 /* refs/round.h's hc_round_fp16 and hc_round_bf16, the same integer and float steps (this file
  * is built without FMA contraction and without flush-to-zero, so the subnormal trick's two adds
  * round as on the CPU). fmt: HC_KFMT_* (0 fp32: unchanged). */
@@ -717,12 +679,15 @@ __global__ void k_emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, 
     }
 }
 
-/* refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): query qi of
- * row b over sc[b][ki][qi]; scores scaled and rounded to sfmt, their max over masked-in keys
- * floored at -1e30, exp(score - max) times the key's mask into partial sum ki % 8, the sums
- * added 0..7, probabilities = e * (1 / sum) rounded to pfmt, 0 for a masked-out query; on
- * SM_LANES threads per query as k_softmax. */
-__global__ void k_softmax_emul(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
+/* The attention's softmax, query qi of row b over sc[b][ki][qi] in place, on SM_LANES threads per
+ * query: refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): scores
+ * scaled and rounded to sfmt, their max over masked-in keys floored at -1e30, exp(score - max)
+ * times the key's mask into partial sum ki % 8, the sums added 0..7, probabilities = e * (1 /
+ * sum) rounded to pfmt, 0 for a masked-out query. With sfmt = pfmt = 0 (no rounding) these are
+ * the reference's softmax_strip's bits: a positive scale keeps the maximum where it was (max(v) *
+ * scale = max(v * scale), rounding being monotonic), and the rest is the same operations. Every
+ * thread of a warp reaches the shuffles (no early return). */
+__global__ void k_softmax(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
     int u = (int)(t % SM_LANES);
@@ -940,11 +905,7 @@ void attention_head(int B, int hw, int qd, int vd, const float *q, const float *
     }
     /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
     gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
-    size_t lanes = (size_t)B * hw * SM_LANES;
-    if (sfmt || pfmt)
-        k_softmax_emul<<<nblocks(lanes, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
-    else
-        k_softmax<<<nblocks(lanes, 128), 128>>>(B, hw, sc, mask, scale);
+    k_softmax<<<nblocks((size_t)B * hw * SM_LANES, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
     /* out[d][b,qi] = sum_ki v[d][b,ki] p[b][ki][qi] */
     gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, split);
 }

@@ -10,13 +10,6 @@
 #include "hc_test.h"
 #include "model.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int main(void)
 {
     static const char *const nets[] = {"nets/g170-b6c96-s175395328-d26788732.bin.gz",
@@ -67,12 +60,12 @@ int main(void)
                     int ok = 1;
                     for (int w = 0; w < 3 && ok; w++)
                         ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0;
-                    double t0 = now_s(), el = 0;
+                    double t0 = hc_now_s(), el = 0;
                     long evals = 0;
                     while (ok && (el < 0.5 || evals < 5)) {
                         ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0;
                         evals++;
-                        el = now_s() - t0;
+                        el = hc_now_s() - t0;
                     }
                     if (!ok)
                         printf("# %s %s batch %d: %s\n", net->name, specs[k], B, err.msg);

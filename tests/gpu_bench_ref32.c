@@ -17,13 +17,6 @@
 #include "model.h"
 #include "synth.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Flops (2 per multiply-add) of a convolution as the reference computes it on one position's
  * nx x ny buffer. */
 static double conv_flops(const hc_conv *c, int nx, int ny)
@@ -99,12 +92,12 @@ static double rate(const char *spec, const hc_net *net, int nx, int ny, int B, i
         printf("# %s %s batch %d: %s\n", net->name, spec, B, err.msg);
     } else {
         int ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0; /* warm-up */
-        double t0 = now_s(), el = 0;
+        double t0 = hc_now_s(), el = 0;
         long evals = 0;
         while (ok && (el < min_s || evals < 3)) {
             ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0;
             evals++;
-            el = now_s() - t0;
+            el = hc_now_s() - t0;
         }
         if (!ok)
             printf("# %s %s batch %d: %s\n", net->name, spec, B, err.msg);

@@ -45,36 +45,10 @@ static const cfg cfgs[] = {
 };
 enum { N_CFG = sizeof cfgs / sizeof cfgs[0] };
 
-static double now_s(void)
+/* Evaluation threads (HC_GPU_THREADS, default 4). */
+static int gpu_threads(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int threads_env(void)
-{
-    const char *t = getenv("HC_GPU_THREADS");
-    int n = t ? atoi(t) : 4;
-    return n >= 1 && n <= 64 ? n : 4;
-}
-
-/* Evaluates every position with spec at batch; outs allocated here. -1 with err. */
-static int run_backend(const char *spec, const hc_net *net, const hc_position *ps, size_t n,
-                       const cfg *c, int batch, hc_nnoutput **outs, double *secs, hc_err *err)
-{
-    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = hc_eval_settings_default(c->nx, c->ny),
-                            .batch = batch, .threads = threads_env()};
-    *outs = calloc(n, sizeof **outs);
-    if (!*outs)
-        return hc_err_set(err, HC_ENOMEM, "outputs");
-    double t0 = now_s();
-    hc_evaluator *ev = hc_evaluator_open(&eo, err);
-    hc_eval_request req = {.ps = ps, .n = n, .outs = *outs};
-    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
-    hc_evaluator_close(ev);
-    *secs = now_s() - t0;
-    return rc;
+    return hc_env_int("HC_GPU_THREADS", 4, 1, 64);
 }
 
 static const int cal_metrics[] = {HC_M_WINRATE, HC_M_LEAD, HC_M_TOP_POLICY, HC_M_POLICY_KL,
@@ -101,6 +75,7 @@ static void run_variants(const cfg *c, const char *id, const hc_net *net, const 
                          size_t n, const hc_nnoutput *ref, FILE *vf)
 {
     char list[1024];
+    const hc_eval_settings es = hc_eval_settings_default(c->nx, c->ny);
     snprintf(list, sizeof list, "emulate:fp16;%s", getenv("HC_GPU_VARIANTS"));
     double emu99[HC_M_COUNT] = {0};
     char *save = NULL;
@@ -112,7 +87,7 @@ static void run_variants(const cfg *c, const char *id, const hc_net *net, const 
         double secs;
         char sub[160];
         snprintf(sub, sizeof sub, "%s.variant%d", id, k);
-        if (!st || run_backend(spec, net, ps, n, c, 6, &o, &secs, &err) ||
+        if (!st || hc_eval_spec(spec, net, ps, n, &es, 6, gpu_threads(), &o, &secs, &err) ||
             hc_stats_compute(ref, o, n, st, &err)) {
             hc_check(sub, 0, "%s %s: %s", c->name, spec, err.msg);
         } else {
@@ -171,6 +146,7 @@ static int no_device(const hc_net *net, const cfg *c, hc_err *err)
 static void run_cfg(int ci, FILE *cal, int *any_device)
 {
     const cfg *c = &cfgs[ci];
+    const hc_eval_settings es = hc_eval_settings_default(c->nx, c->ny);
     const unsigned long mark = hc_test_reported;
     const unsigned per = cfg_checks();
     char id[64], path[4096];
@@ -208,7 +184,7 @@ static void run_cfg(int ci, FILE *cal, int *any_device)
         hc_net_free(net);
         return;
     }
-    if (run_backend("ref32", net, ps, n, c, 16, &ref, &secs, &err)) {
+    if (hc_eval_spec("ref32", net, ps, n, &es, 16, gpu_threads(), &ref, &secs, &err)) {
         hc_fail_n(id, per, "%s: ref32: %s", c->name, err.msg);
         goto done;
     }
@@ -226,7 +202,7 @@ static void run_cfg(int ci, FILE *cal, int *any_device)
             char sub[128];
             snprintf(sub, sizeof sub, "%s.%s.b%d", id, specs[si] + 5, batches[bi]);
             hc_nnoutput *got = NULL;
-            if (run_backend(specs[si], net, ps, n, c, batches[bi], &got, &secs, &err)) {
+            if (hc_eval_spec(specs[si], net, ps, n, &es, batches[bi], gpu_threads(), &got, &secs, &err)) {
                 if (strstr(err.msg, "no CUDA device")) {
                     hc_skip_n(sub, hc_test_left(mark, per), "%s", err.msg);
                     hc_nnoutputs_free(got, n);
@@ -274,7 +250,7 @@ static void run_cfg(int ci, FILE *cal, int *any_device)
         snprintf(spec, sizeof spec, "emulate:%s", emu && *emu ? emu : "fp16");
         hc_nnoutput *eo = NULL;
         hc_stats *se = calloc(1, sizeof *se);
-        if (se && run_backend(spec, net, ps, n, c, 6, &eo, &secs, &err) == 0 &&
+        if (se && hc_eval_spec(spec, net, ps, n, &es, 6, gpu_threads(), &eo, &secs, &err) == 0 &&
             hc_stats_compute(ref, eo, n, se, &err) == 0)
             cal_write(cal, c->name, n, st16b, se, spec + 8);
         else

@@ -96,47 +96,6 @@ static const char *label(const char *prof, char buf[96])
     return buf;
 }
 
-static int env_int(const char *name, int dflt, int lo, int hi)
-{
-    const char *t = getenv(name);
-    int n = t && *t ? atoi(t) : dflt;
-    return n >= lo && n <= hi ? n : dflt;
-}
-
-static int same_bits(const void *a, const void *b, size_t bytes)
-{
-    return (a == NULL && b == NULL) || (a && b && memcmp(a, b, bytes) == 0);
-}
-
-static int run_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, int batch, int threads,
-                    hc_nnoutput **outs, hc_err *err)
-{
-    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = hc_eval_settings_default(19, 19),
-                            .batch = batch, .threads = threads};
-    *outs = calloc(n, sizeof **outs);
-    if (!*outs)
-        return hc_err_set(err, HC_ENOMEM, "outputs");
-    hc_evaluator *ev = hc_evaluator_open(&eo, err);
-    hc_eval_request req = {.ps = ps, .n = n, .outs = *outs};
-    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
-    hc_evaluator_close(ev);
-    return rc;
-}
-
-static long first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const hc_nnoutput *x = &a[i], *y = &b[i];
-        size_t hw = (size_t)x->nn_x_len * x->nn_y_len;
-        if (x->nn_x_len != y->nn_x_len || x->nn_y_len != y->nn_y_len ||
-            !same_bits(&x->white_win_prob, &y->white_win_prob, 10 * sizeof(float)) ||
-            !same_bits(x->policy_probs, y->policy_probs, (hw + 1) * sizeof(float)) ||
-            !same_bits(x->white_owner_map, y->white_owner_map, hw * sizeof(float)))
-            return (long)i;
-    }
-    return -1;
-}
-
 /* The rectangular-board positions in a 19x19 buffer, CPU emulation against the GPU's (label:
  * the profile's name in the checks' names). */
 static void run_positions_as(const char *id, const hc_net *net, const char *label, const char *prof, int threads,
@@ -160,18 +119,19 @@ static void run_positions_as(const char *id, const hc_net *net, const char *labe
     char cpu[700], gpu[720];
     snprintf(cpu, sizeof cpu, "emulate:%s", prof);
     snprintf(gpu, sizeof gpu, "cuda:emulate:%s", prof);
+    const hc_eval_settings es = hc_eval_settings_default(19, 19);
     hc_nnoutput *ref = NULL;
-    if (run_spec(cpu, net, ps, use, 8, threads, &ref, &err)) {
+    if (hc_eval_spec(cpu, net, ps, use, &es, 8, threads, &ref, NULL, &err)) {
         hc_fail_n(sub, N_B, "%s: %s: %s", net->name, cpu, err.msg);
     } else {
         for (int bi = 0; bi < N_B; bi++) {
             char nm[200];
             snprintf(nm, sizeof nm, "%s.b%d", sub, batches[bi]);
             hc_nnoutput *got = NULL;
-            if (run_spec(gpu, net, ps, use, batches[bi], 1, &got, &err)) {
+            if (hc_eval_spec(gpu, net, ps, use, &es, batches[bi], 1, &got, NULL, &err)) {
                 hc_check(nm, 0, "%s batch %d: %s: %s", net->name, batches[bi], gpu, err.msg);
             } else {
-                long d = first_diff(ref, got, use);
+                long d = hc_outputs_first_diff(ref, got, use);
                 hc_check(nm, d < 0, "%s %s batch %d: position %ld of %zu differs from %s (winrate %.9g vs %.9g)",
                          net->name, gpu, batches[bi], d, use, cpu, d >= 0 ? ref[d].white_win_prob : 0.0,
                          d >= 0 ? got[d].white_win_prob : 0.0);
@@ -216,16 +176,6 @@ static void random_rows(const hc_net *net, int B, int nx, int ny, float **sp, fl
     }
 }
 
-static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
-{
-    size_t hw = (size_t)a->nx * a->ny, pc = (size_t)a->policy_channels, sc = (size_t)a->score_channels;
-    return same_bits(a->policy, b->policy, B * pc * hw * sizeof(float)) &&
-           same_bits(a->policy_pass, b->policy_pass, B * pc * sizeof(float)) &&
-           same_bits(a->value, b->value, B * 3 * sizeof(float)) &&
-           same_bits(a->score, b->score, B * sc * sizeof(float)) &&
-           same_bits(a->ownership, b->ownership, B * hw * sizeof(float));
-}
-
 /* Raw heads (.raw) and taps (.taps) of specs[0] (CPU) and specs[1] (GPU) on random rows;
  * with a planted fault (plant: the params added to the GPU's spec, e.g. ",noround=conv1"), check
  * `plant_check` that its raw heads differ from the CPU's (plant_differs) or, where the fault has
@@ -262,7 +212,7 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
         h[k]->taps = NULL;
         hc_backend_close(&b);
     }
-    hc_check(nm[0], ok[0] && ok[1] && raw_equal(h[0], h[1], B), "%s: raw heads of %s differ from %s's%s", net->name,
+    hc_check(nm[0], ok[0] && ok[1] && hc_raw_heads_equal(h[0], h[1], B), "%s: raw heads of %s differ from %s's%s", net->name,
              specs[1], specs[0], ok[0] && ok[1] ? "" : " (an eval failed)");
     int taps_ok = ok[0] && ok[1], n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0, n_bad = 0;
     char first[160] = "";
@@ -290,7 +240,7 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
     hc_check(nm[1], taps_ok && n_taps > 0, "%s %s: taps: %d of %d differ, the first %s", net->name, label, n_bad,
              n_taps, first);
     if (plant)
-        hc_check(nm[2], ok[0] && ok[2] && raw_equal(h[0], h[2], B) != plant_differs,
+        hc_check(nm[2], ok[0] && ok[2] && hc_raw_heads_equal(h[0], h[2], B) != plant_differs,
                  plant_differs ? "%s: the planted fault (%s) was not caught%s"
                                : "%s: the planted fault (%s) changed outputs it has nothing to act on%s",
                  net->name, specs[2], ok[2] ? "" : " (its eval failed)");
@@ -352,7 +302,7 @@ static void run_plant_sums(const char *id, const hc_net *net, int si, int thread
     hc_raw_heads *h[2] = {NULL, NULL};
     hc_err e[2] = {{0}, {0}};
     int ok0 = eval_rows(cpu, net, threads, &h[0], &e[0]) == 0, ok1 = eval_rows(gpu, net, 1, &h[1], &e[1]) == 0;
-    hc_check(nm, ok0 && ok1 && !raw_equal(h[0], h[1], 5), "%s: the planted sums fault (%s) was not caught%s%s %s",
+    hc_check(nm, ok0 && ok1 && !hc_raw_heads_equal(h[0], h[1], 5), "%s: the planted sums fault (%s) was not caught%s%s %s",
              net->name, gpu, ok0 && ok1 ? "" : ": an eval failed: ", e[0].msg, e[1].msg);
     hc_raw_heads_free(h[0]);
     hc_raw_heads_free(h[1]);
@@ -395,11 +345,11 @@ static void run_overflow(const char *nm, hc_net *net, int si, const tweak *tw, i
     printf("INFO %s %s overflow: cpu: %s | gpu: %s\n", net->name, sums_profiles[si].label, e[0].msg, e[1].msg);
     hc_check(nm,
              ok && rc0 != 0 && strstr(e[0].msg, want) && strstr(e[0].msg, "overflowed in fp16") && rc1 != 0 &&
-                 strcmp(e[0].msg, e[1].msg) == 0 && h[0] && h[1] && raw_equal(h[0], h[1], 5),
+                 strcmp(e[0].msg, e[1].msg) == 0 && h[0] && h[1] && hc_raw_heads_equal(h[0], h[1], 5),
              "%s %s: the CPU must fail naming %s and the GPU with the same message and raw heads: cpu \"%s\", gpu "
              "\"%s\"%s",
              net->name, sums_profiles[si].label, want, e[0].msg, e[1].msg,
-             h[0] && h[1] && !raw_equal(h[0], h[1], 5) ? " (raw heads differ)" : "");
+             h[0] && h[1] && !hc_raw_heads_equal(h[0], h[1], 5) ? " (raw heads differ)" : "");
     hc_raw_heads_free(h[0]);
     hc_raw_heads_free(h[1]);
 }
@@ -595,7 +545,7 @@ static void run_bisect(const hc_net *net, int threads)
 
 int main(void)
 {
-    int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_EMU_LIMIT", 24, 1, 1 << 30);
+    int threads = hc_env_int("HC_GPU_THREADS", 4, 1, 256), limit = hc_env_int("HC_EMU_LIMIT", 24, 1, 1 << 30);
     int any_device = 0, bisect_done = 0;
     hc_plan(N_NETS * NET_CHECKS + SYNTH_CHECKS + BISECT_CHECKS);
     if (write_sums_profiles()) {

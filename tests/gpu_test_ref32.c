@@ -49,57 +49,6 @@ enum { N_B = 2 };
 /* per net: sets x batches, the raw heads, the taps, the planted reorder */
 enum { NET_CHECKS = N_SETS * N_B + 3 };
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int env_int(const char *name, int dflt, int lo, int hi)
-{
-    const char *t = getenv(name);
-    int n = t && *t ? atoi(t) : dflt;
-    return n >= lo && n <= hi ? n : dflt;
-}
-
-static int run_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const pset *s, int batch,
-                    int threads, hc_nnoutput **outs, double *secs, hc_err *err)
-{
-    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = hc_eval_settings_default(s->nx, s->ny),
-                            .batch = batch, .threads = threads};
-    *outs = calloc(n, sizeof **outs);
-    if (!*outs)
-        return hc_err_set(err, HC_ENOMEM, "outputs");
-    double t0 = now_s();
-    hc_evaluator *ev = hc_evaluator_open(&eo, err);
-    hc_eval_request req = {.ps = ps, .n = n, .outs = *outs};
-    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
-    hc_evaluator_close(ev);
-    *secs = now_s() - t0;
-    return rc;
-}
-
-static int same_bits(const void *a, const void *b, size_t bytes)
-{
-    return (a == NULL && b == NULL) || (a && b && memcmp(a, b, bytes) == 0);
-}
-
-/* The first position whose outputs differ in any bit, or -1. */
-static long first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const hc_nnoutput *x = &a[i], *y = &b[i];
-        size_t hw = (size_t)x->nn_x_len * x->nn_y_len;
-        if (x->nn_x_len != y->nn_x_len || x->nn_y_len != y->nn_y_len ||
-            !same_bits(&x->white_win_prob, &y->white_win_prob, 10 * sizeof(float)) ||
-            !same_bits(x->policy_probs, y->policy_probs, (hw + 1) * sizeof(float)) ||
-            !same_bits(x->white_owner_map, y->white_owner_map, hw * sizeof(float)))
-            return (long)i;
-    }
-    return -1;
-}
-
 /* Positions of every set against ref32: batch 1 and 7 (checks .sS.bB), bit for bit. */
 static void run_sets(const char *id, const hc_net *net, int threads, int limit)
 {
@@ -120,9 +69,10 @@ static void run_sets(const char *id, const hc_net *net, int threads, int limit)
             continue;
         }
         size_t use = n < (size_t)limit ? n : (size_t)limit;
+        const hc_eval_settings es = hc_eval_settings_default(s->nx, s->ny);
         hc_nnoutput *ref = NULL;
         double secs;
-        if (run_spec("ref32", net, ps, use, s, 16, threads, &ref, &secs, &err)) {
+        if (hc_eval_spec("ref32", net, ps, use, &es, 16, threads, &ref, &secs, &err)) {
             hc_fail_n(sub, N_B, "%s %s: ref32: %s", net->name, s->path, err.msg);
         } else {
             printf("INFO %s %s: ref32 %zu positions in %.2fs\n", net->name, s->path, use, secs);
@@ -133,10 +83,10 @@ static void run_sets(const char *id, const hc_net *net, int threads, int limit)
                 /* on `threads` lanes (HC_LANES_WHOLE_BATCH: passes of the whole batch side by side,
                  * each on its thread's stream) */
                 int lanes = threads;
-                if (run_spec("cuda:ref32", net, ps, use, s, batches[bi], lanes, &got, &secs, &err)) {
+                if (hc_eval_spec("cuda:ref32", net, ps, use, &es, batches[bi], lanes, &got, &secs, &err)) {
                     hc_check(nm, 0, "%s %s batch %d: cuda:ref32: %s", net->name, s->path, batches[bi], err.msg);
                 } else {
-                    long d = first_diff(ref, got, use);
+                    long d = hc_outputs_first_diff(ref, got, use);
                     printf("INFO %s %s: cuda:ref32 batch %d (%d lanes) %zu positions in %.2fs\n", net->name,
                            s->path, batches[bi], hc_evaluator_lanes_for("cuda:ref32", batches[bi], lanes), use, secs);
                     hc_check(nm, d < 0, "%s %s batch %d: position %ld differs from ref32 (winrate %.9g vs %.9g)",
@@ -179,16 +129,6 @@ static void random_rows(const hc_net *net, int B, int nx, int ny, float **sp, fl
     }
 }
 
-static int raw_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
-{
-    size_t hw = (size_t)a->nx * a->ny, pc = (size_t)a->policy_channels, sc = (size_t)a->score_channels;
-    return same_bits(a->policy, b->policy, B * pc * hw * sizeof(float)) &&
-           same_bits(a->policy_pass, b->policy_pass, B * pc * sizeof(float)) &&
-           same_bits(a->value, b->value, B * 3 * sizeof(float)) &&
-           same_bits(a->score, b->score, B * sc * sizeof(float)) &&
-           same_bits(a->ownership, b->ownership, B * hw * sizeof(float));
-}
-
 /* Raw heads and taps of ref32 and cuda:ref32 on the same rows (checks .raw and .taps); then the
  * planted reorder (.plant): cuda:ref32,split-k must not give ref32's raw heads. */
 static void run_raw(const char *id, const hc_net *net, int threads, int plant)
@@ -220,7 +160,7 @@ static void run_raw(const char *id, const hc_net *net, int threads, int plant)
         h[k]->taps = NULL;
         hc_backend_close(&b);
     }
-    hc_check(nm[0], ok[0] && ok[1] && raw_equal(h[0], h[1], B), "%s: raw heads of cuda:ref32 differ from ref32's%s",
+    hc_check(nm[0], ok[0] && ok[1] && hc_raw_heads_equal(h[0], h[1], B), "%s: raw heads of cuda:ref32 differ from ref32's%s",
              net->name, ok[0] && ok[1] ? "" : " (an eval failed)");
     /* every tap of ref32 is in cuda:ref32's set with the same shape and bits (each differing one
      * described: how many floats, the first, and whether it lies on the board) */
@@ -252,7 +192,7 @@ static void run_raw(const char *id, const hc_net *net, int threads, int plant)
         printf("INFO %s: %d taps equal\n", net->name, n_taps);
     hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", net->name, n_bad, n_taps, first);
     if (plant)
-        hc_check(nm[2], ok[0] && ok[2] && !raw_equal(h[0], h[2], B),
+        hc_check(nm[2], ok[0] && ok[2] && !hc_raw_heads_equal(h[0], h[2], B),
                  "%s: the planted reorder (split-k) was not caught%s", net->name, ok[2] ? "" : " (its eval failed)");
     for (int k = 0; k < 3; k++)
         hc_raw_heads_free(h[k]);
@@ -440,7 +380,7 @@ static void run_synth(int threads)
 
 int main(void)
 {
-    int threads = env_int("HC_GPU_THREADS", 4, 1, 256), limit = env_int("HC_REF_LIMIT", 160, 1, 1 << 30), any_device = 0;
+    int threads = hc_env_int("HC_GPU_THREADS", 4, 1, 256), limit = hc_env_int("HC_REF_LIMIT", 160, 1, 1 << 30), any_device = 0;
     hc_plan(N_NETS * NET_CHECKS + 3 + SYNTH_CHECKS + 1);
     hc_check("gpu-ref32-lanes",
              hc_evaluator_lanes_for("cuda:ref32", 1, 4) == 4 && hc_evaluator_lanes_for("cuda:emulate:fp16", 1, 3) == 3 &&

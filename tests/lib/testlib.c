@@ -233,3 +233,51 @@ int hc_misbehave_now(const char *misbehave, const char *once)
     close(fd);
     return 1;
 }
+
+int hc_env_int(const char *name, int dflt, int lo, int hi)
+{
+    const char *t = getenv(name);
+    int n = t && *t ? atoi(t) : dflt;
+    return n >= lo && n <= hi ? n : dflt;
+}
+
+int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                 int batch, int threads, hc_nnoutput **outs, double *secs, hc_err *err)
+{
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = batch, .threads = threads};
+    *outs = calloc(n ? n : 1, sizeof **outs);
+    if (!*outs)
+        return hc_err_set(err, HC_ENOMEM, "outputs");
+    double t0 = hc_now_s();
+    hc_evaluator *ev = hc_evaluator_open(&eo, err);
+    hc_eval_request req = {.ps = ps, .n = n, .outs = *outs};
+    int rc = ev ? hc_evaluator_run(ev, &req, err) : -1;
+    hc_evaluator_close(ev);
+    if (secs)
+        *secs = hc_now_s() - t0;
+    return rc;
+}
+
+long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
+{
+    char buf[256];
+    for (size_t i = 0; i < n; i++)
+        if (hc_nnoutput_first_diff(&a[i], &b[i], buf, sizeof buf))
+            return (long)i;
+    return -1;
+}
+
+static int same_bytes(const void *a, const void *b, size_t bytes)
+{
+    return (a == NULL && b == NULL) || (a && b && memcmp(a, b, bytes) == 0);
+}
+
+int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
+{
+    size_t hw = (size_t)a->nx * a->ny, pc = (size_t)a->policy_channels, sc = (size_t)a->score_channels;
+    return same_bytes(a->policy, b->policy, B * pc * hw * sizeof(float)) &&
+           same_bytes(a->policy_pass, b->policy_pass, B * pc * sizeof(float)) &&
+           same_bytes(a->value, b->value, B * 3 * sizeof(float)) &&
+           same_bytes(a->score, b->score, B * sc * sizeof(float)) &&
+           same_bytes(a->ownership, b->ownership, B * hw * sizeof(float));
+}

@@ -5,6 +5,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "evaluate.h"
+#include "heads.h"
+
 /* The whole file as a malloc'd NUL-terminated string (binary content kept; *len, when len is
  * not NULL, gets its size), or NULL when it cannot be read. */
 char *hc_slurp(const char *path);
@@ -52,5 +55,20 @@ int hc_misbehave_now(const char *misbehave, const char *once);
 
 /* Waits until the file dir/rel holds text (or up to limit seconds); returns whether it did. */
 int hc_wait_for_text(const char *dir, const char *rel, const char *text, double limit);
+
+/* An integer from the environment: name's value when set and within lo..hi, else dflt. */
+int hc_env_int(const char *name, int dflt, int lo, int hi);
+
+/* ps[0..n) evaluated by spec through the evaluator (settings s, batch, threads) into *outs
+ * (calloc'd, n entries; free with hc_nnoutputs_free); *secs (NULL: not wanted) the wall time of
+ * opening and evaluating. 0, or -1 with err. */
+int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
+                 int batch, int threads, hc_nnoutput **outs, double *secs, hc_err *err);
+
+/* The first i < n whose outputs differ in any bit (hc_nnoutput_first_diff), or -1. */
+long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n);
+
+/* Whether rows 0..B-1 of two raw heads of the same shape are the same bits. */
+int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B);
 
 #endif
