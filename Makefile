@@ -59,7 +59,7 @@ HC_OS_CFLAGS := $(if $(filter Darwin,$(HC_OS)),-D_DARWIN_C_SOURCE)
 # pkg-config of the target: Debian's multiarch .pc files for a Linux cross build (the :arm64
 # -dev packages), Homebrew's keg-only zlib and libxml2 on macOS (PKG_CONFIG_PATH, exported so
 # that the setup step sees them too).
-# A macOS cross build (zig cc -target aarch64-macos: README, "macOS") uses the static macOS
+# A macOS cross build (zig cc -target aarch64-macos: docs/PLATFORMS.md, "macOS") uses the static macOS
 # builds of the four libraries that ci/macos-deps makes from Debian's sources in MACOS_DEPS.
 PKG_CONFIG ?= pkg-config
 ifeq ($(HC_CROSS)/$(HC_OS),1/Linux)
@@ -288,7 +288,7 @@ test-gpu: build/halfcheck $(GPU_BIN)
 	@HALFCHECK=build/halfcheck sh tests/run.sh $(filter $(BUILD)/tests/gpu_test_%,$(GPU_BIN))
 	@for b in $(filter $(BUILD)/tests/gpu_bench_%,$(GPU_BIN)); do $$b || exit 1; done
 
-# A cross build's tests under qemu-user (README, "Other platforms"): `make CC=aarch64-linux-gnu-gcc
+# A cross build's tests under qemu-user (docs/PLATFORMS.md, "aarch64 Linux"): `make CC=aarch64-linux-gnu-gcc
 # test-qemu` builds QEMU_TESTS for the target and runs them through tests/run.sh, each program
 # (and the halfcheck they start, through $$HALFCHECK) behind a wrapper script in $(BUILD)/qemu/
 # that starts it under $(QEMU). `-L /`: the target's libc from Debian's multiarch packages
