@@ -346,8 +346,10 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
     unlink(records);
     unlink(errfile);
     unlink(sidefile);
-    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    /* Close-on-exec, as every descriptor here: the engines a backend starts get none of them
+     * (backends/extproc.c closes the rest in its child too). */
+    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     int pfd[2] = {-1, -1}, life[2] = {-1, -1};
     if (rfd < 0 || sfd < 0 || pipe(pfd) != 0 || pipe(life) != 0) {
         snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
@@ -365,8 +367,10 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
         *message = strdup(text);
         return -1;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         fcntl(life[i], F_SETFD, fcntl(life[i], F_GETFD) | FD_CLOEXEC);
+        fcntl(pfd[i], F_SETFD, fcntl(pfd[i], F_GETFD) | FD_CLOEXEC);
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
