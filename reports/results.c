@@ -52,14 +52,40 @@ const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len)
     return buf;
 }
 
+const char *hc_num_format(char *buf, size_t len, const char *fmt, double v)
+{
+    if (!len)
+        return buf;
+    snprintf(buf, len, fmt, v);
+    /* The number's text: from its sign to the end of its digits, point and exponent. */
+    char *minus = strchr(buf, '-');
+    if (!minus || !isfinite(v) || v > 0)
+        return buf;
+    char *q = minus + 1;
+    int nonzero = 0;
+    while ((*q >= '0' && *q <= '9') || *q == '.') {
+        nonzero |= *q >= '1' && *q <= '9';
+        q++;
+    }
+    if (q > minus + 1 && !nonzero) /* "-0", "-0.000", "-0e+00": drop the sign */
+        memmove(minus, minus + 1, strlen(minus + 1) + 1);
+    return buf;
+}
+
 const char *hc_metric_format(int metric, double raw, char *buf, size_t len)
 {
     const hc_metric_info *mi = &hc_metric_infos[metric];
     double v = raw * mi->display_scale;
+    char fmt[32];
     if (!isfinite(v))
         snprintf(buf, len, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-    else
-        snprintf(buf, len, metric == HC_M_POLICY_KL ? "%.6f%s" : "%.5f%s", v, mi->unit);
+    else {
+        /* The unit may hold a '%' ("0.45%"): it goes after the number, not into the format. */
+        snprintf(fmt, sizeof fmt, "%s", metric == HC_M_POLICY_KL ? "%.6f" : "%.5f");
+        hc_num_format(buf, len, fmt, v);
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, "%s", mi->unit);
+    }
     return buf;
 }
 
@@ -70,7 +96,9 @@ const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, si
         return buf;
     }
     const hc_metric_info *mi = &hc_metric_infos[metric];
-    snprintf(buf, len, "%.6g%s", t->limit[metric][pct] / t->scale[metric][pct] * mi->display_scale, mi->unit);
+    hc_num_format(buf, len, "%.6g", t->limit[metric][pct] / t->scale[metric][pct] * mi->display_scale);
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, "%s", mi->unit);
     return buf;
 }
 
@@ -123,7 +151,7 @@ static json_t *jnum(double x)
         return json_string("nan");
     if (isinf(x))
         return json_string(x > 0 ? "inf" : "-inf");
-    return json_real(x);
+    return json_real(x == 0 ? 0.0 : x); /* -0 as 0: no negative zero in a report */
 }
 
 static json_t *jstr_or_null(const char *s) { return s ? json_string(s) : json_null(); }

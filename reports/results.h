@@ -186,6 +186,11 @@ const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len);
 
 /* A raw error as testgpuerror prints it ("0.12345%", "0.000123", "1.23456c"; "nan", "inf"). */
 const char *hc_metric_format(int metric, double raw, char *buf, size_t len);
+/* One number v printed by fmt (a printf conversion of one double, with any text around it) into
+ * buf, the one way reports print a figure: a value that prints as zero prints without a sign
+ * ("0.000000", never "-0.000000": a tiny negative average, or -0, is no negative figure).
+ * Returns buf. */
+const char *hc_num_format(char *buf, size_t len, const char *fmt, double v);
 /* A tier limit in the same display units as hc_metric_format ("0.45%", "0.34", "5.4c"). */
 const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, size_t len);
 /* The tier failures of a checked result as text, one line per failing limit, e.g.
