@@ -88,6 +88,16 @@ static void progress(void *user, const char *what, size_t done, size_t total)
     }
 }
 
+/* A warning of the run (an unusable reference cache), printed even under --quiet: it explains
+ * a run slower than it should be. */
+static void warn_line(void *user, const char *message)
+{
+    progress_state *ps = user;
+    if (ps && ps->tty)
+        fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "halfcheck run: warning: %s\n", message);
+}
+
 static const char *verdict_of(const hc_result *r)
 {
     if (!r)
@@ -109,6 +119,11 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     size_t n = r && r->stats ? r->stats->n_positions : r ? ps->done : total;
     if (ps->tty)
         fprintf(stderr, "\r\033[K");
+    if (seconds == HC_RUN_FROM_CACHE) {
+        fprintf(stderr, "halfcheck run: %s: %zu positions from the reference cache\n", what, n);
+        ps->what[0] = '\0';
+        return;
+    }
     /* The rate of a whole case means something however short it was. */
     if (n > 0 && seconds > 0)
         snprintf(rate, sizeof rate, ", %.1f pos/s", (double)n / seconds);
@@ -165,10 +180,11 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};
     ps.tty = isatty(2);
+    o.warn = warn_line;
+    o.progress_user = &ps;
     if (!quiet) {
         o.progress = progress;
         o.case_end = case_end;
-        o.progress_user = &ps;
     }
     const char *out_dir = cli_get(&a, "out", "halfcheck-out");
 
