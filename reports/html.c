@@ -966,6 +966,13 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
         hc_strbuf_printf(&b, ". ");
     }
     hc_strbuf_printf(&b, "%zu results: %zu passed, %zu failed, %zu errors, %zu skipped.</p>\n", rs->n, pass, fail, errors, skipped);
+    if (rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "", "");
+        hc_strbuf_printf(&b, "<p class=interrupted><b>Interrupted</b>: ");
+        sb_esc(&b, it ? it : "the run was stopped before every case ran.");
+        hc_strbuf_printf(&b, "</p>\n");
+        free(it);
+    }
     summary(&b, rs);
     for (size_t i = 0; i < rs->n; i++)
         if (first_of(rs, i, 0))

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "stream.h"
 
 int hc_result_is_error(const hc_result *r)
@@ -50,6 +51,27 @@ const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len)
         }
     }
     return buf;
+}
+
+char *hc_results_interrupted_text(const hc_results *rs, const char *quote, const char *unquote)
+{
+    if (!rs->interrupted)
+        return NULL;
+    hc_strbuf b = HC_STRBUF_INIT;
+    hc_strbuf_printf(&b, "the run was stopped (SIGINT or SIGTERM) before every case ran; ");
+    if (!rs->n)
+        hc_strbuf_printf(&b, "no case finished, so these reports hold no result.");
+    else
+        hc_strbuf_printf(&b, "only the %zu case%s that finished %s reported: ", rs->n, rs->n == 1 ? "" : "s",
+                         rs->n == 1 ? "is" : "are");
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        hc_strbuf_printf(&b, "%s%s%s %s %s %s%s", i ? ", " : "", quote, r->net ? r->net : "?", r->board ? r->board : "?",
+                         r->backend ? r->backend : "?", r->mode ? r->mode : "?", unquote);
+    }
+    if (rs->n)
+        hc_strbuf_printf(&b, ".");
+    return hc_strbuf_take(&b, NULL);
 }
 
 const char *hc_num_format(char *buf, size_t len, const char *fmt, double v)

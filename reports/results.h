@@ -176,6 +176,13 @@ void hc_results_count(const hc_results *rs, hc_check_counts *c);
  * rs->allow_skips), else 0. (A run also knows about inputs that failed to load: 2 first.) */
 int hc_results_status(const hc_results *rs);
 
+/* The sentence every report of an interrupted run (rs->interrupted) opens with, malloc'd: that
+ * the run was stopped before every case ran, and which cases finished (the results it holds,
+ * each "net board backend mode" between quote and unquote: "`" and "`" for Markdown), so that
+ * a report read alone (summary.md as a CI job's summary) cannot pass for a whole run. NULL when
+ * the run was not interrupted, or out of memory. */
+char *hc_results_interrupted_text(const hc_results *rs, const char *quote, const char *unquote);
+
 /* Whether a checked result counts as an error for reports (non-finite anywhere). */
 int hc_result_is_error(const hc_result *r);
 /* Whether a result passed: checked, not an error, and every tier's check passed. */

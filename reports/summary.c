@@ -48,6 +48,16 @@ static void fig_pct(hc_strbuf *b, const acc *a)
 char *hc_summary_markdown(const hc_results *rs, hc_err *err)
 {
     hc_strbuf b = HC_STRBUF_INIT;
+    /* Posted alone as a CI job's summary: an interrupted run must not read as a whole one. */
+    if (rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "`", "`");
+        if (!it) {
+            hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
+            return NULL;
+        }
+        hc_strbuf_printf(&b, "**Interrupted**: %s\n\n", it);
+        free(it);
+    }
     hc_strbuf_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
                   "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");

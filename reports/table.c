@@ -255,9 +255,12 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
     int rc = done ? 0 : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
     if (!rc)
         rc = hc_ostream_printf(o, err, "## halfcheck: %s\n\n", rs->suite ? rs->suite : "results");
-    if (!rc && rs->interrupted)
-        rc = hc_ostream_printf(o, err, "**Interrupted**: the run was stopped (SIGINT or SIGTERM) before every case ran; "
-                                       "only the cases that finished are reported.\n\n");
+    if (!rc && rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "`", "`");
+        rc = it ? hc_ostream_printf(o, err, "**Interrupted**: %s\n\n", it)
+                : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
+        free(it);
+    }
     if (!rc)
         rc = hc_ostream_printf(o, err, "Errors of the backend's outputs against halfcheck's fp32 reference, as KataGo's "
                                        "testgpuerror measures them, over the positions of each board: `%%` percentage "
