@@ -11,7 +11,7 @@
 #include "runner.h"
 
 static const cli_opt opts[] = {
-    {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)", "DIR"},
+    {"out", 1, 0, "directory for junit.xml, results.json, report.md, summary.md, report.csv, report.html (default halfcheck-out)", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
     {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
     {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU) or cuda:ref32 (an NVIDIA GPU, the same bits, "
@@ -21,7 +21,7 @@ static const cli_opt opts[] = {
     {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
     {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)", "FILTER"},
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
-    {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line", NULL},
+    {"quiet", 0, 0, "no progress, no per-case lines and no table: only warnings, errors and the final line", NULL},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
