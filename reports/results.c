@@ -329,6 +329,25 @@ double hc_result_engine_pos_per_s(const hc_result *r)
     return (double)r->engine.positions / r->engine.eval_seconds;
 }
 
+int hc_engine_batches_note(const hc_result *r, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (!len || !r->has_engine || !r->engine.engine_batches)
+        return 0;
+    char count[64] = "";
+    if (r->engine.nn_batches > 0)
+        snprintf(count, sizeof count, "%ld batches", r->engine.nn_batches);
+    else
+        snprintf(count, sizeof count, "batches");
+    int n = r->max_batch_size > 0
+                ? snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s of at most %d rows "
+                                     "this run); a rerun may differ slightly", count, r->max_batch_size)
+                : snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s this run); a rerun "
+                                     "may differ slightly", count);
+    return n < 0 ? 0 : n < (int)len ? n : (int)len - 1;
+}
+
 int hc_engine_text(const hc_result *r, char *buf, size_t len)
 {
     if (!r->has_engine || len == 0)
@@ -350,13 +369,17 @@ int hc_engine_text(const hc_result *r, char *buf, size_t len)
         ADD("%s%d engine process%s", o ? ", " : "", e->engines, e->engines == 1 ? "" : "es");
     if (e->version[0])
         ADD("%sversion %s", o ? ", " : "", e->version);
+    char note[300];
+    if (hc_engine_batches_note(r, note, sizeof note))
+        ADD("%s%s", o ? "; " : "", note);
 #undef ADD
     return (int)(o < len ? o : len - 1);
 }
 
 /* An external engine's cost; unknown figures are null. */
-static json_t *engine_json(const hc_engine_stats *e)
+static json_t *engine_json(const hc_result *r)
 {
+    const hc_engine_stats *e = &r->engine;
     json_t *o = json_object();
     json_object_set_new(o, "positions", e->positions >= 0 ? json_integer(e->positions) : json_null());
     json_object_set_new(o, "evalSeconds", e->eval_seconds >= 0 ? jnum(e->eval_seconds) : json_null());
@@ -368,6 +391,12 @@ static json_t *engine_json(const hc_engine_stats *e)
     json_object_set_new(o, "nnRows", e->nn_rows >= 0 ? json_integer(e->nn_rows) : json_null());
     json_object_set_new(o, "nnBatches", e->nn_batches >= 0 ? json_integer(e->nn_batches) : json_null());
     json_object_set_new(o, "avgBatchSize", e->avg_batch >= 0 ? jnum(e->avg_batch) : json_null());
+    /* Beside the batch counts: whether a rerun can reproduce the batched figures. */
+    char note[300];
+    if (hc_engine_batches_note(r, note, sizeof note)) {
+        json_object_set_new(o, "batchesFormedByEngine", json_true());
+        json_object_set_new(o, "batchesNote", json_string(note));
+    }
     json_object_set_new(o, "version", e->version[0] ? json_string(e->version) : json_null());
     return o;
 }
@@ -407,7 +436,7 @@ static json_t *result_json(const hc_result *r)
     if (r->taps)
         json_object_set_new(o, "taps", taps_json(r->taps));
     if (r->has_engine)
-        json_object_set_new(o, "engine", engine_json(&r->engine));
+        json_object_set_new(o, "engine", engine_json(r));
     if (r->self_check)
         json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
@@ -910,7 +939,8 @@ static int rd_engine(rd *r, json_t *o, hc_engine_stats *e)
     if (rd_opt_num(r, o, "positions", &pos) || rd_opt_num(r, o, "evalSeconds", &e->eval_seconds) ||
         rd_opt_num(r, o, "peakRssKiB", &e->peak_rss_kib) || rd_opt_num(r, o, "nnRows", &rows) ||
         rd_opt_num(r, o, "nnBatches", &batches) || rd_opt_num(r, o, "avgBatchSize", &e->avg_batch) ||
-        rd_opt_num(r, o, "processes", &procs) || rd_flag(r, o, "batching", &e->batching))
+        rd_opt_num(r, o, "processes", &procs) || rd_flag(r, o, "batching", &e->batching) ||
+        rd_flag(r, o, "batchesFormedByEngine", &e->engine_batches))
         return -1;
     if (!pr)
         procs = 0;

@@ -110,6 +110,12 @@ double hc_result_engine_pos_per_s(const hc_result *r);
  * batch (40 rows in 21 batches), 8 processes, version 1.17.2") into buf; its length, 0 when the
  * result has no engine figures. */
 int hc_engine_text(const hc_result *r, char *buf, size_t len);
+/* For a result whose engine formed its own batches (hc_engine_stats.engine_batches: KataGo's
+ * analysis engine batches concurrent queries by timing), what a rerun can reproduce: "batched
+ * figures depend on how the engine formed its batches (2493 batches of at most 6 rows this run);
+ * a rerun may differ slightly" into buf; its length, 0 (buf "") for any other result (their
+ * figures are the same bits on a rerun). */
+int hc_engine_batches_note(const hc_result *r, char *buf, size_t len);
 
 /* Provenance: what produced a run's figures, so that a reader can tell what was evaluated and
  * rerun it elsewhere with the same figures. One per run; a merge keeps one per job (its input). */

@@ -367,6 +367,56 @@ static void test_negzero(const char *dir)
     hc_check("reports-6.2", ok && !where[0], "a negative zero in the reports: %s %s", where, err.msg);
 }
 
+/* An engine that formed its own batches (KataGo's analysis engine: by timing) gets the note
+ * that its batched figures may differ on a rerun, beside its batch counts in report.md,
+ * report.html, results.json and summary.md; an engine given its batches by halfcheck (pipe:)
+ * does not: its figures are the same bits on a rerun. */
+static void test_batches_note(const char *dir)
+{
+    hc_result r[2] = {items[0], items[0]};
+    for (int k = 0; k < 2; k++) {
+        r[k].mode = "batched";
+        r[k].has_engine = 1;
+        r[k].engine = hc_engine_stats_unknown();
+        r[k].engine.positions = 20;
+        r[k].engine.eval_seconds = 2;
+        r[k].engine.batching = 1;
+        r[k].engine.nn_rows = 2493 * 4;
+        r[k].engine.nn_batches = 2493;
+        r[k].engine.avg_batch = 4;
+        r[k].max_batch_size = 6;
+    }
+    r[0].backend = "analysis";
+    r[0].engine.engine_batches = 1;
+    r[1].backend = "pipe";
+    hc_results two = rs;
+    two.items = r;
+    two.n = 2;
+    char out[600];
+    snprintf(out, sizeof out, "%s/batches", dir);
+    hc_err err = {0};
+    int ok = hc_reports_write_dir(&two, out, &err) == 0;
+    static const char *const note =
+        "batched figures depend on how the engine formed its batches (2493 batches of at most 6 rows this run); "
+        "a rerun may differ slightly";
+    const char *md = hc_text(hc_path(out, "report.md")), *html = hc_text(hc_path(out, "report.html"));
+    const char *js = hc_text(hc_path(out, "results.json")), *sum = hc_text(hc_path(out, "summary.md"));
+    const char *first = strstr(md, note);
+    hc_check("reports-7.1", ok && first && !strstr(first + 1, note) && strstr(html, note) && strstr(js, note) &&
+                                strstr(js, "\"batchesFormedByEngine\": true") && strstr(sum, "| 4.00 † |") &&
+                                strstr(sum, note) && strstr(sum, "| 4.00 |"),
+             "the note is missing or doubled: report.md %d, report.html %d, results.json %d, summary.md %d (%s)",
+             first != NULL, strstr(html, note) != NULL, strstr(js, note) != NULL, strstr(sum, note) != NULL, err.msg);
+    /* read back (merge): the flag survives */
+    char path[700];
+    snprintf(path, sizeof path, "%s/results.json", out);
+    hc_results_doc *d = hc_results_read_json(path, &err);
+    const hc_results *back = d ? hc_results_doc_results(d) : NULL;
+    hc_check("reports-7.2", back && back->n == 2 && back->items[0].engine.engine_batches && !back->items[1].engine.engine_batches,
+             "results.json read back: %s", back ? "the flag is lost" : err.msg);
+    hc_results_doc_free(d);
+}
+
 /* The compare command end to end on a shared golden file and a perturbed copy: exit status
  * 1 for a tier failure, 3 for a non-finite output, and the reports it writes. */
 static void test_compare_cli(const char *dir)
@@ -420,7 +470,7 @@ static void test_compare_cli(const char *dir)
 
 int main(void)
 {
-    hc_plan(11 + 7 + 8 + 3 + 5 + 2);
+    hc_plan(11 + 7 + 8 + 3 + 5 + 2 + 2);
     const char *dir = hc_tmpdir("test_reports");
     if (!dir) {
         hc_check("reports-0", 0, "no scratch dir");
@@ -437,6 +487,7 @@ int main(void)
     test_atomic(dir);
     test_compare_cli(dir);
     test_negzero(dir);
+    test_batches_note(dir);
     unmk(ref);
     unmk(good);
     unmk(bad);
