@@ -145,7 +145,7 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     static const cli_cmd usage = {"run", opts,
         "usage: halfcheck run SUITE.yaml [options]\n"
         "exit status: 0 every check passed, 1 a tier failed, 2 bad usage, config or input, 3 a backend "
-        "crashed, hung or produced non-finite output, 4 nothing checked or a backend skipped in every "
+        "crashed, hung, failed or produced non-finite output, 4 nothing checked or a backend skipped in every "
         "case, 130 interrupted\n",
         1, 1};
     int done = cli_start(&usage, argc, argv, &a);
