@@ -72,7 +72,7 @@ static void child(int fd, const hc_casetaps_opts *o, const hc_position *sel, siz
     } else {
         for (int i = 0; i < hc_tapcmp_count(c); i++) {
             const hc_tapdiff *d = hc_tapcmp_at(c, i);
-            int cmp = !d->missing && !d->mismatch;
+            int cmp = !d->missing && !d->mismatch && d->n > 0;
             fprintf(f, "L %d %s %.17g %.17g %.17g %.17g %.17g %.17g %s\n", cmp, hc_tap_fmt_str(d->fmt), d->max_abs,
                     hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d), hc_tapdiff_mean_rel(d), hc_tapdiff_stor_rel(d),
                     hc_tapcmp_explained(c, i, HC_TAPS_FACTOR), d->name);
@@ -214,13 +214,17 @@ int hc_casetaps_attach(hc_result *r, char **message, hc_result_taps **taps, cons
             t->error = strdup("the comparison's process failed");
     }
     char head[600];
+    size_t n_cmp = 0;
+    for (size_t i = 0; i < t->n_layers; i++)
+        n_cmp += t->layers[i].compared != 0;
     if (t->first)
-        snprintf(head, sizeof head, "first divergent layer: %s (taps of %zu positions against ref32)", t->first,
-                 t->n_positions);
+        snprintf(head, sizeof head, "first divergent layer: %s (taps of %zu positions against ref32; %zu of %zu layers "
+                 "compared)", t->first, t->n_positions, n_cmp, t->n_layers);
     else if (t->error)
         snprintf(head, sizeof head, "taps: %s", t->error + (strncmp(t->error, "taps: ", 6) == 0 ? 6 : 0));
     else
-        snprintf(head, sizeof head, "no divergent layer (taps of %zu positions against ref32)", t->n_positions);
+        snprintf(head, sizeof head, "no divergent layer (taps of %zu positions against ref32; %zu of %zu layers "
+                 "compared)", t->n_positions, n_cmp, t->n_layers);
     size_t ml = *message ? strlen(*message) : 0;
     char *nm = malloc(strlen(head) + ml + 3);
     if (!nm) {
