@@ -266,6 +266,12 @@ double hc_tap_fmt_floor(int fmt)
 double hc_tap_fmt_floor_stat(int fmt, int stat)
 {
     double u = hc_tap_fmt_floor(fmt);
+    /* f32's floor is no rounding of each value but a summation order's error, which scales with
+     * the sums' terms, not with each output: small outputs get as much of it as large ones, so
+     * relative to mean|a| it may exceed what it is relative to max|a|. The averages keep the
+     * maximum's floor there (a bias or a scale in f32 is far beyond it either way). */
+    if (fmt != HC_TAPFMT_F16 && fmt != HC_TAPFMT_BF16)
+        return u;
     return stat == HC_TAPSTAT_MEAN ? u / 2 : stat == HC_TAPSTAT_RMS ? u / sqrt(3.0) : u;
 }
 

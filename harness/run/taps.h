@@ -92,8 +92,9 @@ double hc_tapdiff_rel(const hc_tapdiff *d, int stat);
 /* The same statistic of storage alone: A's tensor rounded to B's format against A. */
 double hc_tapdiff_stor(const hc_tapdiff *d, int stat);
 /* The relative error of a format's arithmetic that no tap reveals (docs/TAPS.md): for the
- * maximum f32 2^-16, f16 2^-11, bf16 2^-8 (u); for the mean u/2 and the RMS u/sqrt(3), those of an
- * error spread evenly over [-u|a|, u|a|]. */
+ * maximum f32 2^-16, f16 2^-11, bf16 2^-8 (u); for the mean u/2 and the RMS u/sqrt(3) in f16 and
+ * bf16, those of an error spread evenly over [-u|a|, u|a|], and 2^-16 in f32 (a summation
+ * order's error, not a rounding of each value). */
 double hc_tap_fmt_floor(int fmt);
 double hc_tap_fmt_floor_stat(int fmt, int stat);
 /* Index of the first layer (forward order) whose max_rel exceeds threshold or that holds a
