@@ -161,7 +161,7 @@ int main(void)
 
     /* 2. Every command's --help. */
     static const char *const cmds[] = {"demo", "run", "katago", "eval", "compare", "record", "features", "selfplay",
-                                       "synth-net", "bisect-precision", "taps", "cases", "merge", "backends", "version"};
+                                       "synth-net", "bisect-precision", "taps", "headroom", "cases", "merge", "backends", "version"};
     missing = 0;
     int tiers_ok = 1;
     char tiers_bad[200] = "";

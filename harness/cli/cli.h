@@ -116,6 +116,7 @@ int cmd_synth_net(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
 int cmd_taps(int argc, char **argv);
 int cmd_bisect_precision(int argc, char **argv);
+int cmd_headroom(int argc, char **argv);
 int cmd_cases(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 

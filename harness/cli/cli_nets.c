@@ -88,7 +88,12 @@ char *cli_rerun_args(const cli_args *a)
             o += hc_shell_word(out + o, cap - o, specs[i]);
     }
     if (cli_has(a, "allow-skips") && o < cap)
-        snprintf(out + o, cap - o, " --allow-skips");
+        o += (size_t)snprintf(out + o, cap - o, " --allow-skips");
+    /* --repeat changes what a case checks (its "repeat" result); numbers need no quoting */
+    if (cli_has(a, "repeat") && o < cap)
+        o += (size_t)snprintf(out + o, cap - o, " --repeat %.8s", cli_get(a, "repeat", ""));
+    if (cli_has(a, "repeat-limit") && o < cap)
+        snprintf(out + o, cap - o, " --repeat-limit %.24s", cli_get(a, "repeat-limit", ""));
     return out;
 }
 

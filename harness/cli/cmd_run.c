@@ -23,6 +23,11 @@ static const cli_opt opts[] = {
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
     {"quiet", 0, 0, "no progress, no per-case lines and no table: only warnings, errors and the final line", NULL},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},
+    {"repeat", 1, 0, "evaluate every case's positions N times (2..100) in other batch compositions and orders and "
+                     "compare the evaluations bit for bit: one more result per case, an error naming the positions "
+                     "that differ (docs/CI.md, \"Nondeterminism\"); overrides the suite's repeat:", "N"},
+    {"repeat-limit", 1, 0, "with --repeat: differences up to X in every output value pass as \"differs within X\" "
+                           "(default 0: any bit fails)", "X"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -161,6 +166,17 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
         hc_err_set(&err, HC_EUSAGE, "--threads must be 1..256, --timeout positive and --seed not negative");
         return cli_fail("run", &err);
     }
+    int repeat;
+    double repeat_limit;
+    if (cli_get_int(&a, "repeat", 0, &repeat, &err) || cli_get_double(&a, "repeat-limit", 0, &repeat_limit, &err))
+        return cli_fail("run", &err);
+    if ((cli_has(&a, "repeat") && (repeat < 2 || repeat > 100)) || !(repeat_limit >= 0) ||
+        (cli_has(&a, "repeat-limit") && !cli_has(&a, "repeat"))) {
+        hc_err_set(&err, HC_EUSAGE, "--repeat must be 2..100, --repeat-limit not negative and given with --repeat");
+        return cli_fail("run", &err);
+    }
+    o.repeat = repeat;
+    o.repeat_limit = repeat_limit;
     o.threads = threads;
     o.timeout_s = timeout;
     o.seed = (unsigned)seed;

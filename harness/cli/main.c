@@ -24,6 +24,7 @@ static const command commands[] = {
     {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
     {"bisect-precision", cmd_bisect_precision, "the layers a precision profile must run in fp32 to pass a tier, as a profile"},
     {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
+    {"headroom", cmd_headroom, "per layer, the fp32 reference's largest values and sums against fp16's (or bf16's) range"},
     {"cases", cmd_cases, "list a suite's net x board x backend cases as run --only filters (for ci/sweep)"},
     {"merge", cmd_merge, "fold the results.json of several runs (a sweep's jobs) into one set of reports"},
     {"backends", cmd_backends, "list every backend kind with its spec syntax, and the built-in precision profiles"},

@@ -355,7 +355,8 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
 
 static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
                                          "matrix", "notes", "seed", "allow_skips", "reference", NULL};
-static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", NULL};
+static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", "repeat",
+                                           "repeat_limit", NULL};
 static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
 
 typedef struct sctx {
@@ -549,6 +550,11 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
             b->taps_positions = 4;
             if ((v = hc_ydoc_get(c->d, it, "taps_positions")) &&
                 hc_ydoc_int(c->d, v, "taps_positions", ctx, 1, 64, &b->taps_positions, err))
+                return -1;
+            if ((v = hc_ydoc_get(c->d, it, "repeat")) && hc_ydoc_int(c->d, v, "repeat", ctx, 2, 100, &b->repeat, err))
+                return -1;
+            if ((v = hc_ydoc_get(c->d, it, "repeat_limit")) &&
+                hc_ydoc_double(c->d, v, "repeat_limit", ctx, 0, 1e30, &b->repeat_limit, err))
                 return -1;
         }
         if (!b->tiers) {

@@ -92,6 +92,11 @@ typedef struct hc_backend_cfg {
      * positions, against ref32 layer by layer (harness/run/casetaps.h; docs/TAPS.md). */
     int taps_on_failure;
     int taps_positions; /* default 4 */
+    /* repeat: N (2..100; 0 absent): every case of this backend is evaluated N times more in other
+     * batch compositions and orders and the evaluations compared bit for bit (harness/run/repeat.h);
+     * repeat_limit: the largest |difference| of an output value that passes (default 0). */
+    int repeat;
+    double repeat_limit;
 } hc_backend_cfg;
 
 enum { HC_MODE_UNBATCHED = 1, HC_MODE_BATCHED = 2 };

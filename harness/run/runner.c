@@ -24,6 +24,7 @@
 #include "nnoutput.h"
 #include "positions.h"
 #include "refcache.h"
+#include "repeat.h"
 #include "shown.h"
 #include "sgfwalk.h"
 #include "sgf.h"
@@ -566,6 +567,8 @@ typedef struct case_inputs {
 
 static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inputs *in, hc_nnoutput *outs,
                         hc_isolate_side *side, int rc, char *message, const char *spec, double secs, hc_err *err);
+static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net,
+                       const case_inputs *in, const char *spec, const hc_eval_settings *es, hc_err *err);
 
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
                     size_t n, const hc_nnoutput *ref, hc_err *err)
@@ -643,6 +646,64 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (opts->case_end && run->n > before)
             opts->case_end(opts->progress_user, what, n, secs, &run->items[run->n - 1]);
     }
+    case_inputs in = {ps, n, ref};
+    return run->interrupted ? 0 : repeat_case(run, opts, c, net, &in, spec, &es, err);
+}
+
+/* run --repeat / a backend's repeat: (harness/run/repeat.h): the case's positions evaluated N times in
+ * other batch compositions and orders and compared bit for bit, as one more result (mode "repeat",
+ * judged by its verdict, not by tiers): checked when deterministic or within the limit, an error
+ * naming the positions otherwise. */
+static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net,
+                       const case_inputs *in, const char *spec, const hc_eval_settings *es, hc_err *err)
+{
+    const hc_suite *s = run->suite;
+    const hc_backend_cfg *bc = &s->backends[c->backend];
+    int reps = opts->repeat ? opts->repeat : bc->repeat;
+    double limit = opts->repeat ? opts->repeat_limit : bc->repeat_limit;
+    if (reps < 2)
+        return 0;
+    char what[512], prefix[600];
+    snprintf(what, sizeof what, "%s %s %s repeat", s->nets[c->net].name, s->boards[c->board].name, bc->name);
+    snprintf(prefix, sizeof prefix, "%s/case%u", run->scratch, run->n_children++);
+    if (opts->progress)
+        opts->progress(opts->progress_user, what, 0, (size_t)reps * in->n);
+    progress_ctx pc = {opts, what};
+    hc_repeat_opts ro = {.spec = spec, .net = net, .ps = in->ps, .n = in->n, .settings = es,
+                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps,
+                         .seed = case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
+                                           "repeat"),
+                         .timeout_s = opts->timeout_s, .scratch_prefix = prefix, .stopped = case_stopped,
+                         .progress = case_progress, .user = &pc, .no_pdeathsig = opts->no_pdeathsig};
+    hc_repeat r;
+    hc_stats *st = NULL;
+    char *message = NULL;
+    double t0 = now_s();
+    int rc = hc_repeat_run(&ro, &r, &st, &message, err);
+    double secs = now_s() - t0;
+    if (rc == -2) {
+        run->interrupted = 1;
+        hc_repeat_clear(&r);
+        free(st);
+        return 0;
+    }
+    hc_case rcase = *c;
+    rcase.n_tiers = 0;
+    int outcome = HC_OUT_ERROR;
+    if (rc == 0) {
+        char v[3000];
+        outcome = hc_repeat_verdict(&r, limit, ro.batch, v, sizeof v) == HC_REPEAT_DIFFERS ? HC_OUT_ERROR
+                                                                                          : HC_OUT_CHECKED;
+        message = strdup(v);
+    }
+    hc_repeat_clear(&r);
+    if (outcome == HC_OUT_ERROR)
+        run->backend_error = 1;
+    size_t before = run->n;
+    if (add_result(run, &rcase, "repeat", outcome, message, st, secs, err))
+        return -1;
+    if (opts->case_end && run->n > before)
+        opts->case_end(opts->progress_user, what, in->n, secs, &run->items[run->n - 1]);
     return 0;
 }
 

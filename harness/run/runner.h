@@ -62,6 +62,11 @@ typedef struct hc_run_options {
     /* Leave out Linux's PR_SET_PDEATHSIG in the case children (harness/run/isolate.h): their
      * portable lifeline alone then ends them when this process dies (tests/test_orphans). */
     int no_pdeathsig;
+    /* run --repeat N (0: each backend's repeat:, see config.h): every case's positions evaluated N
+     * times more in other batch compositions and orders, compared bit for bit (harness/run/repeat.h),
+     * one more result per case (mode "repeat"); repeat_limit: the largest difference that passes. */
+    int repeat;
+    double repeat_limit;
 } hc_run_options;
 
 enum { HC_RUN_REF_CHECK = 3 };
