@@ -537,11 +537,13 @@ static int cfg_sets(const char *text, const char *key)
  * halfcheck's words, before any engine starts: KataGo's analysis engine takes numSearchThreads
  * as numSearchThreadsPerAnalysisThread, which halfcheck sets, and dies when both are given (a GTP
  * config such as gtp_example.cfg); a config with the analysis engine's keys (numAnalysisThreads,
- * numSearchThreadsPerAnalysisThread) is no GTP config. opt names the option it came from. */
-static int check_cfg(const char *path, const char *opt, int for_analysis, const char *path_kind, hc_err *err)
+ * numSearchThreadsPerAnalysisThread) is no GTP config. file is read; path, as given, and opt (the
+ * option it came from) name it. */
+static int check_cfg(const char *file, const char *path, const char *opt, int for_analysis, const char *path_kind,
+                     hc_err *err)
 {
     size_t len;
-    char *text = hc_read_file(path, 1 << 22, &len, err);
+    char *text = hc_read_file(file, 1 << 22, &len, err);
     if (!text)
         return hc_err_prefix(err, "%s: ", opt);
     const char *akey = cfg_sets(text, "numAnalysisThreads")                  ? "numAnalysisThreads"
@@ -764,7 +766,7 @@ int cmd_katago(int argc, char **argv)
         static const char *const kinds[] = {"analysis", "gtp", "both"};
         char hint[96];
         hc_suggest_text(hint, sizeof hint, path_kind, strlen(path_kind), kinds, 3);
-        hc_err_set(&err, HC_EUSAGE, "--path: unknown path \"%s\"%s; expected analysis, gtp or both", path_kind, hint);
+        hc_err_set(&err, HC_EUSAGE, "--path %s: expected analysis, gtp or both%s", path_kind, hint);
         return cli_fail("katago", &err);
     }
     const char *tiers[9];
@@ -820,19 +822,9 @@ int cmd_katago(int argc, char **argv)
         hc_err_set(&err, HC_EUSAGE, "%s %s: %s", aopt, aconf, strerror(errno));
         return cli_fail("katago", &err);
     }
-    if ((use_analysis && check_cfg(ac_abs, aopt, 1, path_kind, &err)) ||
-        (use_gtp && check_cfg(c_abs, "--config", 0, path_kind, &err))) {
-        /* Name the file as given, not its absolute path. */
-        const char *abs = use_analysis && strstr(err.msg, ac_abs) ? ac_abs : c_abs;
-        const char *given = abs == ac_abs ? aconf : config;
-        char *at = strstr(err.msg, abs);
-        if (at) {
-            char rest[sizeof err.msg];
-            snprintf(rest, sizeof rest, "%s", at + strlen(abs));
-            snprintf(at, sizeof err.msg - (size_t)(at - err.msg), "%s%s", given, rest);
-        }
+    if ((use_analysis && check_cfg(ac_abs, aconf, aopt, 1, path_kind, &err)) ||
+        (use_gtp && check_cfg(c_abs, config, "--config", 0, path_kind, &err)))
         return cli_fail("katago", &err);
-    }
     /* main passes argv + 1: argv[-1] is the path this program was started by. */
     if (find_data(cli_get(&a, "data", NULL), argv[-1], data, &err))
         return cli_fail("katago", &err);

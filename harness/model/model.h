@@ -356,9 +356,11 @@ typedef struct hc_model_sniff {
 } hc_model_sniff;
 /* Sniffs the first HC_MODEL_SNIFF_BYTES (decompressed when gzip'd) of path. A file that
  * cannot be opened is -1 with err; anything that can be opened is 0, with out saying what it
- * is (a gzip stream that does not decompress is "not a model", its why saying so). */
+ * is: a gzip stream that breaks off or does not decompress is "not a model" (its why saying
+ * so) unless a model's whole header came before the break (then a model hc_net_load refuses). */
 int hc_model_sniff_file(const char *path, hc_model_sniff *out, hc_err *err);
-/* The same on the first len bytes of a file's (decompressed) content. */
+/* The same on the first len bytes of a file's (decompressed) content; len below
+ * HC_MODEL_SNIFF_BYTES is the whole file. */
 void hc_model_sniff_mem(const void *data, size_t len, hc_model_sniff *out);
 
 /* Writes net to path atomically, with "@BIN@" float blocks when binary, else text floats

@@ -49,12 +49,11 @@ static int is_int(const char *s, long *v)
     return 1;
 }
 
-void hc_model_sniff_mem(const void *data, size_t len, hc_model_sniff *out)
+/* whole: data is the whole file, so a word at its end is complete. */
+static void sniff(const void *data, size_t len, int whole, hc_model_sniff *out)
 {
     memset(out, 0, sizeof *out);
     const unsigned char *p = data, *end = p + len;
-    /* whole: the data is the whole file (shorter than a sniff), so a token at the end is complete. */
-    int whole = len < HC_MODEL_SNIFF_BYTES;
     char tok[4][128], q[2][40];
     int got = 0;
     while (got < 4) {
@@ -112,6 +111,11 @@ void hc_model_sniff_mem(const void *data, size_t len, hc_model_sniff *out)
     out->is_model = 1;
 }
 
+void hc_model_sniff_mem(const void *data, size_t len, hc_model_sniff *out)
+{
+    sniff(data, len, len < HC_MODEL_SNIFF_BYTES, out);
+}
+
 int hc_model_sniff_file(const char *path, hc_model_sniff *out, hc_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -126,18 +130,19 @@ int hc_model_sniff_file(const char *path, hc_model_sniff *out, hc_err *err)
     size_t n = 0;
     hc_err rerr = {0};
     while (n < HC_MODEL_SNIFF_BYTES) {
-        long k = hc_istream_read_some(in, buf + n, HC_MODEL_SNIFF_BYTES - n, &rerr);
+        /* Small reads: a stream that breaks off loses at most the read that met the break. */
+        size_t want = HC_MODEL_SNIFF_BYTES - n < 256 ? HC_MODEL_SNIFF_BYTES - n : 256;
+        long k = hc_istream_read_some(in, buf + n, want, &rerr);
         if (k <= 0)
             break;
         n += (size_t)k;
     }
     hc_istream_close(in);
-    if (rerr.code != HC_OK) {
+    /* A stream that breaks off (a cut download) after a model's header is a model that will
+     * not load, which hc_net_load then says where; before it, not a model, for that reason. */
+    sniff(buf, n, rerr.code == HC_OK && n < HC_MODEL_SNIFF_BYTES, out);
+    if (rerr.code != HC_OK && !out->is_model)
         snprintf(out->why, sizeof out->why, "not a model: %s", rerr.msg);
-        free(buf);
-        return 0;
-    }
-    hc_model_sniff_mem(buf, n, out);
     free(buf);
     return 0;
 }
