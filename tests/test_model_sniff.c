@@ -109,8 +109,12 @@ int main(void)
     hc_check("sniff-3.1", !sniff_text("These are small and weak neural net models for testing only.\n", &sn) &&
                               strstr(sn.why, "not a model") && strstr(sn.why, "These are"),
              "KataGo's README: %s", sn.why);
+    hc_model_sniff s2;
     hc_check("sniff-3.2", !sniff_text("Final 6-block selfplay net from official Jan 2020 run.\n\n{\"version\": 8}\n", &sn) &&
-                              strstr(sn.why, "not a model"), "an -info.txt: %s", sn.why);
+                              strstr(sn.why, "not a model") &&
+                              !sniff_text("Strongest 6 block neural net from g103 run for second public release.\n", &s2) &&
+                              strstr(s2.why, "\"Strongest 6 block neural\"") && s2.version == 0 && !s2.name[0],
+             "-info.txt notes: %s; %s (version %d)", sn.why, s2.why, s2.version);
     hc_check("sniff-3.3", !sniff_text("", &sn) && strstr(sn.why, "empty"), "empty: %s", sn.why);
     hc_check("sniff-3.4", !sniff_text(" \n\t\n", &sn) && strstr(sn.why, "whitespace"), "whitespace: %s", sn.why);
     hc_check("sniff-3.5", !sniff_text("mynet 99 22 19\n", &sn) && sn.version == 99 && strstr(sn.why, "99"),

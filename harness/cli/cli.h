@@ -50,6 +50,10 @@ const char *cli_get(const cli_args *a, const char *name, const char *def);
 int cli_has(const cli_args *a, const char *name);
 /* All values of a repeatable option, in order; returns the count. */
 int cli_get_all(const cli_args *a, const char *name, const char **vals, int max);
+/* Every --only filter (run and katago; hc_suite_select) into vals, in order: the count, or -1
+ * with err when there are more than CLI_MAX_ONLY. */
+enum { CLI_MAX_ONLY = 32 };
+int cli_get_only(const cli_args *a, const char **vals, hc_err *err);
 /* Numeric accessors that fail with a clear message on garbage. */
 int cli_get_int(const cli_args *a, const char *name, int def, int *out, hc_err *err);
 int cli_get_double(const cli_args *a, const char *name, double def, double *out, hc_err *err);

@@ -122,20 +122,25 @@ static int find_data(const char *given, const char *prog, char *out, hc_err *err
                       "DIR, the repository's suites/ directory");
 }
 
-/* A net name from the model's file name: the part before ".bin.gz" / ".txt.gz" / ".gz". */
-static void net_name(const char *model, char *out, size_t len)
+/* name without its model extension (.bin.gz, .txt.gz, .gz, .bin, .txt), into out. */
+static void stem(const char *name, char *out, size_t len)
 {
-    const char *base = strrchr(model, '/');
-    base = base ? base + 1 : model;
-    snprintf(out, len, "%s", base);
+    snprintf(out, len, "%s", name);
     static const char *const exts[] = {".bin.gz", ".txt.gz", ".gz", ".bin", ".txt"};
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
         size_t n = strlen(out), e = strlen(exts[i]);
         if (n > e && strcmp(out + n - e, exts[i]) == 0) {
             out[n - e] = '\0';
-            break;
+            return;
         }
     }
+}
+
+/* A net name from the model's file name: the part before ".bin.gz" / ".txt.gz" / ".gz". */
+static void net_name(const char *model, char *out, size_t len)
+{
+    const char *base = strrchr(model, '/');
+    stem(base ? base + 1 : model, out, len);
     for (char *p = out; *p; p++)
         if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
               *p == '_' || *p == '.'))
@@ -312,20 +317,6 @@ static int ext_rank(const char *name)
             return i;
     }
     return 4;
-}
-
-/* name without its model extension (.bin.gz, .txt.gz, .gz, .bin, .txt), into out. */
-static void stem(const char *name, char *out, size_t len)
-{
-    snprintf(out, len, "%s", name);
-    static const char *const exts[] = {".bin.gz", ".txt.gz", ".gz", ".bin", ".txt"};
-    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-        size_t n = strlen(out), e = strlen(exts[i]);
-        if (n > e && strcmp(out + n - e, exts[i]) == 0) {
-            out[n - e] = '\0';
-            return;
-        }
-    }
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -779,13 +770,10 @@ int cmd_katago(int argc, char **argv)
         tiers[0] = "fp16";
         n_tiers = 1;
     }
-    enum { MAX_ONLY = 32 };
-    const char *only[MAX_ONLY + 1];
-    int n_only = cli_get_all(&a, "only", only, MAX_ONLY + 1);
-    if (n_only > MAX_ONLY) {
-        hc_err_set(&err, HC_EUSAGE, "at most %d --only options", MAX_ONLY);
+    const char *only[CLI_MAX_ONLY];
+    int n_only = cli_get_only(&a, only, &err);
+    if (n_only < 0)
         return cli_fail("katago", &err);
-    }
     int threads;
     double timeout;
     const char *ref = cli_get(&a, "ref", NULL);
@@ -912,7 +900,7 @@ int cmd_katago(int argc, char **argv)
     /* The same runner and reports as `halfcheck run`, through its own command line. */
     static const char *const fwd[][2] = {{"cache", "--cache"}, {"threads", "--threads"}, {"timeout", "--timeout"},
                                          {"ref", "--ref"}};
-    char *rargv[32 + 2 * MAX_ONLY];
+    char *rargv[32 + 2 * CLI_MAX_ONLY];
     int rn = 0;
     rargv[rn++] = "run";
     rargv[rn++] = suite;

@@ -152,13 +152,10 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     o.seed = (unsigned)seed;
     o.seed_given = cli_has(&a, "seed");
     o.allow_skips = cli_has(&a, "allow-skips");
-    enum { MAX_ONLY = 32 };
-    const char *only[MAX_ONLY + 1];
-    int n_only = cli_get_all(&a, "only", only, MAX_ONLY + 1);
-    if (n_only > MAX_ONLY) {
-        hc_err_set(&err, HC_EUSAGE, "at most %d --only options", MAX_ONLY);
+    const char *only[CLI_MAX_ONLY];
+    int n_only = cli_get_only(&a, only, &err);
+    if (n_only < 0)
         return cli_fail("run", &err);
-    }
     o.only = only;
     o.n_only = (size_t)n_only;
     /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test

@@ -350,8 +350,8 @@ void hc_net_free(hc_net *net);
 enum { HC_MODEL_SNIFF_BYTES = 4096 }; /* the header's tokens fit well within this */
 typedef struct hc_model_sniff {
     int is_model;      /* 1: starts as a model of a supported version does */
-    int version;       /* the model version when the header has one, else 0 */
-    char name[97];     /* the model name token when it is one, else "" */
+    int version;       /* the model version (also one out of range, then !is_model), else 0 */
+    char name[97];     /* the model name token when version is set, else "" */
     char why[240];     /* when !is_model: why not, e.g. "not a model: it starts with \"These are\"" */
 } hc_model_sniff;
 /* Sniffs the first HC_MODEL_SNIFF_BYTES (decompressed when gzip'd) of path. A file that

@@ -100,12 +100,20 @@ static void sniff(const void *data, size_t len, int whole, hc_model_sniff *out)
         snprintf(out->why, sizeof out->why, "not a model: it ends inside the model header (after %d words)", got);
         return;
     }
-    if (!is_int(tok[2], &s) || !is_int(tok[3], &g) || s != hc_model_num_spatial_features((int)v) ||
-        g != hc_model_num_global_features((int)v)) {
-        printable(q[0], sizeof q[0], tok[2]);
-        printable(q[1], sizeof q[1], tok[3]);
+    printable(q[0], sizeof q[0], tok[2]);
+    printable(q[1], sizeof q[1], tok[3]);
+    if (!is_int(tok[2], &s) || !is_int(tok[3], &g)) {
+        char q0[40];
+        printable(q0, sizeof q0, tok[0]);
+        snprintf(out->why, sizeof out->why, "not a model: it starts with \"%.32s %ld %.16s %.16s\", not a model name, "
+                 "version and input channels", q0, v, q[0], q[1]);
+        out->version = 0, out->name[0] = '\0'; /* words, not a header */
+        return;
+    }
+    if (s != hc_model_num_spatial_features((int)v) || g != hc_model_num_global_features((int)v)) {
         snprintf(out->why, sizeof out->why, "not a model: input channels \"%.16s %.16s\" after version %ld, which has "
                  "%d and %d", q[0], q[1], v, hc_model_num_spatial_features((int)v), hc_model_num_global_features((int)v));
+        out->version = 0, out->name[0] = '\0';
         return;
     }
     out->is_model = 1;
