@@ -295,7 +295,7 @@ int main(int argc, char **argv)
     rc = hc_shf("cd %s && %s run o8/katago-suite.yaml --only net=netB,board=size99 --out o11 --cache cache --quiet "
                 ">/dev/null 2>e11.txt", dir, hc);
     const char *e11 = hc_text(hc_path(dir, "e11.txt"));
-    hc_check("katago-cmd-7.4", rc == 2 && strstr(e11, "--only net=netB,board=size99: no case has board \"size99\"") &&
+    hc_check("katago-cmd-7.4", rc == 2 && strstr(e11, "--only net=netB,board=size99: no case with board \"size99\"") &&
                                    strstr(e11, "size10x14") && !hc_file_exists(hc_path(dir, "o11")),
              "run --only board=size99: exit %d: %s", rc, e11);
 

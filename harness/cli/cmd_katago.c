@@ -1,12 +1,15 @@
 /* halfcheck katago: check a KataGo build on its nets in one command, as `katago testgpuerror` plus
  * rungpuerrortest.sh do, with halfcheck's reference and reports. It writes a suite into the
  * output directory and runs it with `halfcheck run`: every net given (--model, repeatable, or a
- * directory of nets) with the boards and settings rungpuerrortest.sh gives a net of its family
- * (suites/katago/families.yaml, chosen by model version), the build as an analysis: backend
+ * directory, whose nets are told from its other files by their header) with the boards and
+ * settings rungpuerrortest.sh gives a net of its family (suites/katago/families.yaml, chosen by
+ * model version), the build as an analysis: backend
  * (KataGo's JSON analysis engine: unbatched and batched, docs/ANALYSIS.md) and/or a gtp:
  * backend (kata-raw-nn, docs/GTP.md). The engine runs in OUT/katago-engine, so that KataGo's
  * relative logDir lands there and not in the user's working directory. The reports include
- * summary.md, the per-net table, which it also prints. */
+ * summary.md, the per-net table, which it also prints. Every mistake of the command line that can
+ * be known before the run (an option's value, a config for the other engine, a file that is no
+ * model, an --only that names no case) is refused before --out is created. */
 /* realpath is XSI: POSIX.1-2008 with the X/Open extension (every Unix halfcheck runs on). */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -38,7 +41,7 @@ static const cli_opt opts[] = {
     {"model", 1, 1, "a model file (.bin.gz, .txt.gz) KataGo and the reference evaluate, or a directory such as KataGo's "
                     "cpp/tests/models: every file in it whose start is a KataGo model's header (by content, whatever its "
                     "name), a net there as both .bin.gz and .txt.gz checked once (from the .bin.gz); the other files are "
-                    "listed as skipped, subdirectories are not searched (repeatable)", "PATH"},
+                    "listed as skipped, subdirectories are not searched", "PATH"},
     {"path", 1, 0, "which of KataGo's paths: analysis (its JSON analysis engine, unbatched and batched; default), gtp (kata-raw-nn, one position at a time) or both", "analysis|gtp|both"},
     {"tier", 1, 1, "tier to check (repeatable): fp16 (default, KataGo's tier for an fp16 backend), fp32 (a build that "
                "runs fp32), fp32-strict (a path that claims fp32), exact (bit for bit)", "TIER"},
@@ -50,7 +53,7 @@ static const cli_opt opts[] = {
     {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU, default) or cuda:ref32 (an NVIDIA GPU, the same bits)", "SPEC"},
     {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)", "SECONDS"},
     {"only", 1, 1, "run only the cases matching net=NAME,board=NAME,backend=katago-analysis|katago-gtp (boards: "
-                   "suites/katago/families.yaml); repeatable: a case runs when it matches any", "FILTER"},
+                   "suites/katago/families.yaml); given several times, a case runs when it matches any", "FILTER"},
     {"quiet", 0, 0, "no progress line and no table on stdout", NULL},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
@@ -306,7 +309,8 @@ out:
     return rc;
 }
 
-/* A model file name's rank among the encodings of one net: the one KataGo loads fastest first. */
+/* A model file name's rank among the encodings of one net: binary floats before text (smaller and
+ * faster to read), gzip'd before plain; other names last. */
 static int ext_rank(const char *name)
 {
     static const char *const exts[] = {".bin.gz", ".bin", ".txt.gz", ".txt"};
@@ -359,7 +363,7 @@ static int add_net(knet *nets, int *n, const char *path, int version, hc_err *er
 typedef struct dentry {
     char *name;
     hc_model_sniff sn;
-    int is_dir, unreadable;
+    int is_dir;
     char why[300];    /* why it is skipped ("" : it is a net to check) */
 } dentry;
 

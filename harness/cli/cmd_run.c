@@ -20,7 +20,7 @@ static const cli_opt opts[] = {
     {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)", "SECONDS"},
     {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
     {"only", 1, 1, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases); "
-                   "repeatable: a case runs when it matches any", "FILTER"},
+                   "given several times, a case runs when it matches any", "FILTER"},
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
     {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line", NULL},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},

@@ -135,7 +135,7 @@ int hc_suite_find_tier(const hc_suite *s, const char *name);
  * case). sel gets s->n_cases flags (1: selected). An unknown key, a name none of the cases has
  * (the message lists the names there are for that key, among the cases the filter's other keys
  * select, with "did you mean"), or a filter that selects no case, is an HC_EUSAGE error quoting
- * the filter, e.g. `--only board=size99: no case has board "size99" (did you mean "size9"?);
+ * the filter, e.g. `--only board=size99: no case with board "size99" (did you mean "size9"?);
  * the boards: size9, size13, size19`. */
 int hc_suite_select(const hc_suite *s, const char *const *filters, size_t n, unsigned char *sel, hc_err *err);
 

@@ -107,7 +107,7 @@ static int unknown_name(const hc_suite *s, const char *text, const filter *f, in
     if (combo)
         return hc_err_set(err, HC_EUSAGE, "--only %s: no case with %s has %s \"%s\"; the %s there: %s", text, with,
                           keys[k], f->want[k], plural[k], list);
-    return hc_err_set(err, HC_EUSAGE, "--only %s: no case has %s \"%s\"%s; the %s%s%s: %s", text, keys[k],
+    return hc_err_set(err, HC_EUSAGE, "--only %s: no case with %s \"%s\"%s; the %s%s%s: %s", text, keys[k],
                       f->want[k], hint, plural[k], narrowed && with[0] ? " of the cases with " : "",
                       narrowed && with[0] ? with : "", list);
 }
