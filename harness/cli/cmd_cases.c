@@ -26,7 +26,7 @@ int cmd_cases(int argc, char **argv)
     hc_suite *s = hc_suite_load(a.pos[0], &err);
     if (!s)
         return cli_fail("cases", &err);
-    if (cli_apply_nets("cases", s, &a, NULL, &err)) {
+    if (cli_apply_nets("cases", s, &a, NULL, 0, &err)) {
         hc_suite_free(s);
         return cli_fail("cases", &err);
     }

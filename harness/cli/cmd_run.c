@@ -19,7 +19,8 @@ static const cli_opt opts[] = {
     {"threads", 1, 0, "evaluation threads (default 2)", "N"},
     {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)", "SECONDS"},
     {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
-    {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)", "FILTER"},
+    {"only", 1, 1, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases); "
+                   "given several times, a case runs when it matches any", "FILTER"},
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
     {"quiet", 0, 0, "no progress, no per-case lines and no table: only warnings, errors and the final line", NULL},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},
@@ -182,7 +183,12 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     o.seed = (unsigned)seed;
     o.seed_given = cli_has(&a, "seed");
     o.allow_skips = cli_has(&a, "allow-skips");
-    o.only = cli_get(&a, "only", NULL);
+    const char *only[CLI_MAX_ONLY];
+    int n_only = cli_get_only(&a, only, &err);
+    if (n_only < 0)
+        return cli_fail("run", &err);
+    o.only = only;
+    o.n_only = (size_t)n_only;
     /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
      * proves the portable lifeline alone ends them (README, "macOS"). */
     const char *npd = getenv("HC_NO_PDEATHSIG");
@@ -207,7 +213,7 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     hc_suite *suite = hc_suite_load(a.pos[0], &err);
     if (!suite)
         return cli_fail("run", &err);
-    if (cli_apply_nets("run", suite, &a, o.only, &err)) {
+    if (cli_apply_nets("run", suite, &a, o.only, o.n_only, &err)) {
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }

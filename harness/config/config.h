@@ -135,6 +135,15 @@ void hc_suite_free(hc_suite *s);
 int hc_suite_check_backends(const hc_suite *s, hc_err *err);
 int hc_suite_find_tier(const hc_suite *s, const char *name);
 
+/* Which cases --only selects. A filter is "net=N,board=B,backend=K", any subset of the keys,
+ * each at most once; a case is selected when it matches any of the n filters (n == 0: every
+ * case). sel gets s->n_cases flags (1: selected). An unknown key, a name none of the cases has
+ * (the message lists the names there are for that key, among the cases the filter's other keys
+ * select, with "did you mean"), or a filter that selects no case, is an HC_EUSAGE error quoting
+ * the filter, e.g. `--only board=size99: no case with board "size99" (did you mean "size9"?);
+ * the boards: size9, size13, size19`. */
+int hc_suite_select(const hc_suite *s, const char *const *filters, size_t n, unsigned char *sel, hc_err *err);
+
 /* Replaces nets' model files from the command line (halfcheck run --net, docs: README "--net").
  * Each spec is one of
  *   NAME=PATH   the net named NAME (an error when the suite has none);

@@ -916,55 +916,20 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
 }
 
 /* opts->only: a shallow copy of the suite whose cases array holds the selected cases. */
-static int filter_cases(hc_run *run, const hc_suite *suite, const char *only, hc_err *err)
+static int filter_cases(hc_run *run, const hc_suite *suite, const char *const *only, size_t n_only, hc_err *err)
 {
-    const char *want[3] = {NULL, NULL, NULL};
-    static const char *const keys[3] = {"net", "board", "backend"};
-    char buf[1024];
-    if (strlen(only) >= sizeof buf)
-        return hc_err_set(err, HC_EUSAGE, "--only: filter too long");
-    strcpy(buf, only);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int k = -1;
-        if (eq) {
-            *eq = 0;
-            for (int i = 0; i < 3; i++)
-                if (strcmp(tok, keys[i]) == 0)
-                    k = i;
-        }
-        if (k < 0 || want[k])
-            return hc_err_set(err, HC_EUSAGE, "--only \"%s\": expected net=NAME,board=NAME,backend=NAME (each at most once)",
-                              only);
-        want[k] = only + (eq + 1 - buf); /* the value inside only, up to the next , or the end */
-    }
-    size_t len[3];
-    for (int k = 0; k < 3; k++)
-        len[k] = want[k] ? strcspn(want[k], ",") : 0;
+    unsigned char *sel = hc_calloc(suite->n_cases ? suite->n_cases : 1, 1, err, "cases");
     run->filtered = *suite;
-    run->filtered.cases = hc_calloc(suite->n_cases ? suite->n_cases : 1, sizeof(hc_case), err, "cases");
-    if (!run->filtered.cases)
+    run->filtered.cases = sel ? hc_calloc(suite->n_cases ? suite->n_cases : 1, sizeof(hc_case), err, "cases") : NULL;
+    if (!run->filtered.cases || hc_suite_select(suite, only, n_only, sel, err)) {
+        free(sel);
         return -1;
-    run->filtered.n_cases = 0;
-    int seen[3] = {0, 0, 0};
-    for (size_t i = 0; i < suite->n_cases; i++) {
-        const hc_case *c = &suite->cases[i];
-        const char *names[3] = {suite->nets[c->net].name, suite->boards[c->board].name, suite->backends[c->backend].name};
-        int ok = 1;
-        for (int k = 0; k < 3; k++) {
-            int match = !want[k] || (strlen(names[k]) == len[k] && strncmp(names[k], want[k], len[k]) == 0);
-            seen[k] |= want[k] && match;
-            ok = ok && match;
-        }
-        if (ok)
-            run->filtered.cases[run->filtered.n_cases++] = *c;
     }
-    for (int k = 0; k < 3; k++)
-        if (want[k] && !seen[k])
-            return hc_err_set(err, HC_EUSAGE, "--only: the suite has no case with %s \"%.*s\"", keys[k], (int)len[k],
-                              want[k]);
-    if (run->filtered.n_cases == 0)
-        return hc_err_set(err, HC_EUSAGE, "--only \"%s\" selects no case of the suite", only);
+    run->filtered.n_cases = 0;
+    for (size_t i = 0; i < suite->n_cases; i++)
+        if (sel[i])
+            run->filtered.cases[run->filtered.n_cases++] = suite->cases[i];
+    free(sel);
     return 0;
 }
 
@@ -1083,8 +1048,8 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     hc_run *run = hc_calloc(1, sizeof *run, err, "run");
     if (!run)
         return NULL;
-    if (opts->only && *opts->only) {
-        if (filter_cases(run, suite, opts->only, err)) {
+    if (opts->n_only) {
+        if (filter_cases(run, suite, opts->only, opts->n_only, err)) {
             free(run->filtered.cases);
             free(run);
             return NULL;

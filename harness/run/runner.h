@@ -40,10 +40,12 @@ typedef struct hc_run_options {
      * under way is stopped (its process group killed), no further case starts, and the run
      * returns what finished, marked interrupted. NULL: never stops. */
     const volatile sig_atomic_t *stop;
-    /* Case filter "net=N,board=B,backend=K" (any subset of the keys; NULL: every case), so that
-     * a sweep can run one case per process. A name the suite lacks, or a filter that selects
-     * nothing, is an HC_EUSAGE error of hc_run_suite. */
-    const char *only;
+    /* Case filters "net=N,board=B,backend=K" (any subset of the keys), so that a sweep can run
+     * one case per process: a case runs when it matches any of the n_only filters (0: every
+     * case). A name the suite lacks, or a filter that selects nothing, is an HC_EUSAGE error of
+     * hc_run_suite (hc_suite_select). */
+    const char *const *only;
+    size_t n_only;
     /* Where the fp32 reference is computed: "ref32" (the CPU) or "cuda:ref32" (an NVIDIA GPU,
      * the same bits); NULL: the suite's reference:, else ref32. A reference computed by another
      * spec than ref32 is checked against ref32 on the CPU at a few of its positions
