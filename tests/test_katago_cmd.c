@@ -22,7 +22,7 @@ static char dir[1024];
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(12 + 6 + 4 + 10 + 4 + 4);
+    hc_plan(12 + 6 + 4 + 11 + 4 + 4);
     char cwd[1024], self[1024], helper[2048], hc[2048];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
@@ -253,6 +253,7 @@ int main(int argc, char **argv)
          "abc.bin.gz (not a model)"},
         {"--config ../gtp.cfg --path gtp --model ../models/README.txt", "--model ../models/README.txt: not a model",
          "These are"},
+        {"--config ../gtp.cfg --path gtp --model ../models --repeat 1", "--repeat: must be 2..100", "--repeat"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         rc = hc_shf("cd %s/start && %s katago --katago ../fakekatago %s --out ../never --cache ../cache --quiet "
@@ -265,7 +266,7 @@ int main(int argc, char **argv)
                  hc_file_exists(hc_path(dir, "never")) ? "created" : "not created", e9);
     }
     snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
-    hc_check("katago-cmd-6.10", hc_sh(cmd) == 0, "the start directory is not empty after the refusals");
+    hc_check("katago-cmd-6.11", hc_sh(cmd) == 0, "the start directory is not empty after the refusals");
 
     /* 7. Several --only: the union; the banner's rerun line carries them and reruns the same. */
     rc = hc_shf("cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../models "

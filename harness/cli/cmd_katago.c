@@ -54,6 +54,10 @@ static const cli_opt opts[] = {
     {"timeout", 1, 0, "seconds without progress before the engine counts as hung (default 600)", "SECONDS"},
     {"only", 1, 1, "run only the cases matching net=NAME,board=NAME,backend=katago-analysis|katago-gtp (boards: "
                    "suites/katago/families.yaml); given several times, a case runs when it matches any", "FILTER"},
+    {"repeat", 1, 0, "evaluate every case's positions N times (2..100), each time in a fresh engine process, in other "
+                     "batch compositions and orders, and name the positions whose outputs differ (docs/CI.md, "
+                     "\"Nondeterminism\")", "N"},
+    {"repeat-limit", 1, 0, "with --repeat: differences up to X pass as \"differs within X\" (default 0)", "X"},
     {"quiet", 0, 0, "no progress line and no table on stdout", NULL},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
@@ -684,7 +688,7 @@ static int write_text(const char *path, const hc_strbuf *b, hc_err *err)
  * beyond the suite, into out; -1 when it does not fit. */
 static int rerun_tail(const cli_args *a, char *out, size_t len)
 {
-    static const char *const keys[] = {"only", "timeout", "ref"};
+    static const char *const keys[] = {"only", "timeout", "ref", "repeat", "repeat-limit"};
     size_t o = 0;
     out[0] = '\0';
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
@@ -784,6 +788,17 @@ int cmd_katago(int argc, char **argv)
     if (check_tiers(tiers, n_tiers, &err) || cli_get_int(&a, "threads", 2, &threads, &err) ||
         cli_get_double(&a, "timeout", 600, &timeout, &err))
         return cli_fail("katago", &err);
+    int repeat;
+    double repeat_limit;
+    if (cli_get_int(&a, "repeat", 0, &repeat, &err) || cli_get_double(&a, "repeat-limit", 0, &repeat_limit, &err))
+        return cli_fail("katago", &err);
+    if ((cli_has(&a, "repeat") && (repeat < 2 || repeat > 100)) || !(repeat_limit >= 0) ||
+        (cli_has(&a, "repeat-limit") && !cli_has(&a, "repeat"))) {
+        hc_err_set(&err, HC_EUSAGE, "%s", cli_has(&a, "repeat") && (repeat < 2 || repeat > 100)
+                                              ? "--repeat: must be 2..100"
+                                              : "--repeat-limit: must not be negative, and goes with --repeat");
+        return cli_fail("katago", &err);
+    }
     if (threads < 1 || threads > 256 || !(timeout > 0)) {
         hc_err_set(&err, HC_EUSAGE, "%s", threads < 1 || threads > 256 ? "--threads: must be 1..256" : "--timeout: must be positive");
         return cli_fail("katago", &err);
@@ -903,7 +918,7 @@ int cmd_katago(int argc, char **argv)
 
     /* The same runner and reports as `halfcheck run`, through its own command line. */
     static const char *const fwd[][2] = {{"cache", "--cache"}, {"threads", "--threads"}, {"timeout", "--timeout"},
-                                         {"ref", "--ref"}};
+                                         {"ref", "--ref"}, {"repeat", "--repeat"}, {"repeat-limit", "--repeat-limit"}};
     char *rargv[32 + 2 * CLI_MAX_ONLY];
     int rn = 0;
     rargv[rn++] = "run";
