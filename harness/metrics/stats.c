@@ -365,6 +365,8 @@ int hc_stats_compute_ex(const hc_nnoutput *ref, const hc_nnoutput *test, size_t 
     }
     for (int m = 0; m < HC_M_COUNT; m++)
         acc_finish(&a[m], &out->m[m], m == HC_M_OWNERSHIP);
+    if (hc_bias_compute(ref, test, n, skip, out->res, out->bias, &out->top_agree, err))
+        goto done;
     rc = 0;
 done:
     for (int m = 0; m < HC_M_COUNT; m++)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "bias.h"
 #include "err.h"
 #include "nnoutput.h"
 
@@ -95,6 +96,10 @@ typedef struct hc_stats {
      * limit; reports show it next to the errors. */
     hc_resolution out_res;
     double res[HC_M_COUNT];
+    /* Bias apart from noise (bias.h): the signed errors of the metrics with a signed form
+     * (bias[m].n 0 for the others) and the policy's top-move agreement. */
+    hc_bias_stats bias[HC_M_COUNT];
+    hc_top_agree top_agree;
 } hc_stats;
 
 /* The scalar errors of one position (every metric but ownership), exactly as KataGo computes
