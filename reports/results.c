@@ -74,6 +74,22 @@ const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, si
     return buf;
 }
 
+/* Appends a line to a growing malloc'd text; 0, or -1 when out of memory (the text kept). */
+static int text_append(char **out, size_t *cap, size_t *used, const char *line)
+{
+    size_t n = strlen(line);
+    if (*used + n + 1 > *cap) {
+        char *np = realloc(*out, *cap * 2 + n);
+        if (!np)
+            return -1;
+        *out = np;
+        *cap = *cap * 2 + n;
+    }
+    memcpy(*out + *used, line, n + 1);
+    *used += n;
+    return 0;
+}
+
 char *hc_result_failure_text(const hc_result *r, size_t tier)
 {
     size_t cap = 4096, used = 0;
@@ -101,16 +117,8 @@ char *hc_result_failure_text(const hc_result *r, size_t tier)
                      hc_pct_names[p], hc_metric_format(m, ms->v[p], val, sizeof val),
                      v == HC_V_NONFINITE ? "is non-finite, against" : ">", hc_limit_format(t, m, p, lim, sizeof lim),
                      resb, ms->max_pos, cell);
-            size_t n = strlen(line);
-            if (used + n + 1 > cap) {
-                char *np = realloc(out, cap * 2 + n);
-                if (!np)
-                    return out;
-                out = np;
-                cap = cap * 2 + n;
-            }
-            memcpy(out + used, line, n + 1);
-            used += n;
+            if (text_append(&out, &cap, &used, line))
+                return out;
         }
     }
     for (int m = 0; m < HC_M_COUNT; m++) {
@@ -120,16 +128,8 @@ char *hc_result_failure_text(const hc_result *r, size_t tier)
         char line[512];
         hc_bias_limit_text(r, tier, m, line, sizeof line - 1);
         strcat(line, "\n");
-        size_t n = strlen(line);
-        if (used + n + 1 > cap) {
-            char *np = realloc(out, cap * 2 + n);
-            if (!np)
-                return out;
-            out = np;
-            cap = cap * 2 + n;
-        }
-        memcpy(out + used, line, n + 1);
-        used += n;
+        if (text_append(&out, &cap, &used, line))
+            return out;
     }
     return out;
 }

@@ -41,13 +41,7 @@ void hc_bias_position(const hc_nnoutput *ref, const hc_nnoutput *test, double ou
     out[HC_M_WINRATE] = 0.5 * test_wl - 0.5 * ref_wl;
     out[HC_M_LEAD] = (double)(test->white_lead - ref->white_lead);
     out[HC_M_SCORE_MEAN] = (double)(test->white_score_mean - ref->white_score_mean);
-    float ref_m2 = ref->white_score_mean * ref->white_score_mean;
-    float test_m2 = test->white_score_mean * test->white_score_mean;
-    double ref_var = (double)ref->white_score_mean_sq - (double)ref_m2;
-    double test_var = (double)test->white_score_mean_sq - (double)test_m2;
-    ref_var = (0.0 < ref_var) ? ref_var : 0.0;
-    test_var = (0.0 < test_var) ? test_var : 0.0;
-    out[HC_M_SCORE_STDEV] = sqrt(test_var) - sqrt(ref_var);
+    out[HC_M_SCORE_STDEV] = hc_stats_score_stdev(test) - hc_stats_score_stdev(ref);
     int top = hc_policy_top(ref);
     out[HC_M_TOP_POLICY] = (double)test->policy_probs[top] - (double)ref->policy_probs[top];
     out[HC_M_ST_WINLOSS] = (double)(test->shortterm_winloss_error - ref->shortterm_winloss_error);

@@ -102,6 +102,10 @@ typedef struct hc_stats {
     hc_top_agree top_agree;
 } hc_stats;
 
+/* The score stdev KataGo derives from an output: sqrt(max(0, scoreMeanSq - scoreMean^2)), the
+ * square of the mean a float product, the difference in double, NaN read as 0. */
+double hc_stats_score_stdev(const hc_nnoutput *o);
+
 /* The scalar errors of one position (every metric but ownership), exactly as KataGo computes
  * them. Policies must have the same buffer size. */
 void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double out[HC_M_COUNT]);
