@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "config.h"
 #include "hc_test.h"
@@ -316,11 +317,29 @@ static void test_files(const hc_stats *ss, const hc_stats *sn, const hc_tier *tb
     hc_check("bias-4.8", md && strstr(md, "<th>signed error (test - ref)</th>") && strstr(md, "Top move agrees with the reference's: 100.00%"),
              "report.html");
     free(md);
+
+    /* The command itself: halfcheck merge of the two jobs (exit 1: the shifted case fails its tier). */
+    const char *bin = getenv("HALFCHECK");
+    if (!bin || !*bin) {
+        hc_skip("bias-4.9", "HALFCHECK is not set (make test sets it): halfcheck merge not run");
+        return;
+    }
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "%s merge %s %s --out %s/cli --quiet >/dev/null 2>&1", bin, jobs[0], jobs[1], dir);
+    int st = system(cmd);
+    snprintf(path, sizeof path, "%s/cli/results.json", dir);
+    d = hc_results_read_json(path, &err);
+    back = d ? hc_results_doc_results(d) : NULL;
+    ok = WIFEXITED(st) && WEXITSTATUS(st) == 1 && back && back->n == 2 && same_bias(back->items[0].stats, ss) &&
+         same_bias(back->items[1].stats, sn) && back->items[0].checks[0].bias_verdict[HC_M_WINRATE] == HC_V_FAIL;
+    hc_check("bias-4.9", ok, "halfcheck merge: status %d, %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+             d ? "figures differ" : err.msg);
+    hc_results_doc_free(d);
 }
 
 int main(void)
 {
-    hc_plan(10 + 3 + 10 + 8);
+    hc_plan(10 + 3 + 10 + 9);
     static hc_nnoutput ref[NPOS], shift[NPOS], noise[NPOS];
     make_sets(ref, shift, noise);
     hc_stats ss, sn;
