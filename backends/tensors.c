@@ -724,7 +724,8 @@ static int check_input(const tensors_backend *b, int role, const float *rows, in
                 snprintf(where, sizeof where, "channel %zu point %zu", (size_t)d / area, (size_t)d % area);
             else
                 snprintf(where, sizeof where, "value %ld", d);
-            return hc_err_set(err, HC_EBACKEND, "position %zu (row %d of %s): the input rows differ from the file's "
+            /* Bad input (the files hold other positions), not a failing backend: exit 2. */
+            return hc_err_set(err, HC_EFORMAT, "position %zu (row %d of %s): the input rows differ from the file's "
                               "(%s: %g here, %g in the file): the files hold other positions, another row order, "
                               "symmetry or buffer size", pos0 + (size_t)r, j, s->origin, where,
                               (double)rows[(size_t)r * per + (size_t)d], (double)s->data[(size_t)j * per + (size_t)d]);
@@ -754,7 +755,7 @@ static int tensors_eval(void *inst, int batch, const float *spatial, const float
     for (int r = 0; r < batch; r++) {
         size_t pos = pos0 + (size_t)r;
         if (pos >= (size_t)b->n_pos || b->pos_row[pos] < 0)
-            return hc_err_set(err, HC_EBACKEND, "%s: no row for position %zu (the files hold %d rows%s)", b->path,
+            return hc_err_set(err, HC_EFORMAT, "%s: no row for position %zu (the files hold %d rows%s)", b->path,
                               pos, b->rows, b->n_pos != b->rows ? ", the row order names others" : "");
     }
     if (check_input(b, ROLE_IN_SPATIAL, spatial, batch, pos0, err) ||

@@ -76,11 +76,11 @@ static void closest_cell(hc_strbuf *b, const hc_result *r)
         return;
     }
     int m = best->worst_all_metric, p = best->worst_all_pct;
-    char val[64], lim[64];
+    char val[64], lim[64], ratio[64];
     hc_strbuf_printf(b, "<td>%s %s: %s of ", hc_metric_infos[m].name, hc_pct_names[p],
               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val));
     sb_esc(b, hc_limit_format(&r->tiers[bt], m, p, lim, sizeof lim));
-    hc_strbuf_printf(b, " = %.3g&#215; (", best->worst_all_ratio);
+    hc_strbuf_printf(b, " = %s&#215; (", hc_num_format(ratio, sizeof ratio, "%.3g", best->worst_all_ratio));
     sb_esc(b, r->tiers[bt].name);
     hc_strbuf_printf(b, ")</td>");
 }
@@ -999,6 +999,13 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
         hc_strbuf_printf(&b, ". ");
     }
     hc_strbuf_printf(&b, "%zu results: %zu passed, %zu failed, %zu errors, %zu skipped.</p>\n", rs->n, pass, fail, errors, skipped);
+    if (rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "", "");
+        hc_strbuf_printf(&b, "<p class=interrupted><b>Interrupted</b>: ");
+        sb_esc(&b, it ? it : "the run was stopped before every case ran.");
+        hc_strbuf_printf(&b, "</p>\n");
+        free(it);
+    }
     summary(&b, rs);
     for (size_t i = 0; i < rs->n; i++)
         if (first_of(rs, i, 0))

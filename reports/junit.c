@@ -22,15 +22,13 @@ static void prop(xmlNodePtr props, const char *name, const char *value)
 static void propf(xmlNodePtr props, const char *name, double v)
 {
     char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", v);
-    prop(props, name, buf);
+    prop(props, name, hc_num_format(buf, sizeof buf, "%.17g", v));
 }
 
 static void setf(xmlNodePtr n, const char *name, const char *fmt, double v)
 {
     char buf[64];
-    snprintf(buf, sizeof buf, fmt, v);
-    xmlNewProp(n, X(name), X(buf));
+    xmlNewProp(n, X(name), X(hc_num_format(buf, sizeof buf, fmt, v)));
 }
 
 /* The signed errors (bias.h) and the top-move agreement of a result's stats. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "stream.h"
 
 int hc_result_is_error(const hc_result *r)
@@ -52,14 +53,61 @@ const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len)
     return buf;
 }
 
+char *hc_results_interrupted_text(const hc_results *rs, const char *quote, const char *unquote)
+{
+    if (!rs->interrupted)
+        return NULL;
+    hc_strbuf b = HC_STRBUF_INIT;
+    hc_strbuf_printf(&b, "the run was stopped (SIGINT or SIGTERM) before every case ran; ");
+    if (!rs->n)
+        hc_strbuf_printf(&b, "no case finished, so these reports hold no result.");
+    else
+        hc_strbuf_printf(&b, "only the %zu case%s that finished %s reported: ", rs->n, rs->n == 1 ? "" : "s",
+                         rs->n == 1 ? "is" : "are");
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        hc_strbuf_printf(&b, "%s%s%s %s %s %s%s", i ? ", " : "", quote, r->net ? r->net : "?", r->board ? r->board : "?",
+                         r->backend ? r->backend : "?", r->mode ? r->mode : "?", unquote);
+    }
+    if (rs->n)
+        hc_strbuf_printf(&b, ".");
+    return hc_strbuf_take(&b, NULL);
+}
+
+const char *hc_num_format(char *buf, size_t len, const char *fmt, double v)
+{
+    if (!len)
+        return buf;
+    snprintf(buf, len, fmt, v);
+    /* The number's text: from its sign to the end of its digits, point and exponent. */
+    char *minus = strchr(buf, '-');
+    if (!minus || !isfinite(v) || v > 0)
+        return buf;
+    char *q = minus + 1;
+    int nonzero = 0;
+    while ((*q >= '0' && *q <= '9') || *q == '.') {
+        nonzero |= *q >= '1' && *q <= '9';
+        q++;
+    }
+    if (q > minus + 1 && !nonzero) /* "-0", "-0.000", "-0e+00": drop the sign */
+        memmove(minus, minus + 1, strlen(minus + 1) + 1);
+    return buf;
+}
+
 const char *hc_metric_format(int metric, double raw, char *buf, size_t len)
 {
     const hc_metric_info *mi = &hc_metric_infos[metric];
     double v = raw * mi->display_scale;
+    char fmt[32];
     if (!isfinite(v))
         snprintf(buf, len, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-    else
-        snprintf(buf, len, metric == HC_M_POLICY_KL ? "%.6f%s" : "%.5f%s", v, mi->unit);
+    else {
+        /* The unit may hold a '%' ("0.45%"): it goes after the number, not into the format. */
+        snprintf(fmt, sizeof fmt, "%s", metric == HC_M_POLICY_KL ? "%.6f" : "%.5f");
+        hc_num_format(buf, len, fmt, v);
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, "%s", mi->unit);
+    }
     return buf;
 }
 
@@ -70,7 +118,9 @@ const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, si
         return buf;
     }
     const hc_metric_info *mi = &hc_metric_infos[metric];
-    snprintf(buf, len, "%.6g%s", t->limit[metric][pct] / t->scale[metric][pct] * mi->display_scale, mi->unit);
+    hc_num_format(buf, len, "%.6g", t->limit[metric][pct] / t->scale[metric][pct] * mi->display_scale);
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, "%s", mi->unit);
     return buf;
 }
 
@@ -192,7 +242,7 @@ static json_t *jnum(double x)
         return json_string("nan");
     if (isinf(x))
         return json_string(x > 0 ? "inf" : "-inf");
-    return json_real(x);
+    return json_real(x == 0 ? 0.0 : x); /* -0 as 0: no negative zero in a report */
 }
 
 static json_t *jstr_or_null(const char *s) { return s ? json_string(s) : json_null(); }
@@ -376,6 +426,25 @@ double hc_result_engine_pos_per_s(const hc_result *r)
     return (double)r->engine.positions / r->engine.eval_seconds;
 }
 
+int hc_engine_batches_note(const hc_result *r, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (!len || !r->has_engine || !r->engine.engine_batches)
+        return 0;
+    char count[64] = "";
+    if (r->engine.nn_batches > 0)
+        snprintf(count, sizeof count, "%ld batches", r->engine.nn_batches);
+    else
+        snprintf(count, sizeof count, "batches");
+    int n = r->max_batch_size > 0
+                ? snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s of at most %d rows "
+                                     "this run); a rerun may differ slightly", count, r->max_batch_size)
+                : snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s this run); a rerun "
+                                     "may differ slightly", count);
+    return n < 0 ? 0 : n < (int)len ? n : (int)len - 1;
+}
+
 int hc_engine_text(const hc_result *r, char *buf, size_t len)
 {
     if (!r->has_engine || len == 0)
@@ -397,13 +466,17 @@ int hc_engine_text(const hc_result *r, char *buf, size_t len)
         ADD("%s%d engine process%s", o ? ", " : "", e->engines, e->engines == 1 ? "" : "es");
     if (e->version[0])
         ADD("%sversion %s", o ? ", " : "", e->version);
+    char note[300];
+    if (hc_engine_batches_note(r, note, sizeof note))
+        ADD("%s%s", o ? "; " : "", note);
 #undef ADD
     return (int)(o < len ? o : len - 1);
 }
 
 /* An external engine's cost; unknown figures are null. */
-static json_t *engine_json(const hc_engine_stats *e)
+static json_t *engine_json(const hc_result *r)
 {
+    const hc_engine_stats *e = &r->engine;
     json_t *o = json_object();
     json_object_set_new(o, "positions", e->positions >= 0 ? json_integer(e->positions) : json_null());
     json_object_set_new(o, "evalSeconds", e->eval_seconds >= 0 ? jnum(e->eval_seconds) : json_null());
@@ -415,6 +488,12 @@ static json_t *engine_json(const hc_engine_stats *e)
     json_object_set_new(o, "nnRows", e->nn_rows >= 0 ? json_integer(e->nn_rows) : json_null());
     json_object_set_new(o, "nnBatches", e->nn_batches >= 0 ? json_integer(e->nn_batches) : json_null());
     json_object_set_new(o, "avgBatchSize", e->avg_batch >= 0 ? jnum(e->avg_batch) : json_null());
+    /* Beside the batch counts: whether a rerun can reproduce the batched figures. */
+    char note[300];
+    if (hc_engine_batches_note(r, note, sizeof note)) {
+        json_object_set_new(o, "batchesFormedByEngine", json_true());
+        json_object_set_new(o, "batchesNote", json_string(note));
+    }
     json_object_set_new(o, "version", e->version[0] ? json_string(e->version) : json_null());
     return o;
 }
@@ -454,7 +533,7 @@ static json_t *result_json(const hc_result *r)
     if (r->taps)
         json_object_set_new(o, "taps", taps_json(r->taps));
     if (r->has_engine)
-        json_object_set_new(o, "engine", engine_json(&r->engine));
+        json_object_set_new(o, "engine", engine_json(r));
     if (r->self_check)
         json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
@@ -1012,7 +1091,8 @@ static int rd_engine(rd *r, json_t *o, hc_engine_stats *e)
     if (rd_opt_num(r, o, "positions", &pos) || rd_opt_num(r, o, "evalSeconds", &e->eval_seconds) ||
         rd_opt_num(r, o, "peakRssKiB", &e->peak_rss_kib) || rd_opt_num(r, o, "nnRows", &rows) ||
         rd_opt_num(r, o, "nnBatches", &batches) || rd_opt_num(r, o, "avgBatchSize", &e->avg_batch) ||
-        rd_opt_num(r, o, "processes", &procs) || rd_flag(r, o, "batching", &e->batching))
+        rd_opt_num(r, o, "processes", &procs) || rd_flag(r, o, "batching", &e->batching) ||
+        rd_flag(r, o, "batchesFormedByEngine", &e->engine_batches))
         return -1;
     if (!pr)
         procs = 0;

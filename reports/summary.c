@@ -32,6 +32,8 @@ typedef struct acc {
     long positions;
     double seconds;
     long rows, batches;
+    int engine_batches; /* the engine formed them itself (hc_engine_batches_note) */
+    int max_batch;
     size_t top_n, top_agree; /* the policy's top-move agreement, summed over the boards */
 } acc;
 
@@ -62,6 +64,16 @@ static void fig_top(hc_strbuf *b, const acc m[2])
 char *hc_summary_markdown(const hc_results *rs, hc_err *err)
 {
     hc_strbuf b = HC_STRBUF_INIT;
+    /* Posted alone as a CI job's summary: an interrupted run must not read as a whole one. */
+    if (rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "`", "`");
+        if (!it) {
+            hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
+            return NULL;
+        }
+        hc_strbuf_printf(&b, "**Interrupted**: %s\n\n", it);
+        free(it);
+    }
     hc_strbuf_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
                   "| top move agrees, unbatched / batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
@@ -72,6 +84,8 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         hc_strbuf_free(&b);
         return NULL;
     }
+    char note[300] = "";
+    int n_notes = 0;
     for (size_t i = 0; i < rs->n; i++) {
         if (done[i])
             continue;
@@ -118,6 +132,11 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                     m[k].rows += e->nn_rows;
                     m[k].batches += e->nn_batches;
                 }
+                if (e->engine_batches) {
+                    m[k].engine_batches = 1;
+                    if (r->max_batch_size > m[k].max_batch)
+                        m[k].max_batch = r->max_batch_size;
+                }
             }
         }
         hc_strbuf_printf(&b, "| ");
@@ -151,11 +170,28 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
             else
                 hc_strbuf_printf(&b, " - |");
         }
+        /* Beside the batch counts: batches the engine formed itself may come out otherwise on a
+         * rerun (a footnote below the table says so). */
+        const char *mark = m[1].engine_batches ? " †" : "";
         if (m[1].batches > 0)
-            hc_strbuf_printf(&b, " %.2f |\n", (double)m[1].rows / (double)m[1].batches);
+            hc_strbuf_printf(&b, " %.2f%s |\n", (double)m[1].rows / (double)m[1].batches, mark);
         else
-            hc_strbuf_printf(&b, " - |\n");
+            hc_strbuf_printf(&b, " -%s |\n", mark);
+        if (m[1].engine_batches)
+            n_notes++;
+        if (m[1].engine_batches && !note[0]) {
+            hc_result one = *r0;
+            one.has_engine = 1;
+            one.engine = hc_engine_stats_unknown();
+            one.engine.engine_batches = 1;
+            one.engine.nn_batches = m[1].batches;
+            one.max_batch_size = m[1].max_batch;
+            hc_engine_batches_note(&one, note, sizeof note);
+        }
     }
+    if (n_notes)
+        hc_strbuf_printf(&b, "\n† %s%s.\n", note,
+                         n_notes > 1 ? " (the first such row's count; each row's own in report.md)" : "");
     free(done);
     char *text = hc_strbuf_take(&b, NULL);
     if (!text)

@@ -36,11 +36,12 @@ static int md_margin(hc_ostream *o, const hc_result *r, size_t t, hc_err *err)
         int m = c->worst_metric[p];
         if (m < 0)
             continue;
-        char val[64], lim[64];
-        if (hc_ostream_printf(o, err, "%s%s %s %s of limit %s (%.3gx)", first ? ", closest to its limit: " : ", ",
+        char val[64], lim[64], ratio[64];
+        if (hc_ostream_printf(o, err, "%s%s %s %s of limit %s (%sx)", first ? ", closest to its limit: " : ", ",
                               hc_metric_infos[m].name, hc_pct_names[p],
                               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                              hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), c->worst_ratio[p]))
+                              hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim),
+                              hc_num_format(ratio, sizeof ratio, "%.3g", c->worst_ratio[p])))
             return -1;
         first = 0;
     }
@@ -226,11 +227,11 @@ static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
     } else if (best_t >= 0) {
         const hc_tier_check *c = &r->checks[best_t];
         int m = c->worst_all_metric, p = c->worst_all_pct;
-        char val[64], lim[64];
-        if (hc_ostream_printf(o, err, "%s %s: %s of %s = %.3gx (%s)", hc_metric_infos[m].name, hc_pct_names[p],
+        char val[64], lim[64], ratio[64];
+        if (hc_ostream_printf(o, err, "%s %s: %s of %s = %sx (%s)", hc_metric_infos[m].name, hc_pct_names[p],
                               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                              hc_limit_format(&r->tiers[best_t], m, p, lim, sizeof lim), c->worst_all_ratio,
-                              r->tiers[best_t].name))
+                              hc_limit_format(&r->tiers[best_t], m, p, lim, sizeof lim),
+                              hc_num_format(ratio, sizeof ratio, "%.3g", c->worst_all_ratio), r->tiers[best_t].name))
             return -1;
     }
     if (hc_ostream_printf(o, err, " |"))
@@ -291,9 +292,12 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
     int rc = done ? 0 : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
     if (!rc)
         rc = hc_ostream_printf(o, err, "## halfcheck: %s\n\n", rs->suite ? rs->suite : "results");
-    if (!rc && rs->interrupted)
-        rc = hc_ostream_printf(o, err, "**Interrupted**: the run was stopped (SIGINT or SIGTERM) before every case ran; "
-                                       "only the cases that finished are reported.\n\n");
+    if (!rc && rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "`", "`");
+        rc = it ? hc_ostream_printf(o, err, "**Interrupted**: %s\n\n", it)
+                : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
+        free(it);
+    }
     if (!rc)
         rc = hc_ostream_printf(o, err, "Errors of the backend's outputs against halfcheck's fp32 reference, as KataGo's "
                                        "testgpuerror measures them, over the positions of each board: `%%` percentage "
@@ -387,7 +391,7 @@ static const char *num(double x, char *buf, size_t len)
     else if (isinf(x))
         snprintf(buf, len, x > 0 ? "inf" : "-inf");
     else
-        snprintf(buf, len, "%.17g", x);
+        hc_num_format(buf, len, "%.17g", x);
     return buf;
 }
 

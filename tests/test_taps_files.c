@@ -189,7 +189,7 @@ static void tool_checks(const hc_position *ps, size_t n)
     hc_tensorset ts = {0};
     if (!net || n < 4 || save(net, path, ps, 4, saved, HC_TAPS_SAVE_SAFETENSORS, &err) ||
         hc_safetensors_load(hc_path(saved, "taps.safetensors"), &ts, &err)) {
-        hc_skip_n("tapsfiles-tool", 13, "g170 absent or could not be saved: %s", err.msg);
+        hc_skip_n("tapsfiles-tool", 14, "g170 absent or could not be saved: %s", err.msg);
         hc_net_free(net);
         free(path);
         return;
@@ -358,6 +358,14 @@ static void tool_checks(const hc_position *ps, size_t n)
     hc_check("tapsfiles-tool.9", rc1 == 0 && rc2 == 0 && strstr(o1, "tensors (input rows, taps, raw heads) written") &&
                                      strstr(o2, "no divergent layer") && !strstr(o2, "absent in B"),
              "halfcheck taps --save, then --backend tensors:DIR: no divergent layer (%d, %d): %s%s", rc1, rc2, o1, o2);
+    /* other positions than the files hold (the first one dropped): bad input, exit 2 as
+     * docs/TAPS.md says, not 3 (a backend that failed) */
+    int rc3 = hc_shf("gzip -dc %s | tail -n +2 | gzip > %s/shifted.jsonl.gz && %s taps --net %s --positions "
+                     "%s/shifted.jsonl.gz --nn 9x9 --limit 3 --batch 3 --backend tensors:%s >%s/shifted.out 2>&1",
+                     ppath, dir, hc_halfcheck_bin(), path, dir, cli, dir);
+    const char *o3 = hc_text(hc_path(dir, "shifted.out"));
+    hc_check("tapsfiles-tool.13", rc3 == 2 && strstr(o3, "the input rows differ"),
+             "taps on other positions than the files': exit %d (want 2): %s", rc3, o3);
     hc_tensorset_free(&ts);
     hc_net_free(net);
     free(path);
@@ -403,7 +411,7 @@ static void numpy_checks(const char *tag, const char *rel, const hc_position *ps
 
 int main(void)
 {
-    hc_plan(3 + 3 + 13 + 2 + 2);
+    hc_plan(3 + 3 + 14 + 2 + 2);
     if (system("python3 -c 'import numpy' >/dev/null 2>&1") == 0)
         python = "python3";
     else if (system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") == 0)

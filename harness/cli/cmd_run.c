@@ -11,7 +11,7 @@
 #include "runner.h"
 
 static const cli_opt opts[] = {
-    {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)", "DIR"},
+    {"out", 1, 0, "directory for junit.xml, results.json, report.md, summary.md, report.csv, report.html (default halfcheck-out)", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
     {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
     {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU) or cuda:ref32 (an NVIDIA GPU, the same bits, "
@@ -21,7 +21,7 @@ static const cli_opt opts[] = {
     {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
     {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)", "FILTER"},
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
-    {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line", NULL},
+    {"quiet", 0, 0, "no progress, no per-case lines and no table: only warnings, errors and the final line", NULL},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
@@ -88,6 +88,16 @@ static void progress(void *user, const char *what, size_t done, size_t total)
     }
 }
 
+/* A warning of the run (an unusable reference cache), printed even under --quiet: it explains
+ * a run slower than it should be. */
+static void warn_line(void *user, const char *message)
+{
+    progress_state *ps = user;
+    if (ps && ps->tty)
+        fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "halfcheck run: warning: %s\n", message);
+}
+
 static const char *verdict_of(const hc_result *r)
 {
     if (!r)
@@ -109,6 +119,11 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     size_t n = r && r->stats ? r->stats->n_positions : r ? ps->done : total;
     if (ps->tty)
         fprintf(stderr, "\r\033[K");
+    if (seconds == HC_RUN_FROM_CACHE) {
+        fprintf(stderr, "halfcheck run: %s: %zu positions from the reference cache\n", what, n);
+        ps->what[0] = '\0';
+        return;
+    }
     /* The rate of a whole case means something however short it was. */
     if (n > 0 && seconds > 0)
         snprintf(rate, sizeof rate, ", %.1f pos/s", (double)n / seconds);
@@ -130,7 +145,7 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     static const cli_cmd usage = {"run", opts,
         "usage: halfcheck run SUITE.yaml [options]\n"
         "exit status: 0 every check passed, 1 a tier failed, 2 bad usage, config or input, 3 a backend "
-        "crashed, hung or produced non-finite output, 4 nothing checked or a backend skipped in every "
+        "crashed, hung, failed or produced non-finite output, 4 nothing checked or a backend skipped in every "
         "case, 130 interrupted\n",
         1, 1};
     int done = cli_start(&usage, argc, argv, &a);
@@ -165,10 +180,11 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};
     ps.tty = isatty(2);
+    o.warn = warn_line;
+    o.progress_user = &ps;
     if (!quiet) {
         o.progress = progress;
         o.case_end = case_end;
-        o.progress_user = &ps;
     }
     const char *out_dir = cli_get(&a, "out", "halfcheck-out");
 

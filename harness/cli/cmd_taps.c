@@ -16,7 +16,8 @@ static const cli_opt opts[] = {
     {"positions", 1, 0, "positions file (.jsonl[.gz])", "PATH"},
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
     {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; any tensor backend "
-                      "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2)", "SPEC"},
+                      "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2), tensors:DIR|FILE.safetensors (layers "
+                      "another tool wrote, docs/TAPS.md), cuda: (where built)", "SPEC"},
     {"threshold", 1, 0, "also name the first layer whose max relative error (max|a-b| / max|a|) exceeds X; the first "
                         "divergent layer itself is the first whose error its inputs, storage and format do not explain "
                         "(--factor, docs/TAPS.md)", "X"},
@@ -175,7 +176,8 @@ int cmd_taps(int argc, char **argv)
         "       halfcheck taps --net NET --show-profile PROFILE\n"
         "       halfcheck taps --net NET --layers [--nn WxH]\n"
         "       halfcheck taps --net NET --positions POS --nn WxH [--backend A] --save DIR [--save-format FMT]\n"
-        "exit status: 0 no divergent layer (or a listing, or layers saved), 1 a divergent layer found, 2 bad usage or input\n",
+        "exit status: 0 no divergent layer (or a listing, or layers saved), 1 a divergent layer found, 2 bad usage or "
+        "input (tensors: files of other positions included), 3 a backend crashed or failed\n",
         0, -1};
     int done = cli_start(&usage, argc, argv, &a);
     if (done >= 0)

@@ -55,6 +55,7 @@ struct hc_run {
     unsigned seed;       /* the effective seed of the batched shuffles */
     char *rerun_tail;    /* what a rerun command needs beyond the case (--net..., --seed N), malloc'd */
     int cache_hits, cache_misses;
+    int cache_off;       /* the cache directory cannot be used (warned once): nothing is written */
     hc_results results;
     char timestamp[32];
     char scratch[512];
@@ -381,6 +382,19 @@ done:
     return rc ? -1 : 0;
 }
 
+/* The reference cache cannot be used (why: what failed, naming the directory or file): warned
+ * once through opts->warn, and no further reference is written to it. */
+static void cache_unusable(hc_run *run, const hc_run_options *opts, const char *why)
+{
+    run->cache_off = 1;
+    if (opts->warn) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "reference cache %s not used: %s; each reference is computed afresh", opts->cache_dir,
+                 why);
+        opts->warn(opts->progress_user, msg);
+    }
+}
+
 static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest,
                      const pos_set *set, const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err)
 {
@@ -450,10 +464,11 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
             hc_nnoutput_free(&outs[i]);
         return -1;
     }
-    if (path[0]) {
+    if (path[0] && !run->cache_off) {
         hc_err cerr = {0};
-        if (hc_mkdir_p(opts->cache_dir, &cerr) == 0)
-            hc_refcache_write(path, outs, n, &cerr); /* a cache that cannot be written only costs time */
+        /* A cache that cannot be written only costs time, but the user is told once. */
+        if (hc_refcache_write(path, outs, n, &cerr))
+            cache_unusable(run, opts, cerr.msg);
     }
     return 0;
 }
@@ -807,6 +822,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             if (opts->progress)
                 opts->progress(opts->progress_user, what, 0, n);
             double t0 = now_s();
+            int hits = run->cache_hits;
             if (!ref || reference(run, opts, net, net_digest, &set, &es, what, ref, &cerr)) {
                 free(ref);
                 ref = NULL;
@@ -819,7 +835,8 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             } else {
                 ref_settings = cs;
                 if (opts->case_end)
-                    opts->case_end(opts->progress_user, what, n, now_s() - t0, NULL);
+                    opts->case_end(opts->progress_user, what, n,
+                                   run->cache_hits > hits ? HC_RUN_FROM_CACHE : now_s() - t0, NULL);
             }
         }
         if (bad) {
@@ -1049,6 +1066,9 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         hc_run_free(run);
         return NULL;
     }
+    hc_err cerr = {0};
+    if (opts->cache_dir && hc_refcache_usable(opts->cache_dir, &cerr))
+        cache_unusable(run, opts, cerr.msg);
     int rc = 0;
     for (size_t ni = 0; rc == 0 && ni < suite->n_nets; ni++) {
         if (stopped(opts))

@@ -22,9 +22,14 @@ typedef struct hc_run_options {
      * first with done = 0 when the case starts; may be NULL. */
     void (*progress)(void *user, const char *what, size_t done, size_t total);
     /* Called when a case ends with its result (NULL for a reference computation), not for a
-     * case cut short by stop; may be NULL. Shares progress_user. */
+     * case cut short by stop; seconds: its wall time, or HC_RUN_FROM_CACHE for a reference read
+     * from the cache (nothing evaluated: no time or speed to tell); may be NULL. Shares
+     * progress_user. */
     void (*case_end)(void *user, const char *what, size_t total, double seconds, const hc_result *r);
     void *progress_user;
+    /* Called with each warning as the run finds it (a reference cache that cannot be used: the
+     * directory and why; the run goes on without it); may be NULL. Shares progress_user. */
+    void (*warn)(void *user, const char *message);
     /* The batched cases' shuffle is a function of the case alone (net, board, backend and mode
      * names, and the seed), so that every entry point (the whole suite, --only, a sweep) deals
      * the same batches. seed_given 0: the suite's seed: (default 1). */
@@ -60,6 +65,7 @@ typedef struct hc_run_options {
 } hc_run_options;
 
 enum { HC_RUN_REF_CHECK = 3 };
+#define HC_RUN_FROM_CACHE (-1.0)
 
 /* Whether spec may compute the reference (ref32, cuda:ref32 with or without params). */
 int hc_run_ref_spec_ok(const char *spec);
