@@ -210,6 +210,16 @@ const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, si
  * "winrateError p99: 0.61234% > limit 0.45% (worst position 123)"; malloc'd. */
 char *hc_result_failure_text(const hc_result *r, size_t tier);
 
+/* A signed value in hc_metric_format's units, its sign always written ("+0.30000%"). */
+const char *hc_metric_format_signed(int metric, double raw, char *buf, size_t len);
+/* One bias limit's figure of a checked result, the failure line's text: "winrateError bias:
+ * mean +0.30000% > limit 0.2% (systematic: 31.0 standard errors)" (">" when it failed,
+ * "<=" otherwise). */
+const char *hc_bias_limit_text(const hc_result *r, size_t tier, int metric, char *buf, size_t len);
+/* A metric's signed figures as one line: "mean +0.30000% ± 0.00970% (s.e.), p1 ... p99 ...;
+ * systematic" ("" for a metric without them). */
+const char *hc_bias_text(const hc_stats *s, int metric, char *buf, size_t len);
+
 /* Writes results.json atomically. */
 int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err);
 

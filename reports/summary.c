@@ -34,6 +34,7 @@ typedef struct acc {
     long rows, batches;
     int engine_batches; /* the engine formed them itself (hc_engine_batches_note) */
     int max_batch;
+    size_t top_n, top_agree; /* the policy's top-move agreement, summed over the boards */
 } acc;
 
 static void fig_pct(hc_strbuf *b, const acc *a)
@@ -45,6 +46,19 @@ static void fig_pct(hc_strbuf *b, const acc *a)
     }
     hc_strbuf_printf(b, " %s / %s |", hc_metric_format(HC_M_WINRATE, a->wr99, v1, sizeof v1),
               hc_metric_format(HC_M_WINRATE, a->wrmax, v2, sizeof v2));
+}
+
+/* The share of positions whose top move is the reference's, over both modes: "99.1% / 98.7%". */
+static void fig_top(hc_strbuf *b, const acc m[2])
+{
+    for (int k = 0; k < 2; k++) {
+        hc_top_agree t = {.n = m[k].top_n, .agree = m[k].top_agree};
+        if (t.n)
+            hc_strbuf_printf(b, "%s%.1f%%", k ? " / " : " ", 100.0 * hc_top_agree_rate(&t));
+        else
+            hc_strbuf_printf(b, "%s-", k ? " / " : " ");
+    }
+    hc_strbuf_printf(b, " |");
 }
 
 char *hc_summary_markdown(const hc_results *rs, hc_err *err)
@@ -61,8 +75,9 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         free(it);
     }
     hc_strbuf_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
+                  "| top move agrees, unbatched / batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
-                  "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");
+                  "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
     unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
     if (!done) {
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
@@ -102,6 +117,8 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 if (!m[k].checked || vmax > m[k].wrmax)
                     m[k].wrmax = vmax;
                 m[k].checked = 1;
+                m[k].top_n += r->stats->top_agree.n;
+                m[k].top_agree += r->stats->top_agree.agree;
             }
             if (r->has_engine) {
                 const hc_engine_stats *e = &r->engine;
@@ -132,6 +149,7 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         hc_strbuf_printf(&b, " |");
         fig_pct(&b, &m[0]);
         fig_pct(&b, &m[1]);
+        fig_top(&b, m);
         /* The worst outcome decides; the others are counted so nothing hides. */
         const char *verdict = n_err ? "**ERROR**" : n_fail ? "**FAIL**" : n_pass ? "PASS" : "skipped";
         hc_strbuf_printf(&b, " %s (%d passed", verdict, n_pass);

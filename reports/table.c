@@ -56,6 +56,35 @@ static int md_engine(hc_ostream *o, const hc_result *r, hc_err *err)
     return n > 0 ? hc_ostream_printf(o, err, "- engine: %s\n", line) : 0;
 }
 
+/* The signed errors (test minus reference; bias.h) beside the absolute ones, and the top-move
+ * agreement: a constant shift and noise of the same size have the same absolute errors. */
+static int md_bias(hc_ostream *o, const hc_stats *s, hc_err *err)
+{
+    int any = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        any |= s->bias[m].n > 0;
+    if (any && hc_ostream_printf(o, err, "\n| signed error (test - ref) | mean | std. error | 1%% | 5%% | 50%% | 95%% | 99%% "
+                                         "| systematic |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n"))
+        return -1;
+    for (int m = 0; m < HC_M_COUNT && any; m++) {
+        const hc_bias_stats *b = &s->bias[m];
+        if (!b->n)
+            continue;
+        char mean[64], se[64], v[HC_BP_COUNT][64];
+        for (int p = 0; p < HC_BP_COUNT; p++)
+            hc_metric_format_signed(m, b->p[p], v[p], sizeof v[p]);
+        if (hc_ostream_printf(o, err, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", hc_metric_infos[m].name,
+                              hc_metric_format_signed(m, b->mean, mean, sizeof mean), hc_metric_format(m, b->se, se, sizeof se),
+                              v[0], v[1], v[2], v[3], v[4], b->systematic ? "**yes**" : "no"))
+            return -1;
+    }
+    if (s->top_agree.n &&
+        hc_ostream_printf(o, err, "\ntop move agrees with the reference's: %.2f%% (%zu of %zu positions)\n",
+                          100.0 * hc_top_agree_rate(&s->top_agree), s->top_agree.agree, s->top_agree.n))
+        return -1;
+    return 0;
+}
+
 static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
 {
     if (hc_ostream_printf(o, err, "#### ") || md_text(o, r->board, err) ||
@@ -90,6 +119,12 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
                                   hc_metric_infos[m].name, hc_pct_names[p],
                                   hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
                                   hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), resb) ||
+                (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))))
+                return -1;
+        } else if (!c->pass && c->first_bias_fail >= 0) {
+            char line[512];
+            if (hc_ostream_printf(o, err, "; %d of %d limits exceeded, first %s", c->n_failed, c->n_checked,
+                                  hc_bias_limit_text(r, t, c->first_bias_fail, line, sizeof line)) ||
                 (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))))
                 return -1;
         }
@@ -127,6 +162,8 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
                               v[3], ms->max_pos, cell, res))
             return -1;
     }
+    if (md_bias(o, r->stats, err))
+        return -1;
     return hc_ostream_printf(o, err, "\n");
 }
 

@@ -30,6 +30,9 @@
  *     lead: {max: none}                 removes a limit taken from base
  *   metric keys: winrate lead scoreMean scoreStdev topPolicy policyKL stWinloss stScore
  *   ownership; percentiles: avg p90 p99 max.
+ *   maxBias: {winrate: 0.2%, lead: 0.05}   optional: fails where the mean signed error is
+ *                                 flagged systematic (harness/metrics/bias.h) and exceeds this;
+ *                                 winrate lead scoreMean scoreStdev topPolicy stWinloss stScore
  *
  * Suite:
  *   name: testgpuerror            optional (default: file name)
