@@ -120,6 +120,25 @@ static void synthetic(const hc_position *ps, size_t n)
     hc_check("hr-1.3", rc == 1 && !strncmp(ll, expect, strlen(expect)) && strstr(ll, "> 65504"),
              "exit %d, last line \"%s\", want \"%s...\"", rc, ll, expect);
     hc_check("hr-1.4", strstr(hc_text(hc_path(dir, "conv.txt")), "  OVERFLOW") != NULL, "no OVERFLOW mark");
+    /* taps shows the same margin as a column: the overflowing convolution's f16_mgn is negative, and a
+     * layer before it is not */
+    double mgn = INFINITY, mgn0 = -INFINITY;
+    int trc = c ? hc_shf("%s taps --net %s --positions %s/pos19.jsonl.gz --nn 19x19 --limit 2 --backend ref32 "
+                         "--backend ref32 > %s/taps.txt 2>&1", hc_halfcheck_bin(), conv, dir, dir) : -1;
+    for (const char *line = hc_text(hc_path(dir, "taps.txt")); line && *line;) {
+        char tok[16][96];
+        int nt = sscanf(line, "%95s %95s %95s %95s %95s %95s %95s %95s %95s %95s %95s %95s %95s %95s", tok[0], tok[1],
+                        tok[2], tok[3], tok[4], tok[5], tok[6], tok[7], tok[8], tok[9], tok[10], tok[11], tok[12],
+                        tok[13]);
+        if (nt == 14 && c && !strcmp(tok[1], c->name))
+            mgn = atof(tok[13]);
+        if (nt == 14 && !strcmp(tok[0], "0")) /* the first layer, far below the overflow */
+            mgn0 = atof(tok[13]);
+        const char *nl = strchr(line, '\n');
+        line = nl ? nl + 1 : NULL;
+    }
+    hc_check("hr-1.13", trc == 0 && mgn < 0 && mgn0 > 0, "taps: exit %d, f16_mgn of %s %g, of the first layer %g", trc,
+             c ? c->name : "?", mgn, mgn0);
     hc_net_free(net);
 
     /* the FFN's output projection (the last block, into the tip) times 16: the trunk stays far below
@@ -280,7 +299,7 @@ static void shared(const char *tag, const char *rel, const hc_position *ps, size
 
 int main(void)
 {
-    hc_plan(12 + 3 * 6 + 1);
+    hc_plan(13 + 3 * 6 + 1);
     dir = hc_tmpdir("test_headroom");
     hc_err err = {0};
     hc_position *ps = NULL;

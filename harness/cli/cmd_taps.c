@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "evaluate.h"
+#include "headroom.h"
 #include "model.h"
 #include "positions.h"
 #include "profile.h"
@@ -45,6 +46,24 @@ static const cli_opt opts[] = {
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
+
+/* A layer's fp16 margins from headroom's figures: its stored value's, and the smallest of the exact sums it
+ * forms (bounds left out: they say what may overflow, not what does); +inf where there is no such figure. */
+static void layer_margins(const hc_headroom *h, const char *layer, double *stored, double *sum)
+{
+    double lim = hc_headroom_limit(HC_TAPFMT_F16);
+    *stored = *sum = INFINITY;
+    for (int i = 0; i < hc_headroom_count(h); i++) {
+        const hc_headroom_fig *f = hc_headroom_at(h, i);
+        if (f->bound || strcmp(f->layer, layer) != 0)
+            continue;
+        double m = hc_headroom_margin(f->value, lim);
+        if (!strcmp(f->what, "stored"))
+            *stored = m;
+        else if (m < *sum)
+            *sum = m;
+    }
+}
 
 static int by_winrate(const void *a, const void *b)
 {
@@ -237,6 +256,7 @@ int cmd_taps(int argc, char **argv)
     hc_position *ps = NULL;
     size_t n = 0;
     hc_tapcmp *cmp = NULL;
+    hc_headroom *hr = NULL;
     hc_net *net = hc_net_load(net_path, &err);
     if (!net)
         return cli_fail("taps", &err);
@@ -274,8 +294,19 @@ int cmd_taps(int argc, char **argv)
            "stor_rel: A's own tensor rounded to B's format (max); allowed: what inputs, storage and format explain "
            "for max, mean and RMS (x%g, x%g, docs/TAPS.md)\n",
            spec_a, spec_b, use, nx, ny, factor, HC_TAPS_AVG_FACTOR(factor));
-    printf("%-4s %-48s %6s %-4s %10s %10s %10s %10s %10s %10s %10s %10s %10s %s\n", "#", "layer", "C", "fmt", "max_abs",
-           "mean_abs", "max_rel", "mean_rel", "rms_rel", "stor_rel", "allow_max", "allow_mean", "allow_rms", "");
+    /* The fp16 headroom of every layer beside its errors (halfcheck headroom's figures, from ref32 on the same
+     * positions): an error that grows where the margin is small points at an overflow or a lost digit. */
+    hc_headroom_opts ho = {.settings = &s, .batch = batch};
+    if (!(hr = hc_headroom_measure(net, ps, use, &ho, &err))) {
+        rc = cli_fail("taps", &err);
+        goto done;
+    }
+    printf("f16_mgn: the layer's largest stored |value| (ref32), f16_sum: its largest sum a kernel forms (exact "
+           "figures of halfcheck headroom), each as log2(65504 / value), the powers of two left before fp16 "
+           "overflows (-: no such figure)\n");
+    printf("%-4s %-48s %6s %-4s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %s\n", "#", "layer", "C", "fmt",
+           "max_abs", "mean_abs", "max_rel", "mean_rel", "rms_rel", "stor_rel", "allow_max", "allow_mean", "allow_rms",
+           "f16_mgn", "f16_sum", "");
     int first = cli_has(&a, "threshold") ? hc_tapcmp_first_divergent(cmp, threshold) : -1;
     int why = -1;
     int unexpl = hc_tapcmp_first_unexplained_by(cmp, factor, &why);
@@ -294,11 +325,17 @@ int cmd_taps(int argc, char **argv)
         char mark[64] = "";
         if (i == unexpl)
             snprintf(mark, sizeof mark, "  <- first divergent (%s)", d->nonfinite ? "non-finite" : hc_tapstat_str(why));
-        printf("%-4d %-48s %6d %-4s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g%s%s%s\n", i, d->name,
-               d->channels, hc_tap_fmt_str(d->fmt), d->max_abs, hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d),
-               hc_tapdiff_mean_rel(d), hc_tapdiff_rms_rel(d), hc_tapdiff_stor_rel(d),
+        double mgn_stored, mgn_sum;
+        layer_margins(hr, d->name, &mgn_stored, &mgn_sum);
+        char ms[2][16];
+        double mv[2] = {mgn_stored, mgn_sum};
+        for (int k = 0; k < 2; k++)
+            snprintf(ms[k], sizeof ms[k], isinf(mv[k]) && mv[k] > 0 ? "-" : "%.2f", mv[k]);
+        printf("%-4d %-48s %6d %-4s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %8s %8s%s%s%s\n",
+               i, d->name, d->channels, hc_tap_fmt_str(d->fmt), d->max_abs, hc_tapdiff_mean_abs(d),
+               hc_tapdiff_max_rel(d), hc_tapdiff_mean_rel(d), hc_tapdiff_rms_rel(d), hc_tapdiff_stor_rel(d),
                hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_MAX, factor), hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_MEAN, factor),
-               hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_RMS, factor), d->nonfinite ? "  NONFINITE" : "", mark,
+               hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_RMS, factor), ms[0], ms[1], d->nonfinite ? "  NONFINITE" : "", mark,
                i == first && first != unexpl ? "  <- first over --threshold" : "");
     }
     if (cli_has(&a, "threshold")) {
@@ -333,6 +370,7 @@ int cmd_taps(int argc, char **argv)
     if (unexpl >= 0 || first >= 0)
         rc = HC_EXIT_FAIL;
 done:
+    hc_headroom_free(hr);
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);
     hc_net_free(net);
