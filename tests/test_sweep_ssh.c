@@ -5,7 +5,7 @@
  * host that is down) merges to the same figures and report rows as a local sweep, names the
  * host of every job and leaves nothing on the hosts; a host killed mid-job loses nothing (its
  * jobs run again on the other); a suite naming a file that cannot be sent is refused before any
- * job starts. Linux, as root, with sshd, ssh, unshare, rsync and GNU parallel; skipped otherwise. */
+ * job starts; a sweep killed once a job has come back is finished by --resume, the same. Linux, as root, with sshd, ssh, unshare, rsync and GNU parallel; skipped otherwise. */
 #define _GNU_SOURCE /* prctl, kill of a process group */
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include "hc_test.h"
 #include "results.h"
 
-#define N_CHECKS (1 + 6 + 6 + 1)
+#define N_CHECKS (1 + 6 + 6 + 1 + 3)
 
 #if !defined(__linux__)
 int main(void)
@@ -348,7 +348,6 @@ int main(void)
              count[0], count[1]);
     rc = hc_shf("test \"$(ssh -F %s/ssh/config hc-b 'ls -A ~')\" = .hchost", dir);
     hc_check("ssh-2.6", rc == 0, "the sweep left files on host b");
-    hc_results_doc_free(a);
 
     /* 3. A file that cannot be sent: refused by name before any job starts. */
     rc = hc_shf("cd %s && timeout 60 %s/ci/sweep bad.yaml --halfcheck %s --ssh 'ssh -F %s/ssh/config' --sshlogin hc-b "
@@ -357,7 +356,41 @@ int main(void)
                 dir, root, hc, dir);
     hc_check("ssh-3.1", rc == 0, "a suite naming a missing positions file was not refused before the start (see %s/sw-3.txt)",
              dir);
+
+    /* 4. The sweep killed outright (its whole session) once a job's results have come back,
+     * then resumed: the same results, and the killed run's work directories removed. */
+    rc = host_start(0);
+    snprintf(mpath, sizeof mpath, "%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 >sw-4.txt 2>&1", sweep);
+    pid = rc ? -1 : fork();
+    if (pid == 0) {
+        setsid();
+        execl("/bin/sh", "sh", "-c", mpath, (char *)NULL);
+        _exit(127);
+    }
+    int back = 0;
+    for (int t = 0; pid > 0 && t < 1200 && !back; t++) {
+        back = hc_shf("ls %s/sw-4/xfer/job-*.tar >/dev/null 2>&1", dir) == 0;
+        if (!back)
+            usleep(100000);
+    }
+    if (pid > 0) {
+        hc_session_kill(pid);
+        waitpid(pid, NULL, 0);
+    }
+    hc_check("ssh-4.1", back && hc_shf("test ! -e %s/sw-4/merged", dir) == 0,
+             "no job came back within 120 s (host a restarted: %s), or the killed sweep merged", rc ? "no" : "yes");
+    rc = hc_shf("%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 --resume >sw-4b.txt 2>&1", sweep);
+    b = readr("sw-4/merged");
+    hc_check("ssh-4.2", rc == 1 && a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
+                            same_rows("loc", "sw-4"),
+             "the resumed sweep exited %d (want 1; see %s/sw-4b.txt) or differs from the local one: %s", rc, dir, why);
+    hc_results_doc_free(b);
+    hc_results_doc_free(a);
+    rc = hc_shf("cd %s && for h in a b; do test \"$(ssh -F ssh/config hc-$h 'ls -A ~')\" = .hchost || exit 1; done", dir);
+    hc_check("ssh-4.3", rc == 0, "the killed sweep's work directories were left on the hosts after the resume");
     hosts_kill();
+    if (!hc_test_failed_count)
+        hc_shf("rm -rf %s", dir); /* kept when a check failed, to look into */
     return hc_test_exit();
 }
 #endif
