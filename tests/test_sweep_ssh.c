@@ -108,42 +108,7 @@ static int host_start(int i)
 
 static hc_results_doc *readr(const char *sub)
 {
-    char path[2048];
-    hc_err err = {0};
-    snprintf(path, sizeof path, "%s/%s/results.json", dir, sub);
-    hc_results_doc *d = hc_results_read_json(path, &err);
-    if (!d)
-        printf("  (%s)\n", err.msg);
-    return d;
-}
-
-/* Every result of a in b with the same outcome, positions and figures (bitwise), and as many. */
-static int same_figures(const hc_results *a, const hc_results *b, char *why, size_t len)
-{
-    if (a->n != b->n)
-        return snprintf(why, len, "%zu results vs %zu", a->n, b->n), 0;
-    for (size_t i = 0; i < a->n; i++) {
-        const hc_result *x = &a->items[i], *y = &b->items[i];
-        if (strcmp(x->net, y->net) || strcmp(x->board, y->board) || strcmp(x->backend, y->backend) ||
-            strcmp(x->mode, y->mode) || x->outcome != y->outcome || !x->stats != !y->stats || x->n_tiers != y->n_tiers)
-            return snprintf(why, len, "result %zu (%s %s %s) differs in kind or outcome", i, x->board, x->backend, x->mode), 0;
-        if (x->stats) {
-            if (x->stats->n_positions != y->stats->n_positions)
-                return snprintf(why, len, "%s %s: positions differ", x->board, x->backend), 0;
-            for (int m = 0; m < HC_M_COUNT; m++) {
-                const hc_metric_stats *p = &x->stats->m[m], *q = &y->stats->m[m];
-                if (p->n != q->n || memcmp(p->v, q->v, sizeof p->v) || p->max_pos != q->max_pos ||
-                    p->max_cell != q->max_cell || memcmp(p->q, q->q, sizeof p->q))
-                    return snprintf(why, len, "%s %s %s: %s differs", x->board, x->backend, x->mode,
-                                    hc_metric_infos[m].name), 0;
-            }
-        }
-        for (size_t t = 0; t < x->n_tiers; t++)
-            if (x->checks && (x->checks[t].pass != y->checks[t].pass ||
-                              memcmp(x->checks[t].ratio, y->checks[t].ratio, sizeof x->checks[t].ratio)))
-                return snprintf(why, len, "%s %s: tier %s differs", x->board, x->backend, x->tiers[t].name), 0;
-    }
-    return 1;
+    return hc_results_in(dir, sub);
 }
 
 /* report.md up to its provenance (the rows; provenance names hosts, paths and commands). */
@@ -260,7 +225,7 @@ int main(void)
     hc_results_doc *a = readr("loc/merged"), *b = readr("sw-1/merged");
     char why[512] = "unreadable";
     hc_check("ssh-1.2", a && b && hc_results_doc_results(a)->n == 12 &&
-                            same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
+                            hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
              "the sweep over hosts and the local one differ: %s", why);
     hc_results_doc_free(b);
     hc_check("ssh-1.3", same_rows("loc", "sw-1"), "report.md's rows differ between the local sweep and the one over hosts");
@@ -323,7 +288,7 @@ int main(void)
     hc_check("ssh-2.1", killed, "no job was seen running on host a within 60 s");
     hc_check("ssh-2.2", rc == 1, "the sweep that lost host a exited %d, want 1 (see %s/sw-2.txt)", rc, dir);
     b = readr("sw-2/merged");
-    hc_check("ssh-2.3", a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
+    hc_check("ssh-2.3", a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
              "the sweep that lost a host and the local one differ: %s", why);
     hc_results_doc_free(b);
     hc_check("ssh-2.4", same_rows("loc", "sw-2"), "report.md's rows differ after a host was lost");
@@ -381,7 +346,7 @@ int main(void)
              "no job came back within 120 s (host a restarted: %s), or the killed sweep merged", rc ? "no" : "yes");
     rc = hc_shf("%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 --resume >sw-4b.txt 2>&1", sweep);
     b = readr("sw-4/merged");
-    hc_check("ssh-4.2", rc == 1 && a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
+    hc_check("ssh-4.2", rc == 1 && a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
                             same_rows("loc", "sw-4"),
              "the resumed sweep exited %d (want 1; see %s/sw-4b.txt) or differs from the local one: %s", rc, dir, why);
     hc_results_doc_free(b);
