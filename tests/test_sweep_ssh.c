@@ -5,7 +5,8 @@
  * host that is down) merges to the same figures and report rows as a local sweep, names the
  * host of every job and leaves nothing on the hosts; a host killed mid-job loses nothing (its
  * jobs run again on the other); a suite naming a file that cannot be sent is refused before any
- * job starts; a sweep killed once a job has come back is finished by --resume, the same. Linux, as root, with sshd, ssh, unshare, rsync and GNU parallel; skipped otherwise. */
+ * job starts; a sweep (with --net DIR) killed once a job has come back is finished by --resume,
+ * the same. Linux, as root, with sshd, ssh, unshare, rsync and GNU parallel; skipped otherwise. */
 #define _GNU_SOURCE /* prctl, kill of a process group */
 #include <dirent.h>
 #include <errno.h>
@@ -111,8 +112,9 @@ static hc_results_doc *readr(const char *sub)
     return hc_results_in(dir, sub);
 }
 
-/* report.md up to its provenance (the rows; provenance names hosts, paths and commands). */
-static int same_rows(const char *a, const char *b)
+/* report.md up to its provenance (the rows; provenance names hosts, paths and commands), with
+ * every `strip` (NULL: none) removed from b's. */
+static int same_rows(const char *a, const char *b, const char *strip)
 {
     char pa[2048], pb[2048];
     snprintf(pa, sizeof pa, "%s/%s/merged/report.md", dir, a);
@@ -123,6 +125,8 @@ static int same_rows(const char *a, const char *b)
         char *cx = strstr(x, "### Provenance"), *cy = strstr(y, "### Provenance");
         if (cx && cy) {
             *cx = *cy = 0;
+            for (char *p; strip && (p = strstr(y, strip));)
+                memmove(p, p + strlen(strip), strlen(p + strlen(strip)) + 1);
             ok = strlen(x) > 200 && !strcmp(x, y);
         }
     }
@@ -203,7 +207,7 @@ int main(void)
         "'  - {name: b9, positions: p9.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 4}' '  - boards/b7.yaml' 'backends:' "
         "'  - {name: ref32, backend: ref32, tiers: [fp32]}' '  - {name: fp16, backend: \"emulate:fp16\", tiers: [fp16]}' "
         "'  - {name: strict, backend: \"emulate:fp16\", tiers: [fp32-strict]}' > suite.yaml && "
-        "sed 's|p9.jsonl.gz|missing.jsonl.gz|' suite.yaml > bad.yaml",
+        "sed 's|p9.jsonl.gz|missing.jsonl.gz|' suite.yaml > bad.yaml && mkdir -p nets && cp net.bin.gz nets/",
         dir, port[0], port[1], port[2], dir, hc, hc, hc, dir);
     if (!hc_check("ssh-0.1", rc == 0, "could not make the keys and the test data in %s", dir))
         return hc_fail_rest("ssh-1", "not run: no test data"), hc_test_exit();
@@ -228,7 +232,7 @@ int main(void)
                             hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
              "the sweep over hosts and the local one differ: %s", why);
     hc_results_doc_free(b);
-    hc_check("ssh-1.3", same_rows("loc", "sw-1"), "report.md's rows differ between the local sweep and the one over hosts");
+    hc_check("ssh-1.3", same_rows("loc", "sw-1", NULL), "report.md's rows differ between the local sweep and the one over hosts");
     int count[3], on_b;
     job_hosts("sw-1", 6, count, 0, &on_b);
     char mpath[2048];
@@ -291,7 +295,7 @@ int main(void)
     hc_check("ssh-2.3", a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
              "the sweep that lost a host and the local one differ: %s", why);
     hc_results_doc_free(b);
-    hc_check("ssh-2.4", same_rows("loc", "sw-2"), "report.md's rows differ after a host was lost");
+    hc_check("ssh-2.4", same_rows("loc", "sw-2", NULL), "report.md's rows differ after a host was lost");
     /* The job that ran on a when it died: its number, from the case list. */
     int k = 0;
     {
@@ -325,7 +329,7 @@ int main(void)
     /* 4. The sweep killed outright (its whole session) once a job's results have come back,
      * then resumed: the same results, and the killed run's work directories removed. */
     rc = host_start(0);
-    snprintf(mpath, sizeof mpath, "%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 >sw-4.txt 2>&1", sweep);
+    snprintf(mpath, sizeof mpath, "%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 -- --net %s/nets/ >sw-4.txt 2>&1", sweep, dir);
     pid = rc ? -1 : fork();
     if (pid == 0) {
         setsid();
@@ -344,11 +348,17 @@ int main(void)
     }
     hc_check("ssh-4.1", back && hc_shf("test ! -e %s/sw-4/merged", dir) == 0,
              "no job came back within 120 s (host a restarted: %s), or the killed sweep merged", rc ? "no" : "yes");
-    rc = hc_shf("%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 --resume >sw-4b.txt 2>&1", sweep);
+    rc = hc_shf("%s -j 2 --sshlogin 1/hc-a,1/hc-b --out sw-4 --resume -- --net %s/nets/ >sw-4b.txt 2>&1", sweep, dir);
     b = readr("sw-4/merged");
+    /* --net's directory was sent, and the reports name this machine's copy of the net (and
+     * their rerun commands, --net DIR). */
+    char strip[1300];
+    snprintf(strip, sizeof strip, " --net %s/nets", dir);
+    int named = hc_shf("grep -q '\"file\": \"%s/nets/net.bin.gz\"' %s/sw-4/merged/results.json", dir, dir) == 0;
     hc_check("ssh-4.2", rc == 1 && a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
-                            same_rows("loc", "sw-4"),
-             "the resumed sweep exited %d (want 1; see %s/sw-4b.txt) or differs from the local one: %s", rc, dir, why);
+                            same_rows("loc", "sw-4", strip) && named,
+             "the resumed sweep (-- --net DIR) exited %d (want 1; see %s/sw-4b.txt), names its net file %s, or differs from "
+             "the local one: %s", rc, dir, named ? "as here" : "otherwise", why);
     hc_results_doc_free(b);
     hc_results_doc_free(a);
     rc = hc_shf("cd %s && for h in a b; do test \"$(ssh -F ssh/config hc-$h 'ls -A ~')\" = .hchost || exit 1; done", dir);
