@@ -1,5 +1,5 @@
 /* ci/sweep across hosts that share no filesystem: two sshd instances on loopback, each in mount,
- * PID and UTS namespaces of its own where the repository, /work, /tmp, /run and the home
+ * PID and UTS namespaces of its own where the repository, /work, /tmp, /run and root's home
  * directory are empty tmpfs (so nothing of this machine's files is visible to the jobs but
  * what the sweep sends), key-only logins with keys made here. A sweep over them (with a third
  * host that is down) merges to the same figures and report rows as a local sweep, names the
@@ -75,18 +75,20 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-/* Starts host a or b: sshd on 127.0.0.1:port[i] in its namespaces; it dies with this program
- * (PR_SET_PDEATHSIG on unshare, --kill-child on its child). 0 when it answers within 10 s. */
+/* Starts host a or b: sshd on 127.0.0.1:port[i] in its namespaces, with an empty home for
+ * root (passwd's, where ssh logins start); it dies with this program (PR_SET_PDEATHSIG on
+ * unshare, --kill-child on its child). 0 when it answers within 10 s. */
 static int host_start(int i)
 {
     char cmd[4096];
+    /* The files sshd needs go to /run/hchost first (/run is the namespace's own), before the
+     * paths that may hold them are hidden. */
     snprintf(cmd, sizeof cmd,
-             "set -e; hostname hc-host-%c; mount -t tmpfs hc-home \"$HOME\"; mkdir -m 700 \"$HOME/.hchost\"; "
-             "cp %s/ssh/host_%c \"$HOME/.hchost/host_key\"; cp %s/ssh/authorized_keys \"$HOME/.hchost/\"; "
-             "sed \"s|@HOME@|$HOME|\" %s/ssh/sshd_config > \"$HOME/.hchost/sshd_config\"; "
-             "mount -t tmpfs hc-run /run; mkdir -p /run/sshd; mount -t tmpfs hc-tmp /tmp; "
-             "mount -t tmpfs hc-hide %s; if [ -d /work ]; then mount -t tmpfs hc-hide /work; fi; "
-             "exec /usr/sbin/sshd -D -e -f \"$HOME/.hchost/sshd_config\" -p %d 2>\"$HOME/.hchost/log\"",
+             "set -e; hostname hc-host-%c; mount -t tmpfs hc-run /run; mkdir -p /run/sshd /run/hchost; "
+             "cp %s/ssh/host_%c /run/hchost/host_key; cp %s/ssh/authorized_keys /run/hchost/; "
+             "sed 's|@DIR@|/run/hchost|' %s/ssh/sshd_config > /run/hchost/sshd_config; "
+             "for d in %s /work /tmp ~root; do if [ -d \"$d\" ]; then mount -t tmpfs hc-hide \"$d\"; fi; done; "
+             "exec /usr/sbin/sshd -D -e -f /run/hchost/sshd_config -p %d 2>/run/hchost/log",
              'a' + i, dir, 'a' + i, dir, dir, root, port[i]);
     pid_t pid = fork();
     if (pid == 0) {
@@ -191,10 +193,10 @@ int main(void)
         "cd %s && rm -rf ssh sw-* loc* bad* *.txt && mkdir ssh && "
         "ssh-keygen -q -t ed25519 -N '' -f ssh/client_key && cp ssh/client_key.pub ssh/authorized_keys && "
         "ssh-keygen -q -t ed25519 -N '' -f ssh/host_a && ssh-keygen -q -t ed25519 -N '' -f ssh/host_b && "
-        "printf '%%s\\n' 'ListenAddress 127.0.0.1' 'HostKey @HOME@/.hchost/host_key' "
-        "'AuthorizedKeysFile @HOME@/.hchost/authorized_keys' 'PasswordAuthentication no' "
+        "printf '%%s\\n' 'ListenAddress 127.0.0.1' 'HostKey @DIR@/host_key' "
+        "'AuthorizedKeysFile @DIR@/authorized_keys' 'PasswordAuthentication no' "
         "'KbdInteractiveAuthentication no' 'PubkeyAuthentication yes' 'PermitRootLogin prohibit-password' "
-        "'StrictModes no' 'UsePAM no' 'PidFile @HOME@/.hchost/sshd.pid' 'LogLevel ERROR' > ssh/sshd_config && "
+        "'StrictModes no' 'UsePAM no' 'PidFile @DIR@/sshd.pid' 'LogLevel ERROR' > ssh/sshd_config && "
         "printf '%%s\\n' 'Host hc-a' '  HostName 127.0.0.1' '  Port %d' 'Host hc-b' '  HostName 127.0.0.1' '  Port %d' "
         "'Host hc-c' '  HostName 127.0.0.1' '  Port %d' 'Host *' '  User root' '  IdentityFile %s/ssh/client_key' "
         "'  IdentitiesOnly yes' '  StrictHostKeyChecking no' '  UserKnownHostsFile /dev/null' '  LogLevel ERROR' "
@@ -212,7 +214,7 @@ int main(void)
     if (!hc_check("ssh-0.1", rc == 0, "could not make the keys and the test data in %s", dir))
         return hc_fail_rest("ssh-1", "not run: no test data"), hc_test_exit();
     if (host_start(0) || host_start(1)) {
-        hc_fail_rest("ssh-1", "the loopback sshd on port %d or %d does not answer (see $HOME/.hchost/log in its namespace)",
+        hc_fail_rest("ssh-1", "the loopback sshd on port %d or %d does not answer (its log: /run/hchost/log in its namespace)",
                      port[0], port[1]);
         return hc_test_exit();
     }
@@ -253,7 +255,7 @@ int main(void)
              "the joblog does not hold six jobs that each ran once and exited 0:\n%s", jl ? jl : "");
     free(jl);
     rc = hc_shf("cd %s && ls -A sw-1/xfer | grep -v '^files$' && exit 1; "
-                "for h in a b; do test \"$(ssh -F ssh/config hc-$h 'ls -A ~')\" = .hchost || exit 1; done",
+                "for h in a b; do test \"$(ssh -F ssh/config hc-$h 'echo $(ls -A ~)end')\" = end || exit 1; done",
                 dir);
     hc_check("ssh-1.6", rc == 0, "the sweep left files on a host or in sw-1/xfer");
 
@@ -315,13 +317,13 @@ int main(void)
     hc_check("ssh-2.5", k > 0 && on_b && count[0] + count[1] == 6,
              "the job running on host a when it died (%s, job %d) did not finish on host b (jobs on a/b: %d/%d)", running, k,
              count[0], count[1]);
-    rc = hc_shf("test \"$(ssh -F %s/ssh/config hc-b 'ls -A ~')\" = .hchost", dir);
+    rc = hc_shf("test \"$(ssh -F %s/ssh/config hc-b 'echo $(ls -A ~)end')\" = end", dir);
     hc_check("ssh-2.6", rc == 0, "the sweep left files on host b");
 
     /* 3. A file that cannot be sent: refused by name before any job starts. */
     rc = hc_shf("cd %s && timeout 60 %s/ci/sweep bad.yaml --halfcheck %s --ssh 'ssh -F %s/ssh/config' --sshlogin hc-b "
                 "--out sw-3 >sw-3.txt 2>&1; test $? = 2 && grep -q 'missing.jsonl.gz cannot be sent' sw-3.txt && "
-                "! ls sw-3/jobs/job-* >/dev/null 2>&1 && test \"$(ssh -F ssh/config hc-b 'ls -A ~')\" = .hchost",
+                "! ls sw-3/jobs/job-* >/dev/null 2>&1 && test \"$(ssh -F ssh/config hc-b 'echo $(ls -A ~)end')\" = end",
                 dir, root, hc, dir);
     hc_check("ssh-3.1", rc == 0, "a suite naming a missing positions file was not refused before the start (see %s/sw-3.txt)",
              dir);
@@ -361,7 +363,7 @@ int main(void)
              "the local one: %s", rc, dir, named ? "as here" : "otherwise", why);
     hc_results_doc_free(b);
     hc_results_doc_free(a);
-    rc = hc_shf("cd %s && for h in a b; do test \"$(ssh -F ssh/config hc-$h 'ls -A ~')\" = .hchost || exit 1; done", dir);
+    rc = hc_shf("cd %s && for h in a b; do test \"$(ssh -F ssh/config hc-$h 'echo $(ls -A ~)end')\" = end || exit 1; done", dir);
     hc_check("ssh-4.3", rc == 0, "the killed sweep's work directories were left on the hosts after the resume");
     hosts_kill();
     if (!hc_test_failed_count)
