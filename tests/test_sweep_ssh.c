@@ -242,12 +242,21 @@ int main(void)
     char *md = hc_slurp(mpath);
     snprintf(mpath, sizeof mpath, "%s/sw-1/merged/results.json", dir);
     char *js = hc_slurp(mpath);
-    hc_check("ssh-1.4", count[0] > 0 && count[1] > 0 && count[2] == 0 && count_of(md, "- host `hc-host-") == 6 &&
-                            count_of(js, "\"host\": \"hc-host-") == 6 && count_of(js, "\"device\": \"cpu\"") == 6,
-             "jobs on a/b/other: %d/%d/%d; the merged report.md names %zu hosts and results.json %zu (want 6)", count[0],
-             count[1], count[2], count_of(md, "- host `hc-host-"), count_of(js, "\"host\": \"hc-host-"));
+    snprintf(mpath, sizeof mpath, "%s/sw-1/merged/report.html", dir);
+    char *html = hc_slurp(mpath);
+    snprintf(mpath, sizeof mpath, "%s/sw-1/merged/junit.xml", dir);
+    char *xml = hc_slurp(mpath);
+    size_t n_md = count_of(md, "- host `hc-host-"), n_js = count_of(js, "\"host\": \"hc-host-"),
+           n_html = count_of(html, "<li>host <code>hc-host-"), n_xml = count_of(xml, ".host\" value=\"hc-host-");
+    /* JUnit: one testsuite per net, each with every job's properties. */
+    hc_check("ssh-1.4", count[0] > 0 && count[1] > 0 && count[2] == 0 && n_md == 6 && n_js == 6 &&
+                            count_of(js, "\"device\": \"cpu\"") == 6 && n_html == 6 && n_xml >= 6 && n_xml % 6 == 0,
+             "jobs on a/b/other: %d/%d/%d; the merged report.md names %zu hosts, results.json %zu, report.html %zu, "
+             "junit.xml %zu (want 6 each, a multiple of 6 for JUnit)", count[0], count[1], count[2], n_md, n_js, n_html, n_xml);
     free(md);
     free(js);
+    free(html);
+    free(xml);
     /* Each job ran once (the failing tier's too), and exited 0 on its host. */
     snprintf(mpath, sizeof mpath, "%s/sw-1/joblog", dir);
     char *jl = hc_slurp(mpath);
