@@ -916,7 +916,15 @@ static void provenance_section(hc_strbuf *b, const hc_results *rs)
             sb_esc(b, p->job);
             hc_strbuf_printf(b, "</code></h3>\n");
         }
-        hc_strbuf_printf(b, "<ul class=\"provenance\">\n<li>halfcheck ");
+        hc_strbuf_printf(b, "<ul class=\"provenance\">\n");
+        if (p->host) {
+            hc_strbuf_printf(b, "<li>host <code>");
+            sb_esc(b, p->host);
+            hc_strbuf_printf(b, "</code>, device <code>");
+            sb_esc(b, p->device ? p->device : "?");
+            hc_strbuf_printf(b, "</code></li>\n");
+        }
+        hc_strbuf_printf(b, "<li>halfcheck ");
         sb_esc(b, p->halfcheck ? p->halfcheck : "?");
         hc_strbuf_printf(b, " (engine %d; kernels: ", p->engine_version);
         sb_esc(b, p->kernels ? p->kernels : "?");

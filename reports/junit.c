@@ -258,6 +258,10 @@ static void suite_provenance(xmlNodePtr suite, const hc_results *rs, const char 
 #define PROP(KEY, VAL) (snprintf(name, sizeof name, "%s%s", pre, KEY), prop(props, name, VAL))
         if (p->job)
             PROP("job", p->job);
+        if (p->host)
+            PROP("host", p->host);
+        if (p->device)
+            PROP("device", p->device);
         PROP("halfcheck.version", p->halfcheck ? p->halfcheck : "");
         snprintf(v, sizeof v, "%d", p->engine_version);
         PROP("halfcheck.engine", v);

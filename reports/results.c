@@ -565,6 +565,10 @@ static json_t *provenance_json(const hc_results *rs)
         json_t *o = json_object();
         if (p->job)
             json_object_set_new(o, "job", json_string(p->job));
+        if (p->host)
+            json_object_set_new(o, "host", json_string(p->host));
+        if (p->device)
+            json_object_set_new(o, "device", json_string(p->device));
         json_object_update_new(o, json_pack("{s:o, s:i, s:o, s:b, s:o, s:o, s:o}", "halfcheck", jstr_or_null(p->halfcheck),
                                             "engineVersion", p->engine_version, "kernels", jstr_or_null(p->kernels),
                                             "cuda", p->cuda, "command", jstr_or_null(p->command), "nets", nets,
@@ -1309,7 +1313,8 @@ static int rd_provenance(rd *r, json_t *root, hc_results_doc *d)
         hc_provenance *p = &d->prov[k];
         long long ev = 0, mv = 0;
         snprintf(r->where, sizeof r->where, "provenance[%zu]", k);
-        if (rd_pstr(r, o, "job", &p->job) || rd_pstr(r, o, "halfcheck", &p->halfcheck) ||
+        if (rd_pstr(r, o, "job", &p->job) || rd_pstr(r, o, "host", &p->host) || rd_pstr(r, o, "device", &p->device) ||
+            rd_pstr(r, o, "halfcheck", &p->halfcheck) ||
             rd_int(r, o, "engineVersion", 0, &ev) || rd_pstr(r, o, "kernels", &p->kernels) ||
             rd_flag(r, o, "cuda", &p->cuda) || rd_pstr(r, o, "command", &p->command))
             return -1;

@@ -134,6 +134,8 @@ typedef struct hc_prov_backend {
 
 typedef struct hc_provenance {
     const char *job;       /* merge: the input it came from; NULL for a run's own */
+    const char *host;      /* merge: the host that ran the job (ci/sweep's DIR/host), or NULL */
+    const char *device;    /* its device ("GPU 0: ...", "cpu"), or NULL */
     const char *halfcheck; /* halfcheck's version */
     int engine_version;    /* the reference engine's version (part of the cache key) */
     const char *kernels;   /* the reference's kernel forms ("gemm avx2, winograd avx2, ...") */

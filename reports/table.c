@@ -257,6 +257,9 @@ static int md_provenance(hc_ostream *o, const hc_results *rs, hc_err *err)
         const hc_provenance *p = &rs->prov[k];
         if ((p->job && (hc_ostream_printf(o, err, "- job `") || md_text(o, p->job, err) ||
                         hc_ostream_printf(o, err, "`:\n"))) ||
+            (p->host && (hc_ostream_printf(o, err, "%s- host `", p->job ? "  " : "") || md_text(o, p->host, err) ||
+                         hc_ostream_printf(o, err, "`, device `") || md_text(o, p->device ? p->device : "?", err) ||
+                         hc_ostream_printf(o, err, "`\n"))) ||
             hc_ostream_printf(o, err, "%s- halfcheck %s (engine %d; kernels: %s; cuda backend %s)\n", p->job ? "  " : "",
                               p->halfcheck ? p->halfcheck : "?", p->engine_version, p->kernels ? p->kernels : "?",
                               p->cuda ? "built in" : "not built in") ||

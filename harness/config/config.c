@@ -517,6 +517,19 @@ static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_
         doc *dd = sub.loaded ? &sub : c->d;
         int rc;
         const char *name;
+        if (sub.loaded) {
+            /* Kept for halfcheck cases --files (ci/sweep sends them to hosts that share no files). */
+            const char **inc = pool_alloc(c->pl, (s->n_includes + 1) * sizeof *inc, err);
+            const char *f = inc ? pool_strdup(c->pl, sub.file, err) : NULL;
+            if (!f) {
+                hc_ydoc_free(&sub);
+                return -1;
+            }
+            if (s->n_includes)
+                memcpy(inc, s->includes, s->n_includes * sizeof *inc);
+            inc[s->n_includes++] = f;
+            s->includes = inc;
+        }
         if (kind == 0) {
             rc = parse_net(dd, m, ctx, c->pl, &s->nets[i], err);
             name = s->nets[i].name;

@@ -122,6 +122,7 @@ typedef struct hc_suite {
     int has_seed, seed;                         /* seed: (has_seed 0: absent) */
     int allow_skips;                            /* allow_skips: */
     const char *reference;                      /* reference: (NULL: absent) */
+    const char **includes;    size_t n_includes;  /* the net, board and tier files it names, as resolved */
     hc_case *cases;           size_t n_cases;
     void *mem_;                                 /* private: owns every pointer above */
 } hc_suite;
