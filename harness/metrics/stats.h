@@ -7,7 +7,9 @@
  * widened to double afterwards; the KL sum uses double log; the average is summed over the
  * sorted errors, as KataGo sorts before it averages. Non-finite values are never compared:
  * a NaN or inf in any output field, or a non-finite error, is recorded with its position and
- * field so that a tier check can fail it by name. */
+ * field so that a tier check can fail it by name. An error that is +inf between finite outputs
+ * (a policy KL against a move the test gives 0 or marks illegal) is counted apart (infinite):
+ * outputs that disagree, a tier failure, not a broken backend. */
 #ifndef HC_STATS_H
 #define HC_STATS_H
 
