@@ -198,7 +198,14 @@ static void best_match(const hc_nnoutput *ref, const hc_nnoutput *test, size_t n
             sd = sd2 < sd ? sd2 : sd;
             d = sd <= SCALARS_CLOSE && sd * SCALARS_MUCH_CLOSER < m->own_scalars ? sd : INFINITY;
         }
-        if (d < INFINITY && (m->other == SIZE_MAX || d < m->dist)) {
+        if (!(d < INFINITY))
+            continue;
+        if (m->other != SIZE_MAX && d == m->dist) {
+            /* Identical references (one position in several games): the one whose outputs
+             * are i's is the partner of a swap. */
+            if (distance_any_frame(&ref[i], &test[j]) < distance_any_frame(&ref[i], &test[m->other]))
+                m->other = j;
+        } else if (m->other == SIZE_MAX || d < m->dist) {
             m->other = j;
             m->dist = d;
         }
