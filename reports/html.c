@@ -798,6 +798,13 @@ static void net_section(hc_strbuf *b, const hc_results *rs, const char *net)
             for (int p = 0; p < HC_P_COUNT; p++)
                 fig(b, headline[h], r->stats->m[headline[h]].v[p]);
         hc_strbuf_printf(b, "</tr>\n");
+        if (r->n_diag > 0) { /* whose outputs a failing case's are (metrics/diagnose.h) */
+            char *text = hc_diag_text(r->diag, r->n_diag, 8);
+            hc_strbuf_printf(b, "<tr class=%s><td colspan=%d class=diagnosis>", verdict_class(r), 7 + 4 * N_HEADLINE);
+            sb_esc(b, text ? text : "");
+            hc_strbuf_printf(b, "</td></tr>\n");
+            free(text);
+        }
     }
     hc_strbuf_printf(b, "</table></div>\n");
     engine_costs(b, rs, net);

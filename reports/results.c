@@ -156,17 +156,22 @@ char *hc_result_failure_text(const hc_result *r, size_t tier)
             int v = c->verdict[m][p];
             if (v != HC_V_FAIL && v != HC_V_NONFINITE)
                 continue;
-            char val[64], lim[64], line[400], cell[32] = "";
+            char val[64], lim[64], line[600], cell[32] = "";
             const hc_metric_stats *ms = &r->stats->m[m];
             if (m == HC_M_OWNERSHIP && ms->max_cell >= 0)
                 snprintf(cell, sizeof cell, ", cell %d", ms->max_cell);
             char resb[96] = "", rv[64];
             if (r->stats->res[m] > 0)
                 snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(m, r->stats->res[m], rv, sizeof rv));
-            snprintf(line, sizeof line, "%s %s: %s %s limit %s%s (worst position %zu%s)\n", hc_metric_infos[m].name,
+            char why[200] = "";
+            if (ms->infinite && isinf(ms->v[p]))
+                snprintf(why, sizeof why, "; infinite at %zu position%s, first %zu: the outputs give probability 0 "
+                         "or mark illegal a move the reference gives a probability", ms->infinite,
+                         ms->infinite == 1 ? "" : "s", ms->first_infinite_pos);
+            snprintf(line, sizeof line, "%s %s: %s %s limit %s%s (worst position %zu%s%s)\n", hc_metric_infos[m].name,
                      hc_pct_names[p], hc_metric_format(m, ms->v[p], val, sizeof val),
                      v == HC_V_NONFINITE ? "is non-finite, against" : ">", hc_limit_format(t, m, p, lim, sizeof lim),
-                     resb, ms->max_pos, cell);
+                     resb, ms->max_pos, cell, why);
             if (text_append(&out, &cap, &used, line))
                 return out;
         }
@@ -277,6 +282,10 @@ static json_t *stats_json(const hc_stats *s)
             json_object_set_new(o, "maxCell", json_integer(ms->max_cell));
         if (ms->nonfinite)
             json_object_set_new(o, "firstNonfinitePosition", json_integer((json_int_t)ms->first_nonfinite_pos));
+        if (ms->infinite) {
+            json_object_set_new(o, "infinite", json_integer((json_int_t)ms->infinite));
+            json_object_set_new(o, "firstInfinitePosition", json_integer((json_int_t)ms->first_infinite_pos));
+        }
         if (s->res[m] > 0)
             json_object_set_new(o, "resolution", jnum(s->res[m]));
         if (s->bias[m].n)
@@ -534,6 +543,20 @@ static json_t *result_json(const hc_result *r)
         json_object_set_new(o, "taps", taps_json(r->taps));
     if (r->has_engine)
         json_object_set_new(o, "engine", engine_json(r));
+    if (r->n_diag > 0) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < r->n_diag; i++) {
+            const hc_diag_finding *f = &r->diag[i];
+            char text[400];
+            json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:b, s:i, s:i, s:o, s:o, s:s}", "kind",
+                                               hc_diag_kind_names[f->kind], "position", (json_int_t)f->pos, "other",
+                                               (json_int_t)f->other, "sameBatch", f->same_batch, "legalMissing",
+                                               f->legal_missing, "legalExtra", f->legal_extra, "ownDistance",
+                                               jnum(f->own_dist), "otherDistance", jnum(f->other_dist), "text",
+                                               hc_diag_finding_text(f, text, sizeof text)));
+        }
+        json_object_set_new(o, "diagnosis", a);
+    }
     if (r->self_check)
         json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
@@ -636,6 +659,7 @@ typedef struct doc_item {
     char *net, *board, *backend, *mode, *message, *skip_message;
     hc_shown_pos *shown;
     hc_result_taps *taps;
+    hc_diag_finding *diag;
     hc_stats *stats;
     hc_tier *tiers;
     hc_tier_check *checks;
@@ -773,12 +797,16 @@ static int rd_stats(rd *r, json_t *o, hc_stats *s)
         snprintf(r->where + base, sizeof r->where - base, ".metrics.%s", hc_metric_infos[m].name);
         if (!json_is_object(mo))
             return rd_fail(r, NULL, "missing");
-        long long samples, maxpos, nonfinite, cell = -1, first = 0;
+        long long samples, maxpos, nonfinite, cell = -1, first = 0, inf = 0, first_inf = 0;
         if (rd_int(r, mo, "samples", 1, &samples) || rd_int(r, mo, "maxPosition", 0, &maxpos) ||
             rd_int(r, mo, "nonfinite", 0, &nonfinite) ||
             (m == HC_M_OWNERSHIP && rd_int(r, mo, "maxCell", -1, &cell)) ||
-            (nonfinite && rd_int(r, mo, "firstNonfinitePosition", 0, &first)))
+            (nonfinite && rd_int(r, mo, "firstNonfinitePosition", 0, &first)) ||
+            (json_object_get(mo, "infinite") &&
+             (rd_int(r, mo, "infinite", 1, &inf) || rd_int(r, mo, "firstInfinitePosition", 0, &first_inf))))
             return -1;
+        ms->infinite = (size_t)inf;
+        ms->first_infinite_pos = (size_t)first_inf;
         for (int p = 0; p < HC_P_COUNT; p++)
             if (rd_num(r, mo, hc_pct_names[p], &ms->v[p]))
                 return -1;
@@ -1198,6 +1226,41 @@ static int rd_result(rd *r, json_t *o, hc_result *res, doc_item *own)
         r->where[base] = 0;
         res->taps = own->taps;
     }
+    json_t *dg = json_object_get(o, "diagnosis");
+    if (dg) {
+        size_t nd = json_array_size(dg);
+        if (!json_is_array(dg) || nd == 0)
+            return rd_fail(r, "diagnosis", "not a non-empty array");
+        own->diag = calloc(nd, sizeof *own->diag);
+        if (!own->diag)
+            return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+        size_t base = strlen(r->where);
+        for (size_t i = 0; i < nd; i++) {
+            json_t *e = json_array_get(dg, i);
+            hc_diag_finding *f = &own->diag[i];
+            snprintf(r->where + base, sizeof r->where - base, ".diagnosis[%zu]", i);
+            const char *kind = json_string_value(json_object_get(e, "kind"));
+            long long pos, other, miss, extra;
+            f->kind = -1;
+            for (int k = 0; kind && k < HC_DIAG_COUNT; k++)
+                if (strcmp(kind, hc_diag_kind_names[k]) == 0)
+                    f->kind = k;
+            if (f->kind < 0)
+                return rd_fail(r, "kind", "not swapped, stale, foreign or legal");
+            if (rd_int(r, e, "position", 0, &pos) || rd_int(r, e, "other", 0, &other) ||
+                rd_int(r, e, "legalMissing", 0, &miss) || rd_int(r, e, "legalExtra", 0, &extra) ||
+                rd_num(r, e, "ownDistance", &f->own_dist) || rd_num(r, e, "otherDistance", &f->other_dist) ||
+                rd_flag(r, e, "sameBatch", &f->same_batch))
+                return -1;
+            f->pos = (size_t)pos;
+            f->other = (size_t)other;
+            f->legal_missing = (int)miss;
+            f->legal_extra = (int)extra;
+        }
+        r->where[base] = 0;
+        res->n_diag = nd;
+        res->diag = own->diag;
+    }
     if (rd_flag(r, o, "selfCheck", &res->self_check))
         return -1;
     json_t *st = json_object_get(o, "stats");
@@ -1254,6 +1317,7 @@ void hc_results_doc_free(hc_results_doc *d)
         free(o->skip_message);
         free(o->shown);
         hc_result_taps_free(o->taps);
+        free(o->diag);
         free(o->stats);
         free(o->tiers);
         free(o->checks);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "backend.h"
+#include "diagnose.h"
 #include "err.h"
 #include "stats.h"
 #include "tiers.h"
@@ -99,6 +100,11 @@ typedef struct hc_result {
      * "engine", written only when set). */
     int has_engine;
     hc_engine_stats engine;
+    /* Positions of a failing case whose outputs are another position's (rows swapped or
+     * repeated, a foreign legal mask: harness/metrics/diagnose.h); 0 and NULL when none. Their
+     * text also leads the message (results.json "diagnosis", written only when set). */
+    size_t n_diag;
+    const hc_diag_finding *diag;
     /* The reference checking itself (backend ref32: batch invariance, thread lanes), not a
      * backend under test: report.md lists it apart (results.json "selfCheck", only when set). */
     int self_check;

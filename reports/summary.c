@@ -193,6 +193,24 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         hc_strbuf_printf(&b, "\n† %s%s.\n", note,
                          n_notes > 1 ? " (the first such row's count; each row's own in report.md)" : "");
     free(done);
+    /* A failing case whose outputs are other positions' says so under the table. */
+    int any = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        if (r->n_diag == 0)
+            continue;
+        char *d = hc_diag_text(r->diag, r->n_diag, 3);
+        hc_strbuf_printf(&b, "%s- ", any++ ? "" : "\n");
+        sb_cell(&b, r->net);
+        hc_strbuf_printf(&b, " · ");
+        sb_cell(&b, r->board);
+        hc_strbuf_printf(&b, " · ");
+        sb_cell(&b, r->backend);
+        hc_strbuf_printf(&b, " · %s: ", r->mode ? r->mode : "");
+        sb_cell(&b, d ? d : "");
+        hc_strbuf_printf(&b, "\n");
+        free(d);
+    }
     char *text = hc_strbuf_take(&b, NULL);
     if (!text)
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");

@@ -4,12 +4,14 @@
  * its batch counts logged on stderr at exit, and batch-only bugs and misbehaviour on demand.
  *
  *   helper_fake_analysis MODEL -nn X Y -symmetry S [-batch B] [-no-stats]
- *       [-misbehave swap|stale|nobatch|die|garbage|twice|never|hang|die-at-start] [-once FILE]
+ *       [-misbehave swap|stale|repeat|mask|nobatch|die|garbage|twice|never|hang|die-at-start] [-once FILE]
  *
  * Batches: after a query arrives, the queries already waiting (within 50 ms) join it, up to B.
  * -misbehave swap: in a batch of two or more, the first two rows' outputs are exchanged; stale:
- * the second row of a batch gets the first row's outputs of the previous batch (both are
- * batch-only bugs: a batch of one is never wrong); nobatch: every batch is one row whatever B
+ * the second row of a batch gets the first row's outputs of the previous batch; repeat: the
+ * second row of a batch repeats the first row's answer; mask: the second row's legal moves are
+ * shifted by one point along the board (its values are its own) (all batch-only bugs: a batch
+ * of one is never wrong); nobatch: every batch is one row whatever B
  * is; die: exits after the first answer of a batch; garbage: a line that is not JSON instead of
  * an answer; twice: an answer written twice; never: the last query of a batch never answered;
  * hang: stops answering; die-at-start: exits before answering query_version. With -once FILE
@@ -194,6 +196,24 @@ static void copy_out(hc_nnoutput *dst, const hc_nnoutput *src)
     memcpy(ow, src->white_owner_map, sizeof(float) * area);
 }
 
+/* The legal moves of a policy shifted by one board point in reading order (the last point's to
+ * the first): a point that becomes legal gets a small probability, one that becomes illegal -1;
+ * the pass and the values stay. */
+static void shift_legal(hc_nnoutput *o, int xs, int ys)
+{
+    int nx = o->nn_x_len, pts = xs * ys;
+    float *old = malloc(sizeof(float) * (size_t)pts);
+    if (!old)
+        return;
+    for (int k = 0; k < pts; k++)
+        old[k] = o->policy_probs[(k / xs) * nx + k % xs];
+    for (int k = 0; k < pts; k++) {
+        int was = old[(k + pts - 1) % pts] >= 0;
+        o->policy_probs[(k / xs) * nx + k % xs] = !was ? -1.0f : old[k] >= 0 ? old[k] : 1e-4f;
+    }
+    free(old);
+}
+
 typedef struct row {
     char id[64];
     hc_position p;
@@ -238,6 +258,10 @@ static void run_batch(fake *f, json_t **qs, int n)
     }
     if (n >= 2 && is(f, "stale") && f->have_prev && rows_buf[1].id[0])
         copy_out(&rows_buf[1].o, &f->prev0);
+    if (n >= 2 && is(f, "repeat") && rows_buf[0].id[0] && rows_buf[1].id[0])
+        copy_out(&rows_buf[1].o, &rows_buf[0].o);
+    if (n >= 2 && is(f, "mask") && rows_buf[1].id[0])
+        shift_legal(&rows_buf[1].o, rows_buf[1].p.x_size, rows_buf[1].p.y_size);
     for (int i = 0; i < n; i++) {
         row *r = &rows_buf[i];
         if (!r->id[0])

@@ -64,7 +64,7 @@ static void suite_text(char *buf, size_t len, const char *extra, int good, const
  * next result), or "" — enough for strstr checks on one result. */
 static char *result_of(const char *json, const char *backend, const char *mode)
 {
-    static char buf[1 << 16];
+    static char buf[1 << 20];
     buf[0] = '\0';
     char key[128];
     snprintf(key, sizeof key, "\"backend\": \"%s\",\n   \"mode\": \"%s\"", backend, mode);
@@ -83,7 +83,7 @@ static char *result_of(const char *json, const char *backend, const char *mode)
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(30);
+    hc_plan(33);
     char cwd[1024], self[1024];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
@@ -155,9 +155,13 @@ int main(int argc, char **argv)
     free(s2);
     free(res);
 
-    /* 2. Batch-only bugs: the batched check fails, the unbatched one passes. */
-    static const char *const bugs[] = {"swap", "stale"};
-    for (int k = 0; k < 2; k++) {
+    /* 2. Batch-only bugs: the batched check fails a tier (exit 1, not a crash) with the rows
+     * named in results.json, the JUnit failure and summary.md; the unbatched one passes. */
+    static const char *const bugs[] = {"swap", "stale", "repeat", "mask"};
+    static const char *const kinds[] = {"\"kind\": \"swapped\"", "\"kind\": \"stale\"", "\"kind\": \"stale\"",
+                                        "\"kind\": \"legal\""};
+    static const char *const says[] = {"(rows swapped", "(a stale row", "(a stale row", "illegal move"};
+    for (int k = 0; k < 4; k++) {
         char out[16], env[64], name[32];
         snprintf(out, sizeof out, "out-%s", bugs[k]);
         snprintf(env, sizeof env, "FAKE_MISBEHAVE=%s", bugs[k]);
@@ -168,15 +172,34 @@ int main(int argc, char **argv)
         b = strdup(result_of(js, "fake", "batched"));
         int u_pass = u && strstr(u, "\"outcome\": \"checked\"") && strstr(u, "\"pass\": true") &&
                      !strstr(u, "\"pass\": false");
-        int b_bad = b && (strstr(b, "\"pass\": false") || strstr(b, "\"outcome\": \"error\"") ||
-                          strstr(b, "\"error\": \"non-finite"));
+        int b_bad = b && strstr(b, "\"outcome\": \"checked\"") && strstr(b, "\"pass\": false") &&
+                    !strstr(b, "\"error\": \"") && strstr(b, "\"diagnosis\": [") && strstr(b, kinds[k]);
+        /* Every finding is of the planted kind. */
+        const char *kk = b ? strstr(b, "\"kind\": \"") : NULL;
+        for (; kk && b_bad; kk = strstr(kk + 1, "\"kind\": \""))
+            b_bad = strncmp(kk, kinds[k], strlen(kinds[k])) == 0;
+        const char *ju = hc_text(hc_path(dir, hc_path(out, "junit.xml")));
+        const char *sm = hc_text(hc_path(dir, hc_path(out, "summary.md")));
+        const char *fm = strstr(ju, "type=\"TierExceeded\"") ? strstr(ju, "outputs of other positions: position ") : NULL;
+        int named = fm && strstr(fm, says[k]) && strstr(sm, "· batched: outputs of other positions: position ") &&
+                    strstr(sm, says[k]);
         snprintf(name, sizeof name, "analysis-2.%d", k + 1);
-        hc_check(name, rc != 0 && u_pass && b_bad, "-misbehave %s: exit %d, unbatched passes %d, batched fails %d", bugs[k],
-                 rc, u_pass, b_bad);
+        hc_check(name, rc == 1 && u_pass && b_bad && named,
+                 "-misbehave %s: exit %d, unbatched passes %d, batched fails a tier with only %s findings %d, named in "
+                 "junit.xml and summary.md %d: %.500s", bugs[k], rc, u_pass, kinds[k], b_bad, named, b ? b : "");
         free(u);
         free(b);
         free(res);
     }
+    /* merge reads the findings back: the same summary, the same diagnosis in results.json. */
+    rc = hc_shf("cd %s && %s merge out-swap --out outm-swap >/dev/null 2>&1", dir, hc);
+    char *s3 = hc_slurp(hc_path(dir, "out-swap/summary.md")), *s4 = hc_slurp(hc_path(dir, "outm-swap/summary.md"));
+    const char *mj = hc_text(hc_path(dir, "outm-swap/results.json"));
+    hc_check("analysis-2.5", rc == 1 && s3 && s4 && strcmp(s3, s4) == 0 && strstr(s4, "(rows swapped") &&
+                                 strstr(mj, "\"diagnosis\": [") && strstr(mj, "\"kind\": \"swapped\""),
+             "merge keeps the diagnosis: exit %d", rc);
+    free(s3);
+    free(s4);
 
     /* 3. A "batched" run that never batched, or whose counts are unknown, is no pass. */
     rc = run_suite(yaml, "out-nobatch", "FAKE_MISBEHAVE=nobatch");

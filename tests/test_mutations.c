@@ -113,7 +113,7 @@ static void print_figures(const char *spec, const hc_result *r)
 
 int main(void)
 {
-    hc_plan(57);
+    hc_plan(57 + N_KINDS);
     const char *tmp = hc_tmpdir("test_mutations");
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p || !tmp) {
@@ -208,6 +208,28 @@ int main(void)
             hc_check(name, any_fail && (status == 1 || status == 3), "%s: status %d, expected 1 or 3",
                      kinds[k].spec, status);
         }
+        /* Whose outputs: the stale row is named as one, on both boards, and only batched; no
+         * other mutation's outputs are taken for another position's. */
+        int stale = strcmp(kinds[k].spec, "mutate:stale-row:ref32") == 0, diag_ok = 1;
+        char why[600] = "";
+        for (int b = 0; b < 2; b++)
+            for (int m = 0; m < 2; m++) {
+                const hc_result *r = find(rs, boards[b], modes[m]);
+                size_t named = 0, st = 0;
+                for (size_t i = 0; r && i < r->n_diag; i++) {
+                    named += r->diag[i].kind != HC_DIAG_LEGAL;
+                    st += r->diag[i].kind == HC_DIAG_STALE;
+                }
+                int want = stale && m == 1;
+                if (want ? !(named > 0 && st == named && r->message && strstr(r->message, "(a stale row"))
+                         : named != 0) {
+                    diag_ok = 0;
+                    snprintf(why, sizeof why, "%s %s: %zu named, %zu stale: %.300s", boards[b], modes[m], named, st,
+                             r && r->message ? r->message : "");
+                }
+            }
+        snprintf(name, sizeof name, "mutations-7.%zu", k + 1);
+        hc_check(name, diag_ok, "%s: diagnosis %s", kinds[k].spec, why);
         hc_run_free(run);
         hc_suite_free(suite);
     }

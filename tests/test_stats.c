@@ -87,12 +87,13 @@ static void test_formulas(void)
     hc_stats_position(&r, &t, e);
     hc_check("stats-1.15", e[HC_M_WINRATE] == 0.0, "float win-loss: winrate error %.17g", e[HC_M_WINRATE]);
 
-    /* A move legal in the reference but marked illegal (-1) in the test: log(-1) makes the KL
-     * NaN, which must not pass as small. */
+    /* A move legal in the reference but marked illegal (-1) in the test: the KL is +inf, as for
+     * a probability of 0 (KataGo's log(-1) would make it NaN), never small. */
     float tp2[5] = {0.2f, -1.0f, 0.45f, -1.0f, 0.05f};
     memcpy(t.policy_probs, tp2, sizeof tp2);
     hc_stats_position(&r, &t, e);
-    hc_check("stats-1.16", isnan(e[HC_M_POLICY_KL]), "KL with an illegal test move %.17g", e[HC_M_POLICY_KL]);
+    hc_check("stats-1.16", isinf(e[HC_M_POLICY_KL]) && e[HC_M_POLICY_KL] > 0, "KL with an illegal test move %.17g",
+             e[HC_M_POLICY_KL]);
     memcpy(t.policy_probs, tp, sizeof tp);
 
     /* Ownership samples are per cell: errors 0.25, 0, 0, 0.125. */
@@ -204,15 +205,17 @@ static void test_nonfinite(void)
     hc_check("stats-4.4", isinf(s.m[HC_M_OWNERSHIP].v[HC_P_MAX]) && s.m[HC_M_OWNERSHIP].max_pos == 3 &&
              s.ref_nonfinite.count == 0 && hc_stats_any_nonfinite(&s), "ownership inf not recorded");
 
-    /* A finite test policy of 0 where the reference is positive: the KL is +inf, an error
-     * that is not an output's non-finite value but must still be seen. */
+    /* A finite test policy of 0 where the reference is positive: the KL is +inf, outputs that
+     * disagree (counted as infinite, the max at that position), not a non-finite output. */
     t[2].white_lead = 0;
     t[3].white_owner_map[1] = 0;
     t[1].policy_probs[0] = 0.0f;
     rc = hc_stats_compute(r, t, N, &s, &err);
     hc_check("stats-4.5", rc == 0 && s.test_nonfinite.count == 0 && isinf(s.m[HC_M_POLICY_KL].v[HC_P_MAX]) &&
-             s.m[HC_M_POLICY_KL].first_nonfinite_pos == 1 && hc_stats_any_nonfinite(&s),
-             "KL max %g first %zu", s.m[HC_M_POLICY_KL].v[HC_P_MAX], s.m[HC_M_POLICY_KL].first_nonfinite_pos);
+             s.m[HC_M_POLICY_KL].infinite == 1 && s.m[HC_M_POLICY_KL].first_infinite_pos == 1 &&
+             s.m[HC_M_POLICY_KL].max_pos == 1 && s.m[HC_M_POLICY_KL].nonfinite == 0 && !hc_stats_any_nonfinite(&s),
+             "KL max %g infinite %zu first %zu nonfinite %zu", s.m[HC_M_POLICY_KL].v[HC_P_MAX],
+             s.m[HC_M_POLICY_KL].infinite, s.m[HC_M_POLICY_KL].first_infinite_pos, s.m[HC_M_POLICY_KL].nonfinite);
     /* Policy index reported for a NaN in the policy array. */
     t[1].policy_probs[4] = NAN;
     rc = hc_stats_compute(r, t, N, &s, &err);

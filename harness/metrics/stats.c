@@ -94,9 +94,12 @@ void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double o
 
     double kl = 0;
     for (int i = 0; i < policy_size; i++) {
-        double p = ref->policy_probs[i];
+        double p = ref->policy_probs[i], q = test->policy_probs[i];
+        /* A move the reference gives a probability that the test outputs mark illegal (-1)
+         * makes the divergence infinite, as a probability of 0 does: KataGo's log(-1) would
+         * make it NaN, which reads as a broken backend rather than outputs that disagree. */
         if (p > 1e-30)
-            kl += p * (hc_log(p) - hc_log((double)test->policy_probs[i]));
+            kl += q < 0 ? INFINITY : p * (hc_log(p) - hc_log(q));
     }
     out[HC_M_POLICY_KL] = kl;
 
@@ -145,17 +148,19 @@ int hc_nnoutput_find_nonfinite(const hc_nnoutput *o, hc_nonfinite *nf)
            nonfinite_array("whiteOwnerMap", o->white_owner_map, cells, nf);
 }
 
-static void scan_nonfinite(const hc_nnoutput *o, size_t pos, hc_nonfinite *acc)
+/* 1 when o holds a non-finite value (recorded in acc). */
+static int scan_nonfinite(const hc_nnoutput *o, size_t pos, hc_nonfinite *acc)
 {
     hc_nonfinite nf;
     if (!hc_nnoutput_find_nonfinite(o, &nf))
-        return;
+        return 0;
     if (acc->count == 0) {
         nf.count = 0;
         nf.pos = pos;
         *acc = nf;
     }
     acc->count++;
+    return 1;
 }
 
 /* NaN sorts after +inf so that every non-finite error lands at the top, where the max and
@@ -179,10 +184,17 @@ typedef struct acc {
     int have_max;
 } acc;
 
-static void acc_push(acc *a, hc_metric_stats *ms, double v, size_t pos, int cell)
+/* finite_outputs: both outputs of the position are finite, so an infinite error is a
+ * disagreement (counted in ms->infinite, a failure and the max), not a broken backend. */
+static void acc_push(acc *a, hc_metric_stats *ms, double v, size_t pos, int cell, int finite_outputs)
 {
     a->vals[a->n++] = v;
-    if (!isfinite(v)) {
+    if (finite_outputs && isinf(v) && v > 0) {
+        if (ms->infinite == 0)
+            ms->first_infinite_pos = pos;
+        ms->infinite++;
+    }
+    if (!isfinite(v) && !(finite_outputs && v > 0)) {
         if (ms->nonfinite == 0)
             ms->first_nonfinite_pos = pos;
         ms->nonfinite++;
@@ -338,17 +350,17 @@ int hc_stats_compute_ex(const hc_nnoutput *ref, const hc_nnoutput *test, size_t 
             for (int m = 0; m < HC_M_COUNT; m++)
                 out->res[m] = pr[m] > out->res[m] ? pr[m] : out->res[m];
         }
-        scan_nonfinite(&ref[i], i, &out->ref_nonfinite);
-        scan_nonfinite(&test[i], i, &out->test_nonfinite);
+        int bad_ref = scan_nonfinite(&ref[i], i, &out->ref_nonfinite);
+        int bad_test = scan_nonfinite(&test[i], i, &out->test_nonfinite);
         double e[HC_M_COUNT];
         hc_stats_position(&ref[i], &test[i], e);
         for (int m = 0; m < HC_M_COUNT; m++)
             if (m != HC_M_OWNERSHIP)
-                acc_push(&a[m], &out->m[m], e[m], i, -1);
+                acc_push(&a[m], &out->m[m], e[m], i, -1, !bad_ref && !bad_test);
         int cells = ref[i].nn_x_len * ref[i].nn_y_len;
         for (int c = 0; c < cells; c++) {
             float d = fabsf(ref[i].white_owner_map[c] - test[i].white_owner_map[c]);
-            acc_push(&a[HC_M_OWNERSHIP], &out->m[HC_M_OWNERSHIP], (double)d, i, c);
+            acc_push(&a[HC_M_OWNERSHIP], &out->m[HC_M_OWNERSHIP], (double)d, i, c, 0);
             if (cx) {
                 own_sum[c] += (double)d;
                 float pr = ref[i].policy_probs[c], pt = test[i].policy_probs[c];

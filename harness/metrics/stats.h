@@ -7,7 +7,9 @@
  * widened to double afterwards; the KL sum uses double log; the average is summed over the
  * sorted errors, as KataGo sorts before it averages. Non-finite values are never compared:
  * a NaN or inf in any output field, or a non-finite error, is recorded with its position and
- * field so that a tier check can fail it by name. */
+ * field so that a tier check can fail it by name. An error that is +inf between finite outputs
+ * (a policy KL against a move the test gives 0 or marks illegal) is counted apart (infinite):
+ * outputs that disagree, a tier failure, not a broken backend. */
 #ifndef HC_STATS_H
 #define HC_STATS_H
 
@@ -23,7 +25,7 @@ enum hc_metric {
     HC_M_SCORE_MEAN,     /* |d scoreMean| */
     HC_M_SCORE_STDEV,    /* |d sqrt(max(0, scoreMeanSq - scoreMean^2))| */
     HC_M_TOP_POLICY,     /* |ref top move's prob - test prob of that move| */
-    HC_M_POLICY_KL,      /* sum over ref prob > 1e-30 of p_ref*(log p_ref - log p_test) */
+    HC_M_POLICY_KL,      /* sum over ref prob > 1e-30 of p_ref*(log p_ref - log p_test); +inf where p_test <= 0 */
     HC_M_ST_WINLOSS,     /* |d shorttermWinlossError| */
     HC_M_ST_SCORE,       /* |d shorttermScoreError| */
     HC_M_OWNERSHIP,      /* |d ownership|, one sample per cell of the NN buffer */
@@ -60,6 +62,11 @@ typedef struct hc_metric_stats {
     int max_cell;           /* ownership: cell (y*nn_x_len+x) within max_pos; else -1 */
     size_t nonfinite;       /* samples whose error is NaN or inf (sorted last, as +inf) */
     size_t first_nonfinite_pos;
+    /* Samples whose error is +inf although both outputs are finite (a policy KL against a move
+     * the test outputs give probability 0 or mark illegal): outputs that disagree, a failure of
+     * any limit and the max, not counted in nonfinite (which makes a case an error). */
+    size_t infinite;
+    size_t first_infinite_pos;
     /* A quantile sketch for plots (the error distribution, reports/html.c): q[k] is the sorted
      * sample at KataGo-style index (n-1)*k/(HC_STATS_NQ-1), so q[0] is the min and q[last] the
      * max. Never used by a tier check. */

@@ -170,7 +170,11 @@ void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out
             /* The limit holds for the true outputs: rounding may add up to the metric's resolution. */
             double lim = t->limit[m][p] + t->scale[m][p] * s->res[m];
             int verdict;
-            if (!isfinite(v)) {
+            if (isinf(v) && v > 0 && s->m[m].infinite && !s->m[m].nonfinite) {
+                /* Finite outputs that disagree without bound (stats.h, infinite): a failure. */
+                verdict = HC_V_FAIL;
+                out->ratio[m][p] = INFINITY;
+            } else if (!isfinite(v)) {
                 verdict = HC_V_NONFINITE;
                 out->nonfinite = 1;
             } else {

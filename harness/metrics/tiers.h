@@ -53,7 +53,8 @@ typedef struct hc_tier_check {
     int nonfinite;                          /* a NaN/inf in an output or among the checked figures */
     int n_checked, n_failed;                /* limits checked; failed (including non-finite) */
     int verdict[HC_M_COUNT][HC_P_COUNT];
-    double ratio[HC_M_COUNT][HC_P_COUNT];   /* scale*value/limit; >1 fails; NaN for non-finite */
+    double ratio[HC_M_COUNT][HC_P_COUNT];   /* scale*value/limit; >1 fails; NaN for non-finite; +inf
+                                             * for an infinite figure of finite outputs (a fail) */
     /* Closest margin as KataGo reports it: the largest finite ratio (first in metric order on
      * ties), per percentile and overall; metric -1 when no limit is set there. */
     int worst_metric[HC_P_COUNT];

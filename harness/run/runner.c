@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "casetaps.h"
+#include "diagnose.h"
 #include "evaluate.h"
 #include "files.h"
 #include "gemm.h"
@@ -44,6 +45,7 @@ typedef struct owned {
     char *message;
     char *skip_message;
     hc_result_taps *taps;
+    hc_diag_finding *diag;
 } owned;
 
 struct hc_run {
@@ -563,12 +565,15 @@ typedef struct case_inputs {
     const hc_position *ps;
     size_t n;
     const hc_nnoutput *ref;
+    const size_t *order; /* the evaluation order (NULL: index order) ... */
+    int batch;           /* ... in batches of this many positions */
 } case_inputs;
 
 static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inputs *in, hc_nnoutput *outs,
                         hc_isolate_side *side, int rc, char *message, const char *spec, double secs, hc_err *err);
 static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net,
                        const case_inputs *in, const char *spec, const hc_eval_settings *es, hc_err *err);
+static void attach_diagnosis(hc_run *run, hc_diag_finding *diag, size_t n_diag);
 
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
                     size_t n, const hc_nnoutput *ref, hc_err *err)
@@ -622,8 +627,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
                               .no_pdeathsig = opts->no_pdeathsig};
         int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
         double secs = now_s() - t0;
-        free(order);
         if (rc == -2) {
+            free(order);
             /* Stopped: the case has no result, and no further case starts. */
             run->interrupted = 1;
             free(outs);
@@ -633,8 +638,10 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             return 0;
         }
         size_t before = run->n;
-        case_inputs in = {ps, n, ref};
-        if (case_outcome(run, c, mode, &in, outs, &cs, rc, message, spec, secs, err))
+        case_inputs in = {ps, n, ref, order, batch};
+        int orc = case_outcome(run, c, mode, &in, outs, &cs, rc, message, spec, secs, err);
+        free(order);
+        if (orc)
             return -1;
         if (bc->taps_on_failure && run->n > before && hc_casetaps_wanted(&run->items[run->n - 1])) {
             hc_casetaps_opts to = {.spec = spec, .net = net, .ps = ps, .n = n, .settings = &es,
@@ -646,7 +653,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (opts->case_end && run->n > before)
             opts->case_end(opts->progress_user, what, n, secs, &run->items[run->n - 1]);
     }
-    case_inputs in = {ps, n, ref};
+    case_inputs in = {ps, n, ref, NULL, 1};
     return run->interrupted ? 0 : repeat_case(run, opts, c, net, &in, spec, &es, err);
 }
 
@@ -809,13 +816,22 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
     hc_shown_case sc = {run->suite, c, spec, rr ? rr + strlen("rerun: ") : ""};
     size_t n_shown = hc_shown_capture(&sc, in->ps, n, ref, outs, cs.skipped, st, &shown);
     free(rr);
+    /* Whose outputs these are, kept for a failing case (attach_diagnosis); out of memory: none. */
+    hc_diag_finding *diag = NULL;
+    size_t n_diag = 0;
+    hc_diag_opts dop = {.skip = cs.skipped, .order = in->order, .batch = (size_t)in->batch};
+    hc_err derr = {0};
+    if (hc_diagnose(ref, outs, n, &dop, &diag, &n_diag, &derr))
+        n_diag = 0;
     free_outs(outs, n);
     free(cs.skipped);
     if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
         free(shown);
         free(cs.skip_text);
+        free(diag);
         return -1;
     }
+    attach_diagnosis(run, diag, n_diag);
     run->items[run->n - 1].has_engine = cs.has_cost;
     run->items[run->n - 1].engine = cs.cost;
     run->items[run->n - 1].n_shown = n_shown;
@@ -825,6 +841,31 @@ static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inpu
     run->items[run->n - 1].skip_message = cs.skip_text;
     run->own[run->n - 1].skip_message = cs.skip_text;
     return 0;
+}
+
+/* Gives the last result the diagnosis of its outputs when it failed a tier (not when it passed,
+ * nor when it is an error): the findings, and their text ahead of the message. Adopts diag. */
+static void attach_diagnosis(hc_run *run, hc_diag_finding *diag, size_t n_diag)
+{
+    hc_result *r = &run->items[run->n - 1];
+    owned *o = &run->own[run->n - 1];
+    if (n_diag == 0 || hc_result_passed(r) || hc_result_is_error(r)) {
+        free(diag);
+        return;
+    }
+    o->diag = diag;
+    r->diag = diag;
+    r->n_diag = n_diag;
+    char *text = hc_diag_text(diag, n_diag, 3);
+    size_t len = text ? strlen(text) + 3 + (o->message ? strlen(o->message) : 0) : 0;
+    char *m = text ? malloc(len) : NULL;
+    if (m) {
+        snprintf(m, len, "%s%s%s", text, o->message ? "; " : "", o->message ? o->message : "");
+        free(o->message);
+        o->message = m;
+        r->message = m;
+    }
+    free(text);
 }
 
 static int settings_equal(const hc_board_cfg *a, const hc_board_cfg *b)
@@ -1181,6 +1222,7 @@ void hc_run_free(hc_run *run)
         free(run->own[i].checks);
         free(run->own[i].message);
         free(run->own[i].skip_message);
+        free(run->own[i].diag);
         free(run->own[i].shown);
         hc_result_taps_free(run->own[i].taps);
     }
