@@ -601,6 +601,21 @@ static json_t *provenance_json(const hc_results *rs)
     return a;
 }
 
+/* "headroom": the suite's headroom rows (only when there are some). */
+static json_t *headroom_json(const hc_results *rs)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < rs->n_headroom; i++) {
+        const hc_result_headroom *h = &rs->headroom[i];
+        json_array_append_new(a, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o}", "net", jstr_or_null(h->net),
+                                           "board", jstr_or_null(h->board), "format", jstr_or_null(h->format),
+                                           "layer", jstr_or_null(h->layer), "what", jstr_or_null(h->what), "value",
+                                           jnum(h->value), "position", (json_int_t)h->position, "margin",
+                                           jnum(h->margin)));
+    }
+    return a;
+}
+
 int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
 {
     size_t pass = 0, fail = 0, errors = 0, skipped = 0;
@@ -633,6 +648,8 @@ int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err)
         json_object_set_new(root, "interrupted", json_true());
     if (rs->allow_skips)
         json_object_set_new(root, "allowSkips", json_true());
+    if (rs->n_headroom > 0)
+        json_object_set_new(root, "headroom", headroom_json(rs));
     char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     json_decref(root);
     if (!text)
@@ -675,6 +692,8 @@ struct hc_results_doc {
     hc_provenance *prov;
     hc_prov_net *prov_nets;
     hc_prov_backend *prov_backends;
+    json_t *headroom_json;  /* the "headroom" array, kept: the strings below point into it */
+    hc_result_headroom *headroom;
 };
 
 typedef struct rd {
@@ -1332,6 +1351,9 @@ void hc_results_doc_free(hc_results_doc *d)
     free(d->prov_backends);
     if (d->prov_json)
         json_decref(d->prov_json);
+    free(d->headroom);
+    if (d->headroom_json)
+        json_decref(d->headroom_json);
     free(d);
 }
 
@@ -1410,6 +1432,39 @@ static int rd_provenance(rd *r, json_t *root, hc_results_doc *d)
     return 0;
 }
 
+/* "headroom": the suite's headroom rows (absent when the suite measured none). */
+static int rd_headroom(rd *r, json_t *root, hc_results_doc *d)
+{
+    json_t *a = json_object_get(root, "headroom");
+    if (!a)
+        return 0;
+    if (!json_is_array(a))
+        return rd_fail(r, "headroom", "not an array");
+    size_t n = json_array_size(a);
+    d->headroom_json = json_incref(a);
+    if (!(d->headroom = calloc(n ? n : 1, sizeof *d->headroom)))
+        return hc_err_set(r->err, HC_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        json_t *o = json_array_get(a, k);
+        hc_result_headroom *h = &d->headroom[k];
+        long long pos = 0;
+        snprintf(r->where, sizeof r->where, "headroom[%zu]", k);
+        if (!json_is_object(o))
+            return rd_fail(r, NULL, "not an object");
+        if (rd_pstr(r, o, "net", &h->net) || rd_pstr(r, o, "board", &h->board) || rd_pstr(r, o, "format", &h->format) ||
+            rd_pstr(r, o, "layer", &h->layer) || rd_pstr(r, o, "what", &h->what) || rd_num(r, o, "value", &h->value) ||
+            rd_int(r, o, "position", -1, &pos) || rd_num(r, o, "margin", &h->margin))
+            return -1;
+        if (!h->net || !h->board || !h->format || !h->layer || !h->what)
+            return rd_fail(r, NULL, "net, board, format, layer and what are required");
+        h->position = (long)pos;
+    }
+    r->where[0] = '\0';
+    d->rs.headroom = d->headroom;
+    d->rs.n_headroom = n;
+    return 0;
+}
+
 hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *name, hc_err *err)
 {
     json_error_t je;
@@ -1439,6 +1494,8 @@ hc_results_doc *hc_results_parse_json(const char *text, size_t len, const char *
     if (ok && (rd_flag(&r, root, "interrupted", &d->rs.interrupted) || rd_flag(&r, root, "allowSkips", &d->rs.allow_skips)))
         ok = 0;
     if (ok && rd_provenance(&r, root, d))
+        ok = 0;
+    if (ok && rd_headroom(&r, root, d))
         ok = 0;
     if (ok) {
         size_t n = json_array_size(items);

@@ -153,6 +153,19 @@ typedef struct hc_provenance {
     const hc_prov_backend *backends;
 } hc_provenance;
 
+/* One headroom figure of a net x board: an exact figure (a value the reference forms) and its
+ * margin, log2(limit / value) powers of two below the format's largest finite value (negative:
+ * the format overflows there). */
+typedef struct hc_result_headroom {
+    const char *net, *board;
+    const char *format;     /* "fp16" or "bf16" */
+    const char *layer;      /* the tap name (docs/TAPS.md) */
+    const char *what;       /* "stored", "sum", ... (harness/run/headroom.h) */
+    double value;
+    long position;          /* index into the board's positions where it peaks */
+    double margin;
+} hc_result_headroom;
+
 typedef struct hc_results {
     const char *suite;                  /* suite name */
     const char *timestamp;              /* "YYYY-MM-DDThh:mm:ss" (xs:dateTime, JUnit's), or NULL */
@@ -171,6 +184,12 @@ typedef struct hc_results {
      * files written before it existed. */
     size_t n_prov;
     const hc_provenance *prov;
+    /* The suite's headroom (harness/run/headroom.h; suite key headroom: fp16|bf16): per net x
+     * board, the exact figures of smallest margin to the format's largest finite value.
+     * Informational: no verdict or exit status reads them. results.json "headroom" (only when
+     * n_headroom > 0), report.md's Headroom section; 0 and NULL: none. */
+    size_t n_headroom;
+    const hc_result_headroom *headroom;
 } hc_results;
 
 /* Checks, as the final line of `halfcheck run` and `halfcheck merge` counts them: one per

@@ -286,6 +286,45 @@ static int md_provenance(hc_ostream *o, const hc_results *rs, hc_err *err)
     return hc_ostream_printf(o, err, "\n");
 }
 
+/* The suite's headroom (informational): one section per format, one row per figure, its margin
+ * in powers of two below the format's largest finite value. */
+static int md_headroom(hc_ostream *o, const hc_results *rs, hc_err *err)
+{
+    for (size_t k = 0; k < rs->n_headroom; k++) {
+        const char *fmt = rs->headroom[k].format;
+        int seen = 0;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = same(rs->headroom[j].format, fmt);
+        if (seen)
+            continue;
+        if (hc_ostream_printf(o, err, "## Headroom (") || md_text(o, fmt, err) ||
+            hc_ostream_printf(o, err, ")\n\nPer net and board, the layers whose values (as the fp32 reference forms "
+                                      "them) come closest to the format's largest finite value: the margin is "
+                                      "log2(limit / value), the powers of two left (negative: the format overflows). "
+                                      "Informational: no verdict depends on it.\n\n"
+                                      "| net | board | layer | what | value | margin (2^) | position | |\n"
+                                      "|---|---|---|---|---:|---:|---:|---|\n"))
+            return -1;
+        for (size_t i = k; i < rs->n_headroom; i++) {
+            const hc_result_headroom *h = &rs->headroom[i];
+            if (!same(h->format, fmt))
+                continue;
+            char v[64], m[64];
+            hc_num_format(v, sizeof v, "%.6g", h->value);
+            hc_num_format(m, sizeof m, "%.2f", h->margin);
+            if (hc_ostream_printf(o, err, "| ") || md_text(o, h->net, err) || hc_ostream_printf(o, err, " | ") ||
+                md_text(o, h->board, err) || hc_ostream_printf(o, err, " | `") || md_text(o, h->layer, err) ||
+                hc_ostream_printf(o, err, "` | ") || md_text(o, h->what, err) ||
+                hc_ostream_printf(o, err, " | %s | %s | %ld | %s |\n", v, m, h->position,
+                                  h->margin < 0 ? "OVERFLOW" : ""))
+                return -1;
+        }
+        if (hc_ostream_printf(o, err, "\n"))
+            return -1;
+    }
+    return 0;
+}
+
 int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
 {
     hc_ostream *o = hc_ostream_open(path, err);
@@ -358,6 +397,8 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
         }
         rc = rc || hc_ostream_printf(o, err, "</details>\n\n");
     }
+    if (!rc && rs->n_headroom > 0)
+        rc = md_headroom(o, rs, err);
     if (!rc && rs->n_prov > 0)
         rc = md_provenance(o, rs, err);
     free(done);

@@ -398,7 +398,8 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
 /* ---- suites ---- */
 
 static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
-                                         "matrix", "notes", "seed", "allow_skips", "reference", NULL};
+                                         "matrix", "notes", "seed", "allow_skips", "reference", "headroom",
+                                         "headroom_positions", NULL};
 static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", "repeat",
                                            "repeat_limit", NULL};
 static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
@@ -810,6 +811,25 @@ static int parse_suite(sctx *c, hc_err *err)
         if (!(s->reference = pool_strdup(c->pl, ref, err)))
             return -1;
     }
+    if ((v = hc_ydoc_get(d, r, "headroom"))) {
+        /* the formats whose largest finite value a figure is measured against (hc_headroom_limit) */
+        static const char *const fmts[] = {"fp16", "bf16"};
+        const char *f = v->type == YAML_SCALAR_NODE ? hc_ynode_str(v) : "?";
+        if (!strcmp(f, "fp16"))
+            s->headroom = HC_SUITE_HEADROOM_FP16;
+        else if (!strcmp(f, "bf16"))
+            s->headroom = HC_SUITE_HEADROOM_BF16;
+        else {
+            char hint[96];
+            hc_suggest_text(hint, sizeof hint, f, strlen(f), fmts, 2);
+            return hc_ydoc_err(d, &v->start_mark, "headroom", err, "unknown format \"%s\"%s (fp16 or bf16)", f,
+                               hint);
+        }
+    }
+    s->headroom_positions = 64;
+    if ((v = hc_ydoc_get(d, r, "headroom_positions")) &&
+        hc_ydoc_int(d, v, "headroom_positions", "", 1, 1000000L, &s->headroom_positions, err))
+        return -1;
     yaml_node_t *matrix = hc_ydoc_get(d, r, "matrix");
     if (matrix && hc_ydoc_expect(d, matrix, YAML_SEQUENCE_NODE, "matrix", "", err))
         return -1;

@@ -48,6 +48,10 @@
  *                                 every case, may pass (exit 0 instead of 4)
  *   reference: cuda:ref32         optional: where the fp32 reference is computed, ref32 (the
  *                                 CPU, default) or cuda:ref32 (an NVIDIA GPU, the same bits)
+ *   headroom: fp16                optional (fp16 or bf16; absent: off): per net x board, the
+ *                                 reference's layers measured against the format's largest
+ *                                 finite value (harness/run/headroom.h), informational only
+ *   headroom_positions: 64        default 64: the first N of the board's positions measured
  *   matrix:                       optional; default: every net x board x backend
  *     - nets: [NAME..]            required
  *       boards: [NAME..]          default all; backends: [NAME..] default all
@@ -103,6 +107,7 @@ typedef struct hc_backend_cfg {
 } hc_backend_cfg;
 
 enum { HC_MODE_UNBATCHED = 1, HC_MODE_BATCHED = 2 };
+enum { HC_SUITE_HEADROOM_OFF = 0, HC_SUITE_HEADROOM_FP16 = 1, HC_SUITE_HEADROOM_BF16 = 2 };
 
 /* One net x board x backend of the matrix, with its effective settings. */
 typedef struct hc_case {
@@ -122,6 +127,8 @@ typedef struct hc_suite {
     int has_seed, seed;                         /* seed: (has_seed 0: absent) */
     int allow_skips;                            /* allow_skips: */
     const char *reference;                      /* reference: (NULL: absent) */
+    int headroom;                               /* HC_SUITE_HEADROOM_* (0: absent, off) */
+    int headroom_positions;                     /* headroom_positions: (default 64) */
     const char **includes;    size_t n_includes;  /* the net, board and tier files it names, as resolved */
     hc_case *cases;           size_t n_cases;
     void *mem_;                                 /* private: owns every pointer above */

@@ -18,6 +18,7 @@ struct hc_merge {
     char **jobs;
     char **hosts;        /* per input: its directory's `host` file (ci/sweep), or NULL */
     size_t n_hosts;
+    hc_result_headroom *headroom; /* the inputs' headroom rows, concatenated */
 };
 
 /* A job directory's `host` file, written by ci/sweep's job: the host name on the first line,
@@ -148,6 +149,21 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
         }
         m->rs.prov = m->prov;
     }
+    /* Headroom rows: each job measured its own nets x boards; the merge keeps them all, in the
+     * inputs' order. */
+    size_t nh = 0;
+    for (size_t i = 0; rc == 0 && i < m->n_docs; i++)
+        nh += hc_results_doc_results(m->docs[i])->n_headroom;
+    if (rc == 0 && nh) {
+        if (!(m->headroom = hc_calloc(nh, sizeof *m->headroom, err, "headroom")))
+            rc = -1;
+        for (size_t i = 0; rc == 0 && i < m->n_docs; i++) {
+            const hc_results *r = hc_results_doc_results(m->docs[i]);
+            for (size_t k = 0; k < r->n_headroom; k++)
+                m->headroom[m->rs.n_headroom++] = r->headroom[k];
+        }
+        m->rs.headroom = m->headroom;
+    }
     for (size_t i = 0; names && i < n; i++)
         free(names[i]);
     free(names);
@@ -197,6 +213,7 @@ void hc_merge_free(hc_merge *m)
     free(m->hosts);
     free(m->jobs);
     free(m->prov);
+    free(m->headroom);
     free(m->docs);
     free(m->items);
     free(m);

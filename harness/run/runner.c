@@ -18,6 +18,8 @@
 #include "evaluate.h"
 #include "files.h"
 #include "gemm.h"
+#include "headroom.h"
+#include "heads.h"
 #include "kernels.h"
 #include "history.h"
 #include "isolate.h"
@@ -78,6 +80,9 @@ struct hc_run {
     hc_prov_backend *prov_backends;
     char kernels[160];
     char *command;
+    /* The suite's headroom rows (suite key headroom:), their layer and what strings malloc'd. */
+    hc_result_headroom *headroom;
+    size_t n_headroom;
 };
 
 hc_run_options hc_run_options_default(void)
@@ -886,6 +891,90 @@ static int check_net(const hc_net_cfg *nc, const hc_net *net, const char *digest
     return 0;
 }
 
+/* How many of a net x board's exact headroom figures the results keep: the few closest to the
+ * format's limit say where a reduced-precision kernel must take care; the whole list is
+ * `halfcheck headroom`'s. */
+enum { HEADROOM_ROWS = 3 };
+
+/* The suite's headroom (headroom: fp16|bf16) of one net x board: measured on the first
+ * headroom_positions positions with the board's settings (cs), and its HEADROOM_ROWS exact
+ * figures of smallest margin (the first in forward order among equal margins) kept. Informational:
+ * a measurement that fails is a warning, never a verdict or an exit status. Returns -1 only when
+ * out of memory. */
+static int measure_headroom(hc_run *run, const hc_run_options *opts, size_t ni, size_t bi, const hc_net *net,
+                            const hc_board_cfg *cs, hc_err *err)
+{
+    const hc_suite *s = run->suite;
+    const char *fmt_name = s->headroom == HC_SUITE_HEADROOM_BF16 ? "bf16" : "fp16";
+    double limit = hc_headroom_limit(s->headroom == HC_SUITE_HEADROOM_BF16 ? HC_TAPFMT_BF16 : HC_TAPFMT_F16);
+    size_t n = run->n_pos[bi];
+    if (s->headroom_positions > 0 && (size_t)s->headroom_positions < n)
+        n = (size_t)s->headroom_positions;
+    char what[512];
+    snprintf(what, sizeof what, "%s %s headroom", s->nets[ni].name, s->boards[bi].name);
+    if (opts->progress)
+        opts->progress(opts->progress_user, what, 0, n);
+    double t0 = now_s();
+    hc_eval_settings es = settings_of(cs);
+    hc_headroom_opts ho = {.settings = &es, .batch = cs->max_batch_size};
+    hc_err herr = {0};
+    hc_headroom *h = hc_headroom_measure(net, run->pos[bi], n, &ho, &herr);
+    if (!h) {
+        if (herr.code == HC_ENOMEM)
+            return hc_err_set(err, HC_ENOMEM, "%s: out of memory", what);
+        if (opts->warn) {
+            char msg[1600];
+            snprintf(msg, sizeof msg, "%s not measured: %s", what, herr.msg);
+            opts->warn(opts->progress_user, msg);
+        }
+        return 0;
+    }
+    int pick[HEADROOM_ROWS];
+    double pm[HEADROOM_ROWS];
+    int np = 0;
+    for (int i = 0; i < hc_headroom_count(h); i++) {
+        const hc_headroom_fig *f = hc_headroom_at(h, i);
+        if (f->bound || f->position < 0)
+            continue;
+        double m = hc_headroom_margin(f->value, limit);
+        int at = np;
+        while (at > 0 && m < pm[at - 1])
+            at--;
+        if (at >= HEADROOM_ROWS)
+            continue;
+        int last = np < HEADROOM_ROWS ? np : HEADROOM_ROWS - 1;
+        for (int k = last; k > at; k--) {
+            pick[k] = pick[k - 1];
+            pm[k] = pm[k - 1];
+        }
+        pick[at] = i;
+        pm[at] = m;
+        if (np < HEADROOM_ROWS)
+            np++;
+    }
+    hc_result_headroom *grown = realloc(run->headroom, (run->n_headroom + (size_t)np + 1) * sizeof *grown);
+    if (!grown) {
+        hc_headroom_free(h);
+        return hc_err_set(err, HC_ENOMEM, "%s: out of memory", what);
+    }
+    run->headroom = grown;
+    int rc = 0;
+    for (int k = 0; k < np && rc == 0; k++) {
+        const hc_headroom_fig *f = hc_headroom_at(h, pick[k]);
+        hc_result_headroom *row = &run->headroom[run->n_headroom];
+        *row = (hc_result_headroom){.net = s->nets[ni].name, .board = s->boards[bi].name, .format = fmt_name,
+                                    .layer = strdup(f->layer), .what = strdup(f->what), .value = f->value,
+                                    .position = f->position, .margin = pm[k]};
+        run->n_headroom++;
+        if (!row->layer || !row->what)
+            rc = hc_err_set(err, HC_ENOMEM, "%s: out of memory", what);
+    }
+    hc_headroom_free(h);
+    if (rc == 0 && opts->case_end)
+        opts->case_end(opts->progress_user, what, n, now_s() - t0, NULL);
+    return rc;
+}
+
 static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, size_t bi, const hc_net *net,
                          const char *net_digest, hc_err *err)
 {
@@ -898,7 +987,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
     /* Cases of this net x board, grouped by the settings that change the reference. */
     hc_nnoutput *ref = NULL;
     const hc_board_cfg *ref_settings = NULL;
-    int rc = 0;
+    int rc = 0, headroom_done = 0;
     for (size_t k = 0; rc == 0 && !run->interrupted && k < s->n_cases; k++) {
         const hc_case *c = &s->cases[k];
         if (c->net != ni || c->board != bi)
@@ -939,6 +1028,13 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
                 if (opts->case_end)
                     opts->case_end(opts->progress_user, what, n,
                                    run->cache_hits > hits ? HC_RUN_FROM_CACHE : now_s() - t0, NULL);
+                /* Once per net x board, with the settings of its first reference. */
+                if (s->headroom && !headroom_done && !stopped(opts)) {
+                    headroom_done = 1;
+                    rc = measure_headroom(run, opts, ni, bi, net, cs, err);
+                    if (rc)
+                        break;
+                }
             }
         }
         if (bad) {
@@ -1171,6 +1267,8 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     run->results.allow_skips = opts->allow_skips || suite->allow_skips;
     run->results.prov = &run->prov;
     run->results.n_prov = 1;
+    run->results.headroom = run->headroom;
+    run->results.n_headroom = run->n_headroom;
     if (rc) {
         hc_run_free(run);
         return NULL;
@@ -1245,5 +1343,10 @@ void hc_run_free(hc_run *run)
     free(run->prov_nets);
     free(run->prov_backends);
     free(run->command);
+    for (size_t i = 0; i < run->n_headroom; i++) {
+        free((char *)run->headroom[i].layer);
+        free((char *)run->headroom[i].what);
+    }
+    free(run->headroom);
     free(run);
 }
