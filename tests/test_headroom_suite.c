@@ -2,7 +2,7 @@
  * synthetic net and 9x9 selfplay positions, `headroom: fp16` gives report.md a Headroom section of
  * three rows for the net x board, the exact figures of smallest margin on the first headroom_positions
  * positions, as hc_headroom_measure gives them and as `halfcheck headroom` prints its smallest; the
- * rows survive results.json and `halfcheck merge`; `headroom: fp8` exits 2 naming file:line:col; a
+ * rows survive results.json and `halfcheck merge` of the suite split over two jobs (kept once); `headroom: fp8` exits 2 naming file:line:col; a
  * suite without the key has no section and the same figures. */
 #include <math.h>
 #include <stdio.h>
@@ -101,7 +101,7 @@ int main(void)
                     "%s selfplay --size 9 --games 2 --seed 8 --moves 40 --stride 4 --out p9.jsonl.gz >/dev/null 2>&1 && "
                     "printf '%%s\\n' 'name: hs' 'nets: [{name: synth, model: net.bin.gz}]' "
                     "'boards: [{name: b9, positions: p9.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 4}]' "
-                    "'backends: [{name: backend, backend: ref32, tiers: [fp32]}]' 'modes: [unbatched]' > plain.yaml && "
+                    "'backends: [{name: backend, backend: ref32, tiers: [fp32]}, {name: other, backend: ref32, tiers: [fp32]}]' 'modes: [unbatched]' > plain.yaml && "
                     "cp plain.yaml head.yaml && printf '%%s\\n' 'headroom: fp16' 'headroom_positions: %d' >> head.yaml && "
                     "cp plain.yaml bad.yaml && printf '%%s\\n' 'headroom: fp8' >> bad.yaml",
                     dir, h, h, NPOS);
@@ -163,10 +163,15 @@ int main(void)
                !strcmp(rs1->headroom[i].net, "synth") && !strcmp(rs1->headroom[i].board, "b9");
     hc_check("hsuite-2.1", same, "results.json: %zu headroom rows, not the library's figures bit for bit",
              rs1 ? rs1->n_headroom : 0);
-    int rm = hc_shf("cd %s && %s merge out1 --out merged >merge.log 2>&1", dir, h);
+    /* the suite split over two jobs (one backend each), as ci/sweep splits it: each job measures
+     * the net x board; the merge keeps its rows once */
+    int rm = hc_shf("cd %s && %s run head.yaml --only backend=backend --out outA >outA.log 2>&1 && "
+                    "%s run head.yaml --only backend=other --out outB >outB.log 2>&1 && "
+                    "%s merge outA outB --out merged >merge.log 2>&1",
+                    dir, h, h, h);
     char *msec = section(hc_text(hc_path(dir, "merged/report.md")));
     hc_check("hsuite-2.2", rm == 0 && sec && msec && !strcmp(sec, msec),
-             "merge (exit %d): the merged report.md's Headroom section %s", rm,
+             "two jobs merged (exit %d): the merged report.md's Headroom section %s", rm,
              msec ? "differs from the run's" : "is missing");
     hc_results_doc *dm = hc_results_in(dir, "merged");
     hc_check("hsuite-2.3", dm && hc_results_doc_results(dm)->n_headroom == ROWS,

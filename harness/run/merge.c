@@ -21,6 +21,21 @@ struct hc_merge {
     hc_result_headroom *headroom; /* the inputs' headroom rows, concatenated */
 };
 
+static int same_str(const char *a, const char *b) { return !strcmp(a ? a : "", b ? b : ""); }
+
+/* Whether rows[0..n) hold a row identical to h (the same figure of the same net x board). */
+static int headroom_seen(const hc_result_headroom *rows, size_t n, const hc_result_headroom *h)
+{
+    for (size_t i = 0; i < n; i++) {
+        const hc_result_headroom *x = &rows[i];
+        if (same_str(x->net, h->net) && same_str(x->board, h->board) && same_str(x->format, h->format) &&
+            same_str(x->layer, h->layer) && same_str(x->what, h->what) && x->position == h->position &&
+            !memcmp(&x->value, &h->value, sizeof x->value) && !memcmp(&x->margin, &h->margin, sizeof x->margin))
+            return 1;
+    }
+    return 0;
+}
+
 /* A job directory's `host` file, written by ci/sweep's job: the host name on the first line,
  * its device on the second. Absent (a plain run's directory): no host. */
 static char *read_host(const char *dir, const char **device)
@@ -149,8 +164,9 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
         }
         m->rs.prov = m->prov;
     }
-    /* Headroom rows: each job measured its own nets x boards; the merge keeps them all, in the
-     * inputs' order. */
+    /* Headroom rows, in the inputs' order: each job measured the nets x boards of its cases, so
+     * a net x board split over several jobs (ci/sweep: one case a job) gives the same rows in
+     * each; a row identical to one kept is kept once. */
     size_t nh = 0;
     for (size_t i = 0; rc == 0 && i < m->n_docs; i++)
         nh += hc_results_doc_results(m->docs[i])->n_headroom;
@@ -160,7 +176,8 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
         for (size_t i = 0; rc == 0 && i < m->n_docs; i++) {
             const hc_results *r = hc_results_doc_results(m->docs[i]);
             for (size_t k = 0; k < r->n_headroom; k++)
-                m->headroom[m->rs.n_headroom++] = r->headroom[k];
+                if (!headroom_seen(m->headroom, m->rs.n_headroom, &r->headroom[k]))
+                    m->headroom[m->rs.n_headroom++] = r->headroom[k];
         }
         m->rs.headroom = m->headroom;
     }
