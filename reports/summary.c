@@ -32,6 +32,8 @@ typedef struct acc {
     long positions;
     double seconds;
     long rows, batches;
+    long max_batch; /* the largest batch the engine will form, over the cases (-1 unknown) */
+    int batching;
 } acc;
 
 static void fig_pct(hc_strbuf *b, const acc *a)
@@ -51,10 +53,12 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
     hc_strbuf_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
                   "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");
+    hc_strbuf notes = HC_STRBUF_INIT; /* batched cases far below their largest batch, after the table */
     unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
     if (!done) {
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
         hc_strbuf_free(&b);
+        hc_strbuf_free(&notes);
         return NULL;
     }
     for (size_t i = 0; i < rs->n; i++) {
@@ -63,6 +67,7 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         const hc_result *r0 = &rs->items[i];
         acc m[2];
         memset(m, 0, sizeof m);
+        m[0].max_batch = m[1].max_batch = -1;
         int mv = 0, n_pass = 0, n_fail = 0, n_err = 0, n_skip = 0;
         double rss = -1;
         for (size_t j = i; j < rs->n; j++) {
@@ -100,6 +105,9 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 if (e->nn_rows >= 0 && e->nn_batches > 0) {
                     m[k].rows += e->nn_rows;
                     m[k].batches += e->nn_batches;
+                    if (e->max_batch > m[k].max_batch)
+                        m[k].max_batch = e->max_batch;
+                    m[k].batching |= e->batching;
                 }
             }
         }
@@ -133,12 +141,26 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
             else
                 hc_strbuf_printf(&b, " - |");
         }
-        if (m[1].batches > 0)
+        if (m[1].batches > 0 && m[1].max_batch > 0)
+            hc_strbuf_printf(&b, " %.2f of %ld |\n", (double)m[1].rows / (double)m[1].batches, m[1].max_batch);
+        else if (m[1].batches > 0)
             hc_strbuf_printf(&b, " %.2f |\n", (double)m[1].rows / (double)m[1].batches);
         else
             hc_strbuf_printf(&b, " - |\n");
+        char note[160];
+        if (hc_engine_batch_note(m[1].batching, m[1].rows, m[1].batches, m[1].max_batch, note, sizeof note) > 0) {
+            hc_strbuf_printf(&notes, "- ");
+            sb_cell(&notes, r0->net);
+            hc_strbuf_printf(&notes, ", ");
+            sb_cell(&notes, r0->backend);
+            hc_strbuf_printf(&notes, ", batched: %s\n", note);
+        }
     }
     free(done);
+    char *nt = hc_strbuf_take(&notes, NULL);
+    if (nt && nt[0])
+        hc_strbuf_printf(&b, "\n%s", nt);
+    free(nt);
     char *text = hc_strbuf_take(&b, NULL);
     if (!text)
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
