@@ -21,8 +21,8 @@
  * threads, a batch's worth is waiting whenever the server comes back. So a call's positions are
  * grouped by symmetry and every group's queries are written at once, and the evaluator hands
  * this backend QUERIES_PER_THREAD queries per analysis thread of each engine per call
- * (positions_per_call): a case of a few hundred positions is one call, and only its last
- * queries are evaluated with fewer in flight. Unbatched, each engine gets a couple of queries
+ * (positions_per_call: 768 for a batch of 6, so the 2,000 positions of a board are three calls),
+ * and only the last queries of a call are evaluated with fewer in flight. Unbatched, each engine gets a couple of queries
  * that it evaluates one at a time, so that the engines still work side by side.
  *
  * Before sending, each position is replayed the way the analysis engine builds it
