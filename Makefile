@@ -14,7 +14,8 @@ PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell $$(PKG_CONFIG) --cflags $(PKGS)))$(PK
 PKG_LIBS = $(eval PKG_LIBS := $$(shell $$(PKG_CONFIG) --libs $(PKGS)))$(PKG_LIBS)
 # OpenBLAS only for tests/bench_gemm (its sgemm beside hc_gemm): the reference computes its
 # products with refs/gemm.c, and a program linking OpenBLAS starts its worker threads, which
-# spin for about 0.1 s of CPU each, whether it is called or not.
+# spin for about 0.1 s of CPU each, whether it is called or not. So only that program asks the
+# setup step for it (setup-bench): a plain build and `make test` need no OpenBLAS.
 BLAS_CFLAGS = $(eval BLAS_CFLAGS := $$(shell $$(PKG_CONFIG) --cflags openblas))$(BLAS_CFLAGS)
 BLAS_LIBS = $(eval BLAS_LIBS := $$(shell $$(PKG_CONFIG) --libs openblas))$(BLAS_LIBS)
 
@@ -58,7 +59,7 @@ HC_OS_CFLAGS := $(if $(filter Darwin,$(HC_OS)),-D_DARWIN_C_SOURCE)
 # pkg-config of the target: Debian's multiarch .pc files for a Linux cross build (the :arm64
 # -dev packages), Homebrew's keg-only zlib and libxml2 on macOS (PKG_CONFIG_PATH, exported so
 # that the setup step sees them too).
-# A macOS cross build (zig cc -target aarch64-macos: README, "macOS") uses the static macOS
+# A macOS cross build (zig cc -target aarch64-macos: docs/PLATFORMS.md, "macOS") uses the static macOS
 # builds of the four libraries that ci/macos-deps makes from Debian's sources in MACOS_DEPS.
 PKG_CONFIG ?= pkg-config
 ifeq ($(HC_CROSS)/$(HC_OS),1/Linux)
@@ -154,7 +155,7 @@ FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_ut
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzzreplay_%)
 REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/fuzzreplay/replay_%.o)
 
-.PHONY: all objects test-programs test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup FORCE
+.PHONY: all objects test-programs test test-gpu test-qemu bench demo clean fuzz fuzz-smoke setup setup-bench FORCE
 # Keep object files of test programs (make would delete them as intermediates).
 .SECONDARY:
 ifeq ($(HC_CROSS),1)
@@ -167,6 +168,11 @@ endif
 setup:
 ifneq ($(SETUP),0)
 	@sh ci/setup-deps
+endif
+# The same with OpenBLAS, before the one program that links it (make bench).
+setup-bench: | setup
+ifneq ($(SETUP),0)
+	@sh ci/setup-deps --bench
 endif
 
 $(BUILD)/%.o: %.c | setup $(HC_DEPS_STAMP)
@@ -219,6 +225,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/bench_gemm.o: private CFLAGS += $(BLAS_CFLAGS)
+$(BUILD)/tests/bench_gemm.o: | setup-bench
 $(BUILD)/tests/bench_gemm: private LDLIBS += $(BLAS_LIBS)
 
 # Helper programs (tests/helper_*.c: fake engines, pipe clients) that test programs start;
@@ -281,7 +288,7 @@ test-gpu: build/halfcheck $(GPU_BIN)
 	@HALFCHECK=build/halfcheck sh tests/run.sh $(filter $(BUILD)/tests/gpu_test_%,$(GPU_BIN))
 	@for b in $(filter $(BUILD)/tests/gpu_bench_%,$(GPU_BIN)); do $$b || exit 1; done
 
-# A cross build's tests under qemu-user (README, "Other platforms"): `make CC=aarch64-linux-gnu-gcc
+# A cross build's tests under qemu-user (docs/PLATFORMS.md, "aarch64 Linux"): `make CC=aarch64-linux-gnu-gcc
 # test-qemu` builds QEMU_TESTS for the target and runs them through tests/run.sh, each program
 # (and the halfcheck they start, through $$HALFCHECK) behind a wrapper script in $(BUILD)/qemu/
 # that starts it under $(QEMU). `-L /`: the target's libc from Debian's multiarch packages

@@ -838,6 +838,7 @@ static int analysis_finish(void *inst, hc_engine_stats *st, hc_err *err)
     st->eval_seconds = a->eval_s;
     st->engines = ran;
     st->batching = a->max_batch > 1;
+    st->engine_batches = st->batching; /* KataGo's NN server batches whatever queries are waiting */
     snprintf(st->version, sizeof st->version, "%s", a->version);
     if (ran)
         st->peak_rss_kib = hc_extproc_children_peak_rss_kib();

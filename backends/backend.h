@@ -65,6 +65,9 @@ typedef struct hc_engine_stats {
     char version[64];    /* the engine's own version (analysis: query_version), "" unknown */
     int batching;        /* 1: this instance was to evaluate in batches (its rows per batch decide
                           * whether the case is a batched check at all) */
+    int engine_batches;  /* 1: the engine formed the batches itself from concurrent queries, by
+                          * timing (KataGo's analysis engine): its batched figures depend on how
+                          * it formed them, and a rerun may form others (the reports say so) */
 } hc_engine_stats;
 
 /* Every figure unknown. */

@@ -3,6 +3,7 @@
 
 #include "backend.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -162,6 +163,35 @@ static void set_cloexec(int fd)
         fcntl(fd, F_SETFD, f | FD_CLOEXEC);
 }
 
+/* The highest descriptor the child of the next fork may have to close. Where /dev/fd lists this
+ * process's descriptors (Linux, macOS, the BSDs with fdescfs; trusted only if it lists the one
+ * reading it) the highest listed, plus room for what other threads open meanwhile: a new
+ * descriptor takes the lowest free number, so none lands far above. Else the descriptor limit.
+ * Read before the fork: a child of a threaded process may only make async-signal-safe calls. */
+static int fd_ceiling(void)
+{
+    int hi = -1, seen_self = 0;
+    DIR *d = opendir("/dev/fd");
+    if (d) {
+        int self = dirfd(d);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char *end;
+            long v = strtol(e->d_name, &end, 10);
+            if (end == e->d_name || *end || v < 0 || v > 1 << 24)
+                continue;
+            seen_self |= v == self;
+            if (v > hi)
+                hi = (int)v;
+        }
+        closedir(d);
+    }
+    if (seen_self)
+        return hi + 256;
+    long m = sysconf(_SC_OPEN_MAX);
+    return m > 0 && m <= 1 << 20 ? (int)m - 1 : (1 << 20) - 1;
+}
+
 int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err)
 {
     memset(p, 0, sizeof *p);
@@ -178,6 +208,7 @@ int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err)
     set_cloexec(er[0]);
     set_cloexec(ex[0]);
     set_cloexec(ex[1]);
+    int ceiling = fd_ceiling();
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -188,9 +219,15 @@ int hc_extproc_start(hc_extproc *p, char *const argv[], hc_err *err)
         dup2(in[0], 0);
         dup2(out[1], 1);
         dup2(er[1], 2);
-        close(in[0]);
-        close(out[1]);
-        close(er[1]);
+        /* The program gets its stdin, stdout and stderr and nothing else of halfcheck's (a case's
+         * records and side files, its progress pipe, other engines' pipes): an engine, or a
+         * daemon it leaves behind, holding one would keep halfcheck waiting for an EOF. ex[1]
+         * closes itself at exec (FD_CLOEXEC) and says why if exec fails. Not every descriptor
+         * is marked close-on-exec where it is opened (libraries, the embedding program), so
+         * the child closes them all. */
+        for (int fd = 3; fd <= ceiling; fd++)
+            if (fd != ex[1])
+                close(fd);
         signal(SIGPIPE, SIG_DFL);
         execvp(argv[0], argv);
         int e = errno;

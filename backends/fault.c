@@ -14,7 +14,11 @@
  *   exit            _exit(7), as a runtime that aborts the process with a status
  *   error           returns an HC_EBACKEND error
  *   nan-value, nan-score, nan-policy, nan-pass, nan-ownership
- *                   NaN in every element of that raw head of row N ("nan" = nan-value) */
+ *                   NaN in every element of that raw head of row N ("nan" = nan-value)
+ *   flaky           a stand-in for a nondeterministic backend: 1 row in N (default 200; rows N-1,
+ *                   2N-1, ... of this instance) comes back with its win logit 1e-4 (relative) higher,
+ *                   an answer slightly other than the same position gets elsewhere (run --repeat); one
+ *                   ulp would often vanish in the softmax's rounding */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +29,8 @@
 #include "backend.h"
 #include "suggest.h"
 
-enum fault_kind { F_SEGV, F_ABORT, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP };
+enum fault_kind { F_SEGV, F_ABORT, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP,
+                  F_FLAKY };
 
 static const struct {
     const char *name;
@@ -34,7 +39,7 @@ static const struct {
     {"segv", F_SEGV},          {"abort", F_ABORT},         {"hang", F_HANG},           {"exit", F_EXIT},
     {"error", F_ERROR},        {"nan", F_NAN_VALUE},       {"nan-value", F_NAN_VALUE},
     {"nan-score", F_NAN_SCORE}, {"nan-policy", F_NAN_POLICY}, {"nan-pass", F_NAN_PASS},
-    {"nan-ownership", F_NAN_OWNERSHIP},
+    {"nan-ownership", F_NAN_OWNERSHIP}, {"flaky", F_FLAKY},
 };
 
 static const char *const default_inner = "ref32";
@@ -74,7 +79,7 @@ static int fault_parse(const char *params, int *kind_out, long *at_out, const ch
         hc_suggest_text(hint, sizeof hint, p, klen, names, (int)(sizeof kinds / sizeof kinds[0]));
         return hc_err_set(err, HC_ECONFIG,
                           "fault: unknown kind \"%.*s\"%s (expected fault:KIND[@N][:BACKEND], KIND one of segv, hang, "
-                          "exit, error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership)",
+                          "exit, error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership, flaky)",
                           (int)klen, p, hint);
     }
     p += klen;
@@ -96,7 +101,13 @@ static int fault_parse(const char *params, int *kind_out, long *at_out, const ch
         inner = p + 1;
     }
     if (at < 0 && kind >= F_NAN_VALUE)
-        return hc_err_set(err, HC_ECONFIG, "fault: \"%s\": NaN faults act on outputs; @open does not apply", params);
+        return hc_err_set(err, HC_ECONFIG, "fault: \"%s\": NaN and flaky faults act on outputs; @open does not apply",
+                          params);
+    if (kind == F_FLAKY && at == 0) {
+        if (params[klen] == '@')
+            return hc_err_set(err, HC_ECONFIG, "fault: \"%s\": flaky@N needs N >= 1 (1 row in N)", params);
+        at = 200;
+    }
     *kind_out = kind;
     *at_out = at;
     *inner_out = inner;
@@ -194,6 +205,16 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     fault_backend *f = inst;
     long first = f->rows;
     f->rows += batch;
+    if (f->kind == F_FLAKY) {
+        if (f->inner.vt->eval(f->inner.inst, batch, spatial, global, meta, out, err))
+            return -1;
+        for (long g = first; g < first + batch; g++)
+            if ((g + 1) % f->at == 0) {
+                float *v = out->value + (size_t)(g - first) * 3;
+                v[0] += 1e-4f * (fabsf(v[0]) + 1.0f);
+            }
+        return 0;
+    }
     int fires = f->at >= first && f->at < first + batch;
     if (fires && fire(f->kind, f->at, err))
         return -1;
@@ -228,7 +249,7 @@ const hc_backend_vtbl hc_backend_fault = {
     .shape = HC_BACKEND_TENSOR,
     .help = "fault:KIND[@N|@open][:BACKEND] a broken backend for testing isolation: KIND segv, abort, hang, exit "
             "(status 7), error, nan-value|score|policy|pass|ownership, fired at row N (default 0) or at open, "
-            "over BACKEND (default ref32)",
+            "over BACKEND (default ref32); flaky@N: 1 row in N (default 200) answered slightly off (win logit +1e-4)",
     .open = fault_open,
     .eval = fault_eval,
     .eval_positions = NULL,

@@ -19,6 +19,7 @@
 
 #include "backend.h"
 #include "specopts.h"
+#include "tapnames.h"
 #include "tensorfile.h"
 #include "yamlcfg.h"
 
@@ -211,14 +212,9 @@ static int tapmap_load(const char *path, tapmap *m, hc_err *err)
                     }
                 }
             }
-            int stars_tool = 0, stars_tap = 0;
-            for (const char *c = tool; *c; c++)
-                stars_tool += *c == '*';
-            for (const char *c = tap; *c; c++)
-                stars_tap += *c == '*';
-            if (stars_tap > stars_tool || !*tap) {
-                hc_ydoc_err(&y, &val->start_mark, "map", err, "%s: the tap name \"%s\" %s", tool, tap,
-                            !*tap ? "is empty" : "has more '*' than the pattern");
+            char why[400];
+            if (hc_tapname_check(tool, tap, why, sizeof why)) {
+                hc_ydoc_err(&y, &val->start_mark, "map", err, "%s: %s", tool, why);
                 goto done;
             }
             e->tool = strdup(tool);
@@ -238,59 +234,31 @@ done:
     return rc;
 }
 
-/* Glob match of s against pat ('*' any run of at least one character, shortest first); the
- * matches go into caps (start, length). */
-static int glob_match(const char *pat, const char *s, const char **cs, size_t *cl, int nc)
-{
-    if (!*pat)
-        return !*s;
-    if (*pat != '*')
-        return *pat == *s && glob_match(pat + 1, s + 1, cs, cl, nc);
-    for (size_t n = 1; n <= strlen(s); n++) {
-        cs[nc] = s;
-        cl[nc] = n;
-        if (glob_match(pat + 1, s + n, cs, cl, nc + 1))
-            return 1;
-    }
-    return 0;
-}
-
-/* halfcheck's name for a tool's name: an exact entry, else the first pattern that matches, else
- * the name itself. *ent gets the entry (or NULL). Returns malloc'd text or NULL (out of memory). */
-static char *map_name(const tapmap *m, const char *tool, const map_entry **ent)
+/* halfcheck's name for a tool's name (*out, malloc'd): an exact entry, else the first pattern that
+ * matches (tapnames.h: '*' and {i} captures, index arithmetic), else the name itself. *ent gets the
+ * entry (or NULL). 0, or -1 with err (out of memory; an index below 0, the entry named). */
+static int map_name(const tapmap *m, const char *tool, char **out, const map_entry **ent, hc_err *err)
 {
     *ent = NULL;
+    *out = NULL;
     for (int i = 0; i < m->n; i++)
-        if (!strchr(m->e[i].tool, '*') && !strcmp(m->e[i].tool, tool)) {
+        if (!hc_tapname_is_pattern(m->e[i].tool) && !strcmp(m->e[i].tool, tool)) {
             *ent = &m->e[i];
-            return strdup(m->e[i].tap);
+            *out = strdup(m->e[i].tap);
+            break;
         }
-    for (int i = 0; i < m->n; i++) {
-        const char *cs[64];
-        size_t cl[64];
-        int stars = 0;
-        for (const char *c = m->e[i].tool; *c; c++)
-            stars += *c == '*';
-        if (!stars || stars > 64 || !glob_match(m->e[i].tool, tool, cs, cl, 0))
+    for (int i = 0; !*ent && i < m->n; i++) {
+        if (!hc_tapname_is_pattern(m->e[i].tool))
             continue;
-        *ent = &m->e[i];
-        size_t len = strlen(m->e[i].tap) + strlen(tool) + 1;
-        char *out = malloc(len);
-        if (!out)
-            return NULL;
-        size_t o = 0;
-        int k = 0;
-        for (const char *c = m->e[i].tap; *c; c++) {
-            if (*c == '*') {
-                memcpy(out + o, cs[k], cl[k]);
-                o += cl[k++];
-            } else
-                out[o++] = *c;
-        }
-        out[o] = '\0';
-        return out;
+        int rc = hc_tapname_apply(m->e[i].tool, m->e[i].tap, tool, out, err);
+        if (rc < 0)
+            return hc_err_prefix(err, "map entry \"%s\" (line %d): ", m->e[i].tool, m->e[i].line);
+        if (rc > 0)
+            *ent = &m->e[i];
     }
-    return strdup(tool);
+    if (!*ent)
+        *out = strdup(tool);
+    return *out ? 0 : hc_err_set(err, HC_ENOMEM, "out of memory");
 }
 
 /* ---- reading the files ---- */
@@ -614,9 +582,12 @@ static void *tensors_open(const char *params, const hc_net *net, int nx, int ny,
         const map_entry *e;
         src *s = &b->s[b->n];
         s->tool = strdup(t->name);
-        s->name = map_name(&m, t->name, &e);
         b->n++;
-        if (!s->tool || !s->name) {
+        if (map_name(&m, t->name, &s->name, &e, err)) {
+            hc_err_prefix(err, "%s: tensor %s: %s: ", l.file[i], t->name, mapfile ? mapfile : "name map");
+            goto fail;
+        }
+        if (!s->tool) {
             hc_err_set(err, HC_ENOMEM, "out of memory");
             goto fail;
         }
@@ -724,7 +695,8 @@ static int check_input(const tensors_backend *b, int role, const float *rows, in
                 snprintf(where, sizeof where, "channel %zu point %zu", (size_t)d / area, (size_t)d % area);
             else
                 snprintf(where, sizeof where, "value %ld", d);
-            return hc_err_set(err, HC_EBACKEND, "position %zu (row %d of %s): the input rows differ from the file's "
+            /* Bad input (the files hold other positions), not a failing backend: exit 2. */
+            return hc_err_set(err, HC_EFORMAT, "position %zu (row %d of %s): the input rows differ from the file's "
                               "(%s: %g here, %g in the file): the files hold other positions, another row order, "
                               "symmetry or buffer size", pos0 + (size_t)r, j, s->origin, where,
                               (double)rows[(size_t)r * per + (size_t)d], (double)s->data[(size_t)j * per + (size_t)d]);
@@ -754,7 +726,7 @@ static int tensors_eval(void *inst, int batch, const float *spatial, const float
     for (int r = 0; r < batch; r++) {
         size_t pos = pos0 + (size_t)r;
         if (pos >= (size_t)b->n_pos || b->pos_row[pos] < 0)
-            return hc_err_set(err, HC_EBACKEND, "%s: no row for position %zu (the files hold %d rows%s)", b->path,
+            return hc_err_set(err, HC_EFORMAT, "%s: no row for position %zu (the files hold %d rows%s)", b->path,
                               pos, b->rows, b->n_pos != b->rows ? ", the row order names others" : "");
     }
     if (check_input(b, ROLE_IN_SPATIAL, spatial, batch, pos0, err) ||

@@ -76,11 +76,11 @@ static void closest_cell(hc_strbuf *b, const hc_result *r)
         return;
     }
     int m = best->worst_all_metric, p = best->worst_all_pct;
-    char val[64], lim[64];
+    char val[64], lim[64], ratio[64];
     hc_strbuf_printf(b, "<td>%s %s: %s of ", hc_metric_infos[m].name, hc_pct_names[p],
               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val));
     sb_esc(b, hc_limit_format(&r->tiers[bt], m, p, lim, sizeof lim));
-    hc_strbuf_printf(b, " = %.3g&#215; (", best->worst_all_ratio);
+    hc_strbuf_printf(b, " = %s&#215; (", hc_num_format(ratio, sizeof ratio, "%.3g", best->worst_all_ratio));
     sb_esc(b, r->tiers[bt].name);
     hc_strbuf_printf(b, ")</td>");
 }
@@ -283,6 +283,37 @@ static void legend(hc_strbuf *b, const hc_results *rs, const char *net)
     hc_strbuf_printf(b, "<br>Vertical lines: tier limits (dashed: 99%%, solid: max). Curves from a 65-point quantile sketch.</p>\n");
 }
 
+/* The signed errors (test minus reference; bias.h) and the top-move agreement: a constant shift
+ * and noise of the same size have the same absolute errors. */
+static void bias_table(hc_strbuf *b, const hc_stats *s)
+{
+    int any = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        any |= s->bias[m].n > 0;
+    if (any)
+        hc_strbuf_printf(b, "<div class=bias><table><tr><th>signed error (test - ref)</th><th>mean</th><th>std. error</th>"
+                            "<th>1%%</th><th>5%%</th><th>50%%</th><th>95%%</th><th>99%%</th><th title=\"mean more than %g "
+                            "standard errors from 0 and above the outputs' resolution\">systematic</th></tr>",
+                         HC_BIAS_SIGMAS);
+    for (int m = 0; m < HC_M_COUNT && any; m++) {
+        const hc_bias_stats *bs = &s->bias[m];
+        char v[64];
+        if (!bs->n)
+            continue;
+        hc_strbuf_printf(b, "<tr%s><td>%s</td><td class=num>%s</td>", bs->systematic ? " class=systematic" : "",
+                         hc_metric_infos[m].name, hc_metric_format_signed(m, bs->mean, v, sizeof v));
+        fig(b, m, bs->se);
+        for (int p = 0; p < HC_BP_COUNT; p++)
+            hc_strbuf_printf(b, "<td class=num>%s</td>", hc_metric_format_signed(m, bs->p[p], v, sizeof v));
+        hc_strbuf_printf(b, "<td>%s</td></tr>", bs->systematic ? "yes" : "no");
+    }
+    if (any)
+        hc_strbuf_printf(b, "</table></div>");
+    if (s->top_agree.n)
+        hc_strbuf_printf(b, "<p>Top move agrees with the reference's: %.2f%% (%zu of %zu positions)</p>",
+                         100.0 * hc_top_agree_rate(&s->top_agree), s->top_agree.agree, s->top_agree.n);
+}
+
 static void full_table(hc_strbuf *b, const hc_result *r)
 {
     hc_strbuf_printf(b, "<details><summary>");
@@ -310,6 +341,7 @@ static void full_table(hc_strbuf *b, const hc_result *r)
         hc_strbuf_printf(b, "</tr>");
     }
     hc_strbuf_printf(b, "</table>");
+    bias_table(b, r->stats);
     if (r->n_skipped > 0) {
         hc_strbuf_printf(b, "<p>Skipped positions: ");
         sb_esc(b, r->skip_message ? r->skip_message : "");
@@ -884,7 +916,15 @@ static void provenance_section(hc_strbuf *b, const hc_results *rs)
             sb_esc(b, p->job);
             hc_strbuf_printf(b, "</code></h3>\n");
         }
-        hc_strbuf_printf(b, "<ul class=\"provenance\">\n<li>halfcheck ");
+        hc_strbuf_printf(b, "<ul class=\"provenance\">\n");
+        if (p->host) {
+            hc_strbuf_printf(b, "<li>host <code>");
+            sb_esc(b, p->host);
+            hc_strbuf_printf(b, "</code>, device <code>");
+            sb_esc(b, p->device ? p->device : "?");
+            hc_strbuf_printf(b, "</code></li>\n");
+        }
+        hc_strbuf_printf(b, "<li>halfcheck ");
         sb_esc(b, p->halfcheck ? p->halfcheck : "?");
         hc_strbuf_printf(b, " (engine %d; kernels: ", p->engine_version);
         sb_esc(b, p->kernels ? p->kernels : "?");
@@ -939,6 +979,7 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
                   "td.num{text-align:right;font-family:monospace}\n"
                   "tr.pass td:first-child{border-left:4px solid #2ca02c}\n"
                   "tr.fail td:first-child{border-left:4px solid #d62728}\n"
+                  "tr.systematic td{color:#d62728;font-weight:bold}\n"
                   "tr.err td:first-child{border-left:4px solid #000}\n"
                   "tr.skip td:first-child{border-left:4px solid #bbb} tr.skip td{color:#666}\n"
                   "span.pass{color:#2ca02c} span.fail{color:#d62728;font-weight:bold} span.skip{color:#888}\n"
@@ -966,6 +1007,13 @@ int hc_html_write(const hc_results *rs, const char *path, hc_err *err)
         hc_strbuf_printf(&b, ". ");
     }
     hc_strbuf_printf(&b, "%zu results: %zu passed, %zu failed, %zu errors, %zu skipped.</p>\n", rs->n, pass, fail, errors, skipped);
+    if (rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "", "");
+        hc_strbuf_printf(&b, "<p class=interrupted><b>Interrupted</b>: ");
+        sb_esc(&b, it ? it : "the run was stopped before every case ran.");
+        hc_strbuf_printf(&b, "</p>\n");
+        free(it);
+    }
     summary(&b, rs);
     for (size_t i = 0; i < rs->n; i++)
         if (first_of(rs, i, 0))

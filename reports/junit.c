@@ -22,15 +22,36 @@ static void prop(xmlNodePtr props, const char *name, const char *value)
 static void propf(xmlNodePtr props, const char *name, double v)
 {
     char buf[64];
-    snprintf(buf, sizeof buf, "%.17g", v);
-    prop(props, name, buf);
+    prop(props, name, hc_num_format(buf, sizeof buf, "%.17g", v));
 }
 
 static void setf(xmlNodePtr n, const char *name, const char *fmt, double v)
 {
     char buf[64];
-    snprintf(buf, sizeof buf, fmt, v);
-    xmlNewProp(n, X(name), X(buf));
+    xmlNewProp(n, X(name), X(hc_num_format(buf, sizeof buf, fmt, v)));
+}
+
+/* The signed errors (bias.h) and the top-move agreement of a result's stats. */
+static void bias_properties(xmlNodePtr props, const hc_stats *s)
+{
+    char name[128];
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        const hc_bias_stats *b = &s->bias[m];
+        if (!b->n)
+            continue;
+        snprintf(name, sizeof name, "%s.bias.mean", hc_metric_infos[m].name);
+        propf(props, name, b->mean);
+        snprintf(name, sizeof name, "%s.bias.stdErr", hc_metric_infos[m].name);
+        propf(props, name, b->se);
+        for (int p = 0; p < HC_BP_COUNT; p++) {
+            snprintf(name, sizeof name, "%s.bias.%s", hc_metric_infos[m].name, hc_bias_pct_names[p]);
+            propf(props, name, b->p[p]);
+        }
+        snprintf(name, sizeof name, "%s.bias.systematic", hc_metric_infos[m].name);
+        prop(props, name, b->systematic ? "true" : "false");
+    }
+    if (s->top_agree.n)
+        propf(props, "topMoveAgreement", hc_top_agree_rate(&s->top_agree));
 }
 
 static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
@@ -98,6 +119,7 @@ static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
         propf(props, "outputResolution.policy", or->policy);
         propf(props, "outputResolution.ownership", or->ownership);
     }
+    bias_properties(props, r->stats);
     if (r->n_skipped > 0) {
         snprintf(buf, sizeof buf, "%zu", r->n_skipped);
         prop(props, "skippedPositions", buf);
@@ -170,14 +192,20 @@ static void add_case(xmlNodePtr suite, const hc_result *r, size_t tier, long lon
         char msg[4600], val[64], lim[64];
         int m = c->first_fail_metric, p = c->first_fail_pct;
         char resb[96] = "";
-        if (r->stats->res[m] > 0) {
-            char rv[64];
-            snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(m, r->stats->res[m], rv, sizeof rv));
+        if (m < 0 && c->first_bias_fail >= 0) { /* only bias limits failed */
+            char line[512];
+            snprintf(msg, sizeof msg, "tier %s: %d of %d limits exceeded; first: %s", r->tiers[tier].name, c->n_failed,
+                     c->n_checked, hc_bias_limit_text(r, tier, c->first_bias_fail, line, sizeof line));
+        } else {
+            if (r->stats->res[m] > 0) {
+                char rv[64];
+                snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(m, r->stats->res[m], rv, sizeof rv));
+            }
+            snprintf(msg, sizeof msg, "tier %s: %d of %d limits exceeded; first: %s %s %s > %s%s", r->tiers[tier].name,
+                     c->n_failed, c->n_checked, hc_metric_infos[m].name, hc_pct_names[p],
+                     hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
+                     hc_limit_format(&r->tiers[tier], m, p, lim, sizeof lim), resb);
         }
-        snprintf(msg, sizeof msg, "tier %s: %d of %d limits exceeded; first: %s %s %s > %s%s", r->tiers[tier].name,
-                 c->n_failed, c->n_checked, hc_metric_infos[m].name, hc_pct_names[p],
-                 hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                 hc_limit_format(&r->tiers[tier], m, p, lim, sizeof lim), resb);
         if (r->message) /* the command that reruns the case */
             snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "; %s", r->message);
         xmlNodePtr f = xmlNewChild(tc, NULL, X("failure"), NULL);
@@ -232,6 +260,10 @@ static void suite_provenance(xmlNodePtr suite, const hc_results *rs, const char 
 #define PROP(KEY, VAL) (snprintf(name, sizeof name, "%s%s", pre, KEY), prop(props, name, VAL))
         if (p->job)
             PROP("job", p->job);
+        if (p->host)
+            PROP("host", p->host);
+        if (p->device)
+            PROP("device", p->device);
         PROP("halfcheck.version", p->halfcheck ? p->halfcheck : "");
         snprintf(v, sizeof v, "%d", p->engine_version);
         PROP("halfcheck.engine", v);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "stream.h"
 
 int hc_result_is_error(const hc_result *r)
@@ -52,14 +53,61 @@ const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len)
     return buf;
 }
 
+char *hc_results_interrupted_text(const hc_results *rs, const char *quote, const char *unquote)
+{
+    if (!rs->interrupted)
+        return NULL;
+    hc_strbuf b = HC_STRBUF_INIT;
+    hc_strbuf_printf(&b, "the run was stopped (SIGINT or SIGTERM) before every case ran; ");
+    if (!rs->n)
+        hc_strbuf_printf(&b, "no case finished, so these reports hold no result.");
+    else
+        hc_strbuf_printf(&b, "only the %zu case%s that finished %s reported: ", rs->n, rs->n == 1 ? "" : "s",
+                         rs->n == 1 ? "is" : "are");
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *r = &rs->items[i];
+        hc_strbuf_printf(&b, "%s%s%s %s %s %s%s", i ? ", " : "", quote, r->net ? r->net : "?", r->board ? r->board : "?",
+                         r->backend ? r->backend : "?", r->mode ? r->mode : "?", unquote);
+    }
+    if (rs->n)
+        hc_strbuf_printf(&b, ".");
+    return hc_strbuf_take(&b, NULL);
+}
+
+const char *hc_num_format(char *buf, size_t len, const char *fmt, double v)
+{
+    if (!len)
+        return buf;
+    snprintf(buf, len, fmt, v);
+    /* The number's text: from its sign to the end of its digits, point and exponent. */
+    char *minus = strchr(buf, '-');
+    if (!minus || !isfinite(v) || v > 0)
+        return buf;
+    char *q = minus + 1;
+    int nonzero = 0;
+    while ((*q >= '0' && *q <= '9') || *q == '.') {
+        nonzero |= *q >= '1' && *q <= '9';
+        q++;
+    }
+    if (q > minus + 1 && !nonzero) /* "-0", "-0.000", "-0e+00": drop the sign */
+        memmove(minus, minus + 1, strlen(minus + 1) + 1);
+    return buf;
+}
+
 const char *hc_metric_format(int metric, double raw, char *buf, size_t len)
 {
     const hc_metric_info *mi = &hc_metric_infos[metric];
     double v = raw * mi->display_scale;
+    char fmt[32];
     if (!isfinite(v))
         snprintf(buf, len, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
-    else
-        snprintf(buf, len, metric == HC_M_POLICY_KL ? "%.6f%s" : "%.5f%s", v, mi->unit);
+    else {
+        /* The unit may hold a '%' ("0.45%"): it goes after the number, not into the format. */
+        snprintf(fmt, sizeof fmt, "%s", metric == HC_M_POLICY_KL ? "%.6f" : "%.5f");
+        hc_num_format(buf, len, fmt, v);
+        size_t l = strlen(buf);
+        snprintf(buf + l, len - l, "%s", mi->unit);
+    }
     return buf;
 }
 
@@ -70,8 +118,26 @@ const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, si
         return buf;
     }
     const hc_metric_info *mi = &hc_metric_infos[metric];
-    snprintf(buf, len, "%.6g%s", t->limit[metric][pct] / t->scale[metric][pct] * mi->display_scale, mi->unit);
+    hc_num_format(buf, len, "%.6g", t->limit[metric][pct] / t->scale[metric][pct] * mi->display_scale);
+    size_t l = strlen(buf);
+    snprintf(buf + l, len - l, "%s", mi->unit);
     return buf;
+}
+
+/* Appends a line to a growing malloc'd text; 0, or -1 when out of memory (the text kept). */
+static int text_append(char **out, size_t *cap, size_t *used, const char *line)
+{
+    size_t n = strlen(line);
+    if (*used + n + 1 > *cap) {
+        char *np = realloc(*out, *cap * 2 + n);
+        if (!np)
+            return -1;
+        *out = np;
+        *cap = *cap * 2 + n;
+    }
+    memcpy(*out + *used, line, n + 1);
+    *used += n;
+    return 0;
 }
 
 char *hc_result_failure_text(const hc_result *r, size_t tier)
@@ -101,19 +167,72 @@ char *hc_result_failure_text(const hc_result *r, size_t tier)
                      hc_pct_names[p], hc_metric_format(m, ms->v[p], val, sizeof val),
                      v == HC_V_NONFINITE ? "is non-finite, against" : ">", hc_limit_format(t, m, p, lim, sizeof lim),
                      resb, ms->max_pos, cell);
-            size_t n = strlen(line);
-            if (used + n + 1 > cap) {
-                char *np = realloc(out, cap * 2 + n);
-                if (!np)
-                    return out;
-                out = np;
-                cap = cap * 2 + n;
-            }
-            memcpy(out + used, line, n + 1);
-            used += n;
+            if (text_append(&out, &cap, &used, line))
+                return out;
         }
     }
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        int v = c->bias_verdict[m];
+        if (v != HC_V_FAIL && v != HC_V_NONFINITE)
+            continue;
+        char line[512];
+        hc_bias_limit_text(r, tier, m, line, sizeof line - 1);
+        strcat(line, "\n");
+        if (text_append(&out, &cap, &used, line))
+            return out;
+    }
     return out;
+}
+
+const char *hc_metric_format_signed(int metric, double raw, char *buf, size_t len)
+{
+    hc_metric_format(metric, raw, buf, len);
+    if (isfinite(raw) && !signbit(raw) && strlen(buf) + 1 < len) {
+        memmove(buf + 1, buf, strlen(buf) + 1);
+        buf[0] = '+';
+    }
+    return buf;
+}
+
+static const char *bias_limit_format(const hc_tier *t, int m, char *buf, size_t len)
+{
+    const hc_metric_info *mi = &hc_metric_infos[m];
+    snprintf(buf, len, "%.6g%s", t->bias_limit[m] / t->bias_scale[m] * mi->display_scale, mi->unit);
+    return buf;
+}
+
+const char *hc_bias_limit_text(const hc_result *r, size_t tier, int metric, char *buf, size_t len)
+{
+    const hc_bias_stats *b = &r->stats->bias[metric];
+    const hc_tier_check *c = &r->checks[tier];
+    char mean[64], lim[64], resb[96] = "", rv[64], why[64];
+    if (r->stats->res[metric] > 0)
+        snprintf(resb, sizeof resb, " + resolution %s", hc_metric_format(metric, r->stats->res[metric], rv, sizeof rv));
+    if (b->se > 0)
+        snprintf(why, sizeof why, "%.1f standard errors", fabs(b->mean) / b->se);
+    else
+        snprintf(why, sizeof why, "the same error at every position");
+    snprintf(buf, len, "%s bias: mean %s %s limit %s%s (%s: %s)", hc_metric_infos[metric].name,
+             hc_metric_format_signed(metric, b->mean, mean, sizeof mean),
+             c->bias_verdict[metric] == HC_V_PASS ? "<=" : c->bias_verdict[metric] == HC_V_NONFINITE ? "is non-finite, against" : ">",
+             bias_limit_format(&r->tiers[tier], metric, lim, sizeof lim), resb,
+             b->systematic ? "systematic" : "not systematic", why);
+    return buf;
+}
+
+const char *hc_bias_text(const hc_stats *s, int metric, char *buf, size_t len)
+{
+    const hc_bias_stats *b = &s->bias[metric];
+    buf[0] = 0;
+    if (!b->n)
+        return buf;
+    char v[HC_BP_COUNT][64], mean[64], se[64];
+    for (int p = 0; p < HC_BP_COUNT; p++)
+        hc_metric_format_signed(metric, b->p[p], v[p], sizeof v[p]);
+    snprintf(buf, len, "mean %s ± %s (s.e.), p1 %s, p5 %s, p50 %s, p95 %s, p99 %s%s",
+             hc_metric_format_signed(metric, b->mean, mean, sizeof mean), hc_metric_format(metric, b->se, se, sizeof se),
+             v[0], v[1], v[2], v[3], v[4], b->systematic ? "; systematic" : "");
+    return buf;
 }
 
 /* JSON has no NaN or infinity: those become the strings "nan", "inf", "-inf". */
@@ -123,7 +242,7 @@ static json_t *jnum(double x)
         return json_string("nan");
     if (isinf(x))
         return json_string(x > 0 ? "inf" : "-inf");
-    return json_real(x);
+    return json_real(x == 0 ? 0.0 : x); /* -0 as 0: no negative zero in a report */
 }
 
 static json_t *jstr_or_null(const char *s) { return s ? json_string(s) : json_null(); }
@@ -134,6 +253,15 @@ static json_t *nonfinite_json(const hc_nonfinite *nf)
         return json_null();
     return json_pack("{s:I, s:I, s:s, s:i, s:o}", "positions", (json_int_t)nf->count, "firstPosition",
                      (json_int_t)nf->pos, "field", nf->field, "index", nf->index, "value", jnum(nf->value));
+}
+
+static json_t *bias_json(const hc_bias_stats *b)
+{
+    json_t *o = json_pack("{s:I, s:o, s:o, s:b}", "samples", (json_int_t)b->n, "mean", jnum(b->mean), "stdErr",
+                          jnum(b->se), "systematic", b->systematic);
+    for (int p = 0; p < HC_BP_COUNT; p++)
+        json_object_set_new(o, hc_bias_pct_names[p], jnum(b->p[p]));
+    return o;
 }
 
 static json_t *stats_json(const hc_stats *s)
@@ -151,6 +279,8 @@ static json_t *stats_json(const hc_stats *s)
             json_object_set_new(o, "firstNonfinitePosition", json_integer((json_int_t)ms->first_nonfinite_pos));
         if (s->res[m] > 0)
             json_object_set_new(o, "resolution", jnum(s->res[m]));
+        if (s->bias[m].n)
+            json_object_set_new(o, "bias", bias_json(&s->bias[m]));
         if (ms->n) {
             json_t *q = json_array();
             for (int k = 0; k < HC_STATS_NQ; k++)
@@ -162,6 +292,10 @@ static json_t *stats_json(const hc_stats *s)
     json_t *o = json_pack("{s:I, s:o, s:o, s:o}", "positions", (json_int_t)s->n_positions, "metrics", metrics,
                           "testNonfinite", nonfinite_json(&s->test_nonfinite), "refNonfinite",
                           nonfinite_json(&s->ref_nonfinite));
+    if (o && s->top_agree.n)
+        json_object_set_new(o, "topMoveAgreement",
+                            json_pack("{s:I, s:I, s:o}", "positions", (json_int_t)s->top_agree.n, "agree",
+                                      (json_int_t)s->top_agree.agree, "rate", jnum(hc_top_agree_rate(&s->top_agree))));
     const hc_resolution *rr = &s->out_res;
     if (o && (rr->winrate > 0 || rr->score > 0 || rr->policy > 0 || rr->ownership > 0))
         json_object_set_new(o, "resolution",
@@ -199,8 +333,21 @@ static json_t *check_json(const hc_tier *t, const hc_tier_check *c)
     if (c->worst_all_metric >= 0)
         closest = json_pack("{s:s, s:s, s:o}", "metric", hc_metric_infos[c->worst_all_metric].name, "percentile",
                             hc_pct_names[c->worst_all_pct], "ratio", jnum(c->worst_all_ratio));
-    return json_pack("{s:s, s:b, s:b, s:i, s:i, s:o, s:o}", "tier", t->name, "pass", c->pass, "nonfinite", c->nonfinite,
-                     "checked", c->n_checked, "failed", c->n_failed, "closest", closest, "limits", limits);
+    json_t *o = json_pack("{s:s, s:b, s:b, s:i, s:i, s:o, s:o}", "tier", t->name, "pass", c->pass, "nonfinite",
+                          c->nonfinite, "checked", c->n_checked, "failed", c->n_failed, "closest", closest, "limits", limits);
+    json_t *bl = NULL;
+    for (int m = 0; m < HC_M_COUNT && o; m++) {
+        if (!t->bias_set[m])
+            continue;
+        if (!bl)
+            bl = json_array();
+        json_array_append_new(bl, json_pack("{s:s, s:o, s:o, s:o, s:s}", "metric", hc_metric_infos[m].name, "limit",
+                                            jnum(t->bias_limit[m]), "scale", jnum(t->bias_scale[m]), "ratio",
+                                            jnum(c->bias_ratio[m]), "verdict", hc_verdict_names[c->bias_verdict[m]]));
+    }
+    if (bl)
+        json_object_set_new(o, "biasLimits", bl);
+    return o;
 }
 
 static const char *pla_str(int pla)
@@ -279,6 +426,28 @@ double hc_result_engine_pos_per_s(const hc_result *r)
     return (double)r->engine.positions / r->engine.eval_seconds;
 }
 
+int hc_engine_batches_note(const hc_result *r, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (!len || !r->has_engine || !r->engine.engine_batches)
+        return 0;
+    char count[64] = "";
+    if (r->engine.nn_batches > 0)
+        snprintf(count, sizeof count, "%ld batches", r->engine.nn_batches);
+    else
+        snprintf(count, sizeof count, "batches");
+    /* At most: the largest batch the engine will form where it said (an Eigen build's 2), else
+     * the board's maxBatchSize. */
+    long most = r->engine.max_batch > 0 ? r->engine.max_batch : r->max_batch_size;
+    int n = most > 0
+                ? snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s of at most %ld rows "
+                                     "this run); a rerun may differ slightly", count, most)
+                : snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s this run); a rerun "
+                                     "may differ slightly", count);
+    return n < 0 ? 0 : n < (int)len ? n : (int)len - 1;
+}
+
 int hc_engine_text(const hc_result *r, char *buf, size_t len)
 {
     if (!r->has_engine || len == 0)
@@ -303,8 +472,10 @@ int hc_engine_text(const hc_result *r, char *buf, size_t len)
         ADD("%s%d engine process%s", o ? ", " : "", e->engines, e->engines == 1 ? "" : "es");
     if (e->version[0])
         ADD("%sversion %s", o ? ", " : "", e->version);
-    char note[160];
+    char note[300];
     if (hc_engine_batch_note(e->batching, e->nn_rows, e->nn_batches, e->max_batch, note, sizeof note) > 0)
+        ADD("%s%s", o ? "; " : "", note);
+    if (hc_engine_batches_note(r, note, sizeof note))
         ADD("%s%s", o ? "; " : "", note);
 #undef ADD
     return (int)(o < len ? o : len - 1);
@@ -330,8 +501,9 @@ int hc_engine_batch_note(int batching, long rows, long batches, long max_batch, 
 }
 
 /* An external engine's cost; unknown figures are null. */
-static json_t *engine_json(const hc_engine_stats *e)
+static json_t *engine_json(const hc_result *r)
 {
+    const hc_engine_stats *e = &r->engine;
     json_t *o = json_object();
     json_object_set_new(o, "positions", e->positions >= 0 ? json_integer(e->positions) : json_null());
     json_object_set_new(o, "evalSeconds", e->eval_seconds >= 0 ? jnum(e->eval_seconds) : json_null());
@@ -344,9 +516,14 @@ static json_t *engine_json(const hc_engine_stats *e)
     json_object_set_new(o, "nnBatches", e->nn_batches >= 0 ? json_integer(e->nn_batches) : json_null());
     json_object_set_new(o, "avgBatchSize", e->avg_batch >= 0 ? jnum(e->avg_batch) : json_null());
     json_object_set_new(o, "maxBatchSize", e->max_batch > 0 ? json_integer(e->max_batch) : json_null());
-    char note[160];
+    char note[300];
     if (hc_engine_batch_note(e->batching, e->nn_rows, e->nn_batches, e->max_batch, note, sizeof note) > 0)
-        json_object_set_new(o, "batchNote", json_string(note));
+        json_object_set_new(o, "batchFillNote", json_string(note));
+    /* Beside the batch counts: whether a rerun can reproduce the batched figures. */
+    if (hc_engine_batches_note(r, note, sizeof note)) {
+        json_object_set_new(o, "batchesFormedByEngine", json_true());
+        json_object_set_new(o, "batchesNote", json_string(note));
+    }
     json_object_set_new(o, "version", e->version[0] ? json_string(e->version) : json_null());
     return o;
 }
@@ -386,7 +563,7 @@ static json_t *result_json(const hc_result *r)
     if (r->taps)
         json_object_set_new(o, "taps", taps_json(r->taps));
     if (r->has_engine)
-        json_object_set_new(o, "engine", engine_json(&r->engine));
+        json_object_set_new(o, "engine", engine_json(r));
     if (r->self_check)
         json_object_set_new(o, "selfCheck", json_true());
     json_t *tiers = json_array();
@@ -418,6 +595,10 @@ static json_t *provenance_json(const hc_results *rs)
         json_t *o = json_object();
         if (p->job)
             json_object_set_new(o, "job", json_string(p->job));
+        if (p->host)
+            json_object_set_new(o, "host", json_string(p->host));
+        if (p->device)
+            json_object_set_new(o, "device", json_string(p->device));
         json_object_update_new(o, json_pack("{s:o, s:i, s:o, s:b, s:o, s:o, s:o}", "halfcheck", jstr_or_null(p->halfcheck),
                                             "engineVersion", p->engine_version, "kernels", jstr_or_null(p->kernels),
                                             "cuda", p->cuda, "command", jstr_or_null(p->command), "nets", nets,
@@ -586,6 +767,25 @@ static int rd_nonfinite(rd *r, json_t *o, const char *field, hc_nonfinite *nf)
     return 0;
 }
 
+/* A metric's "bias" (absent in results.json files written before the figures existed). */
+static int rd_bias(rd *r, json_t *o, int m, hc_bias_stats *b)
+{
+    long long n;
+    json_t *sys = json_object_get(o, "systematic");
+    if (!json_is_object(o) || !hc_bias_metric_has(m))
+        return rd_fail(r, "bias", "not an object, or for a metric without a signed error");
+    if (rd_int(r, o, "samples", 1, &n) || rd_num(r, o, "mean", &b->mean) || rd_num(r, o, "stdErr", &b->se))
+        return -1;
+    if (!json_is_boolean(sys))
+        return rd_fail(r, "bias.systematic", "missing or not a boolean");
+    for (int p = 0; p < HC_BP_COUNT; p++)
+        if (rd_num(r, o, hc_bias_pct_names[p], &b->p[p]))
+            return -1;
+    b->n = (size_t)n;
+    b->systematic = json_is_true(sys);
+    return 0;
+}
+
 static int rd_stats(rd *r, json_t *o, hc_stats *s)
 {
     memset(s, 0, sizeof *s);
@@ -619,6 +819,9 @@ static int rd_stats(rd *r, json_t *o, hc_stats *s)
         ms->first_nonfinite_pos = (size_t)first;
         if (json_object_get(mo, "resolution") && rd_num(r, mo, "resolution", &s->res[m]))
             return -1;
+        json_t *bo = json_object_get(mo, "bias");
+        if (bo && rd_bias(r, bo, m, &s->bias[m]))
+            return -1;
         json_t *q = json_object_get(mo, "quantiles");
         if (!json_is_array(q) || json_array_size(q) != HC_STATS_NQ)
             return rd_fail(r, "quantiles", "missing or not 65 numbers");
@@ -631,6 +834,18 @@ static int rd_stats(rd *r, json_t *o, hc_stats *s)
         }
     }
     r->where[base] = 0;
+    json_t *ta = json_object_get(o, "topMoveAgreement");
+    if (ta) {
+        long long tn, tk;
+        snprintf(r->where + base, sizeof r->where - base, ".topMoveAgreement");
+        if (rd_int(r, ta, "positions", 1, &tn) || rd_int(r, ta, "agree", 0, &tk))
+            return -1;
+        if (tk > tn)
+            return rd_fail(r, "agree", "more than the positions");
+        s->top_agree.n = (size_t)tn;
+        s->top_agree.agree = (size_t)tk;
+        r->where[base] = 0;
+    }
     json_t *rr = json_object_get(o, "resolution");
     if (rr) {
         snprintf(r->where + base, sizeof r->where - base, ".resolution");
@@ -699,7 +914,28 @@ static int rd_tier(rd *r, json_t *o, const hc_stats *stats, hc_tier *t, hc_tier_
             if (strcmp(v, hc_verdict_names[k]) == 0)
                 stored[m][p] = k;
     }
+    int stored_bias[HC_M_COUNT] = {0};
+    json_t *bl = json_object_get(o, "biasLimits");
+    if (bl && !json_is_array(bl))
+        return rd_fail(r, "biasLimits", "not an array");
+    json_array_foreach(bl, i, l) {
+        int m = hc_metric_by_name(json_string_value(json_object_get(l, "metric")));
+        const char *v = json_string_value(json_object_get(l, "verdict"));
+        double limit, scale;
+        if (m < 0 || !v || rd_num(r, l, "limit", &limit) || rd_num(r, l, "scale", &scale) ||
+            hc_tier_set_bias(t, m, scale, limit, r->err)) {
+            char why[sizeof r->err->msg];
+            snprintf(why, sizeof why, "%s", r->err->code ? r->err->msg : "malformed limit");
+            return rd_fail(r, "biasLimits", why);
+        }
+        for (int k = 0; k < 4; k++)
+            if (strcmp(v, hc_verdict_names[k]) == 0)
+                stored_bias[m] = k;
+    }
     hc_tier_check_stats(t, stats, c);
+    for (int m = 0; m < HC_M_COUNT; m++)
+        if (t->bias_set[m] && stored_bias[m] != c->bias_verdict[m])
+            return rd_fail(r, "biasLimits", "a stored verdict disagrees with the stats");
     int pass = json_is_true(json_object_get(o, "pass"));
     for (int m = 0; m < HC_M_COUNT; m++)
         for (int p = 0; p < HC_P_COUNT; p++)
@@ -890,7 +1126,7 @@ static int rd_engine(rd *r, json_t *o, hc_engine_stats *e)
         rd_opt_num(r, o, "peakRssKiB", &e->peak_rss_kib) || rd_opt_num(r, o, "nnRows", &rows) ||
         rd_opt_num(r, o, "nnBatches", &batches) || rd_opt_num(r, o, "avgBatchSize", &e->avg_batch) ||
         rd_opt_num(r, o, "processes", &procs) || rd_opt_num(r, o, "maxBatchSize", &maxb) ||
-        rd_flag(r, o, "batching", &e->batching))
+        rd_flag(r, o, "batching", &e->batching) || rd_flag(r, o, "batchesFormedByEngine", &e->engine_batches))
         return -1;
     if (!pr)
         procs = 0;
@@ -1108,7 +1344,8 @@ static int rd_provenance(rd *r, json_t *root, hc_results_doc *d)
         hc_provenance *p = &d->prov[k];
         long long ev = 0, mv = 0;
         snprintf(r->where, sizeof r->where, "provenance[%zu]", k);
-        if (rd_pstr(r, o, "job", &p->job) || rd_pstr(r, o, "halfcheck", &p->halfcheck) ||
+        if (rd_pstr(r, o, "job", &p->job) || rd_pstr(r, o, "host", &p->host) || rd_pstr(r, o, "device", &p->device) ||
+            rd_pstr(r, o, "halfcheck", &p->halfcheck) ||
             rd_int(r, o, "engineVersion", 0, &ev) || rd_pstr(r, o, "kernels", &p->kernels) ||
             rd_flag(r, o, "cuda", &p->cuda) || rd_pstr(r, o, "command", &p->command))
             return -1;

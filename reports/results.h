@@ -115,6 +115,12 @@ int hc_engine_text(const hc_result *r, char *buf, size_t len);
  * (the upper half of a batch, where a stride bug shows, seldom ran) into buf, its length;
  * otherwise 0 and buf "". rows/batches are the engine's counts (a summary passes its sums). */
 int hc_engine_batch_note(int batching, long rows, long batches, long max_batch, char *buf, size_t len);
+/* For a result whose engine formed its own batches (hc_engine_stats.engine_batches: KataGo's
+ * analysis engine batches concurrent queries by timing), what a rerun can reproduce: "batched
+ * figures depend on how the engine formed its batches (2493 batches of at most 6 rows this run);
+ * a rerun may differ slightly" into buf; its length, 0 (buf "") for any other result (their
+ * figures are the same bits on a rerun). */
+int hc_engine_batches_note(const hc_result *r, char *buf, size_t len);
 
 /* Provenance: what produced a run's figures, so that a reader can tell what was evaluated and
  * rerun it elsewhere with the same figures. One per run; a merge keeps one per job (its input). */
@@ -133,6 +139,8 @@ typedef struct hc_prov_backend {
 
 typedef struct hc_provenance {
     const char *job;       /* merge: the input it came from; NULL for a run's own */
+    const char *host;      /* merge: the host that ran the job (ci/sweep's DIR/host), or NULL */
+    const char *device;    /* its device ("GPU 0: ...", "cpu"), or NULL */
     const char *halfcheck; /* halfcheck's version */
     int engine_version;    /* the reference engine's version (part of the cache key) */
     const char *kernels;   /* the reference's kernel forms ("gemm avx2, winograd avx2, ...") */
@@ -181,6 +189,13 @@ void hc_results_count(const hc_results *rs, hc_check_counts *c);
  * rs->allow_skips), else 0. (A run also knows about inputs that failed to load: 2 first.) */
 int hc_results_status(const hc_results *rs);
 
+/* The sentence every report of an interrupted run (rs->interrupted) opens with, malloc'd: that
+ * the run was stopped before every case ran, and which cases finished (the results it holds,
+ * each "net board backend mode" between quote and unquote: "`" and "`" for Markdown), so that
+ * a report read alone (summary.md as a CI job's summary) cannot pass for a whole run. NULL when
+ * the run was not interrupted, or out of memory. */
+char *hc_results_interrupted_text(const hc_results *rs, const char *quote, const char *unquote);
+
 /* Whether a checked result counts as an error for reports (non-finite anywhere). */
 int hc_result_is_error(const hc_result *r);
 /* Whether a result passed: checked, not an error, and every tier's check passed. */
@@ -191,11 +206,26 @@ const char *hc_result_nonfinite_text(const hc_result *r, char *buf, size_t len);
 
 /* A raw error as testgpuerror prints it ("0.12345%", "0.000123", "1.23456c"; "nan", "inf"). */
 const char *hc_metric_format(int metric, double raw, char *buf, size_t len);
+/* One number v printed by fmt (a printf conversion of one double, with any text around it) into
+ * buf, the one way reports print a figure: a value that prints as zero prints without a sign
+ * ("0.000000", never "-0.000000": a tiny negative average, or -0, is no negative figure).
+ * Returns buf. */
+const char *hc_num_format(char *buf, size_t len, const char *fmt, double v);
 /* A tier limit in the same display units as hc_metric_format ("0.45%", "0.34", "5.4c"). */
 const char *hc_limit_format(const hc_tier *t, int metric, int pct, char *buf, size_t len);
 /* The tier failures of a checked result as text, one line per failing limit, e.g.
  * "winrateError p99: 0.61234% > limit 0.45% (worst position 123)"; malloc'd. */
 char *hc_result_failure_text(const hc_result *r, size_t tier);
+
+/* A signed value in hc_metric_format's units, its sign always written ("+0.30000%"). */
+const char *hc_metric_format_signed(int metric, double raw, char *buf, size_t len);
+/* One bias limit's figure of a checked result, the failure line's text: "winrateError bias:
+ * mean +0.30000% > limit 0.2% (systematic: 31.0 standard errors)" (">" when it failed,
+ * "<=" otherwise). */
+const char *hc_bias_limit_text(const hc_result *r, size_t tier, int metric, char *buf, size_t len);
+/* A metric's signed figures as one line: "mean +0.30000% ± 0.00970% (s.e.), p1 ... p99 ...;
+ * systematic" ("" for a metric without them). */
+const char *hc_bias_text(const hc_stats *s, int metric, char *buf, size_t len);
 
 /* Writes results.json atomically. */
 int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err);

@@ -32,8 +32,11 @@ typedef struct acc {
     long positions;
     double seconds;
     long rows, batches;
-    long max_batch; /* the largest batch the engine will form, over the cases (-1 unknown) */
+    int engine_batches; /* the engine formed them itself (hc_engine_batches_note) */
+    int max_batch;      /* the board's maxBatchSize, over the cases */
+    long engine_max;    /* the largest batch the engine will form, over the cases (-1 unknown) */
     int batching;
+    size_t top_n, top_agree; /* the policy's top-move agreement, summed over the boards */
 } acc;
 
 static void fig_pct(hc_strbuf *b, const acc *a)
@@ -47,12 +50,36 @@ static void fig_pct(hc_strbuf *b, const acc *a)
               hc_metric_format(HC_M_WINRATE, a->wrmax, v2, sizeof v2));
 }
 
+/* The share of positions whose top move is the reference's, over both modes: "99.1% / 98.7%". */
+static void fig_top(hc_strbuf *b, const acc m[2])
+{
+    for (int k = 0; k < 2; k++) {
+        hc_top_agree t = {.n = m[k].top_n, .agree = m[k].top_agree};
+        if (t.n)
+            hc_strbuf_printf(b, "%s%.1f%%", k ? " / " : " ", 100.0 * hc_top_agree_rate(&t));
+        else
+            hc_strbuf_printf(b, "%s-", k ? " / " : " ");
+    }
+    hc_strbuf_printf(b, " |");
+}
+
 char *hc_summary_markdown(const hc_results *rs, hc_err *err)
 {
     hc_strbuf b = HC_STRBUF_INIT;
+    /* Posted alone as a CI job's summary: an interrupted run must not read as a whole one. */
+    if (rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "`", "`");
+        if (!it) {
+            hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
+            return NULL;
+        }
+        hc_strbuf_printf(&b, "**Interrupted**: %s\n\n", it);
+        free(it);
+    }
     hc_strbuf_printf(&b, "| net | model version | backend | winrateError 99%% / max, unbatched | winrateError 99%% / max, batched "
+                  "| top move agrees, unbatched / batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
-                  "|---|---:|---|---:|---:|---|---:|---:|---:|---:|\n");
+                  "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
     hc_strbuf notes = HC_STRBUF_INIT; /* batched cases far below their largest batch, after the table */
     unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
     if (!done) {
@@ -61,13 +88,15 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         hc_strbuf_free(&notes);
         return NULL;
     }
+    char note[300] = "";
+    int n_notes = 0;
     for (size_t i = 0; i < rs->n; i++) {
         if (done[i])
             continue;
         const hc_result *r0 = &rs->items[i];
         acc m[2];
         memset(m, 0, sizeof m);
-        m[0].max_batch = m[1].max_batch = -1;
+        m[0].engine_max = m[1].engine_max = -1;
         int mv = 0, n_pass = 0, n_fail = 0, n_err = 0, n_skip = 0;
         double rss = -1;
         for (size_t j = i; j < rs->n; j++) {
@@ -93,6 +122,8 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 if (!m[k].checked || vmax > m[k].wrmax)
                     m[k].wrmax = vmax;
                 m[k].checked = 1;
+                m[k].top_n += r->stats->top_agree.n;
+                m[k].top_agree += r->stats->top_agree.agree;
             }
             if (r->has_engine) {
                 const hc_engine_stats *e = &r->engine;
@@ -105,9 +136,14 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 if (e->nn_rows >= 0 && e->nn_batches > 0) {
                     m[k].rows += e->nn_rows;
                     m[k].batches += e->nn_batches;
-                    if (e->max_batch > m[k].max_batch)
-                        m[k].max_batch = e->max_batch;
+                    if (e->max_batch > m[k].engine_max)
+                        m[k].engine_max = e->max_batch;
                     m[k].batching |= e->batching;
+                }
+                if (e->engine_batches) {
+                    m[k].engine_batches = 1;
+                    if (r->max_batch_size > m[k].max_batch)
+                        m[k].max_batch = r->max_batch_size;
                 }
             }
         }
@@ -121,6 +157,7 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         hc_strbuf_printf(&b, " |");
         fig_pct(&b, &m[0]);
         fig_pct(&b, &m[1]);
+        fig_top(&b, m);
         /* The worst outcome decides; the others are counted so nothing hides. */
         const char *verdict = n_err ? "**ERROR**" : n_fail ? "**FAIL**" : n_pass ? "PASS" : "skipped";
         hc_strbuf_printf(&b, " %s (%d passed", verdict, n_pass);
@@ -141,21 +178,39 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
             else
                 hc_strbuf_printf(&b, " - |");
         }
-        if (m[1].batches > 0 && m[1].max_batch > 0)
-            hc_strbuf_printf(&b, " %.2f of %ld |\n", (double)m[1].rows / (double)m[1].batches, m[1].max_batch);
+        /* Beside the batch counts: batches the engine formed itself may come out otherwise on a
+         * rerun (a footnote below the table says so). */
+        const char *mark = m[1].engine_batches ? " †" : "";
+        if (m[1].batches > 0 && m[1].engine_max > 0)
+            hc_strbuf_printf(&b, " %.2f of %ld%s |\n", (double)m[1].rows / (double)m[1].batches, m[1].engine_max, mark);
         else if (m[1].batches > 0)
-            hc_strbuf_printf(&b, " %.2f |\n", (double)m[1].rows / (double)m[1].batches);
+            hc_strbuf_printf(&b, " %.2f%s |\n", (double)m[1].rows / (double)m[1].batches, mark);
         else
-            hc_strbuf_printf(&b, " - |\n");
-        char note[160];
-        if (hc_engine_batch_note(m[1].batching, m[1].rows, m[1].batches, m[1].max_batch, note, sizeof note) > 0) {
+            hc_strbuf_printf(&b, " -%s |\n", mark);
+        char far[160];
+        if (hc_engine_batch_note(m[1].batching, m[1].rows, m[1].batches, m[1].engine_max, far, sizeof far) > 0) {
             hc_strbuf_printf(&notes, "- ");
             sb_cell(&notes, r0->net);
             hc_strbuf_printf(&notes, ", ");
             sb_cell(&notes, r0->backend);
-            hc_strbuf_printf(&notes, ", batched: %s\n", note);
+            hc_strbuf_printf(&notes, ", batched: %s\n", far);
+        }
+        if (m[1].engine_batches)
+            n_notes++;
+        if (m[1].engine_batches && !note[0]) {
+            hc_result one = *r0;
+            one.has_engine = 1;
+            one.engine = hc_engine_stats_unknown();
+            one.engine.engine_batches = 1;
+            one.engine.nn_batches = m[1].batches;
+            one.engine.max_batch = m[1].engine_max;
+            one.max_batch_size = m[1].max_batch;
+            hc_engine_batches_note(&one, note, sizeof note);
         }
     }
+    if (n_notes)
+        hc_strbuf_printf(&b, "\n† %s%s.\n", note,
+                         n_notes > 1 ? " (the first such row's count; each row's own in report.md)" : "");
     free(done);
     char *nt = hc_strbuf_take(&notes, NULL);
     if (nt && nt[0])

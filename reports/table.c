@@ -36,11 +36,12 @@ static int md_margin(hc_ostream *o, const hc_result *r, size_t t, hc_err *err)
         int m = c->worst_metric[p];
         if (m < 0)
             continue;
-        char val[64], lim[64];
-        if (hc_ostream_printf(o, err, "%s%s %s %s of limit %s (%.3gx)", first ? ", closest to its limit: " : ", ",
+        char val[64], lim[64], ratio[64];
+        if (hc_ostream_printf(o, err, "%s%s %s %s of limit %s (%sx)", first ? ", closest to its limit: " : ", ",
                               hc_metric_infos[m].name, hc_pct_names[p],
                               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                              hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), c->worst_ratio[p]))
+                              hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim),
+                              hc_num_format(ratio, sizeof ratio, "%.3g", c->worst_ratio[p])))
             return -1;
         first = 0;
     }
@@ -53,6 +54,35 @@ static int md_engine(hc_ostream *o, const hc_result *r, hc_err *err)
     char line[512];
     int n = hc_engine_text(r, line, sizeof line);
     return n > 0 ? hc_ostream_printf(o, err, "- engine: %s\n", line) : 0;
+}
+
+/* The signed errors (test minus reference; bias.h) beside the absolute ones, and the top-move
+ * agreement: a constant shift and noise of the same size have the same absolute errors. */
+static int md_bias(hc_ostream *o, const hc_stats *s, hc_err *err)
+{
+    int any = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        any |= s->bias[m].n > 0;
+    if (any && hc_ostream_printf(o, err, "\n| signed error (test - ref) | mean | std. error | 1%% | 5%% | 50%% | 95%% | 99%% "
+                                         "| systematic |\n|---|---:|---:|---:|---:|---:|---:|---:|---|\n"))
+        return -1;
+    for (int m = 0; m < HC_M_COUNT && any; m++) {
+        const hc_bias_stats *b = &s->bias[m];
+        if (!b->n)
+            continue;
+        char mean[64], se[64], v[HC_BP_COUNT][64];
+        for (int p = 0; p < HC_BP_COUNT; p++)
+            hc_metric_format_signed(m, b->p[p], v[p], sizeof v[p]);
+        if (hc_ostream_printf(o, err, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", hc_metric_infos[m].name,
+                              hc_metric_format_signed(m, b->mean, mean, sizeof mean), hc_metric_format(m, b->se, se, sizeof se),
+                              v[0], v[1], v[2], v[3], v[4], b->systematic ? "**yes**" : "no"))
+            return -1;
+    }
+    if (s->top_agree.n &&
+        hc_ostream_printf(o, err, "\ntop move agrees with the reference's: %.2f%% (%zu of %zu positions)\n",
+                          100.0 * hc_top_agree_rate(&s->top_agree), s->top_agree.agree, s->top_agree.n))
+        return -1;
+    return 0;
 }
 
 static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
@@ -91,6 +121,12 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
                                   hc_limit_format(&r->tiers[t], m, p, lim, sizeof lim), resb) ||
                 (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))))
                 return -1;
+        } else if (!c->pass && c->first_bias_fail >= 0) {
+            char line[512];
+            if (hc_ostream_printf(o, err, "; %d of %d limits exceeded, first %s", c->n_failed, c->n_checked,
+                                  hc_bias_limit_text(r, t, c->first_bias_fail, line, sizeof line)) ||
+                (r->message && (hc_ostream_printf(o, err, "; ") || md_text(o, r->message, err))))
+                return -1;
         }
         if (hc_ostream_printf(o, err, "\n"))
             return -1;
@@ -126,6 +162,8 @@ static int md_result(hc_ostream *o, const hc_result *r, hc_err *err)
                               v[3], ms->max_pos, cell, res))
             return -1;
     }
+    if (md_bias(o, r->stats, err))
+        return -1;
     return hc_ostream_printf(o, err, "\n");
 }
 
@@ -189,11 +227,11 @@ static int md_summary_row(hc_ostream *o, const hc_result *r, hc_err *err)
     } else if (best_t >= 0) {
         const hc_tier_check *c = &r->checks[best_t];
         int m = c->worst_all_metric, p = c->worst_all_pct;
-        char val[64], lim[64];
-        if (hc_ostream_printf(o, err, "%s %s: %s of %s = %.3gx (%s)", hc_metric_infos[m].name, hc_pct_names[p],
+        char val[64], lim[64], ratio[64];
+        if (hc_ostream_printf(o, err, "%s %s: %s of %s = %sx (%s)", hc_metric_infos[m].name, hc_pct_names[p],
                               hc_metric_format(m, r->stats->m[m].v[p], val, sizeof val),
-                              hc_limit_format(&r->tiers[best_t], m, p, lim, sizeof lim), c->worst_all_ratio,
-                              r->tiers[best_t].name))
+                              hc_limit_format(&r->tiers[best_t], m, p, lim, sizeof lim),
+                              hc_num_format(ratio, sizeof ratio, "%.3g", c->worst_all_ratio), r->tiers[best_t].name))
             return -1;
     }
     if (hc_ostream_printf(o, err, " |"))
@@ -219,6 +257,9 @@ static int md_provenance(hc_ostream *o, const hc_results *rs, hc_err *err)
         const hc_provenance *p = &rs->prov[k];
         if ((p->job && (hc_ostream_printf(o, err, "- job `") || md_text(o, p->job, err) ||
                         hc_ostream_printf(o, err, "`:\n"))) ||
+            (p->host && (hc_ostream_printf(o, err, "%s- host `", p->job ? "  " : "") || md_text(o, p->host, err) ||
+                         hc_ostream_printf(o, err, "`, device `") || md_text(o, p->device ? p->device : "?", err) ||
+                         hc_ostream_printf(o, err, "`\n"))) ||
             hc_ostream_printf(o, err, "%s- halfcheck %s (engine %d; kernels: %s; cuda backend %s)\n", p->job ? "  " : "",
                               p->halfcheck ? p->halfcheck : "?", p->engine_version, p->kernels ? p->kernels : "?",
                               p->cuda ? "built in" : "not built in") ||
@@ -254,9 +295,12 @@ int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err)
     int rc = done ? 0 : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
     if (!rc)
         rc = hc_ostream_printf(o, err, "## halfcheck: %s\n\n", rs->suite ? rs->suite : "results");
-    if (!rc && rs->interrupted)
-        rc = hc_ostream_printf(o, err, "**Interrupted**: the run was stopped (SIGINT or SIGTERM) before every case ran; "
-                                       "only the cases that finished are reported.\n\n");
+    if (!rc && rs->interrupted) {
+        char *it = hc_results_interrupted_text(rs, "`", "`");
+        rc = it ? hc_ostream_printf(o, err, "**Interrupted**: %s\n\n", it)
+                : hc_err_set(err, HC_ENOMEM, "out of memory writing %s", path);
+        free(it);
+    }
     if (!rc)
         rc = hc_ostream_printf(o, err, "Errors of the backend's outputs against halfcheck's fp32 reference, as KataGo's "
                                        "testgpuerror measures them, over the positions of each board: `%%` percentage "
@@ -350,7 +394,7 @@ static const char *num(double x, char *buf, size_t len)
     else if (isinf(x))
         snprintf(buf, len, x > 0 ? "inf" : "-inf");
     else
-        snprintf(buf, len, "%.17g", x);
+        hc_num_format(buf, len, "%.17g", x);
     return buf;
 }
 

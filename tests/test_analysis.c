@@ -134,7 +134,7 @@ int main(int argc, char **argv)
              "batched: peak RSS %g KiB, %g positions/s from the OS and halfcheck's clock", rss, pps);
     /* Batches fill: the backend keeps enough queries in flight that the engine's batches
      * average at least 80% of the largest it forms (its maxBatchSize, the board's 6). */
-    hc_check("analysis-1.10", b && strstr(b, "\"maxBatchSize\": 6") && avg >= 0.8 * 6 && !strstr(b, "batchNote"),
+    hc_check("analysis-1.10", b && strstr(b, "\"maxBatchSize\": 6") && avg >= 0.8 * 6 && !strstr(b, "batchFillNote"),
              "batched: %g rows per batch of 6 (at least 4.8 wanted): %.600s", avg, b ? b : "");
     free(u);
     free(b);
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
              "report.md: the engine line");
     const char *sum = hc_text(hc_path(dir, "out1/summary.md"));
     hc_check("analysis-1.7", strstr(sum, "| net | 8 | fake | ") && strstr(sum, "PASS (2 passed)") && strstr(sum, " MiB |") &&
-                                 strstr(sum, " of 6 |") && !strstr(sum, "rarely exercised"),
+                                 strstr(sum, " of 6 ") && !strstr(sum, "rarely exercised"),
              "summary.md: one row for the net: %s", sum);
     const char *html = hc_text(hc_path(dir, "out1/report.html"));
     hc_check("analysis-1.8", strstr(html, "Engine cost") && strstr(html, "rows per batch"), "report.html: engine cost");
@@ -280,11 +280,11 @@ int main(int argc, char **argv)
         free(res);
     }
     /* No engine is left behind. */
-    /* Only this build's engines: other checkouts' tests may run beside this one. */
-    char hdir[2048];
-    snprintf(hdir, sizeof hdir, "%s", helper);
-    hc_check("analysis-4.7", hc_shf("! pgrep -f '%s/[h]elper_fake_analysis' >/dev/null", dirname(hdir)) == 0,
-             "a fake engine outlived its case");
+    /* This test's engines only (their command line names the net in dir): other programs' fake engines
+     * may run on the same machine. */
+    char pg[1400];
+    snprintf(pg, sizeof pg, "! pgrep -f '[h]elper_fake_analysis .*%s/' >/dev/null", dir);
+    hc_check("analysis-4.7", hc_sh(pg) == 0, "a fake engine outlived its case");
 
     /* 5. The spec: {symmetry} is required (the engine takes no symmetry per query). */
     rc = hc_shf("cd %s && %s eval --net net.bin.gz --positions %s/data/testgpuerror/size10x14.jsonl.gz "
@@ -342,18 +342,16 @@ int main(int argc, char **argv)
                                  strstr(ksuite, "modes: [unbatched, batched]") &&
                                  strstr(ksuite, "{nets: [\"net\"], boards: [\"size9\"], overrides: {requireExactNNLen: true}}"),
              "the suite gives each net its family's boards: %.400s", ksuite);
-    /* A directory of nets, and a file that is not a net: refused before any work. */
+    /* A directory of nets beside a file named as one that is none (by content): the nets are
+     * checked, the file is said to be skipped. */
     rc = hc_shf("cd %s && mkdir -p nets && cp net.bin.gz nets/a.bin.gz && cp net2.bin.gz nets/b.bin.gz && "
                 "echo x >nets/notes.txt.gz && cd start && %s katago --katago ../fakekatago --config ../a.cfg --model "
-                "../nets --out ../outd >../d.stdout 2>../d.stderr",
-                dir, hc);
-    const char *de = hc_text(hc_path(dir, "d.stderr"));
-    hc_check("analysis-6.5", rc == 2 && strstr(de, "notes.txt.gz") && !hc_file_exists(hc_path(dir, "outd/results.json")),
-             "a directory with a file that is not a net: exit %d: %s", rc, de);
-    rc = hc_shf("cd %s && rm nets/notes.txt.gz && cd start && %s katago --katago ../fakekatago --config ../a.cfg --model "
                 "../nets --override numEigenThreadsPerModel=1 --tier fp32 --only board=size10x14 --out ../outd "
                 "--cache ../cache --quiet >../d.stdout 2>../d.stderr",
                 dir, hc);
+    const char *de = hc_text(hc_path(dir, "d.stderr"));
+    hc_check("analysis-6.5", strstr(de, "skipped notes.txt.gz: not a model") != NULL,
+             "a directory with a file that is not a net: exit %d: %s", rc, de);
     const char *ds = hc_text(hc_path(dir, "outd/summary.md"));
     hc_check("analysis-6.6", rc == 0 && strstr(ds, "| a | 8 |") && strstr(ds, "| b | 17 |"),
              "a directory of nets: exit %d: %s", rc, ds);

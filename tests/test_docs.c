@@ -1,13 +1,15 @@
-/* Docs and help true (issue 29): a small checker over README.md, the docs/ pages and every command's
+/* Docs and help true: a small checker over README.md, the docs/ pages and every command's
  * --help (and `halfcheck backends`, `halfcheck version`). Every repository path they name
  * (suites/..., docs/..., ci/..., examples/..., ...) exists; every README section they cite
  * ((README, "X"), README's "X") is a heading of the README; help names every built-in tier
  * where it lists tiers; `backends` cites nothing users lack (shared/) and cuts no description;
- * `version` says whether the cuda backend is built in. Run from the repository root (make test). */
+ * `version` says whether the cuda backend is built in; no page keeps a diary (sessions, issue numbers,
+ * branches). Run from the repository root (make test). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "hc_test.h"
@@ -35,10 +37,14 @@ static int check_paths(const char *text, const char *what, char *bad, size_t len
         /* Trailing punctuation of the sentence. */
         while (strlen(path) && strchr(".,:;", path[strlen(path) - 1]))
             path[strlen(path) - 1] = 0;
-        /* Patterns and placeholders (a glob, docs/{A,B}, nets/NAME.yaml) are not paths. */
+        /* Patterns and placeholders (a glob, docs/{A,B}, nets/NAME.yaml) are not paths; a page of
+         * docs/ is named in capitals (docs/PLATFORMS.md) and is one. */
         int upper = 0;
         for (const char *q = strchr(path, '/'); q && *q; q++)
             upper |= isupper((unsigned char)*q) && q[1] && isupper((unsigned char)q[1]);
+        size_t pl = strlen(path);
+        if (!strncmp(path, "docs/", 5) && pl > 8 && !strcmp(path + pl - 3, ".md") && !strchr(path + 5, '/'))
+            upper = 0;
         if (strpbrk(path, "*{}<>") || upper)
             continue;
         struct stat st;
@@ -86,6 +92,33 @@ static int check_sections(const char *text, const char *readme, const char *what
     return missing;
 }
 
+/* Docs describe the project as it is: no diary ("session 4", "issue 29", "the `speed` branch").
+ * Counts the references in text; the first into bad. */
+static int check_diary(const char *text, const char *what, char *bad, size_t len)
+{
+    static const char *const words[] = {"session ", "sessions ", "issue ", "issues ", "issue #"};
+    int found = 0;
+    for (const char *p = text; *p; p++) {
+        /* "the `emu` branch", "branch `speed`" */
+        if (!strncmp(p, "` branch", 8) || !strncmp(p, "branch `", 8)) {
+            if (!found)
+                snprintf(bad, len, "%s names a branch (\"%.20s\"): history belongs to git log", what, p);
+            found++;
+        }
+        if (p > text && isalpha((unsigned char)p[-1]))
+            continue;
+        for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+            size_t n = strlen(words[k]);
+            if (strncasecmp(p, words[k], n) || !(isdigit((unsigned char)p[n]) || p[n] == '#'))
+                continue;
+            if (!found)
+                snprintf(bad, len, "%s refers to \"%.*s\": history belongs to git log", what, (int)n + 2, p);
+            found++;
+        }
+    }
+    return found;
+}
+
 /* The output of a halfcheck command line (stdout and stderr), malloc'd. */
 static char *output_of(const char *args)
 {
@@ -98,17 +131,18 @@ static char *output_of(const char *args)
 
 int main(void)
 {
-    hc_plan(6);
+    hc_plan(7);
     char *readme = hc_slurp("README.md");
     if (!hc_check("docs-0.1", readme != NULL, "README.md not found: run from the repository root"))
         return hc_fail_rest("docs-1", "not run: no README"), hc_test_exit();
 
     /* 1. The README and docs/. */
-    char bad[600] = "";
+    char bad[600] = "", dbad[300] = "";
     int missing = check_paths(readme, "README.md", bad, sizeof bad);
-    static const char *const docs[] = {"docs/ARCHITECTURE.md", "docs/BISECT.md", "docs/CALIBRATION.md", "docs/CI.md",
-                                       "docs/EMULATION.md", "docs/FUZZING.md", "docs/GTP.md", "docs/PERFORMANCE.md",
-                                       "docs/PROTOCOL.md", "docs/TAPS.md"};
+    int diary = check_diary(readme, "README.md", dbad, sizeof dbad);
+    static const char *const docs[] = {"docs/ANALYSIS.md", "docs/ARCHITECTURE.md", "docs/BISECT.md", "docs/CALIBRATION.md",
+                                       "docs/CI.md",       "docs/EMULATION.md",    "docs/FUZZING.md", "docs/GTP.md",
+                                       "docs/PERFORMANCE.md", "docs/PLATFORMS.md", "docs/PROTOCOL.md", "docs/TAPS.md"};
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         char *t = hc_slurp(docs[i]);
         if (!t) {
@@ -119,13 +153,15 @@ int main(void)
         }
         missing += check_paths(t, docs[i], bad, sizeof bad);
         missing += check_sections(t, readme, docs[i], bad, sizeof bad);
+        diary += check_diary(t, docs[i], dbad, sizeof dbad);
         free(t);
     }
     hc_check("docs-1.1", missing == 0, "%d missing: %s", missing, bad);
+    hc_check("docs-1.2", diary == 0, "%d references to sessions, issues or branches: %s", diary, dbad);
 
     /* 2. Every command's --help. */
     static const char *const cmds[] = {"demo", "run", "katago", "eval", "compare", "record", "features", "selfplay",
-                                       "synth-net", "bisect-precision", "taps", "cases", "merge", "backends", "version"};
+                                       "synth-net", "bisect-precision", "taps", "headroom", "cases", "merge", "backends", "version"};
     missing = 0;
     int tiers_ok = 1;
     char tiers_bad[200] = "";

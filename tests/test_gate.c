@@ -20,13 +20,7 @@ static char hc[1024], root[1024], dir[1024];
 
 static hc_results_doc *readr(const char *sub)
 {
-    char path[2048];
-    hc_err err = {0};
-    snprintf(path, sizeof path, "%s/%s/results.json", dir, sub);
-    hc_results_doc *d = hc_results_read_json(path, &err);
-    if (!d)
-        printf("  (%s)\n", err.msg);
-    return d;
+    return hc_results_in(dir, sub);
 }
 
 static const hc_result *find(const hc_results_doc *d, const char *backend, const char *mode)

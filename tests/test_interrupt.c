@@ -103,6 +103,21 @@ static void run_case(int sig, const char *tag, const char *name)
     hc_check(nm, junit && strstr(junit, "type=\"Interrupted\"") && strstr(junit, "</testsuites>") && md &&
                      strstr(md, "**Interrupted**"),
              "%s: junit.xml or report.md missing, cut, or not marked interrupted", name);
+    /* summary.md (a CI job's summary, posted alone), report.md and report.html say it and name
+     * the cases that finished, and not the one cut short. */
+    snprintf(path, sizeof path, "%s/summary.md", out);
+    char *sum = hc_slurp(hc_path(dir, path));
+    snprintf(path, sizeof path, "%s/report.html", out);
+    const char *html = hc_text(hc_path(dir, path));
+    static const char *const finished = "only the 4 cases that finished are reported: `synth b9 ref32 unbatched`, "
+                                        "`synth b9 ref32 batched`, `synth b9 fp16 unbatched`, `synth b9 fp16 batched`.";
+    snprintf(nm, sizeof nm, "%s.6", tag);
+    hc_check(nm, sum && strncmp(sum, "## ", 3) == 0 && strstr(sum, "**Interrupted**: the run was stopped") &&
+                     strstr(sum, finished) && md && strstr(md, finished) && !strstr(sum, "b9 hang") && !strstr(sum, "| hang |") &&
+                     strstr(html, "<b>Interrupted</b>: the run was stopped") && strstr(html, "synth b9 fp16 batched."),
+             "%s: summary.md, report.md or report.html do not say the run was interrupted and which cases "
+             "finished: summary.md: %s", name, sum ? sum : "(missing)");
+    free(sum);
     free(junit);
     free(md);
 }
@@ -119,7 +134,7 @@ int main(void)
         return 1;
     snprintf(hc, sizeof hc, "%s", h); /* absolute already */
     snprintf(dir, sizeof dir, "%s/%s", root, hc_tmpdir("test_interrupt"));
-    hc_plan(1 + 5 + 5 + 1 + 6);
+    hc_plan(1 + 6 + 6 + 1 + 6);
     int rc = hc_shf("cd %s && rm -rf -- * && %s synth-net --arch v7 --seed 11 --out net.bin.gz 2>/dev/null && "
                 "%s selfplay --size 9 --games 3 --seed 21 --moves 60 --stride 3 --out p9.jsonl.gz 2>/dev/null && "
                 "printf '%%s\\n' 'name: hang' 'nets: [{name: synth, model: net.bin.gz}]' "

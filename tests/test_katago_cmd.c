@@ -2,7 +2,11 @@
  * katago binary that takes KataGo's command line (gtp -model M -config C -override-config ...),
  * evaluates in the NN buffer the overrides ask for, and writes a gtp_logs/ directory into its
  * working directory as KataGo's relative logDir does. The command must run, pass, write its
- * reports and suite, and leave nothing in the directory it was started in. */
+ * reports and suite, and leave nothing in the directory it was started in. --model DIR on a
+ * directory laid out as KataGo's cpp/tests/models (READMEs, -info.txt notes, findLatestModelTest
+ * directories, a net as both .bin.gz and .txt.gz) checks each net once and says what it skipped;
+ * mistakes of the command line exit 2 naming the option with --out never created; several --only
+ * select the union for katago and run, and the rerun lines carry them. */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +22,7 @@ static char dir[1024];
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(12 + 6);
+    hc_plan(12 + 6 + 4 + 11 + 4 + 4);
     char cwd[1024], self[1024], helper[2048], hc[2048];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
@@ -186,5 +190,147 @@ int main(int argc, char **argv)
              "run: 1 checks: ' && grep -q '^| size10x14 ' ../o7.txt && grep -q '^| net | 17 | katago-gtp ' ../o7.txt", dir, hc);
     hc_check("katago-cmd-4.6", hc_sh(cmd) == 0, "katago's final line is not last in one pipe: %s",
              hc_text(hc_path(dir, "o7.txt")));
+
+    /* 5. --model DIR laid out as KataGo's cpp/tests/models, plus a net without a model's file
+     * name (found by content) and a log beside them. */
+    rc = hc_shf("cd %s && rm -rf models && mkdir -p models/findLatestModelTest1 models/findLatestModelTest2 "
+                "models/findLatestModelTest3/def && : >models/findLatestModelTest1/empty.txt && "
+                ": >models/findLatestModelTest2/abc.bin.gz && : >models/findLatestModelTest3/def/model.bin.gz && "
+                "printf 'These are small and weak neural net models for testing only.\\n' >models/README.txt && "
+                "printf 'Final 6-block selfplay net.\\n\\n{\"version\": 17}\\n' >models/netA-info.txt && "
+                "printf 'run 1: ok\\n' >models/notes.log && cp net.bin.gz models/netA.bin.gz && "
+                "%s synth-net --arch v17tf --out models/netA.txt.gz 2>/dev/null && "
+                "%s synth-net --arch v17tf --seed 9 --out models/netB.txt.gz 2>/dev/null && "
+                "%s synth-net --arch v17tf --seed 11 --out models/mystery 2>/dev/null && "
+                "printf 'logDir = gtp_logs\\nnumSearchThreads = 6 # as gtp_example.cfg\\n' >gtpfull.cfg && "
+                "printf 'logDir = a\\nnumAnalysisThreads = 2\\nnumSearchThreadsPerAnalysisThread = 16\\n' >an.cfg",
+                dir, hc, hc, hc);
+    rc = rc ? rc : hc_shf("cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../models "
+                          "--out ../o8 --cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../e8.txt",
+                          dir, hc);
+    const char *e8 = hc_text(hc_path(dir, "e8.txt"));
+    hc_check("katago-cmd-5.1", rc == 0, "katago --model DIR exited %d: %s", rc, e8);
+    res = hc_text(hc_path(dir, "o8/results.json"));
+    int once = 1;
+    static const char *const dnets[] = {"netA", "netB", "mystery"};
+    for (int i = 0; i < 3; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"net\": \"%s\"", dnets[i]);
+        const char *p1 = strstr(res, want);
+        once &= p1 && !strstr(p1 + 1, want);
+    }
+    hc_check("katago-cmd-5.2", once && !strstr(res, "netA-2") && !strstr(res, "\"net\": \"README"),
+             "not each of netA, netB, mystery checked once: %.600s", res);
+    suite = hc_text(hc_path(dir, "o8/katago-suite.yaml"));
+    hc_check("katago-cmd-5.3", strstr(suite, "/models/netA.bin.gz") && !strstr(suite, "netA.txt.gz") &&
+                                   strstr(suite, "/models/netB.txt.gz") && strstr(suite, "/models/mystery"),
+             "the suite's nets: %s", suite);
+    hc_check("katago-cmd-5.4", strstr(e8, "skipped README.txt: not a model") && strstr(e8, "skipped notes.log: not a model") &&
+                                   strstr(e8, "skipped netA-info.txt: not a model") &&
+                                   strstr(e8, "skipped findLatestModelTest1/: a directory (not searched)") &&
+                                   strstr(e8, "skipped findLatestModelTest3/: a directory") &&
+                                   strstr(e8, "skipped netA.txt.gz: the same net as netA.bin.gz") &&
+                                   strstr(e8, "checked once, from netA.bin.gz") && !strstr(e8, "skipped mystery") &&
+                                   !strstr(e8, "skipped netB"),
+             "the skipped files are not each said: %s", e8);
+
+    /* 6. Mistakes of the command line: exit 2, the option named, --out never created. */
+    static const struct {
+        const char *args, *want1, *want2;
+    } bad[] = {
+        {"--config ../gtp.cfg --path gtp --model ../models --tier fp23", "--tier: unknown tier \"fp23\"", "fp32"},
+        {"--config ../gtp.cfg --path gtp --model ../models --only board=size99", "--only board=size99",
+         "size9, size13"},
+        {"--config ../gtp.cfg --path gtp --model ../models --only net=netZ", "--only net=netZ", "the nets: mystery, netA, netB"},
+        {"--config ../gtp.cfg --path gtp --model ../models --only colour=black", "unknown key \"colour\"", "board="},
+        {"--config ../gtpfull.cfg --model ../models", "--config ../gtpfull.cfg: a GTP config (it sets numSearchThreads)",
+         "--path analysis needs an analysis config"},
+        {"--config ../an.cfg --path gtp --model ../models", "--config ../an.cfg: an analysis config",
+         "--path gtp needs a GTP config"},
+        {"--config ../gtpfull.cfg --path both --model ../models", "--config ../gtpfull.cfg: a GTP config",
+         "--analysis-config"},
+        {"--config ../gtp.cfg --path gtp --model ../models/findLatestModelTest2", "no KataGo model in this directory",
+         "abc.bin.gz (not a model)"},
+        {"--config ../gtp.cfg --path gtp --model ../models/README.txt", "--model ../models/README.txt: not a model",
+         "These are"},
+        {"--config ../gtp.cfg --path gtp --model ../models --repeat 1", "--repeat: must be 2..100", "--repeat"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = hc_shf("cd %s/start && %s katago --katago ../fakekatago %s --out ../never --cache ../cache --quiet "
+                    ">../stdout.txt 2>../e9.txt", dir, hc, bad[i].args);
+        const char *e9 = hc_text(hc_path(dir, "e9.txt"));
+        char name[32];
+        snprintf(name, sizeof name, "katago-cmd-6.%zu", i + 1);
+        hc_check(name, rc == 2 && strstr(e9, bad[i].want1) && strstr(e9, bad[i].want2) && !hc_file_exists(hc_path(dir, "never")),
+                 "katago %s: exit %d (want 2), --out %s: %s", bad[i].args, rc,
+                 hc_file_exists(hc_path(dir, "never")) ? "created" : "not created", e9);
+    }
+    snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
+    hc_check("katago-cmd-6.11", hc_sh(cmd) == 0, "the start directory is not empty after the refusals");
+
+    /* 7. Several --only: the union; the banner's rerun line carries them and reruns the same. */
+    rc = hc_shf("cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../models "
+                "--out ../o10 --cache ../cache --only net=netA,board=size10x14 --only net=netB,board=size9 --quiet "
+                ">../stdout.txt 2>../e10.txt", dir, hc);
+    res = hc_text(hc_path(dir, "o10/results.json"));
+    int n_res = 0;
+    for (const char *p1 = strstr(res, "\"outcome\""); p1; p1 = strstr(p1 + 1, "\"outcome\""))
+        n_res++;
+    hc_check("katago-cmd-7.1", rc == 0 && n_res == 2 && strstr(res, "\"net\": \"netA\"") &&
+                                   strstr(res, "\"net\": \"netB\"") && strstr(res, "\"board\": \"size9\"") &&
+                                   strstr(res, "\"board\": \"size10x14\"") && !strstr(res, "\"net\": \"mystery\""),
+             "two --only: exit %d, %d results: %.600s %s", rc, n_res, res, hc_text(hc_path(dir, "e10.txt")));
+    char *t10 = hc_slurp(hc_path(dir, "e10.txt")), *l10 = t10 ? strstr(t10, "(rerun: ") : NULL;
+    if (l10) {
+        l10 += strlen("(rerun: ");
+        l10[strcspn(l10, ")")] = 0;
+    }
+    hc_check("katago-cmd-7.2", l10 && strstr(l10, "katago-suite.yaml --only net=netA,board=size10x14 --only net=netB,board=size9"),
+             "the banner's rerun line lacks the filters: %s", l10 ? l10 : "(none)");
+    rc = l10 ? hc_shf("cd %s/start && PATH=%s/bin:$PATH %s --cache ../cache --out ../o10r --quiet >/dev/null 2>../e10r.txt",
+                      dir, dir, l10) : -9;
+    const char *c1 = hc_text(hc_path(dir, "o10/report.csv")), *c2 = hc_text(hc_path(dir, "o10r/report.csv"));
+    hc_check("katago-cmd-7.3", rc == 0 && *c1 && !strcmp(c1, c2), "the banner's rerun line exited %d, report.csv %s: %s",
+             rc, strcmp(c1, c2) ? "differs" : "same", hc_text(hc_path(dir, "e10r.txt")));
+    free(t10);
+    rc = hc_shf("cd %s && %s run o8/katago-suite.yaml --only net=netB,board=size99 --out o11 --cache cache --quiet "
+                ">/dev/null 2>e11.txt", dir, hc);
+    const char *e11 = hc_text(hc_path(dir, "e11.txt"));
+    hc_check("katago-cmd-7.4", rc == 2 && strstr(e11, "--only net=netB,board=size99: no case with board \"size99\"") &&
+                                   strstr(e11, "size10x14") && !hc_file_exists(hc_path(dir, "o11")),
+             "run --only board=size99: exit %d: %s", rc, e11);
+
+    /* 8. run with several --only: the union; each failing case's rerun line names that case and
+     * carries --timeout, and reruns as printed. */
+    rc = hc_shf("cd %s && FAKE_KATAGO_EXTRA='-temperature 1.7' %s run o8/katago-suite.yaml --only "
+                "net=netB,board=size10x14 --only net=mystery,board=size10x14 --timeout 300 --out o12 --cache cache "
+                "--quiet >/dev/null 2>e12.txt", dir, hc);
+    const char *e12 = hc_text(hc_path(dir, "e12.txt"));
+    res = hc_text(hc_path(dir, "o12/results.json"));
+    hc_check("katago-cmd-8.1", rc == 1 && strstr(res, "\"net\": \"netB\"") && strstr(res, "\"net\": \"mystery\"") &&
+                                   !strstr(res, "\"net\": \"netA\""),
+             "run with two --only: exit %d (want 1): %.400s %s", rc, res, e12);
+    hc_check("katago-cmd-8.2", strstr(e12, "--only net=netB,board=size10x14,backend=katago-gtp --timeout 300") &&
+                                   strstr(e12, "--only net=mystery,board=size10x14,backend=katago-gtp --timeout 300"),
+             "the rerun lines lack the case or --timeout: %s", e12);
+    char *t12 = hc_slurp(hc_path(dir, "e12.txt")), *l12 = t12 ? strstr(t12, "; rerun: ") : NULL;
+    if (l12) {
+        l12 += strlen("; rerun: ");
+        l12[strcspn(l12, "\n")] = 0;
+    }
+    rc = l12 ? hc_shf("cd %s && FAKE_KATAGO_EXTRA='-temperature 1.7' PATH=%s/bin:$PATH %s --cache cache --out o12r "
+                      "--quiet >/dev/null 2>e12r.txt", dir, dir, l12) : -9;
+    res = hc_text(hc_path(dir, "o12r/results.json"));
+    int n12 = 0;
+    for (const char *p1 = strstr(res, "\"outcome\""); p1; p1 = strstr(p1 + 1, "\"outcome\""))
+        n12++;
+    hc_check("katago-cmd-8.3", rc == 1 && n12 == 1, "the rerun line %s exited %d (want 1) with %d results: %s",
+             l12 ? l12 : "(none)", rc, n12, hc_text(hc_path(dir, "e12r.txt")));
+    free(t12);
+    rc = hc_shf("cd %s && %s run --help >h1.txt && %s katago --help >h2.txt", dir, hc, hc);
+    hc_check("katago-cmd-8.4", rc == 0 && strstr(hc_text(hc_path(dir, "h1.txt")), "a case runs when it matches any") &&
+                                   strstr(hc_text(hc_path(dir, "h2.txt")), "a case runs when it matches any") &&
+                                   strstr(hc_text(hc_path(dir, "h2.txt")), "by content"),
+             "run --help or katago --help does not say --only is repeatable or how --model DIR picks nets");
     return hc_test_exit();
 }

@@ -16,6 +16,7 @@
 #include "hc_test.h"
 #include "junit.h"
 #include "nnoutput.h"
+#include "reports.h"
 #include "results.h"
 #include "stats.h"
 #include "stream.h"
@@ -318,6 +319,104 @@ static void test_atomic(const char *dir)
              hc_table_write_markdown(&rs, path, &err) == -1, "writes to a missing dir succeed");
 }
 
+/* No report prints a negative zero: a figure that rounds to zero (a policyKLDiv average of
+ * -1e-12, which KataGo's sum of p log(p/q) gives by rounding) or is -0 prints unsigned. */
+static void test_negzero(const char *dir)
+{
+    char cmp[600], nz[600];
+    hc_stats st = st_good;
+    st.m[HC_M_POLICY_KL].v[HC_P_AVG] = -1e-12;
+    st.m[HC_M_POLICY_KL].v[HC_P_90] = -0.0;
+    st.m[HC_M_WINRATE].v[HC_P_AVG] = -0.0;
+    st.m[HC_M_LEAD].v[HC_P_AVG] = -1e-9;
+    hc_tier_check ck[2];
+    for (int t = 0; t < 2; t++)
+        hc_tier_check_stats(&tiers[t], &st, &ck[t]);
+    hc_result r = items[0];
+    r.stats = &st;
+    r.checks = ck;
+    hc_results one = rs;
+    one.items = &r;
+    one.n = 1;
+    char buf[64];
+    hc_check("reports-6.1", !strcmp(hc_num_format(buf, sizeof buf, "%.6f", -1e-12), "0.000000") &&
+                                !strcmp(hc_num_format(cmp, sizeof cmp, "%.3gx", -0.0), "0x") &&
+                                !strcmp(hc_num_format(nz, sizeof nz, "%.2f", -0.004), "0.00") &&
+                                !strcmp(hc_num_format(buf, sizeof buf, "%.2f", -0.006), "-0.01"),
+             "hc_num_format: \"%s\" \"%s\" \"%s\"", hc_num_format(buf, sizeof buf, "%.6f", -1e-12), cmp, nz);
+    snprintf(nz, sizeof nz, "%s/negzero", dir);
+    hc_err err = {0};
+    int ok = hc_reports_write_dir(&one, nz, &err) == 0;
+    static const char *const files[] = {"report.md", "report.csv", "report.html", "results.json", "summary.md", "junit.xml"};
+    char where[200] = "";
+    for (size_t i = 0; ok && i < sizeof files / sizeof *files; i++) {
+        const char *t = hc_text(hc_path(nz, files[i]));
+        /* "-0" followed by anything but a non-zero digit path: -0, -0.0..., -0e... */
+        for (const char *q = strstr(t, "-0"); q; q = strstr(q + 1, "-0")) {
+            const char *d = q + 2;
+            if (*d == '.')
+                d++;
+            while (*d == '0')
+                d++;
+            if (!(*d >= '1' && *d <= '9') && !where[0])
+                snprintf(where, sizeof where, "%s: \"%.30s\"", files[i], q > t + 10 ? q - 10 : t);
+        }
+        if (!*t)
+            snprintf(where, sizeof where, "%s: missing", files[i]);
+    }
+    hc_check("reports-6.2", ok && !where[0], "a negative zero in the reports: %s %s", where, err.msg);
+}
+
+/* An engine that formed its own batches (KataGo's analysis engine: by timing) gets the note
+ * that its batched figures may differ on a rerun, beside its batch counts in report.md,
+ * report.html, results.json and summary.md; an engine given its batches by halfcheck (pipe:)
+ * does not: its figures are the same bits on a rerun. */
+static void test_batches_note(const char *dir)
+{
+    hc_result r[2] = {items[0], items[0]};
+    for (int k = 0; k < 2; k++) {
+        r[k].mode = "batched";
+        r[k].has_engine = 1;
+        r[k].engine = hc_engine_stats_unknown();
+        r[k].engine.positions = 20;
+        r[k].engine.eval_seconds = 2;
+        r[k].engine.batching = 1;
+        r[k].engine.nn_rows = 2493 * 4;
+        r[k].engine.nn_batches = 2493;
+        r[k].engine.avg_batch = 4;
+        r[k].max_batch_size = 6;
+    }
+    r[0].backend = "analysis";
+    r[0].engine.engine_batches = 1;
+    r[1].backend = "pipe";
+    hc_results two = rs;
+    two.items = r;
+    two.n = 2;
+    char out[600];
+    snprintf(out, sizeof out, "%s/batches", dir);
+    hc_err err = {0};
+    int ok = hc_reports_write_dir(&two, out, &err) == 0;
+    static const char *const note =
+        "batched figures depend on how the engine formed its batches (2493 batches of at most 6 rows this run); "
+        "a rerun may differ slightly";
+    const char *md = hc_text(hc_path(out, "report.md")), *html = hc_text(hc_path(out, "report.html"));
+    const char *js = hc_text(hc_path(out, "results.json")), *sum = hc_text(hc_path(out, "summary.md"));
+    const char *first = strstr(md, note);
+    hc_check("reports-7.1", ok && first && !strstr(first + 1, note) && strstr(html, note) && strstr(js, note) &&
+                                strstr(js, "\"batchesFormedByEngine\": true") && strstr(sum, "| 4.00 † |") &&
+                                strstr(sum, note) && strstr(sum, "| 4.00 |"),
+             "the note is missing or doubled: report.md %d, report.html %d, results.json %d, summary.md %d (%s)",
+             first != NULL, strstr(html, note) != NULL, strstr(js, note) != NULL, strstr(sum, note) != NULL, err.msg);
+    /* read back (merge): the flag survives */
+    char path[700];
+    snprintf(path, sizeof path, "%s/results.json", out);
+    hc_results_doc *d = hc_results_read_json(path, &err);
+    const hc_results *back = d ? hc_results_doc_results(d) : NULL;
+    hc_check("reports-7.2", back && back->n == 2 && back->items[0].engine.engine_batches && !back->items[1].engine.engine_batches,
+             "results.json read back: %s", back ? "the flag is lost" : err.msg);
+    hc_results_doc_free(d);
+}
+
 /* The compare command end to end on a shared golden file and a perturbed copy: exit status
  * 1 for a tier failure, 3 for a non-finite output, and the reports it writes. */
 static void test_compare_cli(const char *dir)
@@ -371,14 +470,14 @@ static void test_compare_cli(const char *dir)
 
 int main(void)
 {
-    hc_plan(11 + 7 + 8 + 3 + 5);
+    hc_plan(11 + 7 + 8 + 3 + 5 + 2 + 2);
     const char *dir = hc_tmpdir("test_reports");
     if (!dir) {
         hc_check("reports-0", 0, "no scratch dir");
         return hc_test_exit();
     }
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -f %s/*", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf %s/*", dir);
     if (system(cmd) != 0)
         return 1;
     build();
@@ -387,6 +486,8 @@ int main(void)
     test_tables(dir);
     test_atomic(dir);
     test_compare_cli(dir);
+    test_negzero(dir);
+    test_batches_note(dir);
     unmk(ref);
     unmk(good);
     unmk(bad);

@@ -3,6 +3,7 @@
  * (--net PATH, --net NAME=PATH, --net DIR, --seed, --allow-skips), and running it exactly as
  * printed (from the same directory, `halfcheck` on PATH) gives the same figures. The same for a
  * ci/sweep job's line. Data made by halfcheck (synth-net, selfplay). */
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,45 @@ static int same_figures(const char *sub, const char *sub2, char *why, size_t len
     return ok;
 }
 
+/* Whether every batched result of sub2 has a twin in sub with the same figures (every metric,
+ * every percentile, bit for bit) and, when an engine reported them, the same batch counts:
+ * batches that halfcheck deals (a seeded shuffle) reproduce exactly. *n_batched counts them. */
+static int same_batched(const char *sub, const char *sub2, int *n_batched, char *why, size_t len)
+{
+    char pa[2048], pb[2048];
+    hc_err err = {0};
+    snprintf(pa, sizeof pa, "%s/%s/results.json", dir, sub);
+    snprintf(pb, sizeof pb, "%s/%s/results.json", dir, sub2);
+    hc_results_doc *da = hc_results_read_json(pa, &err), *db = da ? hc_results_read_json(pb, &err) : NULL;
+    int ok = da && db;
+    *n_batched = 0;
+    if (!ok)
+        snprintf(why, len, "%s", err.msg);
+    const hc_results *a = da ? hc_results_doc_results(da) : NULL, *b = db ? hc_results_doc_results(db) : NULL;
+    for (size_t i = 0; ok && i < b->n; i++) {
+        const hc_result *y = &b->items[i];
+        if (strcmp(y->mode, "batched"))
+            continue;
+        const hc_result *x = NULL;
+        for (size_t k = 0; k < a->n && !x; k++)
+            if (!strcmp(a->items[k].backend, y->backend) && !strcmp(a->items[k].mode, "batched") &&
+                !strcmp(a->items[k].board, y->board) && !strcmp(a->items[k].net, y->net))
+                x = &a->items[k];
+        ok = x && x->stats && y->stats && x->stats->n_positions == y->stats->n_positions;
+        for (int m = 0; ok && m < HC_M_COUNT; m++)
+            ok = !memcmp(x->stats->m[m].v, y->stats->m[m].v, sizeof x->stats->m[m].v);
+        if (ok && (x->has_engine || y->has_engine))
+            ok = x->has_engine && y->has_engine && x->engine.nn_batches == y->engine.nn_batches &&
+                 x->engine.nn_rows == y->engine.nn_rows && !x->engine.engine_batches;
+        if (!ok)
+            snprintf(why, len, "%s batched: %s", y->backend, !x ? "not in the first run" : "figures or batches differ");
+        (*n_batched)++;
+    }
+    hc_results_doc_free(da);
+    hc_results_doc_free(db);
+    return ok;
+}
+
 /* Runs run's command (with its outputs in sub), then the rerun line its stderr printed, as
  * printed, from dir with halfcheck on PATH; checks both (N.1 the line carries want, and report.md
  * and report.html print the same line; N.2 the rerun exits as the run did, N.3 same figures). */
@@ -106,9 +146,10 @@ static void check_rerun(int n, const char *sub, const char *args, const char *co
     free(mdl);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    hc_plan(1 + 5 * 3 + 3 + 4);
+    (void)argc;
+    hc_plan(1 + 5 * 3 + 3 + 4 + 2);
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", hc_halfcheck_bin());
@@ -171,5 +212,26 @@ int main(void)
     /* cases takes --net as run does (ci/sweep passes it). */
     rc = hc_shf("cd %s && %s cases suite.yaml --net other.bin.gz 2>/dev/null | grep -c . | grep -q '^2$'", dir, hc);
     hc_check("rerun-8.1", rc == 0, "halfcheck cases refuses --net");
+
+    /* Halfcheck's own engines give the same figures on a rerun, batched too: the whole suite,
+     * then each backend alone with --only; emulate:fp16 and pipe: (a program halfcheck deals
+     * its batches to: the same batch counts too). */
+    char self[4096], helper[4300];
+    snprintf(self, sizeof self, "%s", argv[0]);
+    snprintf(helper, sizeof helper, "%s%s%s/helper_pipe_ref32", self[0] == '/' ? "" : root, self[0] == '/' ? "" : "/",
+             dirname(self));
+    rc = hc_shf("cd %s && printf '%%s\\n' 'name: own' 'nets: [{name: small, model: mine/small.bin.gz}]' "
+                "'boards: [{name: b7, positions: p7.jsonl.gz, nnBuffer: 7x7, maxBatchSize: 3}]' 'backends:' "
+                "'  - {name: fp16, backend: \"emulate:fp16\", tiers: [fp16]}' "
+                "'  - {name: eng, backend: \"pipe:@model={model} %s\", tiers: [exact]}' > own.yaml && "
+                "%s run own.yaml --out o9 --cache cache --quiet 2>o9.err && "
+                "%s run own.yaml --only backend=fp16 --out o9a --cache cache --quiet 2>>o9.err && "
+                "%s run own.yaml --only net=small,board=b7,backend=eng --out o9b --cache cache --quiet 2>>o9.err",
+                dir, helper, hc, hc, hc);
+    int na = 0, nb = 0;
+    int same = rc == 0 && same_batched("o9", "o9a", &na, why, sizeof why) && same_batched("o9", "o9b", &nb, why, sizeof why);
+    hc_check("rerun-9.1", rc == 0, "the own-engine suite or its --only reruns failed: %s", hc_text(hc_path(dir, "o9.err")));
+    hc_check("rerun-9.2", same && na == 1 && nb == 1, "a batched case rerun with --only: %s (%d, %d batched results)", why,
+             na, nb);
     return hc_test_exit();
 }

@@ -1,7 +1,8 @@
 /* ci/setup-deps (the setup step of make and .ci/run) decides right without installing anything:
  * it runs with a PATH of stub programs (uname, id, dpkg-query, pkg-config, apt-get, brew, the
  * build tools) whose answers each case sets, and HC_SETUP_DRY_RUN=1; the apt-get and brew stubs
- * leave a mark if they are ever run. */
+ * leave a mark if they are ever run. OpenBLAS is asked for only with --bench, which the Makefile
+ * passes for tests/bench_gemm alone (make -n shows it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,9 @@ static int marked(const char *name)
 
 #define DEB_ALL "build-essential pkg-config zlib1g-dev libopenblas-dev libyaml-dev libxml2-dev libjansson-dev parallel"
 #define MODS_ALL "zlib yaml-0.1 libxml-2.0 jansson openblas"
+/* What a plain build needs: everything but OpenBLAS. */
+#define DEB_BUILD "build-essential pkg-config zlib1g-dev libyaml-dev libxml2-dev libjansson-dev parallel"
+#define MODS_BUILD "zlib yaml-0.1 libxml-2.0 jansson"
 /* dpkg-query -W -f='${Architecture} ${Status}\n' NAME[:ARCH], as dpkg answers it: a line for each
  * installed copy (of that architecture, when one is named). STUB_INSTALLED lists NAME (the native
  * architecture, amd64) or NAME:ARCH (ARCH may be all). */
@@ -73,7 +77,7 @@ static int marked(const char *name)
 
 int main(void)
 {
-    hc_plan(30);
+    hc_plan(38);
     const char *t = hc_tmpdir("test_setup");
     snprintf(dir, sizeof dir, "%s", t ? t : "build/tmp/test_setup");
     snprintf(bin, sizeof bin, "%s/bin", dir);
@@ -200,6 +204,43 @@ int main(void)
     hc_check("setup-9.6", rc == 0 && !*hc_text(hc_path(dir, "err.txt")), "cross compiler, all there: exit %d: %s", rc,
              hc_text(hc_path(dir, "err.txt")));
 
+    /* OpenBLAS only for --bench (make bench): a plain build's setup passes without it. */
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_BUILD "' STUB_MODULES='" MODS_BUILD "'", "");
+    hc_check("setup-10.1", rc == 0 && !*hc_text(hc_path(dir, "err.txt")), "no OpenBLAS, plain build: exit %d: %s", rc,
+             hc_text(hc_path(dir, "err.txt")));
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_BUILD "' STUB_MODULES='" MODS_BUILD "'", "--bench");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-10.2",
+             rc == 1 && strstr(e, "    sudo apt-get update && sudo apt-get install -y --no-install-recommends libopenblas-dev\n"),
+             "no OpenBLAS, --bench, not root: exit %d: %s", rc, e);
+    rc = run("STUB_UNAME=Linux STUB_UID=0 STUB_INSTALLED='" DEB_BUILD "' STUB_MODULES='" MODS_BUILD "'", "--bench clang-14");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-10.3",
+             rc == 0 && strstr(e, "would run: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "
+                                  "--no-install-recommends libopenblas-dev clang-14\n") && !marked("apt-ran"),
+             "no OpenBLAS, --bench with an extra, root: exit %d: %s", rc, e);
+    rc = run("STUB_UNAME=Linux STUB_UID=1000 STUB_INSTALLED='" DEB_ALL "' STUB_MODULES='" MODS_ALL "'", "--bench");
+    hc_check("setup-10.4", rc == 0 && !*hc_text(hc_path(dir, "err.txt")), "OpenBLAS there, --bench: exit %d: %s", rc,
+             hc_text(hc_path(dir, "err.txt")));
+    rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='" MODS_BUILD "'", "");
+    hc_check("setup-10.5", rc == 0 && !*hc_text(hc_path(dir, "err.txt")), "macOS without OpenBLAS, plain build: exit %d: %s",
+             rc, hc_text(hc_path(dir, "err.txt")));
+    rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='" MODS_BUILD "'", "--bench");
+    e = hc_text(hc_path(dir, "err.txt"));
+    hc_check("setup-10.6", rc == 1 && strstr(e, "    brew install openblas\n") && !marked("brew-ran"),
+             "macOS without OpenBLAS, --bench: exit %d: %s", rc, e);
+    /* The Makefile passes --bench for bench_gemm (make bench) and for nothing make test builds. */
+    snprintf(cmd, sizeof cmd,
+             "unset MAKEFLAGS MFLAGS MAKELEVEL; make -n SETUP=1 CUDA=0 test > %s/make-test.txt 2>&1; "
+             "make -n SETUP=1 CUDA=0 bench > %s/make-bench.txt 2>&1",
+             dir, dir);
+    ok = system(cmd) == 0;
+    const char *mt = hc_text(hc_path(dir, "make-test.txt"));
+    hc_check("setup-10.7", ok && strstr(mt, "sh ci/setup-deps\n") && !strstr(mt, "--bench"),
+             "make -n test: no plain setup step, or --bench: %.2000s", mt);
+    const char *mb = hc_text(hc_path(dir, "make-bench.txt"));
+    hc_check("setup-10.8", ok && strstr(mb, "sh ci/setup-deps --bench\n"), "make -n bench: no setup-deps --bench: %.2000s", mb);
+
     /* macOS with Homebrew: the exact brew command, and brew is never run. */
     rc = run("STUB_UNAME=Darwin STUB_UID=501 STUB_MODULES='zlib libxml-2.0 openblas'", "");
     e = hc_text(hc_path(dir, "err.txt"));
@@ -215,7 +256,7 @@ int main(void)
     rc = run("STUB_UNAME=Darwin STUB_UID=501", "");
     e = hc_text(hc_path(dir, "err.txt"));
     hc_check("setup-6.1", ok && rc == 1 && strstr(e, "https://brew.sh") &&
-                              strstr(e, "brew install pkg-config zlib libyaml libxml2 jansson openblas"),
+                              strstr(e, "brew install pkg-config zlib libyaml libxml2 jansson\n"),
              "macOS without brew: exit %d: %s", rc, e);
     hc_check("setup-6.2", !marked("brew-ran"), "brew ran");
 

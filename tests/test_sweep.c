@@ -29,48 +29,6 @@ static char *slurp(const char *fmt, const char *arg)
     return hc_slurp(path);
 }
 
-static const hc_result *find(const hc_results *rs, const hc_result *x)
-{
-    for (size_t i = 0; i < rs->n; i++) {
-        const hc_result *y = &rs->items[i];
-        if (!strcmp(x->net, y->net) && !strcmp(x->board, y->board) && !strcmp(x->backend, y->backend) &&
-            !strcmp(x->mode, y->mode))
-            return y;
-    }
-    return NULL;
-}
-
-/* Every figure of a and b equal (bitwise), whatever the order of the results. */
-static int same_figures(const hc_results *a, const hc_results *b, char *why, size_t len)
-{
-    if (a->n != b->n)
-        return snprintf(why, len, "%zu results vs %zu", a->n, b->n), 0;
-    for (size_t i = 0; i < a->n; i++) {
-        const hc_result *x = &a->items[i], *y = find(b, x);
-        if (!y)
-            return snprintf(why, len, "%s %s %s %s missing", x->net, x->board, x->backend, x->mode), 0;
-        if (x->outcome != y->outcome || !x->stats != !y->stats || x->n_tiers != y->n_tiers)
-            return snprintf(why, len, "%s %s %s: outcome or shape differs", x->board, x->backend, x->mode), 0;
-        if (x->stats) {
-            if (x->stats->n_positions != y->stats->n_positions)
-                return snprintf(why, len, "%s %s: positions differ", x->board, x->backend), 0;
-            for (int m = 0; m < HC_M_COUNT; m++) {
-                const hc_metric_stats *p = &x->stats->m[m], *q = &y->stats->m[m];
-                if (p->n != q->n || memcmp(p->v, q->v, sizeof p->v) || p->max_pos != q->max_pos ||
-                    p->max_cell != q->max_cell || p->nonfinite != q->nonfinite || memcmp(p->q, q->q, sizeof p->q))
-                    return snprintf(why, len, "%s %s %s: %s differs", x->board, x->backend, x->mode,
-                                    hc_metric_infos[m].name), 0;
-            }
-        }
-        for (size_t t = 0; t < x->n_tiers; t++)
-            if (strcmp(x->tiers[t].name, y->tiers[t].name) ||
-                (x->checks && (x->checks[t].pass != y->checks[t].pass ||
-                               memcmp(x->checks[t].ratio, y->checks[t].ratio, sizeof x->checks[t].ratio))))
-                return snprintf(why, len, "%s %s: tier %s differs", x->board, x->backend, x->tiers[t].name), 0;
-    }
-    return 1;
-}
-
 /* Whether line[0..n) holds s. */
 static int line_has(const char *line, size_t n, const char *s)
 {
@@ -122,13 +80,7 @@ static char *normalized(const char *path_fmt, const char *arg)
 
 static hc_results_doc *readr(const char *sub)
 {
-    char path[2048];
-    hc_err err = {0};
-    snprintf(path, sizeof path, "%s/%s/results.json", dir, sub);
-    hc_results_doc *d = hc_results_read_json(path, &err);
-    if (!d)
-        printf("  (%s)\n", err.msg);
-    return d;
+    return hc_results_in(dir, sub);
 }
 
 static int job_done(const char *sw, int i)
@@ -287,7 +239,7 @@ int main(void)
     hc_check("sweep-3.1", rc == 0, "ci/sweep exited %d (see %s/sw-a.txt)", rc, dir);
     hc_results_doc *a = readr("run"), *b = readr("sw-a/merged");
     char why[512] = "unreadable";
-    hc_check("sweep-3.2", a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
+    hc_check("sweep-3.2", a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why),
              "sweep and single run differ: %s", why);
     hc_check("sweep-3.3", b && hc_results_doc_results(b)->n == 8, "the merge holds %zu results, want 8",
              b ? hc_results_doc_results(b)->n : 0);
@@ -296,7 +248,7 @@ int main(void)
     rc = hc_shf("cd %s && %s merge sw-a/jobs/job-0004 sw-a/jobs/job-0002 sw-a/jobs/job-0003 sw-a/jobs/job-0001 --out m-rev --quiet 2>/dev/null",
             dir, hc);
     b = readr("m-rev");
-    hc_check("sweep-3.4", rc == 0 && a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
+    hc_check("sweep-3.4", rc == 0 && a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
                               !strcmp(hc_results_doc_results(b)->items[0].board, "b7"),
              "a merge in reverse order: exit %d, %s", rc, why);
     hc_results_doc_free(b);
@@ -311,7 +263,7 @@ int main(void)
                 dir, root, hc);
     b = readr("sw-f/merged");
     hc_check("sweep-3.7",
-             rc == 0 && a && b && same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
+             rc == 0 && a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
                  !strcmp(hc_results_doc_results(b)->items[0].board, hc_results_doc_results(a)->items[0].board),
              "a sweep with --first: exit %d (see %s/sw-f.txt), %s", rc, dir, why);
     hc_results_doc_free(b);

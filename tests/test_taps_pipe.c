@@ -263,7 +263,8 @@ static void run_checks(const char *net_path)
     snprintf(path, sizeof path, "%s/out/junit.xml", dir);
     char *junit = slurp(path);
     hc_check("tapspipe-run.2",
-             junit && strstr(junit, "first divergent layer: rconv3/w1a (taps of 2 positions against ref32)") &&
+             junit && strstr(junit, "first divergent layer: rconv3/w1a (max_rel ") &&
+                 strstr(junit, "; taps of 2 positions against ref32; ") && strstr(junit, " layers compared)") &&
                  strstr(junit, "has no layer taps"),
              "junit.xml failure messages name the first divergent layer (and why the version-1 one has none)");
     snprintf(path, sizeof path, "%s/out/results.json", dir);

@@ -255,6 +255,8 @@ hc_ostream *hc_ostream_open(const char *path, hc_err *err)
         goto oom;
     snprintf(s->tmp, n, "%s.tmp.XXXXXX", path);
     s->fd = mkstemp(s->tmp);
+    if (s->fd >= 0) /* no program halfcheck starts inherits it */
+        fcntl(s->fd, F_SETFD, fcntl(s->fd, F_GETFD) | FD_CLOEXEC);
     if (s->fd < 0) {
         hc_err_set(err, HC_EIO, "%s: cannot create temporary file %s: %s", path, s->tmp, strerror(errno));
         free(s->tmp);

@@ -114,6 +114,18 @@ int cli_get_all(const cli_args *a, const char *name, const char **vals, int max)
     return k;
 }
 
+int cli_get_only(const cli_args *a, const char **vals, hc_err *err)
+{
+    int n = 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->key[i], "only") == 0) {
+            if (n == CLI_MAX_ONLY)
+                return hc_err_set(err, HC_EUSAGE, "at most %d --only options", CLI_MAX_ONLY);
+            vals[n++] = a->val[i];
+        }
+    return n;
+}
+
 int cli_get_int(const cli_args *a, const char *name, int def, int *out, hc_err *err)
 {
     const char *v = cli_get(a, name, NULL);

@@ -3,6 +3,7 @@
 #ifndef HC_CLI_H
 #define HC_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "err.h"
@@ -49,6 +50,10 @@ const char *cli_get(const cli_args *a, const char *name, const char *def);
 int cli_has(const cli_args *a, const char *name);
 /* All values of a repeatable option, in order; returns the count. */
 int cli_get_all(const cli_args *a, const char *name, const char **vals, int max);
+/* Every --only filter (run and katago; hc_suite_select) into vals, in order: the count, or -1
+ * with err when there are more than CLI_MAX_ONLY. */
+enum { CLI_MAX_ONLY = 32 };
+int cli_get_only(const cli_args *a, const char **vals, hc_err *err);
 /* Numeric accessors that fail with a clear message on garbage. */
 int cli_get_int(const cli_args *a, const char *name, int def, int *out, hc_err *err);
 int cli_get_double(const cli_args *a, const char *name, double def, double *out, hc_err *err);
@@ -85,15 +90,16 @@ int cli_start(const cli_cmd *c, int argc, char **argv, cli_args *a);
 void cli_show_report(const char *dir);
 
 /* --net (repeatable) of run and katago: replaces the suite's nets (hc_suite_replace_nets) and says
- * on stderr which file each net now uses. Then every net that a case needs (only: the run's
- * --only filter, or NULL) must exist: a missing one fails with a hint to pass --net, before
- * anything runs. */
+ * on stderr which file each net now uses. Then the --only filters (n_only of them, 0: every case)
+ * are checked (hc_suite_select) and every net that a selected case needs must exist: a missing
+ * one fails with a hint to pass --net, before anything runs. */
 struct hc_suite;
-int cli_apply_nets(const char *cmd, struct hc_suite *s, const cli_args *a, const char *only, hc_err *err);
+int cli_apply_nets(const char *cmd, struct hc_suite *s, const cli_args *a, const char *const *only, size_t n_only,
+                   hc_err *err);
 
 /* The options of run's command line that a rerun of one case must repeat (hc_run_options.
- * rerun_args): each --net as given and --allow-skips, shell-quoted; malloc'd, NULL when out of
- * memory. */
+ * rerun_args): each --net as given, --timeout, --ref and --allow-skips, shell-quoted; malloc'd,
+ * NULL when out of memory. */
 char *cli_rerun_args(const cli_args *a);
 /* "halfcheck CMD ARG..." with each of argv[1..argc) shell-quoted (argv[0] is the command's
  * name), for the reports' provenance; malloc'd, NULL when out of memory. */
@@ -116,6 +122,7 @@ int cmd_synth_net(int argc, char **argv);
 int cmd_selfplay(int argc, char **argv);
 int cmd_taps(int argc, char **argv);
 int cmd_bisect_precision(int argc, char **argv);
+int cmd_headroom(int argc, char **argv);
 int cmd_cases(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 

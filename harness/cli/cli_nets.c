@@ -11,22 +11,8 @@
 
 enum { MAX_NET_SPECS = 16 };
 
-/* Whether name passes the --only filter's key (e.g. "board="): true when the filter does not
- * name that key. The runner checks the filter itself; this only decides which nets must exist. */
-static int only_allows(const char *only, const char *key, const char *name)
-{
-    size_t kl = strlen(key);
-    for (const char *p = only; p && *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n >= kl && strncmp(p, key, kl) == 0)
-            return strlen(name) == n - kl && strncmp(p + kl, name, n - kl) == 0;
-        p = end ? end + 1 : NULL;
-    }
-    return 1;
-}
-
-int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *only, hc_err *err)
+int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *const *only, size_t n_only,
+                   hc_err *err)
 {
     const char *specs[MAX_NET_SPECS];
     int n = cli_get_all(a, "net", specs, MAX_NET_SPECS);
@@ -48,23 +34,27 @@ int cli_apply_nets(const char *cmd, hc_suite *s, const cli_args *a, const char *
                         s->nets[i].model);
         }
     }
+    unsigned char *sel = hc_calloc(s->n_cases ? s->n_cases : 1, 1, err, "cases");
+    if (!sel || hc_suite_select(s, only, n_only, sel, err)) {
+        free(sel);
+        return -1;
+    }
     for (size_t i = 0; i < s->n_nets; i++) {
         int used = 0;
-        for (size_t k = 0; k < s->n_cases && !used; k++) {
-            const hc_case *c = &s->cases[k];
-            used = c->net == i && only_allows(only, "net=", s->nets[i].name) &&
-                   only_allows(only, "board=", s->boards[c->board].name) &&
-                   only_allows(only, "backend=", s->backends[c->backend].name);
-        }
+        for (size_t k = 0; k < s->n_cases && !used; k++)
+            used = sel[k] && s->cases[k].net == i;
         if (!used)
             continue;
         struct stat st;
-        if (stat(s->nets[i].model, &st) != 0)
+        if (stat(s->nets[i].model, &st) != 0) {
+            free(sel);
             return hc_err_set(err, HC_EUSAGE,
                               "net %s: %s: %s; give your model file with --net PATH (every net), --net %s=PATH "
                               "(this one) or --net DIR (a directory of nets, matched by file name)",
                               s->nets[i].name, s->nets[i].model, strerror(errno), s->nets[i].name);
+        }
     }
+    free(sel);
     return 0;
 }
 
@@ -74,7 +64,7 @@ char *cli_rerun_args(const cli_args *a)
     int n = cli_get_all(a, "net", specs, MAX_NET_SPECS + 1);
     if (n > MAX_NET_SPECS)
         n = MAX_NET_SPECS;
-    size_t cap = 64;
+    size_t cap = 64 + 4 * strlen(cli_get(a, "timeout", "")) + 4 * strlen(cli_get(a, "ref", ""));
     for (int i = 0; i < n; i++)
         cap += 4 * strlen(specs[i]) + 16; /* quoting at most quadruples a word */
     char *out = malloc(cap);
@@ -87,8 +77,22 @@ char *cli_rerun_args(const cli_args *a)
         if (o < cap)
             o += hc_shell_word(out + o, cap - o, specs[i]);
     }
+    /* --timeout decides what counts as hung, --ref where the reference is computed. */
+    static const char *const valued[] = {"timeout", "ref"};
+    for (size_t i = 0; i < sizeof valued / sizeof valued[0]; i++) {
+        const char *v = cli_get(a, valued[i], NULL);
+        if (v && o < cap)
+            o += (size_t)snprintf(out + o, cap - o, " --%s ", valued[i]);
+        if (v && o < cap)
+            o += hc_shell_word(out + o, cap - o, v);
+    }
     if (cli_has(a, "allow-skips") && o < cap)
-        snprintf(out + o, cap - o, " --allow-skips");
+        o += (size_t)snprintf(out + o, cap - o, " --allow-skips");
+    /* --repeat changes what a case checks (its "repeat" result); numbers need no quoting */
+    if (cli_has(a, "repeat") && o < cap)
+        o += (size_t)snprintf(out + o, cap - o, " --repeat %.8s", cli_get(a, "repeat", ""));
+    if (cli_has(a, "repeat-limit") && o < cap)
+        snprintf(out + o, cap - o, " --repeat-limit %.24s", cli_get(a, "repeat-limit", ""));
     return out;
 }
 

@@ -93,6 +93,15 @@ int cmd_compare(int argc, char **argv)
         printf("  %-16s %12s %12s %12s %12s   (max at position %zu)\n", hc_metric_infos[m].name, v[0], v[1], v[2], v[3],
                st.m[m].max_pos);
     }
+    /* The signed errors after KataGo's table, which stays as testgpuerror prints it. */
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        char line[512];
+        if (*hc_bias_text(&st, m, line, sizeof line))
+            printf("  %-16s signed: %s\n", hc_metric_infos[m].name, line);
+    }
+    if (st.top_agree.n)
+        printf("  top move agrees with the reference's: %.2f%% (%zu of %zu positions)\n",
+               100.0 * hc_top_agree_rate(&st.top_agree), st.top_agree.agree, st.top_agree.n);
     int any_fail = 0;
     if (hc_result_is_error(&r)) {
         char buf[400];

@@ -7,7 +7,7 @@
 #include "merge.h"
 
 static const cli_opt opts[] = {
-    {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv, report.html (required)", "DIR"},
+    {"out", 1, 0, "directory for junit.xml, results.json, report.md, summary.md, report.csv, report.html (required)", "DIR"},
     {"allow-skips", 0, 0, "results that check nothing, or skip a backend in every case, pass (else exit 4)", NULL},
     {"quiet", 0, 0, "do not print the markdown table", NULL},
     {"help", 0, 0, "this help", NULL},

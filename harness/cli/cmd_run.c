@@ -11,7 +11,7 @@
 #include "runner.h"
 
 static const cli_opt opts[] = {
-    {"out", 1, 0, "directory for junit.xml, results.json, report.md, report.csv (default halfcheck-out)", "DIR"},
+    {"out", 1, 0, "directory for junit.xml, results.json, report.md, summary.md, report.csv, report.html (default halfcheck-out)", "DIR"},
     {"cache", 1, 0, "reference cache directory (default .halfcheck-cache)", "DIR"},
     {"no-cache", 0, 0, "always recompute the fp32 reference", NULL},
     {"ref", 1, 0, "where the fp32 reference is computed: ref32 (the CPU) or cuda:ref32 (an NVIDIA GPU, the same bits, "
@@ -19,10 +19,16 @@ static const cli_opt opts[] = {
     {"threads", 1, 0, "evaluation threads (default 2)", "N"},
     {"timeout", 1, 0, "seconds without progress before a backend counts as hung (default 600)", "SECONDS"},
     {"seed", 1, 0, "seed of the shuffled batch order (default: the suite's seed:, else 1)", "N"},
-    {"only", 1, 0, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases)", "FILTER"},
+    {"only", 1, 1, "run only the cases matching net=NAME,board=NAME,backend=NAME (any subset; see halfcheck cases); "
+                   "given several times, a case runs when it matches any", "FILTER"},
     {"allow-skips", 0, 0, "a run that checks nothing, or skips a backend in every case, passes (else exit 4)", NULL},
-    {"quiet", 0, 0, "no progress, no per-case lines and no table: only errors and the final line", NULL},
+    {"quiet", 0, 0, "no progress, no per-case lines and no table: only warnings, errors and the final line", NULL},
     {"net", 1, 1, "your model file for the suite's nets: PATH (every net), NAME=PATH (one net) or DIR (matched by file name); drops their sha256 pins (README, \"The main job\")", "PATH|NAME=PATH|DIR"},
+    {"repeat", 1, 0, "evaluate every case's positions N times (2..100) in other batch compositions and orders and "
+                     "compare the evaluations bit for bit: one more result per case, an error naming the positions "
+                     "that differ (docs/CI.md, \"Nondeterminism\"); overrides the suite's repeat:", "N"},
+    {"repeat-limit", 1, 0, "with --repeat: differences up to X in every output value pass as \"differs within X\" "
+                           "(default 0: any bit fails)", "X"},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -88,6 +94,16 @@ static void progress(void *user, const char *what, size_t done, size_t total)
     }
 }
 
+/* A warning of the run (an unusable reference cache), printed even under --quiet: it explains
+ * a run slower than it should be. */
+static void warn_line(void *user, const char *message)
+{
+    progress_state *ps = user;
+    if (ps && ps->tty)
+        fprintf(stderr, "\r\033[K");
+    fprintf(stderr, "halfcheck run: warning: %s\n", message);
+}
+
 static const char *verdict_of(const hc_result *r)
 {
     if (!r)
@@ -109,6 +125,11 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     size_t n = r && r->stats ? r->stats->n_positions : r ? ps->done : total;
     if (ps->tty)
         fprintf(stderr, "\r\033[K");
+    if (seconds == HC_RUN_FROM_CACHE) {
+        fprintf(stderr, "halfcheck run: %s: %zu positions from the reference cache\n", what, n);
+        ps->what[0] = '\0';
+        return;
+    }
     /* The rate of a whole case means something however short it was. */
     if (n > 0 && seconds > 0)
         snprintf(rate, sizeof rate, ", %.1f pos/s", (double)n / seconds);
@@ -130,7 +151,7 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     static const cli_cmd usage = {"run", opts,
         "usage: halfcheck run SUITE.yaml [options]\n"
         "exit status: 0 every check passed, 1 a tier failed, 2 bad usage, config or input, 3 a backend "
-        "crashed, hung or produced non-finite output, 4 nothing checked or a backend skipped in every "
+        "crashed, hung, failed or produced non-finite output, 4 nothing checked or a backend skipped in every "
         "case, 130 interrupted\n",
         1, 1};
     int done = cli_start(&usage, argc, argv, &a);
@@ -146,12 +167,28 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
         hc_err_set(&err, HC_EUSAGE, "--threads must be 1..256, --timeout positive and --seed not negative");
         return cli_fail("run", &err);
     }
+    int repeat;
+    double repeat_limit;
+    if (cli_get_int(&a, "repeat", 0, &repeat, &err) || cli_get_double(&a, "repeat-limit", 0, &repeat_limit, &err))
+        return cli_fail("run", &err);
+    if ((cli_has(&a, "repeat") && (repeat < 2 || repeat > 100)) || !(repeat_limit >= 0) ||
+        (cli_has(&a, "repeat-limit") && !cli_has(&a, "repeat"))) {
+        hc_err_set(&err, HC_EUSAGE, "--repeat must be 2..100, --repeat-limit not negative and given with --repeat");
+        return cli_fail("run", &err);
+    }
+    o.repeat = repeat;
+    o.repeat_limit = repeat_limit;
     o.threads = threads;
     o.timeout_s = timeout;
     o.seed = (unsigned)seed;
     o.seed_given = cli_has(&a, "seed");
     o.allow_skips = cli_has(&a, "allow-skips");
-    o.only = cli_get(&a, "only", NULL);
+    const char *only[CLI_MAX_ONLY];
+    int n_only = cli_get_only(&a, only, &err);
+    if (n_only < 0)
+        return cli_fail("run", &err);
+    o.only = only;
+    o.n_only = (size_t)n_only;
     /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
      * proves the portable lifeline alone ends them (README, "macOS"). */
     const char *npd = getenv("HC_NO_PDEATHSIG");
@@ -165,17 +202,18 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     int quiet = cli_has(&a, "quiet");
     progress_state ps = {0};
     ps.tty = isatty(2);
+    o.warn = warn_line;
+    o.progress_user = &ps;
     if (!quiet) {
         o.progress = progress;
         o.case_end = case_end;
-        o.progress_user = &ps;
     }
     const char *out_dir = cli_get(&a, "out", "halfcheck-out");
 
     hc_suite *suite = hc_suite_load(a.pos[0], &err);
     if (!suite)
         return cli_fail("run", &err);
-    if (cli_apply_nets("run", suite, &a, o.only, &err)) {
+    if (cli_apply_nets("run", suite, &a, o.only, o.n_only, &err)) {
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }

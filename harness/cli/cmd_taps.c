@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "evaluate.h"
+#include "headroom.h"
 #include "model.h"
 #include "positions.h"
 #include "profile.h"
@@ -16,7 +17,8 @@ static const cli_opt opts[] = {
     {"positions", 1, 0, "positions file (.jsonl[.gz])", "PATH"},
     {"nn", 1, 0, "NN buffer WxH", "WxH"},
     {"backend", 1, 1, "backend spec, given twice: A (the reference, default ref32) then B; any tensor backend "
-                      "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2)", "SPEC"},
+                      "that taps: ref32, emulate:PROFILE, pipe: (protocol version 2), tensors:DIR|FILE.safetensors (layers "
+                      "another tool wrote, docs/TAPS.md), cuda: (where built)", "SPEC"},
     {"threshold", 1, 0, "also name the first layer whose max relative error (max|a-b| / max|a|) exceeds X; the first "
                         "divergent layer itself is the first whose error its inputs, storage and format do not explain "
                         "(--factor, docs/TAPS.md)", "X"},
@@ -35,7 +37,8 @@ static const cli_opt opts[] = {
     {"layers", 0, 0, "list every tap name the reference (ref32) produces for --net, with its shape, and exit "
                      "(--nn: the buffer, default 19x19)", NULL},
     {"factor", 1, 0, "a layer diverges when its max_rel exceeds this factor times what its inputs' error, its "
-                     "storage and its format explain (docs/TAPS.md; default 8)", "X"},
+                     "storage and its format explain, or its mean_rel or rms_rel half this factor times theirs "
+                     "(docs/TAPS.md; default 8)", "X"},
     {"save", 1, 0, "DIR: instead of comparing, write golden layers of one tapping backend (--backend, default ref32) "
                    "into DIR: every position's input rows, every tap and the raw heads, with index.json "
                    "(docs/TAPS.md)", "DIR"},
@@ -43,6 +46,24 @@ static const cli_opt opts[] = {
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
+
+/* A layer's fp16 margins from headroom's figures: its stored value's, and the smallest of the exact sums it
+ * forms (bounds left out: they say what may overflow, not what does); +inf where there is no such figure. */
+static void layer_margins(const hc_headroom *h, const char *layer, double *stored, double *sum)
+{
+    double lim = hc_headroom_limit(HC_TAPFMT_F16);
+    *stored = *sum = INFINITY;
+    for (int i = 0; i < hc_headroom_count(h); i++) {
+        const hc_headroom_fig *f = hc_headroom_at(h, i);
+        if (f->bound || strcmp(f->layer, layer) != 0)
+            continue;
+        double m = hc_headroom_margin(f->value, lim);
+        if (!strcmp(f->what, "stored"))
+            *stored = m;
+        else if (m < *sum)
+            *sum = m;
+    }
+}
 
 static int by_winrate(const void *a, const void *b)
 {
@@ -175,7 +196,8 @@ int cmd_taps(int argc, char **argv)
         "       halfcheck taps --net NET --show-profile PROFILE\n"
         "       halfcheck taps --net NET --layers [--nn WxH]\n"
         "       halfcheck taps --net NET --positions POS --nn WxH [--backend A] --save DIR [--save-format FMT]\n"
-        "exit status: 0 no divergent layer (or a listing, or layers saved), 1 a divergent layer found, 2 bad usage or input\n",
+        "exit status: 0 no divergent layer (or a listing, or layers saved), 1 a divergent layer found, 2 bad usage or "
+        "input (tensors: files of other positions included) or nothing compared, 3 a backend crashed or failed\n",
         0, -1};
     int done = cli_start(&usage, argc, argv, &a);
     if (done >= 0)
@@ -234,6 +256,7 @@ int cmd_taps(int argc, char **argv)
     hc_position *ps = NULL;
     size_t n = 0;
     hc_tapcmp *cmp = NULL;
+    hc_headroom *hr = NULL;
     hc_net *net = hc_net_load(net_path, &err);
     if (!net)
         return cli_fail("taps", &err);
@@ -267,14 +290,26 @@ int cmd_taps(int argc, char **argv)
         rc = cli_fail("taps", &err);
         goto done;
     }
-    printf("taps: %s (A) vs %s (B), %zu positions, %dx%d; rel = |a-b| over |a| of the layer; stor_rel: A's own "
-           "tensor rounded to B's format; explained: what inputs, storage and format explain (x%g, docs/TAPS.md)\n",
-           spec_a, spec_b, use, nx, ny, factor);
-    printf("%-4s %-48s %6s %-4s %11s %11s %11s %11s %11s %11s %s\n", "#", "layer", "C", "fmt", "max_abs", "mean_abs",
-           "max_rel", "mean_rel", "stor_rel", "explained", "");
+    printf("taps: %s (A) vs %s (B), %zu positions, %dx%d; rel = |a-b| over |a| of the layer (max, mean, RMS); "
+           "stor_rel: A's own tensor rounded to B's format (max); allowed: what inputs, storage and format explain "
+           "for max, mean and RMS (x%g, x%g, docs/TAPS.md)\n",
+           spec_a, spec_b, use, nx, ny, factor, HC_TAPS_AVG_FACTOR(factor));
+    /* The fp16 headroom of every layer beside its errors (halfcheck headroom's figures, from ref32 on the same
+     * positions): an error that grows where the margin is small points at an overflow or a lost digit. */
+    hc_headroom_opts ho = {.settings = &s, .batch = batch};
+    if (!(hr = hc_headroom_measure(net, ps, use, &ho, &err))) {
+        rc = cli_fail("taps", &err);
+        goto done;
+    }
+    printf("f16_mgn: the layer's largest stored |value| (ref32), f16_sum: its largest sum a kernel forms (exact "
+           "figures of halfcheck headroom), each as log2(65504 / value), the powers of two left before fp16 "
+           "overflows (-: no such figure)\n");
+    printf("%-4s %-48s %6s %-4s %10s %10s %10s %10s %10s %10s %10s %10s %10s %8s %8s %s\n", "#", "layer", "C", "fmt",
+           "max_abs", "mean_abs", "max_rel", "mean_rel", "rms_rel", "stor_rel", "allow_max", "allow_mean", "allow_rms",
+           "f16_mgn", "f16_sum", "");
     int first = cli_has(&a, "threshold") ? hc_tapcmp_first_divergent(cmp, threshold) : -1;
-    int unexpl = hc_tapcmp_first_unexplained(cmp, factor);
-    int mismatches = 0;
+    int why = -1;
+    int unexpl = hc_tapcmp_first_unexplained_by(cmp, factor, &why);
     for (int i = 0; i < hc_tapcmp_count(cmp); i++) {
         const hc_tapdiff *d = hc_tapcmp_at(cmp, i);
         if (d->missing) {
@@ -282,16 +317,25 @@ int cmd_taps(int argc, char **argv)
             continue;
         }
         if (d->mismatch) {
-            mismatches++;
             printf("%-4d %-48s %6d shape mismatch, not compared: A %d x %d (%s), B %d x %d (%s)%s%s\n", i, d->name,
                    d->channels, d->channels, d->hw, d->layout == 1 ? "vector" : "spatial", d->b_channels, d->b_hw,
                    d->b_layout == 1 ? "vector" : "spatial", d->b_origin[0] ? " from " : "", d->b_origin);
             continue;
         }
-        printf("%-4d %-48s %6d %-4s %11.4g %11.4g %11.4g %11.4g %11.4g %11.4g%s%s%s\n", i, d->name, d->channels,
-               hc_tap_fmt_str(d->fmt), d->max_abs, hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d),
-               hc_tapdiff_mean_rel(d), hc_tapdiff_stor_rel(d), hc_tapcmp_explained(cmp, i, factor),
-               d->nonfinite ? "  NONFINITE" : "", i == unexpl ? "  <- first divergent" : "",
+        char mark[64] = "";
+        if (i == unexpl)
+            snprintf(mark, sizeof mark, "  <- first divergent (%s)", d->nonfinite ? "non-finite" : hc_tapstat_str(why));
+        double mgn_stored, mgn_sum;
+        layer_margins(hr, d->name, &mgn_stored, &mgn_sum);
+        char ms[2][16];
+        double mv[2] = {mgn_stored, mgn_sum};
+        for (int k = 0; k < 2; k++)
+            snprintf(ms[k], sizeof ms[k], isinf(mv[k]) && mv[k] > 0 ? "-" : "%.2f", mv[k]);
+        printf("%-4d %-48s %6d %-4s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g %8s %8s%s%s%s\n",
+               i, d->name, d->channels, hc_tap_fmt_str(d->fmt), d->max_abs, hc_tapdiff_mean_abs(d),
+               hc_tapdiff_max_rel(d), hc_tapdiff_mean_rel(d), hc_tapdiff_rms_rel(d), hc_tapdiff_stor_rel(d),
+               hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_MAX, factor), hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_MEAN, factor),
+               hc_tapcmp_allowed(cmp, i, HC_TAPSTAT_RMS, factor), ms[0], ms[1], d->nonfinite ? "  NONFINITE" : "", mark,
                i == first && first != unexpl ? "  <- first over --threshold" : "");
     }
     if (cli_has(&a, "threshold")) {
@@ -300,18 +344,22 @@ int cmd_taps(int argc, char **argv)
         else
             printf("no layer diverges (max_rel <= %g everywhere)\n", threshold);
     }
-    if (unexpl >= 0)
-        printf("first divergent layer (error beyond what its inputs, storage and format explain): %s\n",
-               hc_tapcmp_at(cmp, unexpl)->name);
-    else
-        printf("no divergent layer: every layer's error is explained by its inputs, storage and format\n");
-    if (mismatches)
-        printf("%d layer(s) with another shape in B were not compared\n", mismatches);
-    int absent = 0;
-    for (int i = 0; i < hc_tapcmp_count(cmp); i++)
-        absent += hc_tapcmp_at(cmp, i)->missing;
-    if (absent)
-        printf("%d layer(s) of A absent in B (listed above)\n", absent);
+    if (unexpl >= 0) {
+        const hc_tapdiff *d = hc_tapcmp_at(cmp, unexpl);
+        if (d->nonfinite)
+            printf("first divergent layer (a non-finite value in B): %s\n", d->name);
+        else
+            printf("first divergent layer (%s %.4g, allowed %.4g: beyond what its inputs, storage and format "
+                   "explain): %s\n", hc_tapstat_str(why), hc_tapdiff_rel(d, why),
+                   hc_tapcmp_allowed(cmp, unexpl, why, factor), d->name);
+    } else {
+        printf("no divergent layer: every compared layer's error is explained by its inputs, storage and format\n");
+    }
+    hc_tapcov cov;
+    char covs[256];
+    hc_tapcmp_coverage(cmp, &cov);
+    hc_tapcov_str(&cov, covs, sizeof covs);
+    printf("coverage: %s\n", covs);
     if (hc_tapcmp_extra_count(cmp)) {
         printf("%d tap(s) of B under names A has no tap of, not compared:", hc_tapcmp_extra_count(cmp));
         for (int i = 0; i < hc_tapcmp_extra_count(cmp); i++)
@@ -322,6 +370,7 @@ int cmd_taps(int argc, char **argv)
     if (unexpl >= 0 || first >= 0)
         rc = HC_EXIT_FAIL;
 done:
+    hc_headroom_free(hr);
     hc_tapcmp_free(cmp);
     hc_positions_free(ps, n);
     hc_net_free(net);

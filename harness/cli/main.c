@@ -14,7 +14,8 @@ typedef struct command {
 static const command commands[] = {
     {"demo", cmd_demo, "the embedded default: a synthetic net, random games, ref32 and emulated fp16 checked"},
     {"run", cmd_run, "run a suite: reference, backends, KataGo's metrics, tiers, reports (the main job)"},
-    {"katago", cmd_katago, "check a KataGo build on a net: KataGo's testgpuerror boards over GTP against the reference"},
+    {"katago", cmd_katago, "check a KataGo build on its nets: KataGo's testgpuerror boards through its analysis engine (default) "
+                             "or GTP, against the reference"},
     {"eval", cmd_eval, "evaluate positions with a backend, into an outputs file"},
     {"compare", cmd_compare, "KataGo's error statistics between two outputs files, checked against tiers"},
     {"record", cmd_record, "write the positions KataGo's testgpuerror visits in an SGF collection"},
@@ -23,6 +24,7 @@ static const command commands[] = {
     {"synth-net", cmd_synth_net, "write a random-weight KataGo model of any version and architecture"},
     {"bisect-precision", cmd_bisect_precision, "the layers a precision profile must run in fp32 to pass a tier, as a profile"},
     {"taps", cmd_taps, "compare two tensor backends layer by layer: per-layer errors, the first divergent layer"},
+    {"headroom", cmd_headroom, "per layer, the fp32 reference's largest values and sums against fp16's (or bf16's) range"},
     {"cases", cmd_cases, "list a suite's net x board x backend cases as run --only filters (for ci/sweep)"},
     {"merge", cmd_merge, "fold the results.json of several runs (a sweep's jobs) into one set of reports"},
     {"backends", cmd_backends, "list every backend kind with its spec syntax, and the built-in precision profiles"},
@@ -36,11 +38,11 @@ static void usage(FILE *f)
         fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nexit status:\n"
                "  0  every check passed\n"
-               "  1  a threshold failed\n"
+               "  1  a tier check failed (taps: a divergent layer; bisect-precision: see its --help)\n"
                "  2  bad usage, config or input\n"
-               "  3  a backend crashed, hung or produced non-finite output\n"
-               "  4  nothing was checked, or a backend was skipped in every case (run, merge; --allow-skips)\n"
-               "  130  interrupted (run: the reports hold the cases that finished)\n");
+               "  3  a backend crashed, hung, failed or produced non-finite output\n"
+               "  4  nothing was checked, or a backend was skipped in every case (run, katago, merge; --allow-skips)\n"
+               "  130  interrupted (run, katago: the reports hold the cases that finished; merge: an input was)\n");
 }
 
 int main(int argc, char **argv)

@@ -269,7 +269,61 @@ static int parse_board(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_boa
 
 /* ---- tiers ---- */
 
-static const char *const tier_keys[] = {"name", "base", "limits", NULL};
+static const char *const tier_keys[] = {"name", "base", "limits", "maxBias", NULL};
+
+/* A limit's value: "x%" (scale 100, as KataGo states percent limits) or a bare number (scale 1),
+ * >= 0; "none" is the caller's. label names the key in the message. */
+static int parse_limit_value(doc *d, yaml_node_t *val, const char *ctx, const char *label, double *scale, double *x,
+                             hc_err *err)
+{
+    const char *s = hc_ynode_str(val);
+    char num[64];
+    size_t n = strlen(s);
+    *scale = 1;
+    if (n > 0 && n < sizeof num && s[n - 1] == '%') {
+        memcpy(num, s, n - 1);
+        num[n - 1] = 0;
+        *scale = 100;
+    } else {
+        snprintf(num, sizeof num, "%s", s);
+    }
+    if (n >= sizeof num || hc_yparse_double(num, x) || *x < 0)
+        return hc_ydoc_err(d, &val->start_mark, ctx, err, "%s: expected a limit >= 0 (a number, \"x%%\" or none), got \"%s\"",
+                           label, s);
+    return 0;
+}
+
+/* maxBias: {winrate: 0.2%, lead: 0.05, ...}: limits on a systematic bias (tiers.h). */
+static int parse_max_bias(doc *d, yaml_node_t *mb, const char *ctx, hc_tier *t, hc_err *err)
+{
+    char bctx[300];
+    snprintf(bctx, sizeof bctx, "%s%smaxBias", ctx, *ctx ? "." : "");
+    if (hc_ydoc_expect(d, mb, YAML_MAPPING_NODE, "maxBias", ctx, err))
+        return -1;
+    const char *keys[HC_M_COUNT + 1];
+    int nk = 0;
+    for (int m = 0; m < HC_M_COUNT; m++)
+        if (hc_bias_metric_has(m))
+            keys[nk++] = hc_metric_infos[m].key;
+    keys[nk] = NULL;
+    if (hc_ydoc_check_keys(d, mb, "maxBias", bctx, keys, err))
+        return -1;
+    for (yaml_node_pair_t *p = mb->data.mapping.pairs.start; p < mb->data.mapping.pairs.top; p++) {
+        const char *mk = hc_ynode_str(hc_ydoc_node(d, p->key));
+        int metric = hc_metric_by_key(mk);
+        yaml_node_t *val = hc_ydoc_node(d, p->value);
+        double scale, x;
+        if (hc_ydoc_expect(d, val, YAML_SCALAR_NODE, mk, bctx, err))
+            return -1;
+        if (!strcmp(hc_ynode_str(val), "none")) {
+            t->bias_set[metric] = 0;
+            continue;
+        }
+        if (parse_limit_value(d, val, bctx, mk, &scale, &x, err) || hc_tier_set_bias(t, metric, scale, x, err))
+            return -1;
+    }
+    return 0;
+}
 
 static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier *t, hc_err *err)
 {
@@ -295,9 +349,11 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
     } else {
         hc_tier_init(t, name);
     }
-    yaml_node_t *lim = hc_ydoc_get(d, m, "limits");
-    if (!lim && !base)
+    yaml_node_t *lim = hc_ydoc_get(d, m, "limits"), *mb = hc_ydoc_get(d, m, "maxBias");
+    if (!lim && !base && !mb)
         return hc_ydoc_err(d, &m->start_mark, ctx, err, "missing key \"limits\"");
+    if (mb && parse_max_bias(d, mb, ctx, t, err))
+        return -1;
     if (!lim)
         return 0;
     char mctx[300], pctx[400];
@@ -330,21 +386,9 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
                 t->set[metric][pct] = 0;
                 continue;
             }
-            char num[64];
-            size_t n = strlen(s);
-            double scale = 1, x;
-            if (n > 0 && n < sizeof num && s[n - 1] == '%') {
-                memcpy(num, s, n - 1);
-                num[n - 1] = 0;
-                scale = 100;
-            } else {
-                snprintf(num, sizeof num, "%s", s);
-            }
-            if (n >= sizeof num || hc_yparse_double(num, &x) || x < 0)
-                return hc_ydoc_err(d, &val->start_mark, pctx, err,
-                              "%s: expected a limit >= 0 (a number, \"x%%\" or none), got \"%s\"",
-                              hc_pct_names[pct], s);
-            if (hc_tier_set(t, metric, pct, scale, x, err))
+            double scale, x;
+            if (parse_limit_value(d, val, pctx, hc_pct_names[pct], &scale, &x, err) ||
+                hc_tier_set(t, metric, pct, scale, x, err))
                 return -1;
         }
     }
@@ -355,7 +399,8 @@ static int parse_tier(doc *d, yaml_node_t *m, const char *ctx, pool *pl, hc_tier
 
 static const char *const suite_keys[] = {"name", "nets", "boards", "backends", "defaultTiers", "tiers", "modes",
                                          "matrix", "notes", "seed", "allow_skips", "reference", NULL};
-static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", NULL};
+static const char *const backend_keys[] = {"name", "backend", "tiers", "taps", "taps_positions", "repeat",
+                                           "repeat_limit", NULL};
 static const char *const matrix_keys[] = {"nets", "boards", "backends", "tiers", "overrides", NULL};
 
 typedef struct sctx {
@@ -472,6 +517,19 @@ static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_
         doc *dd = sub.loaded ? &sub : c->d;
         int rc;
         const char *name;
+        if (sub.loaded) {
+            /* Kept for halfcheck cases --files (ci/sweep sends them to hosts that share no files). */
+            const char **inc = pool_alloc(c->pl, (s->n_includes + 1) * sizeof *inc, err);
+            const char *f = inc ? pool_strdup(c->pl, sub.file, err) : NULL;
+            if (!f) {
+                hc_ydoc_free(&sub);
+                return -1;
+            }
+            if (s->n_includes)
+                memcpy(inc, s->includes, s->n_includes * sizeof *inc);
+            inc[s->n_includes++] = f;
+            s->includes = inc;
+        }
         if (kind == 0) {
             rc = parse_net(dd, m, ctx, c->pl, &s->nets[i], err);
             name = s->nets[i].name;
@@ -549,6 +607,11 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
             b->taps_positions = 4;
             if ((v = hc_ydoc_get(c->d, it, "taps_positions")) &&
                 hc_ydoc_int(c->d, v, "taps_positions", ctx, 1, 64, &b->taps_positions, err))
+                return -1;
+            if ((v = hc_ydoc_get(c->d, it, "repeat")) && hc_ydoc_int(c->d, v, "repeat", ctx, 2, 100, &b->repeat, err))
+                return -1;
+            if ((v = hc_ydoc_get(c->d, it, "repeat_limit")) &&
+                hc_ydoc_double(c->d, v, "repeat_limit", ctx, 0, 1e30, &b->repeat_limit, err))
                 return -1;
         }
         if (!b->tiers) {

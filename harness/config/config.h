@@ -30,6 +30,9 @@
  *     lead: {max: none}                 removes a limit taken from base
  *   metric keys: winrate lead scoreMean scoreStdev topPolicy policyKL stWinloss stScore
  *   ownership; percentiles: avg p90 p99 max.
+ *   maxBias: {winrate: 0.2%, lead: 0.05}   optional: fails where the mean signed error is
+ *                                 flagged systematic (harness/metrics/bias.h) and exceeds this;
+ *                                 winrate lead scoreMean scoreStdev topPolicy stWinloss stScore
  *
  * Suite:
  *   name: testgpuerror            optional (default: file name)
@@ -92,6 +95,11 @@ typedef struct hc_backend_cfg {
      * positions, against ref32 layer by layer (harness/run/casetaps.h; docs/TAPS.md). */
     int taps_on_failure;
     int taps_positions; /* default 4 */
+    /* repeat: N (2..100; 0 absent): every case of this backend is evaluated N times more in other
+     * batch compositions and orders and the evaluations compared bit for bit (harness/run/repeat.h);
+     * repeat_limit: the largest |difference| of an output value that passes (default 0). */
+    int repeat;
+    double repeat_limit;
 } hc_backend_cfg;
 
 enum { HC_MODE_UNBATCHED = 1, HC_MODE_BATCHED = 2 };
@@ -114,6 +122,7 @@ typedef struct hc_suite {
     int has_seed, seed;                         /* seed: (has_seed 0: absent) */
     int allow_skips;                            /* allow_skips: */
     const char *reference;                      /* reference: (NULL: absent) */
+    const char **includes;    size_t n_includes;  /* the net, board and tier files it names, as resolved */
     hc_case *cases;           size_t n_cases;
     void *mem_;                                 /* private: owns every pointer above */
 } hc_suite;
@@ -129,6 +138,15 @@ void hc_suite_free(hc_suite *s);
  * read (listed, validated) before every backend exists in the build. */
 int hc_suite_check_backends(const hc_suite *s, hc_err *err);
 int hc_suite_find_tier(const hc_suite *s, const char *name);
+
+/* Which cases --only selects. A filter is "net=N,board=B,backend=K", any subset of the keys,
+ * each at most once; a case is selected when it matches any of the n filters (n == 0: every
+ * case). sel gets s->n_cases flags (1: selected). An unknown key, a name none of the cases has
+ * (the message lists the names there are for that key, among the cases the filter's other keys
+ * select, with "did you mean"), or a filter that selects no case, is an HC_EUSAGE error quoting
+ * the filter, e.g. `--only board=size99: no case with board "size99" (did you mean "size9"?);
+ * the boards: size9, size13, size19`. */
+int hc_suite_select(const hc_suite *s, const char *const *filters, size_t n, unsigned char *sel, hc_err *err);
 
 /* Replaces nets' model files from the command line (halfcheck run --net, docs: README "--net").
  * Each spec is one of

@@ -58,6 +58,16 @@ size_t hc_stats_pct_index(size_t n, unsigned num, unsigned den)
     return (n - 1) * num / den;
 }
 
+double hc_stats_score_stdev(const hc_nnoutput *o)
+{
+    /* The square of the mean is a float product; the subtraction is in double. */
+    float m2 = o->white_score_mean * o->white_score_mean;
+    double var = (double)o->white_score_mean_sq - (double)m2;
+    /* std::max(0.0, x) returns its first argument unless 0.0 < x: NaN becomes 0. */
+    var = (0.0 < var) ? var : 0.0;
+    return sqrt(var);
+}
+
 void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double out[HC_M_COUNT])
 {
     /* Each float difference is rounded to float before widening, as C++ evaluates
@@ -69,15 +79,7 @@ void hc_stats_position(const hc_nnoutput *ref, const hc_nnoutput *test, double o
     out[HC_M_LEAD] = (double)fabsf(ref->white_lead - test->white_lead);
     out[HC_M_SCORE_MEAN] = (double)fabsf(ref->white_score_mean - test->white_score_mean);
 
-    /* The square of the mean is a float product; the subtraction is in double. */
-    float ref_m2 = ref->white_score_mean * ref->white_score_mean;
-    float test_m2 = test->white_score_mean * test->white_score_mean;
-    double ref_var = (double)ref->white_score_mean_sq - (double)ref_m2;
-    double test_var = (double)test->white_score_mean_sq - (double)test_m2;
-    /* std::max(0.0, x) returns its first argument unless 0.0 < x: NaN becomes 0. */
-    ref_var = (0.0 < ref_var) ? ref_var : 0.0;
-    test_var = (0.0 < test_var) ? test_var : 0.0;
-    out[HC_M_SCORE_STDEV] = fabs(sqrt(ref_var) - sqrt(test_var));
+    out[HC_M_SCORE_STDEV] = fabs(hc_stats_score_stdev(ref) - hc_stats_score_stdev(test));
 
     int policy_size = ref->nn_x_len * ref->nn_y_len + 1;
     int top = 0;
@@ -365,6 +367,8 @@ int hc_stats_compute_ex(const hc_nnoutput *ref, const hc_nnoutput *test, size_t 
     }
     for (int m = 0; m < HC_M_COUNT; m++)
         acc_finish(&a[m], &out->m[m], m == HC_M_OWNERSHIP);
+    if (hc_bias_compute(ref, test, n, skip, out->res, out->bias, &out->top_agree, err))
+        goto done;
     rc = 0;
 done:
     for (int m = 0; m < HC_M_COUNT; m++)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "bias.h"
 #include "err.h"
 #include "nnoutput.h"
 
@@ -95,7 +96,15 @@ typedef struct hc_stats {
      * limit; reports show it next to the errors. */
     hc_resolution out_res;
     double res[HC_M_COUNT];
+    /* Bias apart from noise (bias.h): the signed errors of the metrics with a signed form
+     * (bias[m].n 0 for the others) and the policy's top-move agreement. */
+    hc_bias_stats bias[HC_M_COUNT];
+    hc_top_agree top_agree;
 } hc_stats;
+
+/* The score stdev KataGo derives from an output: sqrt(max(0, scoreMeanSq - scoreMean^2)), the
+ * square of the mean a float product, the difference in double, NaN read as 0. */
+double hc_stats_score_stdev(const hc_nnoutput *o);
 
 /* The scalar errors of one position (every metric but ownership), exactly as KataGo computes
  * them. Policies must have the same buffer size. */

@@ -30,6 +30,22 @@ int hc_tier_set(hc_tier *t, int metric, int pct, double scale, double limit, hc_
     return 0;
 }
 
+int hc_tier_set_bias(hc_tier *t, int metric, double scale, double limit, hc_err *err)
+{
+    if (metric < 0 || metric >= HC_M_COUNT || !hc_bias_metric_has(metric))
+        return hc_err_set(err, HC_ECONFIG, "tier %s: maxBias: %s has no signed error", t->name,
+                          metric >= 0 && metric < HC_M_COUNT ? hc_metric_infos[metric].key : "?");
+    if (!isfinite(limit) || limit < 0)
+        return hc_err_set(err, HC_ECONFIG, "tier %s: maxBias %s must be a finite number >= 0", t->name,
+                          hc_metric_infos[metric].key);
+    if (!isfinite(scale) || scale <= 0)
+        return hc_err_set(err, HC_ECONFIG, "tier %s: maxBias %s scale must be > 0", t->name, hc_metric_infos[metric].key);
+    t->bias_set[metric] = 1;
+    t->bias_scale[metric] = scale;
+    t->bias_limit[metric] = limit;
+    return 0;
+}
+
 static void put(hc_tier *t, int m, int p, double scale, double limit)
 {
     t->set[m][p] = 1;
@@ -104,6 +120,37 @@ int hc_tier_builtin(const char *name, hc_tier *t, hc_err *err)
     return hc_err_set(err, HC_ECONFIG, "unknown tier \"%s\" (built-in tiers: fp32, fp16, fp32-strict, exact)", name);
 }
 
+/* The maxBias limits: a bias fails only where stats flagged it systematic (bias.h) and it
+ * exceeds its limit, which, like every limit, allows the resolution on top. */
+static void check_bias(const hc_tier *t, const hc_stats *s, hc_tier_check *out)
+{
+    out->first_bias_fail = -1;
+    for (int m = 0; m < HC_M_COUNT; m++) {
+        out->bias_verdict[m] = HC_V_UNSET;
+        out->bias_ratio[m] = NAN;
+        if (!t->bias_set[m])
+            continue;
+        out->n_checked++;
+        const hc_bias_stats *b = &s->bias[m];
+        double v = t->bias_scale[m] * fabs(b->mean);
+        double lim = t->bias_limit[m] + t->bias_scale[m] * s->res[m];
+        int verdict;
+        if (!isfinite(v)) {
+            verdict = HC_V_NONFINITE;
+            out->nonfinite = 1;
+        } else {
+            out->bias_ratio[m] = lim > 0 ? v / lim : (v > 0 ? INFINITY : 0.0);
+            verdict = b->systematic && v > lim ? HC_V_FAIL : HC_V_PASS;
+        }
+        out->bias_verdict[m] = verdict;
+        if (verdict != HC_V_PASS) {
+            out->n_failed++;
+            if (out->first_bias_fail < 0)
+                out->first_bias_fail = m;
+        }
+    }
+}
+
 void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out)
 {
     memset(out, 0, sizeof *out);
@@ -149,5 +196,6 @@ void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out
             out->worst_all_pct = p;
         }
     }
+    check_bias(t, s, out);
     out->pass = out->n_failed == 0 && !out->nonfinite;
 }

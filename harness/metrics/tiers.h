@@ -20,6 +20,12 @@ typedef struct hc_tier {
     unsigned char set[HC_M_COUNT][HC_P_COUNT];
     double scale[HC_M_COUNT][HC_P_COUNT];
     double limit[HC_M_COUNT][HC_P_COUNT];
+    /* maxBias: limits on a systematic bias, per metric with a signed form (bias.h). A check fails
+     * when the mean signed error is flagged systematic and bias_scale*|mean| > bias_limit (plus
+     * the resolution, as for the other limits). None in the built-in tiers. */
+    unsigned char bias_set[HC_M_COUNT];
+    double bias_scale[HC_M_COUNT];
+    double bias_limit[HC_M_COUNT];
 } hc_tier;
 
 extern const char *const hc_tier_builtin_names[]; /* NULL-terminated */
@@ -27,6 +33,9 @@ extern const char *const hc_tier_builtin_names[]; /* NULL-terminated */
 void hc_tier_init(hc_tier *t, const char *name);
 /* Sets one limit: scale*value <= limit. limit must be finite and >= 0, scale > 0. */
 int hc_tier_set(hc_tier *t, int metric, int pct, double scale, double limit, hc_err *err);
+/* Sets one bias limit (maxBias): scale*|mean| <= limit unless the bias is systematic. The metric
+ * must have a signed form (hc_bias_metric_has); limit finite and >= 0, scale > 0. */
+int hc_tier_set_bias(hc_tier *t, int metric, double scale, double limit, hc_err *err);
 /* A tier with KataGo's limits and scalings from its eight numbers (as percent for wr, tpd). */
 void hc_tier_katago(hc_tier *t, const char *name, double wr99, double score99, double tpd99, double pkld99,
                     double wr_max, double score_max, double tpd_max, double pkld_max);
@@ -54,12 +63,21 @@ typedef struct hc_tier_check {
     /* The first failing limit, percentiles in order avg, 90, 99, max and metrics in KataGo's
      * order within each; -1 when none. */
     int first_fail_metric, first_fail_pct;
+    /* The bias limits (counted in n_checked and n_failed, and in pass): the verdict per metric
+     * (HC_V_UNSET where the tier sets none; a systematic bias of a non-finite mean is
+     * HC_V_NONFINITE), and the ratio bias_scale*|mean|/(limit + bias_scale*res), NaN where unset.
+     * A systematic bias within its limit passes; a bias not systematic passes whatever its
+     * size. first_bias_fail: the first failing metric, -1 when none. Not part of the closest
+     * margin (worst_*), which stays KataGo's. */
+    int bias_verdict[HC_M_COUNT];
+    double bias_ratio[HC_M_COUNT];
+    int first_bias_fail;
 } hc_tier_check;
 
 /* Checks s against t. For outputs with a declared resolution (s->res[m] > 0) a limit reads
  * `scale*value <= limit + scale*res[m]`: the limit is on the true outputs' error, which the
  * rounding can raise by at most res[m]; ratio is then scale*value/(limit + scale*res[m]). With
- * res all 0 (exact floats) this is KataGo's comparison, bit for bit. */
+ * res all 0 (exact floats) this is KataGo's comparison, bit for bit. Bias limits: see hc_tier_check. */
 void hc_tier_check_stats(const hc_tier *t, const hc_stats *s, hc_tier_check *out);
 
 #endif

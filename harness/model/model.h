@@ -29,6 +29,7 @@
 #ifndef HC_MODEL_H
 #define HC_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -340,6 +341,27 @@ hc_net *hc_net_load(const char *path, hc_err *err);
 /* The same from a stream the caller owns (closed by the caller). */
 hc_net *hc_net_read(hc_istream *in, hc_err *err);
 void hc_net_free(hc_net *net);
+
+/* What the start of a file says about it, without reading the weights: KataGo's loader (the
+ * specification) reads a model name token, then the model version, then the spatial and global
+ * input channel counts; a file whose first four tokens are not that, for a supported version
+ * (HC_MODEL_VERSION_MIN..MAX) and its feature counts, is no model halfcheck or KataGo v1.17.2
+ * loads. A sniff that says "model" is no promise that the rest loads (hc_net_load says). */
+enum { HC_MODEL_SNIFF_BYTES = 4096 }; /* the header's tokens fit well within this */
+typedef struct hc_model_sniff {
+    int is_model;      /* 1: starts as a model of a supported version does */
+    int version;       /* the model version (also one out of range, then !is_model), else 0 */
+    char name[97];     /* the model name token when version is set, else "" */
+    char why[240];     /* when !is_model: why not, e.g. "not a model: it starts with \"These are\"" */
+} hc_model_sniff;
+/* Sniffs the first HC_MODEL_SNIFF_BYTES (decompressed when gzip'd) of path. A file that
+ * cannot be opened is -1 with err; anything that can be opened is 0, with out saying what it
+ * is: a gzip stream that breaks off or does not decompress is "not a model" (its why saying
+ * so) unless a model's whole header came before the break (then a model hc_net_load refuses). */
+int hc_model_sniff_file(const char *path, hc_model_sniff *out, hc_err *err);
+/* The same on the first len bytes of a file's (decompressed) content; len below
+ * HC_MODEL_SNIFF_BYTES is the whole file. */
+void hc_model_sniff_mem(const void *data, size_t len, hc_model_sniff *out);
 
 /* Writes net to path atomically, with "@BIN@" float blocks when binary, else text floats
  * (printed with enough digits to read back bit-exactly), gzip'd when path ends in ".gz".

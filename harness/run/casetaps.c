@@ -72,14 +72,21 @@ static void child(int fd, const hc_casetaps_opts *o, const hc_position *sel, siz
     } else {
         for (int i = 0; i < hc_tapcmp_count(c); i++) {
             const hc_tapdiff *d = hc_tapcmp_at(c, i);
-            int cmp = !d->missing && !d->mismatch;
+            int cmp = !d->missing && !d->mismatch && d->n > 0;
             fprintf(f, "L %d %s %.17g %.17g %.17g %.17g %.17g %.17g %s\n", cmp, hc_tap_fmt_str(d->fmt), d->max_abs,
                     hc_tapdiff_mean_abs(d), hc_tapdiff_max_rel(d), hc_tapdiff_mean_rel(d), hc_tapdiff_stor_rel(d),
                     hc_tapcmp_explained(c, i, HC_TAPS_FACTOR), d->name);
         }
-        int first = hc_tapcmp_first_unexplained(c, HC_TAPS_FACTOR);
-        if (first >= 0)
-            fprintf(f, "F %s\n", hc_tapcmp_at(c, first)->name);
+        int why = -1, first = hc_tapcmp_first_unexplained_by(c, HC_TAPS_FACTOR, &why);
+        if (first >= 0) {
+            const hc_tapdiff *d = hc_tapcmp_at(c, first);
+            if (d->nonfinite)
+                fprintf(f, "W a non-finite value\n");
+            else
+                fprintf(f, "W %s %.3g, allowed %.3g\n", hc_tapstat_str(why), hc_tapdiff_rel(d, why),
+                        hc_tapcmp_allowed(c, first, why, HC_TAPS_FACTOR));
+            fprintf(f, "F %s\n", d->name);
+        }
     }
     fflush(f);
     _exit(0);
@@ -131,7 +138,8 @@ static char *slurp(int fd, double deadline, int *late)
     return buf;
 }
 
-static int parse(char *text, hc_result_taps *t)
+/* The child's lines into t; why (size 128) gets the statistic that named the first layer. */
+static int parse(char *text, hc_result_taps *t, char *why)
 {
     size_t lines = 1;
     for (char *p = text; *p; p++)
@@ -143,6 +151,8 @@ static int parse(char *text, hc_result_taps *t)
         if (line[0] == 'E' && line[1] == ' ' && !t->error) {
             if (!(t->error = strdup(line + 2)))
                 return -1;
+        } else if (line[0] == 'W' && line[1] == ' ') {
+            snprintf(why, 128, "%s", line + 2);
         } else if (line[0] == 'F' && line[1] == ' ' && !t->first) {
             if (!(t->first = strdup(line + 2)))
                 return -1;
@@ -180,6 +190,7 @@ int hc_casetaps_attach(hc_result *r, char **message, hc_result_taps **taps, cons
     pid_t pid = -1;
     char *text = NULL;
     int late = 0, status = 0;
+    char why[128] = "";
     if (k == 0)
         t->error = strdup("no positions to tap");
     else if (pipe(fds) != 0)
@@ -202,7 +213,7 @@ int hc_casetaps_attach(hc_result *r, char **message, hc_result_taps **taps, cons
     }
     free(sel);
     if (pid > 0) {
-        if (!text || parse(text, t)) {
+        if (!text || parse(text, t, why)) {
             free(text);
             hc_result_taps_free(t);
             return hc_err_set(err, HC_ENOMEM, "out of memory reading taps");
@@ -214,13 +225,17 @@ int hc_casetaps_attach(hc_result *r, char **message, hc_result_taps **taps, cons
             t->error = strdup("the comparison's process failed");
     }
     char head[600];
+    size_t n_cmp = 0;
+    for (size_t i = 0; i < t->n_layers; i++)
+        n_cmp += t->layers[i].compared != 0;
     if (t->first)
-        snprintf(head, sizeof head, "first divergent layer: %s (taps of %zu positions against ref32)", t->first,
-                 t->n_positions);
+        snprintf(head, sizeof head, "first divergent layer: %s (%s%staps of %zu positions against ref32; %zu of %zu "
+                 "layers compared)", t->first, why, why[0] ? "; " : "", t->n_positions, n_cmp, t->n_layers);
     else if (t->error)
         snprintf(head, sizeof head, "taps: %s", t->error + (strncmp(t->error, "taps: ", 6) == 0 ? 6 : 0));
     else
-        snprintf(head, sizeof head, "no divergent layer (taps of %zu positions against ref32)", t->n_positions);
+        snprintf(head, sizeof head, "no divergent layer (taps of %zu positions against ref32; %zu of %zu layers "
+                 "compared)", t->n_positions, n_cmp, t->n_layers);
     size_t ml = *message ? strlen(*message) : 0;
     char *nm = malloc(strlen(head) + ml + 3);
     if (!nm) {

@@ -28,9 +28,9 @@ int hc_casetaps_wanted(const hc_result *r);
 
 /* For such an r: compares the backend with ref32 in a child process (a crash or a hang of the
  * backend costs only the taps), sets *taps (owned by the caller, also set as r->taps; its error
- * says why when no layer could be compared) and puts "first divergent layer: NAME (taps of N
- * positions against ref32)" in front of *message (the caller's, reallocated; r->message
- * follows). -1 with err only when out of memory. */
+ * says why when no layer could be compared) and puts "first divergent layer: NAME (STAT VALUE,
+ * allowed LIMIT; taps of N positions against ref32; K of L layers compared)" in front of *message
+ * (the caller's, reallocated; r->message follows). -1 with err only when out of memory. */
 int hc_casetaps_attach(hc_result *r, char **message, hc_result_taps **taps, const hc_casetaps_opts *o, hc_err *err);
 
 #endif

@@ -223,16 +223,16 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
             _exit(11);
     }
     /* An external engine's cost, once it has exited: "cost POS SECS RSS PROCS ROWS BATCHES AVG
-     * BATCHING MAXBATCH VERSION" (VERSION "-" when unknown). */
+     * BATCHING VERSION ENGINE_BATCHES MAXBATCH" (VERSION "-" when unknown). */
     hc_engine_stats es;
     if (hc_evaluator_finish(ev, &es, &err))
         child_fail(err_path, &err, NULL);
     if (es.engines > 0 || es.positions >= 0) {
         char line[400];
-        int len = snprintf(line, sizeof line, "cost %ld %.17g %.17g %d %ld %ld %.17g %d %ld %s\n", es.positions,
+        int len = snprintf(line, sizeof line, "cost %ld %.17g %.17g %d %ld %ld %.17g %d %s %d %ld\n", es.positions,
                            es.eval_seconds, es.peak_rss_kib, es.engines, es.nn_rows, es.nn_batches, es.avg_batch,
-                           es.batching, es.max_batch,
-                           es.version[0] && !strpbrk(es.version, " \t\n") ? es.version : "-");
+                           es.batching, es.version[0] && !strpbrk(es.version, " \t\n") ? es.version : "-",
+                           es.engine_batches, es.max_batch);
         if (len < 0 || (size_t)len >= sizeof line || write_all(side_fd, line, (size_t)len))
             _exit(11);
     }
@@ -312,9 +312,9 @@ static void read_side(const char *path, const hc_position *ps, size_t n, hc_isol
         } else if (strncmp(line, "cost ", 5) == 0) {
             hc_engine_stats e = hc_engine_stats_unknown();
             char ver[64];
-            if (sscanf(line, "cost %ld %lf %lf %d %ld %ld %lf %d %ld %63s", &e.positions, &e.eval_seconds,
-                       &e.peak_rss_kib, &e.engines, &e.nn_rows, &e.nn_batches, &e.avg_batch, &e.batching,
-                       &e.max_batch, ver) == 10) {
+            if (sscanf(line, "cost %ld %lf %lf %d %ld %ld %lf %d %63s %d %ld", &e.positions, &e.eval_seconds,
+                       &e.peak_rss_kib, &e.engines, &e.nn_rows, &e.nn_batches, &e.avg_batch, &e.batching, ver,
+                       &e.engine_batches, &e.max_batch) == 11) {
                 snprintf(e.version, sizeof e.version, "%s", strcmp(ver, "-") ? ver : "");
                 cs->cost = e;
                 cs->has_cost = 1;
@@ -348,8 +348,10 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
     unlink(records);
     unlink(errfile);
     unlink(sidefile);
-    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+    /* Close-on-exec, as every descriptor here: the engines a backend starts get none of them
+     * (backends/extproc.c closes the rest in its child too). */
+    int rfd = open(records, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int sfd = open(sidefile, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     int pfd[2] = {-1, -1}, life[2] = {-1, -1};
     if (rfd < 0 || sfd < 0 || pipe(pfd) != 0 || pipe(life) != 0) {
         snprintf(text, sizeof text, "cannot set up the backend process: %s", strerror(errno));
@@ -367,8 +369,10 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
         *message = strdup(text);
         return -1;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         fcntl(life[i], F_SETFD, fcntl(life[i], F_GETFD) | FD_CLOEXEC);
+        fcntl(pfd[i], F_SETFD, fcntl(pfd[i], F_GETFD) | FD_CLOEXEC);
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {

@@ -16,7 +16,38 @@ struct hc_merge {
     hc_results rs;
     hc_provenance *prov; /* every input's, each marked with its job (the input's path) */
     char **jobs;
+    char **hosts;        /* per input: its directory's `host` file (ci/sweep), or NULL */
+    size_t n_hosts;
 };
+
+/* A job directory's `host` file, written by ci/sweep's job: the host name on the first line,
+ * its device on the second. Absent (a plain run's directory): no host. */
+static char *read_host(const char *dir, const char **device)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/host", dir);
+    FILE *f = fopen(path, "r");
+    *device = NULL;
+    if (!f)
+        return NULL;
+    char *t = calloc(1, 1025);
+    size_t n = t ? fread(t, 1, 1023, f) : 0;
+    fclose(f);
+    if (!t || n == 0) {
+        free(t);
+        return NULL;
+    }
+    char *nl = strchr(t, '\n');
+    if (nl) {
+        *nl = 0;
+        char *d = nl + 1, *e = strchr(d, '\n');
+        if (e)
+            *e = 0;
+        if (*d)
+            *device = d;
+    }
+    return t;
+}
 
 static int same(const char *a, const char *b)
 {
@@ -34,14 +65,18 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
         return NULL;
     m->docs = hc_calloc(n, sizeof *m->docs, err, "merge inputs");
     char **names = hc_calloc(n, sizeof *names, err, "merge inputs");
+    m->hosts = hc_calloc(n, sizeof *m->hosts, err, "merge inputs");
+    m->n_hosts = m->hosts ? n : 0;
     size_t total = 0;
-    int rc = m->docs && names ? 0 : -1;
+    int rc = m->docs && names && m->hosts ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         struct stat st;
         char path[1200];
-        if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+        if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             snprintf(path, sizeof path, "%s/results.json", paths[i]);
-        else
+            const char *device;
+            m->hosts[i] = read_host(paths[i], &device);
+        } else
             snprintf(path, sizeof path, "%s", paths[i]);
         names[i] = strdup(path);
         m->docs[i] = hc_results_read_json(path, err);
@@ -102,6 +137,12 @@ hc_merge *hc_merge_read(const char *const *paths, size_t n, hc_err *err)
                 /* A merge of merges keeps the jobs' own names. */
                 if (!r->prov[k].job)
                     m->prov[m->rs.n_prov].job = m->jobs[i];
+                if (!r->prov[k].host && m->hosts[i]) {
+                    m->prov[m->rs.n_prov].host = m->hosts[i];
+                    m->prov[m->rs.n_prov].device = m->hosts[i] + strlen(m->hosts[i]) + 1;
+                    if (!*m->prov[m->rs.n_prov].device)
+                        m->prov[m->rs.n_prov].device = NULL;
+                }
                 m->rs.n_prov++;
             }
         }
@@ -151,6 +192,9 @@ void hc_merge_free(hc_merge *m)
         if (m->jobs)
             free(m->jobs[i]);
     }
+    for (size_t i = 0; i < m->n_hosts; i++)
+        free(m->hosts[i]);
+    free(m->hosts);
     free(m->jobs);
     free(m->prov);
     free(m->docs);

@@ -2,11 +2,14 @@
  * file per key, written atomically and validated on read. */
 #include "refcache.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "sha256.h"
 #include "stream.h"
 #include "version.h"
@@ -21,6 +24,26 @@ void hc_refcache_key(const char *net_digest, const char *pos_digest, const hc_ev
     hc_sha256_init(&h);
     hc_sha256_update(&h, text, strlen(text));
     hc_sha256_final_hex(&h, hex);
+}
+
+int hc_refcache_usable(const char *dir, hc_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return hc_err_set(err, HC_EIO, "%s: not a directory", dir);
+    hc_err merr = {0};
+    if (hc_mkdir_p(dir, &merr))
+        return hc_err_set(err, HC_EIO, "%s", merr.msg); /* names the directory it could not make */
+    /* Write permission as the file system sees it (root, ACLs, a read-only mount): make a file. */
+    char probe[4200];
+    if (snprintf(probe, sizeof probe, "%s/.probe-XXXXXX", dir) >= (int)sizeof probe)
+        return hc_err_set(err, HC_EIO, "%s: path too long", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        return hc_err_set(err, HC_EIO, "%s: cannot write in it: %s", dir, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return 0;
 }
 
 int hc_refcache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s)

@@ -17,6 +17,11 @@ void hc_refcache_key(const char *net_digest, const char *pos_digest, const hc_ev
  * with outs untouched (a missing or stale file only costs time). */
 int hc_refcache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eval_settings *s);
 
+/* Whether dir can hold the cache: created if absent (with its parents), a directory, and a file
+ * can be made in it. 0, or -1 with err naming dir and why (a file where the directory should be,
+ * a directory that cannot be made or written): the run then computes each reference afresh. */
+int hc_refcache_usable(const char *dir, hc_err *err);
+
 /* Writes outs[0..n) to path atomically. */
 int hc_refcache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err);
 

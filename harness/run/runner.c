@@ -24,6 +24,7 @@
 #include "nnoutput.h"
 #include "positions.h"
 #include "refcache.h"
+#include "repeat.h"
 #include "shown.h"
 #include "sgfwalk.h"
 #include "sgf.h"
@@ -55,6 +56,7 @@ struct hc_run {
     unsigned seed;       /* the effective seed of the batched shuffles */
     char *rerun_tail;    /* what a rerun command needs beyond the case (--net..., --seed N), malloc'd */
     int cache_hits, cache_misses;
+    int cache_off;       /* the cache directory cannot be used (warned once): nothing is written */
     hc_results results;
     char timestamp[32];
     char scratch[512];
@@ -381,6 +383,19 @@ done:
     return rc ? -1 : 0;
 }
 
+/* The reference cache cannot be used (why: what failed, naming the directory or file): warned
+ * once through opts->warn, and no further reference is written to it. */
+static void cache_unusable(hc_run *run, const hc_run_options *opts, const char *why)
+{
+    run->cache_off = 1;
+    if (opts->warn) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "reference cache %s not used: %s; each reference is computed afresh", opts->cache_dir,
+                 why);
+        opts->warn(opts->progress_user, msg);
+    }
+}
+
 static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest,
                      const pos_set *set, const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err)
 {
@@ -450,10 +465,11 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
             hc_nnoutput_free(&outs[i]);
         return -1;
     }
-    if (path[0]) {
+    if (path[0] && !run->cache_off) {
         hc_err cerr = {0};
-        if (hc_mkdir_p(opts->cache_dir, &cerr) == 0)
-            hc_refcache_write(path, outs, n, &cerr); /* a cache that cannot be written only costs time */
+        /* A cache that cannot be written only costs time, but the user is told once. */
+        if (hc_refcache_write(path, outs, n, &cerr))
+            cache_unusable(run, opts, cerr.msg);
     }
     return 0;
 }
@@ -551,6 +567,8 @@ typedef struct case_inputs {
 
 static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inputs *in, hc_nnoutput *outs,
                         hc_isolate_side *side, int rc, char *message, const char *spec, double secs, hc_err *err);
+static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net,
+                       const case_inputs *in, const char *spec, const hc_eval_settings *es, hc_err *err);
 
 static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net, const hc_position *ps,
                     size_t n, const hc_nnoutput *ref, hc_err *err)
@@ -628,6 +646,64 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (opts->case_end && run->n > before)
             opts->case_end(opts->progress_user, what, n, secs, &run->items[run->n - 1]);
     }
+    case_inputs in = {ps, n, ref};
+    return run->interrupted ? 0 : repeat_case(run, opts, c, net, &in, spec, &es, err);
+}
+
+/* run --repeat / a backend's repeat: (harness/run/repeat.h): the case's positions evaluated N times in
+ * other batch compositions and orders and compared bit for bit, as one more result (mode "repeat",
+ * judged by its verdict, not by tiers): checked when deterministic or within the limit, an error
+ * naming the positions otherwise. */
+static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net,
+                       const case_inputs *in, const char *spec, const hc_eval_settings *es, hc_err *err)
+{
+    const hc_suite *s = run->suite;
+    const hc_backend_cfg *bc = &s->backends[c->backend];
+    int reps = opts->repeat ? opts->repeat : bc->repeat;
+    double limit = opts->repeat ? opts->repeat_limit : bc->repeat_limit;
+    if (reps < 2)
+        return 0;
+    char what[512], prefix[600];
+    snprintf(what, sizeof what, "%s %s %s repeat", s->nets[c->net].name, s->boards[c->board].name, bc->name);
+    snprintf(prefix, sizeof prefix, "%s/case%u", run->scratch, run->n_children++);
+    if (opts->progress)
+        opts->progress(opts->progress_user, what, 0, (size_t)reps * in->n);
+    progress_ctx pc = {opts, what};
+    hc_repeat_opts ro = {.spec = spec, .net = net, .ps = in->ps, .n = in->n, .settings = es,
+                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps,
+                         .seed = case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
+                                           "repeat"),
+                         .timeout_s = opts->timeout_s, .scratch_prefix = prefix, .stopped = case_stopped,
+                         .progress = case_progress, .user = &pc, .no_pdeathsig = opts->no_pdeathsig};
+    hc_repeat r;
+    hc_stats *st = NULL;
+    char *message = NULL;
+    double t0 = now_s();
+    int rc = hc_repeat_run(&ro, &r, &st, &message, err);
+    double secs = now_s() - t0;
+    if (rc == -2) {
+        run->interrupted = 1;
+        hc_repeat_clear(&r);
+        free(st);
+        return 0;
+    }
+    hc_case rcase = *c;
+    rcase.n_tiers = 0;
+    int outcome = HC_OUT_ERROR;
+    if (rc == 0) {
+        char v[3000];
+        outcome = hc_repeat_verdict(&r, limit, ro.batch, v, sizeof v) == HC_REPEAT_DIFFERS ? HC_OUT_ERROR
+                                                                                          : HC_OUT_CHECKED;
+        message = strdup(v);
+    }
+    hc_repeat_clear(&r);
+    if (outcome == HC_OUT_ERROR)
+        run->backend_error = 1;
+    size_t before = run->n;
+    if (add_result(run, &rcase, "repeat", outcome, message, st, secs, err))
+        return -1;
+    if (opts->case_end && run->n > before)
+        opts->case_end(opts->progress_user, what, in->n, secs, &run->items[run->n - 1]);
     return 0;
 }
 
@@ -807,6 +883,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             if (opts->progress)
                 opts->progress(opts->progress_user, what, 0, n);
             double t0 = now_s();
+            int hits = run->cache_hits;
             if (!ref || reference(run, opts, net, net_digest, &set, &es, what, ref, &cerr)) {
                 free(ref);
                 ref = NULL;
@@ -819,7 +896,8 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             } else {
                 ref_settings = cs;
                 if (opts->case_end)
-                    opts->case_end(opts->progress_user, what, n, now_s() - t0, NULL);
+                    opts->case_end(opts->progress_user, what, n,
+                                   run->cache_hits > hits ? HC_RUN_FROM_CACHE : now_s() - t0, NULL);
             }
         }
         if (bad) {
@@ -838,55 +916,20 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
 }
 
 /* opts->only: a shallow copy of the suite whose cases array holds the selected cases. */
-static int filter_cases(hc_run *run, const hc_suite *suite, const char *only, hc_err *err)
+static int filter_cases(hc_run *run, const hc_suite *suite, const char *const *only, size_t n_only, hc_err *err)
 {
-    const char *want[3] = {NULL, NULL, NULL};
-    static const char *const keys[3] = {"net", "board", "backend"};
-    char buf[1024];
-    if (strlen(only) >= sizeof buf)
-        return hc_err_set(err, HC_EUSAGE, "--only: filter too long");
-    strcpy(buf, only);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        int k = -1;
-        if (eq) {
-            *eq = 0;
-            for (int i = 0; i < 3; i++)
-                if (strcmp(tok, keys[i]) == 0)
-                    k = i;
-        }
-        if (k < 0 || want[k])
-            return hc_err_set(err, HC_EUSAGE, "--only \"%s\": expected net=NAME,board=NAME,backend=NAME (each at most once)",
-                              only);
-        want[k] = only + (eq + 1 - buf); /* the value inside only, up to the next , or the end */
-    }
-    size_t len[3];
-    for (int k = 0; k < 3; k++)
-        len[k] = want[k] ? strcspn(want[k], ",") : 0;
+    unsigned char *sel = hc_calloc(suite->n_cases ? suite->n_cases : 1, 1, err, "cases");
     run->filtered = *suite;
-    run->filtered.cases = hc_calloc(suite->n_cases ? suite->n_cases : 1, sizeof(hc_case), err, "cases");
-    if (!run->filtered.cases)
+    run->filtered.cases = sel ? hc_calloc(suite->n_cases ? suite->n_cases : 1, sizeof(hc_case), err, "cases") : NULL;
+    if (!run->filtered.cases || hc_suite_select(suite, only, n_only, sel, err)) {
+        free(sel);
         return -1;
-    run->filtered.n_cases = 0;
-    int seen[3] = {0, 0, 0};
-    for (size_t i = 0; i < suite->n_cases; i++) {
-        const hc_case *c = &suite->cases[i];
-        const char *names[3] = {suite->nets[c->net].name, suite->boards[c->board].name, suite->backends[c->backend].name};
-        int ok = 1;
-        for (int k = 0; k < 3; k++) {
-            int match = !want[k] || (strlen(names[k]) == len[k] && strncmp(names[k], want[k], len[k]) == 0);
-            seen[k] |= want[k] && match;
-            ok = ok && match;
-        }
-        if (ok)
-            run->filtered.cases[run->filtered.n_cases++] = *c;
     }
-    for (int k = 0; k < 3; k++)
-        if (want[k] && !seen[k])
-            return hc_err_set(err, HC_EUSAGE, "--only: the suite has no case with %s \"%.*s\"", keys[k], (int)len[k],
-                              want[k]);
-    if (run->filtered.n_cases == 0)
-        return hc_err_set(err, HC_EUSAGE, "--only \"%s\" selects no case of the suite", only);
+    run->filtered.n_cases = 0;
+    for (size_t i = 0; i < suite->n_cases; i++)
+        if (sel[i])
+            run->filtered.cases[run->filtered.n_cases++] = suite->cases[i];
+    free(sel);
     return 0;
 }
 
@@ -1005,8 +1048,8 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     hc_run *run = hc_calloc(1, sizeof *run, err, "run");
     if (!run)
         return NULL;
-    if (opts->only && *opts->only) {
-        if (filter_cases(run, suite, opts->only, err)) {
+    if (opts->n_only) {
+        if (filter_cases(run, suite, opts->only, opts->n_only, err)) {
             free(run->filtered.cases);
             free(run);
             return NULL;
@@ -1049,6 +1092,9 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         hc_run_free(run);
         return NULL;
     }
+    hc_err cerr = {0};
+    if (opts->cache_dir && hc_refcache_usable(opts->cache_dir, &cerr))
+        cache_unusable(run, opts, cerr.msg);
     int rc = 0;
     for (size_t ni = 0; rc == 0 && ni < suite->n_nets; ni++) {
         if (stopped(opts))

@@ -22,9 +22,14 @@ typedef struct hc_run_options {
      * first with done = 0 when the case starts; may be NULL. */
     void (*progress)(void *user, const char *what, size_t done, size_t total);
     /* Called when a case ends with its result (NULL for a reference computation), not for a
-     * case cut short by stop; may be NULL. Shares progress_user. */
+     * case cut short by stop; seconds: its wall time, or HC_RUN_FROM_CACHE for a reference read
+     * from the cache (nothing evaluated: no time or speed to tell); may be NULL. Shares
+     * progress_user. */
     void (*case_end)(void *user, const char *what, size_t total, double seconds, const hc_result *r);
     void *progress_user;
+    /* Called with each warning as the run finds it (a reference cache that cannot be used: the
+     * directory and why; the run goes on without it); may be NULL. Shares progress_user. */
+    void (*warn)(void *user, const char *message);
     /* The batched cases' shuffle is a function of the case alone (net, board, backend and mode
      * names, and the seed), so that every entry point (the whole suite, --only, a sweep) deals
      * the same batches. seed_given 0: the suite's seed: (default 1). */
@@ -35,10 +40,12 @@ typedef struct hc_run_options {
      * under way is stopped (its process group killed), no further case starts, and the run
      * returns what finished, marked interrupted. NULL: never stops. */
     const volatile sig_atomic_t *stop;
-    /* Case filter "net=N,board=B,backend=K" (any subset of the keys; NULL: every case), so that
-     * a sweep can run one case per process. A name the suite lacks, or a filter that selects
-     * nothing, is an HC_EUSAGE error of hc_run_suite. */
-    const char *only;
+    /* Case filters "net=N,board=B,backend=K" (any subset of the keys), so that a sweep can run
+     * one case per process: a case runs when it matches any of the n_only filters (0: every
+     * case). A name the suite lacks, or a filter that selects nothing, is an HC_EUSAGE error of
+     * hc_run_suite (hc_suite_select). */
+    const char *const *only;
+    size_t n_only;
     /* Where the fp32 reference is computed: "ref32" (the CPU) or "cuda:ref32" (an NVIDIA GPU,
      * the same bits); NULL: the suite's reference:, else ref32. A reference computed by another
      * spec than ref32 is checked against ref32 on the CPU at a few of its positions
@@ -57,9 +64,15 @@ typedef struct hc_run_options {
     /* Leave out Linux's PR_SET_PDEATHSIG in the case children (harness/run/isolate.h): their
      * portable lifeline alone then ends them when this process dies (tests/test_orphans). */
     int no_pdeathsig;
+    /* run --repeat N (0: each backend's repeat:, see config.h): every case's positions evaluated N
+     * times more in other batch compositions and orders, compared bit for bit (harness/run/repeat.h),
+     * one more result per case (mode "repeat"); repeat_limit: the largest difference that passes. */
+    int repeat;
+    double repeat_limit;
 } hc_run_options;
 
 enum { HC_RUN_REF_CHECK = 3 };
+#define HC_RUN_FROM_CACHE (-1.0)
 
 /* Whether spec may compute the reference (ref32, cuda:ref32 with or without params). */
 int hc_run_ref_spec_ok(const char *spec);

@@ -195,6 +195,9 @@ int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const fl
                     d->sum_abs += e;
                     d->sum_ref += ax;
                     d->stor_sum_abs += se;
+                    d->sum_sq += e * e;
+                    d->sum_sq_ref += ax * ax;
+                    d->stor_sum_sq += se * se;
                     if (e > d->max_abs)
                         d->max_abs = e;
                     if (ax > d->max_ref)
@@ -209,21 +212,12 @@ int hc_tapcmp_add(hc_tapcmp *c, const hc_tapset *a, const hc_tapset *b, const fl
 
 double hc_tapdiff_mean_abs(const hc_tapdiff *d) { return d->n ? d->sum_abs / (double)d->n : 0.0; }
 
-double hc_tapdiff_max_rel(const hc_tapdiff *d)
-{
-    if (d->nonfinite)
-        return INFINITY;
-    if (d->max_abs == 0.0)
-        return 0.0;
-    return d->max_ref > 0 ? d->max_abs / d->max_ref : INFINITY;
-}
+/* err over ref, 0 when there is no error, infinite when a layer of zeros gains one. */
+static double ratio(double err, double ref) { return err == 0.0 ? 0.0 : ref > 0 ? err / ref : INFINITY; }
 
-double hc_tapdiff_mean_rel(const hc_tapdiff *d)
-{
-    if (d->sum_abs == 0.0)
-        return 0.0;
-    return d->sum_ref > 0 ? d->sum_abs / d->sum_ref : INFINITY;
-}
+double hc_tapdiff_max_rel(const hc_tapdiff *d) { return d->nonfinite ? INFINITY : ratio(d->max_abs, d->max_ref); }
+double hc_tapdiff_mean_rel(const hc_tapdiff *d) { return ratio(d->sum_abs, d->sum_ref); }
+double hc_tapdiff_rms_rel(const hc_tapdiff *d) { return sqrt(ratio(d->sum_sq, d->sum_sq_ref)); }
 
 int hc_tapcmp_first_divergent(const hc_tapcmp *c, double threshold)
 {
@@ -238,37 +232,163 @@ double hc_tapdiff_stor_rel(const hc_tapdiff *d)
     return d->max_ref > 0 ? d->stor_max_abs / d->max_ref : 0.0;
 }
 
+const char *hc_tapstat_str(int stat)
+{
+    return stat == HC_TAPSTAT_MEAN ? "mean_rel" : stat == HC_TAPSTAT_RMS ? "rms_rel" : "max_rel";
+}
+
+double hc_tapdiff_rel(const hc_tapdiff *d, int stat)
+{
+    return stat == HC_TAPSTAT_MEAN ? hc_tapdiff_mean_rel(d) : stat == HC_TAPSTAT_RMS ? hc_tapdiff_rms_rel(d)
+                                                                                    : hc_tapdiff_max_rel(d);
+}
+
+double hc_tapdiff_stor(const hc_tapdiff *d, int stat)
+{
+    if (stat == HC_TAPSTAT_MEAN)
+        return d->sum_ref > 0 ? d->stor_sum_abs / d->sum_ref : 0.0;
+    if (stat == HC_TAPSTAT_RMS)
+        return d->sum_sq_ref > 0 ? sqrt(d->stor_sum_sq / d->sum_sq_ref) : 0.0;
+    return hc_tapdiff_stor_rel(d);
+}
+
 double hc_tap_fmt_floor(int fmt)
 {
     return fmt == HC_TAPFMT_F16 ? ldexp(1, -11) : fmt == HC_TAPFMT_BF16 ? ldexp(1, -8) : ldexp(1, -16);
 }
 
-double hc_tapcmp_explained(const hc_tapcmp *c, int i, double factor)
+/* The floor u bounds one value's relative error; spread evenly over [-u|a|, u|a|] (a rounding
+ * or an accumulation's error, positive and negative alike) its mean is u/2 and its RMS u/sqrt(3).
+ * Rounding a layer to the format gives less on average (measured on the shared nets' layers in
+ * f16: mean_rel about 0.36u, rms_rel about 0.43u), so the floors hold a correct layer's own
+ * arithmetic, while an error spread over every value (a bias, a scale) stands out in the averages
+ * long before it reaches the maximum's allowance, which a layer's largest values set. */
+double hc_tap_fmt_floor_stat(int fmt, int stat)
 {
+    double u = hc_tap_fmt_floor(fmt);
+    /* f32's floor is no rounding of each value but a summation order's error, which scales with
+     * the sums' terms, not with each output: small outputs get as much of it as large ones, so
+     * relative to mean|a| it may exceed what it is relative to max|a|. The averages keep the
+     * maximum's floor there (a bias or a scale in f32 is far beyond it either way). */
+    if (fmt != HC_TAPFMT_F16 && fmt != HC_TAPFMT_BF16)
+        return u;
+    return stat == HC_TAPSTAT_MEAN ? u / 2 : stat == HC_TAPSTAT_RMS ? u / sqrt(3.0) : u;
+}
+
+static int compared(const hc_tapdiff *d) { return !d->missing && !d->mismatch && d->n > 0; }
+
+double hc_tapcmp_allowed(const hc_tapcmp *c, int i, int stat, double factor)
+{
+    /* Carried: the statistic's largest value over the layers before i. Every input of layer i
+     * comes before it in A's forward order, so this bounds what its inputs bring (a residual
+     * trunk carries an early error to every later layer). Each statistic is carried on its own:
+     * an input's thin error spread over every value explains a thin error here, not a large one
+     * at one value, and the reverse. */
     double carried = 0;
     for (int j = 0; j < i; j++) {
         const hc_tapdiff *d = &c->d[j];
-        if (d->missing || d->mismatch || d->nonfinite)
+        if (!compared(d) || d->nonfinite)
             continue;
-        double r = hc_tapdiff_max_rel(d);
+        double r = hc_tapdiff_rel(d, stat);
         carried = r > carried ? r : carried;
     }
     const hc_tapdiff *d = &c->d[i];
-    double own = hc_tapdiff_stor_rel(d), fl = hc_tap_fmt_floor(d->fmt);
+    double own = hc_tapdiff_stor(d, stat), fl = hc_tap_fmt_floor_stat(d->fmt, stat);
     double e = carried > own ? carried : own;
-    return factor * (e > fl ? e : fl);
+    double f = stat == HC_TAPSTAT_MAX ? factor : HC_TAPS_AVG_FACTOR(factor);
+    return f * (e > fl ? e : fl);
+}
+
+double hc_tapcmp_explained(const hc_tapcmp *c, int i, double factor)
+{
+    return hc_tapcmp_allowed(c, i, HC_TAPSTAT_MAX, factor);
+}
+
+int hc_tapcmp_diverges(const hc_tapcmp *c, int i, double factor, int *stat)
+{
+    const hc_tapdiff *d = &c->d[i];
+    int which = -1;
+    if (compared(d)) {
+        if (d->nonfinite)
+            which = HC_TAPSTAT_MAX;
+        /* !(x <= allowed): a NaN statistic diverges too */
+        for (int s = 0; s < HC_TAPSTAT_COUNT && which < 0; s++)
+            if (!(hc_tapdiff_rel(d, s) <= hc_tapcmp_allowed(c, i, s, factor)))
+                which = s;
+    }
+    if (stat)
+        *stat = which;
+    return which >= 0;
+}
+
+int hc_tapcmp_first_unexplained_by(const hc_tapcmp *c, double factor, int *stat)
+{
+    for (int i = 0; i < c->n; i++)
+        if (hc_tapcmp_diverges(c, i, factor, stat))
+            return i;
+    if (stat)
+        *stat = -1;
+    return -1;
 }
 
 int hc_tapcmp_first_unexplained(const hc_tapcmp *c, double factor)
 {
+    return hc_tapcmp_first_unexplained_by(c, factor, NULL);
+}
+
+void hc_tapcmp_coverage(const hc_tapcmp *c, hc_tapcov *cov)
+{
+    memset(cov, 0, sizeof *cov);
+    cov->layers = c->n;
+    cov->extra = c->n_extra;
     for (int i = 0; i < c->n; i++) {
         const hc_tapdiff *d = &c->d[i];
-        if (d->missing || d->mismatch)
-            continue;
-        if (d->nonfinite || hc_tapdiff_max_rel(d) > hc_tapcmp_explained(c, i, factor))
-            return i;
+        cov->compared += compared(d);
+        cov->absent += d->missing;
+        cov->mismatched += d->mismatch;
     }
-    return -1;
+}
+
+void hc_tapcov_str(const hc_tapcov *cov, char *buf, size_t size)
+{
+    int k = snprintf(buf, size, "%d of %d layers compared", cov->compared, cov->layers);
+    if (cov->absent > 0 && k >= 0 && (size_t)k < size)
+        k += snprintf(buf + k, size - (size_t)k, "; %d absent in B", cov->absent);
+    if (cov->mismatched > 0 && k >= 0 && (size_t)k < size)
+        k += snprintf(buf + k, size - (size_t)k, "; %d of another shape in B", cov->mismatched);
+    int empty = cov->layers - cov->compared - cov->absent - cov->mismatched;
+    if (empty > 0 && k >= 0 && (size_t)k < size)
+        k += snprintf(buf + k, size - (size_t)k, "; %d with no value on the board", empty);
+    if (cov->extra > 0 && k >= 0 && (size_t)k < size)
+        snprintf(buf + k, size - (size_t)k, "; %d name%s in B matched nothing", cov->extra, cov->extra == 1 ? "" : "s");
+}
+
+int hc_tapcmp_check_coverage(const hc_tapcmp *c, hc_err *err)
+{
+    hc_tapcov cov;
+    hc_tapcmp_coverage(c, &cov);
+    if (cov.compared > 0)
+        return 0;
+    char names[400] = "";
+    size_t k = 0;
+    for (int i = 0; i < c->n_extra && k + 1 < sizeof names; i++) {
+        int w = snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", c->extra[i]);
+        k += w > 0 ? (size_t)w : 0;
+    }
+    if (k >= sizeof names - 1)
+        snprintf(names + sizeof names - 5, 5, "...");
+    char what[200];
+    hc_tapcov_str(&cov, what, sizeof what);
+    if (cov.layers == 0)
+        return hc_err_set(err, HC_EFORMAT, "taps: nothing compared: the reference handed back no taps");
+    if (cov.mismatched > 0)
+        return hc_err_set(err, HC_EFORMAT, "taps: nothing compared (%s): every layer B has under A's names has another "
+                          "shape", what);
+    if (cov.extra > 0)
+        return hc_err_set(err, HC_EFORMAT, "taps: nothing compared (%s): none of B's tap names is one of A's layers "
+                          "(B's names: %s; `halfcheck taps --layers` lists A's; a name map that misses shows here)",
+                          what, names);
+    return hc_err_set(err, HC_EFORMAT, "taps: nothing compared (%s): B handed back no taps", what);
 }
 
 /* ---- the driver: a pair of tapped backends behind one tensor-backend face, so that the
@@ -319,7 +439,7 @@ hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, c
     hc_evaluator_opts eo = {.net = net, .settings = *s, .batch = batch, .backend = &b};
     hc_evaluator *ev = hc_evaluator_open(&eo, err);
     hc_eval_request req = {.ps = ps, .n = n, .outs = outs};
-    if (ev && hc_evaluator_run(ev, &req, err) == 0) {
+    if (ev && hc_evaluator_run(ev, &req, err) == 0 && hc_tapcmp_check_coverage(p.cmp, err) == 0) {
         res = p.cmp;
         p.cmp = NULL;
     }

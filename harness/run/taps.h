@@ -8,8 +8,10 @@
  * Errors per layer, over every position and every value on the board (spatial taps skip the
  * buffer's padding, whose values are meaningless):
  *   max_abs, mean_abs        |a - b|
- *   max_rel = max_abs / max|a|,  mean_rel = mean_abs / mean|a|   (relative to the layer's
- *   scale in backend A: elementwise relative error is meaningless near zero)
+ *   max_rel = max_abs / max|a|,  mean_rel = mean_abs / mean|a|,  rms_rel = rms(a - b) / rms(a)
+ *   (relative to the layer's scale in backend A: elementwise relative error is meaningless near
+ *   zero). The maximum sees one bad value; the mean and the RMS see an error spread thinly over
+ *   every value (a bias, a scale), which the maximum can hide under a layer's largest values.
  * A non-finite value in B where A is finite counts as an infinite error. Layers are matched by
  * name in A's forward order (a name that occurs twice in one pass keeps its last tensor); a
  * layer of B with another shape or layout is reported, never compared. docs/TAPS.md says when
@@ -52,12 +54,13 @@ typedef struct hc_tapdiff {
     size_t n;           /* values compared */
     size_t nonfinite;   /* values non-finite in B (or A) */
     double max_abs, sum_abs, max_ref, sum_ref;
+    double sum_sq, sum_sq_ref;        /* sums of (a - b)^2 and a^2: the RMS statistic */
     int missing;        /* the layer is absent from B's taps */
     /* B's tap has another shape or layout than A's: never compared; both shapes kept. */
     int mismatch;
     int b_channels, b_hw, layout, b_layout;
     int fmt;                          /* B's element format (enum hc_tap_fmt) */
-    double stor_max_abs, stor_sum_abs; /* A's own tensor rounded to B's format: what storage explains */
+    double stor_max_abs, stor_sum_abs, stor_sum_sq; /* A's own tensor rounded to B's format: what storage explains */
     char b_origin[512]; /* where B took the tap from, when it says (hc_tapset_entry.origin; tensors:), or "" */
 } hc_tapdiff;
 
@@ -76,28 +79,68 @@ const hc_tapdiff *hc_tapcmp_at(const hc_tapcmp *c, int i);
 double hc_tapdiff_max_rel(const hc_tapdiff *d);
 double hc_tapdiff_mean_abs(const hc_tapdiff *d);
 double hc_tapdiff_mean_rel(const hc_tapdiff *d);
+double hc_tapdiff_rms_rel(const hc_tapdiff *d);
 /* Storage's share: A's tensor rounded to B's format, max |a - round(a)| / max|a|. */
 double hc_tapdiff_stor_rel(const hc_tapdiff *d);
-/* The relative error of a format's arithmetic that no tap reveals (docs/TAPS.md): f32 2^-16,
- * f16 2^-11, bf16 2^-8. */
+
+/* The statistics the divergence criterion weighs (docs/TAPS.md, "The first divergent layer"). */
+enum hc_tapstat { HC_TAPSTAT_MAX, HC_TAPSTAT_MEAN, HC_TAPSTAT_RMS, HC_TAPSTAT_COUNT };
+/* "max_rel", "mean_rel", "rms_rel". */
+const char *hc_tapstat_str(int stat);
+/* The layer's relative error by that statistic (hc_tapdiff_max_rel, _mean_rel, _rms_rel). */
+double hc_tapdiff_rel(const hc_tapdiff *d, int stat);
+/* The same statistic of storage alone: A's tensor rounded to B's format against A. */
+double hc_tapdiff_stor(const hc_tapdiff *d, int stat);
+/* The relative error of a format's arithmetic that no tap reveals (docs/TAPS.md): for the
+ * maximum f32 2^-16, f16 2^-11, bf16 2^-8 (u); for the mean u/2 and the RMS u/sqrt(3) in f16 and
+ * bf16, those of an error spread evenly over [-u|a|, u|a|], and 2^-16 in f32 (a summation
+ * order's error, not a rounding of each value). */
 double hc_tap_fmt_floor(int fmt);
+double hc_tap_fmt_floor_stat(int fmt, int stat);
 /* Index of the first layer (forward order) whose max_rel exceeds threshold or that holds a
  * non-finite value, or -1. */
 int hc_tapcmp_first_divergent(const hc_tapcmp *c, double threshold);
-/* What layer i's error may be without diverging (docs/TAPS.md): factor times the largest of
- * the max_rel of every compared layer before it (its inputs' error, carried), its storage
- * error (hc_tapdiff_stor_rel) and its format's floor (hc_tap_fmt_floor). */
+/* What layer i's error by statistic `stat` may be without diverging (docs/TAPS.md): a factor
+ * times the largest of that statistic over every compared layer before it (its inputs' error,
+ * carried), of its storage error (hc_tapdiff_stor) and of its format's floor
+ * (hc_tap_fmt_floor_stat). The factor is `factor` for the maximum and HC_TAPS_AVG_FACTOR(factor)
+ * for the mean and the RMS. */
+double hc_tapcmp_allowed(const hc_tapcmp *c, int i, int stat, double factor);
+/* hc_tapcmp_allowed for the maximum (what results.json calls "explained"). */
 double hc_tapcmp_explained(const hc_tapcmp *c, int i, double factor);
-/* Index of the first compared layer whose max_rel exceeds hc_tapcmp_explained (or that holds a
- * non-finite value), or -1. Layers absent from B or of another shape are skipped. */
+/* Whether compared layer i diverges: a non-finite value in B, or any statistic over what is
+ * allowed. Returns 0 or 1; *stat (may be NULL) gets the first statistic over its allowance
+ * (HC_TAPSTAT_MAX for a non-finite value), or -1. */
+int hc_tapcmp_diverges(const hc_tapcmp *c, int i, double factor, int *stat);
+/* Index of the first compared layer that diverges (hc_tapcmp_diverges), or -1; *stat (may be
+ * NULL) gets the statistic that named it. Layers absent from B or of another shape are skipped. */
 int hc_tapcmp_first_unexplained(const hc_tapcmp *c, double factor);
+int hc_tapcmp_first_unexplained_by(const hc_tapcmp *c, double factor, int *stat);
+
+/* What a comparison covered: A's layers, those compared (present in B with A's shape and at
+ * least one value on the board), absent in B, of another shape in B, and B's taps under names A
+ * has none of. */
+typedef struct hc_tapcov {
+    int layers, compared, absent, mismatched, extra;
+} hc_tapcov;
+void hc_tapcmp_coverage(const hc_tapcmp *c, hc_tapcov *cov);
+/* "41 of 54 layers compared; 13 absent in B; 2 names in B matched nothing" (only the parts
+ * that are not zero after the first) into buf. */
+void hc_tapcov_str(const hc_tapcov *cov, char *buf, size_t size);
+/* 0 when at least one layer was compared; otherwise -1 with an HC_EFORMAT error saying why
+ * (nothing of B under A's names, every match of another shape, no tap at all). */
+int hc_tapcmp_check_coverage(const hc_tapcmp *c, hc_err *err);
 void hc_tapcmp_free(hc_tapcmp *c);
 
 /* The default factor of hc_tapcmp_first_unexplained. */
 #define HC_TAPS_FACTOR 8.0
+/* The mean's and the RMS's factor for a given factor: half of it, at least 1 (docs/TAPS.md: an
+ * average does not pick the tail of a wider distribution, as a maximum does). */
+#define HC_TAPS_AVG_FACTOR(f) ((f) / 2 > 1 ? (f) / 2 : 1.0)
 
 /* Featurizes ps[0..n) as the evaluation pipeline does (each at its symmetry), runs backends
- * spec_a and spec_b on the same rows in batches of `batch`, and returns the comparison. */
+ * spec_a and spec_b on the same rows in batches of `batch`, and returns the comparison; NULL
+ * with an HC_EFORMAT error when no layer could be compared (hc_tapcmp_check_coverage). */
 hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                            const char *spec_a, const char *spec_b, int batch, hc_err *err);
 

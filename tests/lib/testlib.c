@@ -281,3 +281,56 @@ int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
            same_bytes(a->score, b->score, B * sc * sizeof(float)) &&
            same_bytes(a->ownership, b->ownership, B * hw * sizeof(float));
 }
+
+hc_results_doc *hc_results_in(const char *dir, const char *sub)
+{
+    char path[2048];
+    hc_err err = {0};
+    snprintf(path, sizeof path, "%s/%s/results.json", dir, sub);
+    hc_results_doc *d = hc_results_read_json(path, &err);
+    if (!d)
+        printf("  (%s)\n", err.msg);
+    return d;
+}
+
+static const hc_result *find_result(const hc_results *rs, const hc_result *x)
+{
+    for (size_t i = 0; i < rs->n; i++) {
+        const hc_result *y = &rs->items[i];
+        if (!strcmp(x->net, y->net) && !strcmp(x->board, y->board) && !strcmp(x->backend, y->backend) &&
+            !strcmp(x->mode, y->mode))
+            return y;
+    }
+    return NULL;
+}
+
+/* Every figure of a and b equal (bitwise), whatever the order of the results. */
+int hc_same_figures(const hc_results *a, const hc_results *b, char *why, size_t len)
+{
+    if (a->n != b->n)
+        return snprintf(why, len, "%zu results vs %zu", a->n, b->n), 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const hc_result *x = &a->items[i], *y = find_result(b, x);
+        if (!y)
+            return snprintf(why, len, "%s %s %s %s missing", x->net, x->board, x->backend, x->mode), 0;
+        if (x->outcome != y->outcome || !x->stats != !y->stats || x->n_tiers != y->n_tiers)
+            return snprintf(why, len, "%s %s %s: outcome or shape differs", x->board, x->backend, x->mode), 0;
+        if (x->stats) {
+            if (x->stats->n_positions != y->stats->n_positions)
+                return snprintf(why, len, "%s %s: positions differ", x->board, x->backend), 0;
+            for (int m = 0; m < HC_M_COUNT; m++) {
+                const hc_metric_stats *p = &x->stats->m[m], *q = &y->stats->m[m];
+                if (p->n != q->n || memcmp(p->v, q->v, sizeof p->v) || p->max_pos != q->max_pos ||
+                    p->max_cell != q->max_cell || p->nonfinite != q->nonfinite || memcmp(p->q, q->q, sizeof p->q))
+                    return snprintf(why, len, "%s %s %s: %s differs", x->board, x->backend, x->mode,
+                                    hc_metric_infos[m].name), 0;
+            }
+        }
+        for (size_t t = 0; t < x->n_tiers; t++)
+            if (strcmp(x->tiers[t].name, y->tiers[t].name) ||
+                (x->checks && (x->checks[t].pass != y->checks[t].pass ||
+                               memcmp(x->checks[t].ratio, y->checks[t].ratio, sizeof x->checks[t].ratio))))
+                return snprintf(why, len, "%s %s: tier %s differs", x->board, x->backend, x->tiers[t].name), 0;
+    }
+    return 1;
+}

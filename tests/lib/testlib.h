@@ -7,6 +7,7 @@
 
 #include "evaluate.h"
 #include "heads.h"
+#include "results.h"
 
 /* The whole file as a malloc'd NUL-terminated string (binary content kept; *len, when len is
  * not NULL, gets its size), or NULL when it cannot be read. */
@@ -71,4 +72,10 @@ long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
 /* Whether rows 0..B-1 of two raw heads of the same shape are the same bits. */
 int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B);
 
+/* dir/sub/results.json read back, or NULL (the reader's message printed, indented). */
+hc_results_doc *hc_results_in(const char *dir, const char *sub);
+
+/* Whether a and b hold the same results, whatever their order, each with the same outcome,
+ * tiers and figures (bitwise); why gets the first difference. */
+int hc_same_figures(const hc_results *a, const hc_results *b, char *why, size_t len);
 #endif
