@@ -11,11 +11,19 @@
  * nnForcedSymmetry for every row. So the backend runs one engine per symmetry, lazily, with
  * COMMAND's {symmetry} replaced by 0..7 (the template passes nnForcedSymmetry={symmetry}), and
  * {batch} by the mode's batch (1 unbatched, the board config's maxBatchSize batched: the
- * template passes it as nnMaxBatchSize and numAnalysisThreads). A call's positions are grouped
- * by symmetry and every group's queries are written at once; the evaluator hands this backend
- * 16 batches' worth of positions per call (positions_per_call) so that each engine has about
- * two batches of queries in flight; unbatched, each engine gets a couple of queries that it
- * evaluates one at a time, so that the engines still work side by side.
+ * template passes it as nnMaxBatchSize) and {threads} by the analysis threads each engine needs
+ * (the template's numAnalysisThreads): 1 unbatched, THREADS_PER_ROW times the batch batched.
+ * Why that many: KataGo's NN server thread does not wait for a batch to fill, it takes what the
+ * analysis threads have queued when it comes back (up to nnMaxBatchSize), and each analysis
+ * thread has one evaluation at a time, with its own CPU work (setting up the search, writing the
+ * answer) between two; with only as many threads as rows, batches split into fragments (a GPU
+ * build averaged 2.2-2.6 rows of 6). With several threads per row and more queries queued than
+ * threads, a batch's worth is waiting whenever the server comes back. So a call's positions are
+ * grouped by symmetry and every group's queries are written at once, and the evaluator hands
+ * this backend QUERIES_PER_THREAD queries per analysis thread of each engine per call
+ * (positions_per_call: 768 for a batch of 6, so the 2,000 positions of a board are three calls),
+ * and only the last queries of a call are evaluated with fewer in flight. Unbatched, each engine gets a couple of queries
+ * that it evaluates one at a time, so that the engines still work side by side.
  *
  * Before sending, each position is replayed the way the analysis engine builds it
  * (analysis.cpp: setup stones, initialPlayer, moves played tolerantly, a move by the player not
@@ -41,7 +49,9 @@
 #include "settings.h"
 #include "specopts.h"
 
-enum { N_SYM = 8, LINE_CAP = 65536, CALL_BATCHES = 16 };
+/* THREADS_PER_ROW: analysis threads per row of a batch (batched); QUERIES_PER_THREAD: queries
+ * per analysis thread of each engine in one call (docs/ANALYSIS.md, "Batches"). */
+enum { N_SYM = 8, LINE_CAP = 65536, THREADS_PER_ROW = 4, QUERIES_PER_THREAD = 4 };
 
 typedef struct engine {
     hc_extproc proc;
@@ -71,6 +81,7 @@ typedef struct analysis_backend {
     long positions;
     double eval_s;
     long rows, batches;
+    long engine_max;  /* the smallest maxBatchSize the engines reported (query_models), -1 unknown */
     int nn_missing;   /* an engine exited without its counts in the log */
     hc_replay_cmp *cmp;  /* the record's and the replay's NN inputs, with a net */
     char *line;
@@ -147,7 +158,15 @@ static void analysis_close(void *inst)
     free(a);
 }
 
-/* The command for symmetry s: {symmetry} and {batch} replaced. */
+/* The analysis threads an engine gets ({threads}): one unbatched (an Eigen build batches two
+ * rows whatever nnMaxBatchSize says, so only one query at a time keeps its batches at one row),
+ * THREADS_PER_ROW per row batched. */
+static int engine_threads(const analysis_backend *a)
+{
+    return a->max_batch > 1 ? THREADS_PER_ROW * a->max_batch : 1;
+}
+
+/* The command for symmetry s: {symmetry}, {batch} and {threads} replaced. */
 static char *engine_command(const analysis_backend *a, int s, hc_err *err)
 {
     size_t cap = strlen(a->cmd) + 64, o = 0;
@@ -161,6 +180,9 @@ static char *engine_command(const analysis_backend *a, int s, hc_err *err)
         } else if (strncmp(p, "{batch}", 7) == 0) {
             o += (size_t)snprintf(out + o, cap - o, "%d", a->max_batch);
             p += 7;
+        } else if (strncmp(p, "{threads}", 9) == 0) {
+            o += (size_t)snprintf(out + o, cap - o, "%d", engine_threads(a));
+            p += 9;
         } else {
             if (o + 2 >= cap) {
                 cap *= 2;
@@ -241,6 +263,12 @@ static int start_engine(analysis_backend *a, int s, hc_err *err)
     json_t *m0 = json_array_get(json_object_get(j, "models"), 0);
     const char *internal = json_string_value(json_object_get(m0, "internalName"));
     json_t *fp16 = json_object_get(m0, "usingFP16");
+    /* The largest batch it will form: an Eigen build's is 2 whatever nnMaxBatchSize says
+     * (setup.cpp fixes it), a GPU build's is nnMaxBatchSize. */
+    json_t *mb = json_object_get(m0, "maxBatchSize");
+    if (json_is_integer(mb) && json_integer_value(mb) > 0 &&
+        (a->engine_max < 0 || json_integer_value(mb) < a->engine_max))
+        a->engine_max = (long)json_integer_value(mb);
     if (internal && o < (int)sizeof a->identity)
         o += snprintf(a->identity + o, sizeof a->identity - (size_t)o, ", model %s", internal);
     if (json_is_string(fp16) && o < (int)sizeof a->identity)
@@ -269,6 +297,7 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
     a->timeout_s = 120;
     a->startup_timeout_s = 600;
     a->engine_handicap = 1;
+    a->engine_max = -1;
     a->net = net;
     a->nx = nx;
     a->ny = ny;
@@ -353,14 +382,14 @@ static const hc_resolution *analysis_resolution(void *inst)
     return &((analysis_backend *)inst)->res;
 }
 
-/* Batched: about two batches in flight per engine. Unbatched: two queries per engine too, so
- * that the eight engines work side by side; each evaluates them one at a time all the same
- * ({batch} = 1 is its nnMaxBatchSize and its number of analysis threads), as its log's rows per
- * batch confirms. */
+/* Batched: QUERIES_PER_THREAD queries per analysis thread of each engine (the top of the file
+ * says why). Unbatched: two queries per engine, so that the eight engines work side by side;
+ * each evaluates them one at a time all the same ({batch} = 1 is its nnMaxBatchSize, {threads}
+ * = 1 its number of analysis threads), as its log's rows per batch confirms. */
 static int analysis_per_call(void *inst, int batch)
 {
     (void)inst;
-    return batch > 1 ? batch * CALL_BATCHES : 2 * N_SYM;
+    return batch > 1 ? N_SYM * QUERIES_PER_THREAD * THREADS_PER_ROW * batch : 2 * N_SYM;
 }
 
 /* --- the replay the analysis engine will do --------------------------------------------------- */
@@ -687,7 +716,9 @@ static int collect(analysis_backend *a, int s, long first_seq, int n, const hc_p
     return 0;
 }
 
-static int eval_call(analysis_backend *a, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err)
+/* *sent: whether any query of the call was written (before that, a refusal leaves the engines
+ * with nothing outstanding). */
+static int eval_call(analysis_backend *a, int n, const hc_position *pos, hc_nnoutput *outs, int *sent, hc_err *err)
 {
     char why[400];
     for (int i = 0; i < n; i++) {
@@ -726,6 +757,7 @@ static int eval_call(analysis_backend *a, int n, const hc_position *pos, hc_nnou
     for (int s = 0; s < N_SYM; s++) {
         if (!left[s])
             continue;
+        *sent = 1;
         if (!hc_extproc_running(&a->eng[s].proc) && start_engine(a, s, err))
             return -1;
         size_t cap = 1 << 14, used = 0;
@@ -776,11 +808,15 @@ static int analysis_eval_positions(void *inst, int n, const hc_position *pos, hc
 {
     analysis_backend *a = inst;
     double t0 = now_s();
-    int rc = eval_call(a, n, pos, outs, err);
+    int sent = 0;
+    int rc = eval_call(a, n, pos, outs, &sent, err);
     a->eval_s += now_s() - t0;
     if (rc) {
-        /* Answers may still be on their way: no engine of this call is reused. */
-        kill_all(a);
+        /* Answers may still be on their way: no engine of this call is reused. A position
+         * refused before anything was sent (the replay check) leaves the engines as they were,
+         * with their batch counts. */
+        if (sent)
+            kill_all(a);
         return hc_err_prefix(err, "analysis: ");
     }
     a->positions += n;
@@ -811,6 +847,10 @@ static int analysis_finish(void *inst, hc_engine_stats *st, hc_err *err)
         st->nn_batches = a->batches;
         st->avg_batch = a->batches > 0 ? (double)a->rows / (double)a->batches : 0;
     }
+    /* The largest batch the engines will form: one unbatched (one analysis thread), batched the
+     * engines' own maxBatchSize where they said it, else the board's. */
+    if (ran)
+        st->max_batch = a->max_batch == 1 ? 1 : a->engine_max > 0 ? a->engine_max : a->max_batch;
     return 0;
 }
 
@@ -819,7 +859,8 @@ const hc_backend_vtbl hc_backend_analysis = {
     .shape = HC_BACKEND_POSITION,
     .help = "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD runs KataGo's JSON analysis engine "
             "($KATAGO analysis -model {model} -config $CFG -override-config nnForcedSymmetry={symmetry},"
-            "nnMaxBatchSize={batch},...), one per symmetry, and reads the root's raw outputs (docs/ANALYSIS.md)",
+            "nnMaxBatchSize={batch},numAnalysisThreads={threads},...), one per symmetry, and reads the root's raw "
+            "outputs (docs/ANALYSIS.md)",
     .open = analysis_open,
     .eval_positions = analysis_eval_positions,
     .close = analysis_close,

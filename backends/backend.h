@@ -60,6 +60,8 @@ typedef struct hc_engine_stats {
     int engines;         /* engine processes that ran (one per symmetry for analysis:) */
     long nn_rows, nn_batches; /* summed over the engines' logs ("NN rows", "NN batches") */
     double avg_batch;    /* nn_rows / nn_batches */
+    long max_batch;      /* the largest batch the engine will form (an analysis engine's own
+                          * maxBatchSize, the batch pipe: was sent), -1 unknown */
     char version[64];    /* the engine's own version (analysis: query_version), "" unknown */
     int batching;        /* 1: this instance was to evaluate in batches (its rows per batch decide
                           * whether the case is a batched check at all) */

@@ -668,6 +668,7 @@ static int gtp_finish(void *inst, hc_engine_stats *st, hc_err *err)
     /* kata-raw-nn evaluates one position per command: never a batch. */
     st->nn_rows = st->nn_batches = g->answered;
     st->avg_batch = g->answered > 0 ? 1.0 : -1;
+    st->max_batch = 1;
     return 0;
 }
 

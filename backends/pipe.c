@@ -477,6 +477,7 @@ static int pipe_finish(void *inst, hc_engine_stats *st, hc_err *err)
     st->nn_batches = b->calls;
     st->avg_batch = b->calls > 0 ? (double)b->rows / (double)b->calls : -1;
     st->batching = b->max_batch > 1;
+    st->max_batch = b->max_batch;
     return 0;
 }
 

@@ -58,7 +58,7 @@ const hc_backend_doc hc_backend_docs[] = {
      "a tap source: per-layer tensors another tool wrote (.npy, safetensors) for the positions in order, "
      "compared by `taps` (docs/TAPS.md)"},
     {"analysis", "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD",
-     "runs KataGo's JSON analysis engine, one per symmetry ({symmetry}, {batch} in CMD), queries sent concurrently so "
+     "runs KataGo's JSON analysis engine, one per symmetry ({symmetry}, {batch}, {threads} in CMD), queries sent concurrently so "
      "that it batches; reads the root's raw outputs; $VAR unset means skipped"},
     {"cuda", "cuda:ref32[,split-k]|emulate:PROFILE|fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
      "KataGo nets on an NVIDIA GPU: ref32 (the reference, bit for bit), emulate:PROFILE (emulate:PROFILE's "
@@ -158,7 +158,7 @@ int hc_backend_open_like(hc_backend *b, const hc_backend *base, const hc_backend
 hc_engine_stats hc_engine_stats_unknown(void)
 {
     return (hc_engine_stats){.positions = -1, .eval_seconds = -1, .peak_rss_kib = -1, .engines = 0,
-                             .nn_rows = -1, .nn_batches = -1, .avg_batch = -1};
+                             .nn_rows = -1, .nn_batches = -1, .avg_batch = -1, .max_batch = -1};
 }
 
 void hc_backend_close(hc_backend *b)

@@ -86,6 +86,8 @@ static void case_properties(xmlNodePtr tc, const hc_result *r, size_t tier)
             propf(props, "engine.nnRows", (double)e->nn_rows);
             propf(props, "engine.nnBatches", (double)e->nn_batches);
         }
+        if (e->max_batch > 0)
+            propf(props, "engine.maxBatchSize", (double)e->max_batch);
         propf(props, "engine.processes", (double)e->engines);
         if (e->version[0])
             prop(props, "engine.version", e->version);

@@ -446,9 +446,12 @@ int hc_engine_batches_note(const hc_result *r, char *buf, size_t len)
         snprintf(count, sizeof count, "%ld batches", r->engine.nn_batches);
     else
         snprintf(count, sizeof count, "batches");
-    int n = r->max_batch_size > 0
-                ? snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s of at most %d rows "
-                                     "this run); a rerun may differ slightly", count, r->max_batch_size)
+    /* At most: the largest batch the engine will form where it said (an Eigen build's 2), else
+     * the board's maxBatchSize. */
+    long most = r->engine.max_batch > 0 ? r->engine.max_batch : r->max_batch_size;
+    int n = most > 0
+                ? snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s of at most %ld rows "
+                                     "this run); a rerun may differ slightly", count, most)
                 : snprintf(buf, len, "batched figures depend on how the engine formed its batches (%s this run); a rerun "
                                      "may differ slightly", count);
     return n < 0 ? 0 : n < (int)len ? n : (int)len - 1;
@@ -467,7 +470,10 @@ int hc_engine_text(const hc_result *r, char *buf, size_t len)
     double pps = hc_result_engine_pos_per_s(r);
     if (pps >= 0)
         ADD("%s%.1f positions/s (%ld in %.1f s)", o ? ", " : "", pps, e->positions, e->eval_seconds);
-    if (e->avg_batch >= 0)
+    if (e->avg_batch >= 0 && e->max_batch > 0 && e->batching)
+        ADD("%s%.2f of %ld rows per batch (%ld rows in %ld batches)", o ? ", " : "", e->avg_batch, e->max_batch,
+            e->nn_rows, e->nn_batches);
+    else if (e->avg_batch >= 0)
         ADD("%s%.2f rows per batch (%ld rows in %ld batches)", o ? ", " : "", e->avg_batch, e->nn_rows, e->nn_batches);
     else if (e->batching)
         ADD("%srows per batch unknown", o ? ", " : "");
@@ -476,10 +482,31 @@ int hc_engine_text(const hc_result *r, char *buf, size_t len)
     if (e->version[0])
         ADD("%sversion %s", o ? ", " : "", e->version);
     char note[300];
+    if (hc_engine_batch_note(e->batching, e->nn_rows, e->nn_batches, e->max_batch, note, sizeof note) > 0)
+        ADD("%s%s", o ? "; " : "", note);
     if (hc_engine_batches_note(r, note, sizeof note))
         ADD("%s%s", o ? "; " : "", note);
 #undef ADD
     return (int)(o < len ? o : len - 1);
+}
+
+int hc_engine_batch_note(int batching, long rows, long batches, long max_batch, char *buf, size_t len)
+{
+    if (len == 0)
+        return 0;
+    buf[0] = '\0';
+    if (!batching || rows < 0 || batches <= 0 || max_batch < 2)
+        return 0;
+    double avg = (double)rows / (double)batches;
+    if (!(avg < 0.5 * (double)max_batch))
+        return 0;
+    long first = max_batch / 2 + 1;
+    int n = first < max_batch
+                ? snprintf(buf, len, "batches averaged %.2f of %ld rows: rows %ld-%ld rarely exercised", avg, max_batch,
+                           first, max_batch)
+                : snprintf(buf, len, "batches averaged %.2f of %ld rows: row %ld rarely exercised", avg, max_batch,
+                           max_batch);
+    return n < 0 ? 0 : (int)((size_t)n < len ? (size_t)n : len - 1);
 }
 
 /* An external engine's cost; unknown figures are null. */
@@ -497,8 +524,11 @@ static json_t *engine_json(const hc_result *r)
     json_object_set_new(o, "nnRows", e->nn_rows >= 0 ? json_integer(e->nn_rows) : json_null());
     json_object_set_new(o, "nnBatches", e->nn_batches >= 0 ? json_integer(e->nn_batches) : json_null());
     json_object_set_new(o, "avgBatchSize", e->avg_batch >= 0 ? jnum(e->avg_batch) : json_null());
-    /* Beside the batch counts: whether a rerun can reproduce the batched figures. */
+    json_object_set_new(o, "maxBatchSize", e->max_batch > 0 ? json_integer(e->max_batch) : json_null());
     char note[300];
+    if (hc_engine_batch_note(e->batching, e->nn_rows, e->nn_batches, e->max_batch, note, sizeof note) > 0)
+        json_object_set_new(o, "batchFillNote", json_string(note));
+    /* Beside the batch counts: whether a rerun can reproduce the batched figures. */
     if (hc_engine_batches_note(r, note, sizeof note)) {
         json_object_set_new(o, "batchesFormedByEngine", json_true());
         json_object_set_new(o, "batchesNote", json_string(note));
@@ -1137,19 +1167,20 @@ static int rd_engine(rd *r, json_t *o, hc_engine_stats *e)
     if (!json_is_object(o))
         return rd_fail(r, NULL, "not an object");
     *e = hc_engine_stats_unknown();
-    double pos, rows, batches, procs;
+    double pos, rows, batches, procs, maxb = -1;
     json_t *pr = json_object_get(o, "processes");
     if (rd_opt_num(r, o, "positions", &pos) || rd_opt_num(r, o, "evalSeconds", &e->eval_seconds) ||
         rd_opt_num(r, o, "peakRssKiB", &e->peak_rss_kib) || rd_opt_num(r, o, "nnRows", &rows) ||
         rd_opt_num(r, o, "nnBatches", &batches) || rd_opt_num(r, o, "avgBatchSize", &e->avg_batch) ||
-        rd_opt_num(r, o, "processes", &procs) || rd_flag(r, o, "batching", &e->batching) ||
-        rd_flag(r, o, "batchesFormedByEngine", &e->engine_batches))
+        rd_opt_num(r, o, "processes", &procs) || rd_opt_num(r, o, "maxBatchSize", &maxb) ||
+        rd_flag(r, o, "batching", &e->batching) || rd_flag(r, o, "batchesFormedByEngine", &e->engine_batches))
         return -1;
     if (!pr)
         procs = 0;
     e->positions = (long)pos;
     e->nn_rows = (long)rows;
     e->nn_batches = (long)batches;
+    e->max_batch = maxb > 0 ? (long)maxb : -1;
     e->engines = procs > 0 ? (int)procs : 0;
     const char *v = json_string_value(json_object_get(o, "version"));
     snprintf(e->version, sizeof e->version, "%s", v ? v : "");

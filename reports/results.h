@@ -116,6 +116,11 @@ double hc_result_engine_pos_per_s(const hc_result *r);
  * batch (40 rows in 21 batches), 8 processes, version 1.17.2") into buf; its length, 0 when the
  * result has no engine figures. */
 int hc_engine_text(const hc_result *r, char *buf, size_t len);
+/* When a batching engine's batches averaged under half the largest batch it will form
+ * (hc_engine_stats.max_batch): "batches averaged 1.30 of 6 rows: rows 4-6 rarely exercised"
+ * (the upper half of a batch, where a stride bug shows, seldom ran) into buf, its length;
+ * otherwise 0 and buf "". rows/batches are the engine's counts (a summary passes its sums). */
+int hc_engine_batch_note(int batching, long rows, long batches, long max_batch, char *buf, size_t len);
 /* For a result whose engine formed its own batches (hc_engine_stats.engine_batches: KataGo's
  * analysis engine batches concurrent queries by timing), what a rerun can reproduce: "batched
  * figures depend on how the engine formed its batches (2493 batches of at most 6 rows this run);

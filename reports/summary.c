@@ -33,7 +33,9 @@ typedef struct acc {
     double seconds;
     long rows, batches;
     int engine_batches; /* the engine formed them itself (hc_engine_batches_note) */
-    int max_batch;
+    int max_batch;      /* the board's maxBatchSize, over the cases */
+    long engine_max;    /* the largest batch the engine will form, over the cases (-1 unknown) */
+    int batching;
     size_t top_n, top_agree; /* the policy's top-move agreement, summed over the boards */
 } acc;
 
@@ -78,10 +80,12 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                   "| top move agrees, unbatched / batched "
                   "| verdict | engine peak RSS | positions/s unbatched | positions/s batched | rows per batch (batched) |\n"
                   "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
+    hc_strbuf notes = HC_STRBUF_INIT; /* batched cases far below their largest batch, after the table */
     unsigned char *done = calloc(rs->n ? rs->n : 1, 1);
     if (!done) {
         hc_err_set(err, HC_ENOMEM, "out of memory for the summary");
         hc_strbuf_free(&b);
+        hc_strbuf_free(&notes);
         return NULL;
     }
     char note[300] = "";
@@ -92,6 +96,7 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         const hc_result *r0 = &rs->items[i];
         acc m[2];
         memset(m, 0, sizeof m);
+        m[0].engine_max = m[1].engine_max = -1;
         int mv = 0, n_pass = 0, n_fail = 0, n_err = 0, n_skip = 0;
         double rss = -1;
         for (size_t j = i; j < rs->n; j++) {
@@ -131,6 +136,9 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
                 if (e->nn_rows >= 0 && e->nn_batches > 0) {
                     m[k].rows += e->nn_rows;
                     m[k].batches += e->nn_batches;
+                    if (e->max_batch > m[k].engine_max)
+                        m[k].engine_max = e->max_batch;
+                    m[k].batching |= e->batching;
                 }
                 if (e->engine_batches) {
                     m[k].engine_batches = 1;
@@ -173,10 +181,20 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         /* Beside the batch counts: batches the engine formed itself may come out otherwise on a
          * rerun (a footnote below the table says so). */
         const char *mark = m[1].engine_batches ? " †" : "";
-        if (m[1].batches > 0)
+        if (m[1].batches > 0 && m[1].engine_max > 0)
+            hc_strbuf_printf(&b, " %.2f of %ld%s |\n", (double)m[1].rows / (double)m[1].batches, m[1].engine_max, mark);
+        else if (m[1].batches > 0)
             hc_strbuf_printf(&b, " %.2f%s |\n", (double)m[1].rows / (double)m[1].batches, mark);
         else
             hc_strbuf_printf(&b, " -%s |\n", mark);
+        char far[160];
+        if (hc_engine_batch_note(m[1].batching, m[1].rows, m[1].batches, m[1].engine_max, far, sizeof far) > 0) {
+            hc_strbuf_printf(&notes, "- ");
+            sb_cell(&notes, r0->net);
+            hc_strbuf_printf(&notes, ", ");
+            sb_cell(&notes, r0->backend);
+            hc_strbuf_printf(&notes, ", batched: %s\n", far);
+        }
         if (m[1].engine_batches)
             n_notes++;
         if (m[1].engine_batches && !note[0]) {
@@ -185,6 +203,7 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
             one.engine = hc_engine_stats_unknown();
             one.engine.engine_batches = 1;
             one.engine.nn_batches = m[1].batches;
+            one.engine.max_batch = m[1].engine_max;
             one.max_batch_size = m[1].max_batch;
             hc_engine_batches_note(&one, note, sizeof note);
         }
@@ -193,6 +212,10 @@ char *hc_summary_markdown(const hc_results *rs, hc_err *err)
         hc_strbuf_printf(&b, "\n† %s%s.\n", note,
                          n_notes > 1 ? " (the first such row's count; each row's own in report.md)" : "");
     free(done);
+    char *nt = hc_strbuf_take(&notes, NULL);
+    if (nt && nt[0])
+        hc_strbuf_printf(&b, "\n%s", nt);
+    free(nt);
     /* A failing case whose outputs are other positions' says so under the table. */
     int any = 0;
     for (size_t i = 0; i < rs->n; i++) {

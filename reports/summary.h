@@ -11,7 +11,9 @@
  * model version; winrateError 99% and max, the largest over its boards, unbatched and batched;
  * the verdict (PASS, FAIL, ERROR, skipped; with the count of cases that were not checked); the
  * largest engine peak RSS; positions/s per mode (all its positions over all its evaluation
- * time); the engine's rows per batch in the batched mode. Figures that no result has are "-".
+ * time); the engine's rows per batch in the batched mode, "of" the largest batch it will form,
+ * and after the table a note for each row whose batches averaged under half of that
+ * (hc_engine_batch_note). Figures that no result has are "-".
  * An interrupted run's table is led by the sentence saying so and naming the cases that
  * finished (hc_results_interrupted_text). A rows-per-batch figure of an engine that formed its
  * own batches (hc_engine_batches_note) is marked †, and a footnote says a rerun may differ. */

@@ -17,7 +17,10 @@
  * hang: stops answering; die-at-start: exits before answering query_version. With -once FILE
  * only while FILE does not exist (it is created then), so a restarted engine behaves.
  * At EOF on stdin it logs "NN rows: R", "NN batches: N", "NN avg batch size: A" on stderr (not
- * with -no-stats) and exits 0. */
+ * with -no-stats) and exits 0.
+ * HC_FAKE_ANALYSIS_BATCH_CAP=N in the environment (batch_cap): batches of at most N rows while
+ * query_models still says maxBatchSize B, as an engine whose batches stay small for reasons of
+ * its own (too few queries in flight, too few analysis threads). */
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -224,6 +227,14 @@ typedef struct row {
 
 static row rows_buf[MAX_BATCH];
 
+/* The most rows a batch takes: B, or HC_FAKE_ANALYSIS_BATCH_CAP when it is smaller. */
+static int batch_cap(int batch)
+{
+    const char *v = getenv("HC_FAKE_ANALYSIS_BATCH_CAP");
+    int cap = v ? atoi(v) : 0;
+    return cap >= 1 && cap < batch ? cap : batch;
+}
+
 /* Evaluates a batch of queries and answers them (with the planted bug, if any). */
 static void run_batch(fake *f, json_t **qs, int n)
 {
@@ -339,7 +350,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "Started, ready to begin handling requests\n");
     static char line[LINE];
     json_t *qs[MAX_BATCH];
-    int cap = is(&f, "nobatch") ? 1 : f.batch;
+    int cap = is(&f, "nobatch") ? 1 : batch_cap(f.batch);
     for (;;) {
         int r = next_line(&f, line, -1);
         if (r == 0)

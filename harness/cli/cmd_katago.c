@@ -202,10 +202,11 @@ static int build_gtp_spec(char *spec, size_t len, const char *workdir, const cha
 }
 
 /* The analysis: backend (docs/ANALYSIS.md): one engine per symmetry (nnForcedSymmetry, no
- * randomizing), the mode's batch as nnMaxBatchSize and as many analysis threads (so that that
- * many queries are evaluated concurrently and can share a batch), one search thread each, no NN
- * cache (so no evaluation is ever a cache hit: the batched pass evaluates again), the board
- * config's NN buffer, and its log on stderr, where it says its rows and batches at exit. */
+ * randomizing), the mode's batch as nnMaxBatchSize and the analysis threads the backend asks for
+ * ({threads}: several per row batched, so that a batch's worth is always queued), one search
+ * thread each, no NN cache (so no evaluation is ever a cache hit: the batched pass evaluates
+ * again), the board config's NN buffer, and its log on stderr, where it says its rows and
+ * batches at exit. */
 static int build_analysis_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
                                const char *extra)
 {
@@ -214,7 +215,7 @@ static int build_analysis_spec(char *spec, size_t len, const char *workdir, cons
     size_t o = strlen(spec);
     int n = snprintf(spec + o, len - o,
                      " -override-config nnForcedSymmetry={symmetry},nnRandomize=false,nnMaxBatchSize={batch},"
-                     "numAnalysisThreads={batch},numSearchThreadsPerAnalysisThread=1,nnCacheSizePowerOfTwo=-1,"
+                     "numAnalysisThreads={threads},numSearchThreadsPerAnalysisThread=1,nnCacheSizePowerOfTwo=-1,"
                      "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false,"
                      "logToStderr=true,logAllRequests=false,logAllResponses=false,logSearchInfo=false");
     return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;

@@ -239,8 +239,10 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_p
 /* A position backend that takes its own number of positions per call
  * (hc_backend_vtbl.positions_per_call: an engine that batches concurrent queries): the next
  * positions of the order, gathered into one call whatever their indices, so that a shuffled
- * batched case is evaluated in batches too. A call refused with a skip is retried one position
- * at a time, as eval_one does. */
+ * batched case is evaluated in batches too. A call refused with a skip is retried in halves
+ * until the refused position is alone (and skipped), so that one position the engine cannot
+ * take costs a few calls, not a call per position of a large call (which would leave the
+ * engine's batches empty); after it, calls are full again. */
 static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const size_t *order, int batch,
                          const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask, hc_eval_failure *fail,
                          hc_eval_progress progress, hc_eval_skip_fn skip, void *user, hc_err *err)
@@ -254,11 +256,14 @@ static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const s
     hc_nnoutput *go = hc_malloc(sizeof *go * (size_t)per, err, "gathered outputs");
     size_t *gi = hc_malloc(sizeof *gi * (size_t)per, err, "gathered indices");
     int rc = gp && go && gi ? 0 : -1;
-    int single = 0;
+    int limit = per;        /* the call size while a refused call's positions are bisected */
+    size_t limit_until = 0; /* ... up to this many positions done */
     for (size_t done = 0; rc == 0 && done < n;) {
         int k = (int)(n - done < (size_t)per ? n - done : (size_t)per);
-        if (single > 0)
-            k = 1;
+        if (done < limit_until && (size_t)k > limit_until - done)
+            k = (int)(limit_until - done);
+        if (k > limit)
+            k = limit;
         for (int r = 0; r < k && rc == 0; r++) {
             gi[r] = order ? order[done + (size_t)r] : done + (size_t)r;
             if (hc_nnoutput_init(&outs[gi[r]], s->nn_x, s->nn_y, 1, err))
@@ -283,9 +288,12 @@ static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const s
                 memset(&outs[gi[r]], 0, sizeof outs[0]);
             }
             if (k > 1) {
-                single = k;
+                limit = (k + 1) / 2;
+                limit_until = done + (size_t)k;
                 continue;
             }
+            limit = per;
+            limit_until = 0;
             char reason[sizeof err->msg];
             snprintf(reason, sizeof reason, "%s", why + strlen(HC_BACKEND_SKIP));
             err->code = 0;
@@ -300,9 +308,9 @@ static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const s
             for (int r = 0; r < k && done_mask; r++)
                 done_mask[gi[r]] = 1;
         }
-        if (single > 0)
-            single--;
         done += (size_t)k;
+        if (done >= limit_until)
+            limit = per;
         if (progress && progress(user, done, n)) {
             rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
             break;

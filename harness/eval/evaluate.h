@@ -49,7 +49,8 @@ typedef struct hc_eval_request {
     /* Or NULL. Non-NULL: a position backend's per-position refusal (HC_BACKEND_SKIP) leaves
      * that position out instead of failing the evaluation: skip is called, outs[i] is left
      * zeroed and done_mask[i] 0, and the rest goes on (a refused batch of several positions is
-     * retried one at a time, so only the refused positions are left out). Progress counts
+     * retried one at a time, a refused call of a positions_per_call backend in halves, so only
+     * the refused positions are left out). Progress counts
      * skipped positions as done. Tensor backends never skip. */
     hc_eval_skip_fn skip;
     void *user;                 /* for progress and skip */

@@ -223,16 +223,16 @@ static void child_main(const char *spec, const hc_net *net, const hc_position *p
             _exit(11);
     }
     /* An external engine's cost, once it has exited: "cost POS SECS RSS PROCS ROWS BATCHES AVG
-     * BATCHING VERSION ENGINE_BATCHES" (VERSION "-" when unknown). */
+     * BATCHING VERSION ENGINE_BATCHES MAXBATCH" (VERSION "-" when unknown). */
     hc_engine_stats es;
     if (hc_evaluator_finish(ev, &es, &err))
         child_fail(err_path, &err, NULL);
     if (es.engines > 0 || es.positions >= 0) {
         char line[400];
-        int len = snprintf(line, sizeof line, "cost %ld %.17g %.17g %d %ld %ld %.17g %d %s %d\n", es.positions,
+        int len = snprintf(line, sizeof line, "cost %ld %.17g %.17g %d %ld %ld %.17g %d %s %d %ld\n", es.positions,
                            es.eval_seconds, es.peak_rss_kib, es.engines, es.nn_rows, es.nn_batches, es.avg_batch,
                            es.batching, es.version[0] && !strpbrk(es.version, " \t\n") ? es.version : "-",
-                           es.engine_batches);
+                           es.engine_batches, es.max_batch);
         if (len < 0 || (size_t)len >= sizeof line || write_all(side_fd, line, (size_t)len))
             _exit(11);
     }
@@ -312,9 +312,9 @@ static void read_side(const char *path, const hc_position *ps, size_t n, hc_isol
         } else if (strncmp(line, "cost ", 5) == 0) {
             hc_engine_stats e = hc_engine_stats_unknown();
             char ver[64];
-            if (sscanf(line, "cost %ld %lf %lf %d %ld %ld %lf %d %63s %d", &e.positions, &e.eval_seconds,
+            if (sscanf(line, "cost %ld %lf %lf %d %ld %ld %lf %d %63s %d %ld", &e.positions, &e.eval_seconds,
                        &e.peak_rss_kib, &e.engines, &e.nn_rows, &e.nn_batches, &e.avg_batch, &e.batching, ver,
-                       &e.engine_batches) == 10) {
+                       &e.engine_batches, &e.max_batch) == 11) {
                 snprintf(e.version, sizeof e.version, "%s", strcmp(ver, "-") ? ver : "");
                 cs->cost = e;
                 cs->has_cost = 1;
