@@ -622,13 +622,17 @@ static void describe_pos(const hc_position *p, char *buf, size_t len)
     snprintf(buf, len, "position index %ld (SGF line %ld, symmetry %d)", p->index, p->sgf_line, p->symmetry);
 }
 
-/* Reads engine s's answers until every query of the call sent to it has one. */
+/* Reads engine s's answers that have arrived, without waiting (*got: how many lines), until every
+ * query of the call sent to it has one. */
 static int collect(analysis_backend *a, int s, long first_seq, int n, const hc_position *pos, hc_nnoutput *outs,
-                   int *left, hc_err *err)
+                   int *left, int *got, hc_err *err)
 {
     engine *e = &a->eng[s];
     while (*left > 0) {
-        long r = hc_extproc_read_line(&e->proc, a->line, LINE_CAP, now_s() + a->timeout_s, err);
+        long r = hc_extproc_try_read_line(&e->proc, a->line, LINE_CAP, err);
+        if (r == HC_EXTPROC_NO_LINE)
+            return 0;
+        (*got)++;
         char d[200] = "";
         for (int k = 0; k < n; k++)
             if (!a->pend[k].done && pos[a->pend[k].i].symmetry == s) {
@@ -753,55 +757,110 @@ static int eval_call(analysis_backend *a, int n, const hc_position *pos, hc_nnou
         left[pos[i].symmetry]++;
     }
     /* Every group's queries at once, so that the engines work side by side and each has its
-     * group in flight. */
-    for (int s = 0; s < N_SYM; s++) {
+     * group in flight: each engine's queries in one buffer, written as its input takes them while
+     * its answers are read as they come. A call holds more queries than the pipes do, and an
+     * engine whose answers are not read stops reading its queries (KataGo's does): writing all
+     * before reading would deadlock with a fast engine. */
+    char *buf[N_SYM] = {NULL};
+    size_t used[N_SYM] = {0}, off[N_SYM] = {0};
+    int rc = 0;
+    for (int s = 0; s < N_SYM && rc == 0; s++) {
         if (!left[s])
             continue;
         *sent = 1;
-        if (!hc_extproc_running(&a->eng[s].proc) && start_engine(a, s, err))
-            return -1;
-        size_t cap = 1 << 14, used = 0;
-        char *buf = hc_malloc(cap, err, "queries");
-        if (!buf)
-            return -1;
-        for (int i = 0; i < n; i++) {
+        if (!hc_extproc_running(&a->eng[s].proc) && start_engine(a, s, err)) {
+            rc = -1;
+            break;
+        }
+        size_t cap = 1 << 14;
+        if (!(buf[s] = hc_malloc(cap, err, "queries"))) {
+            rc = -1;
+            break;
+        }
+        for (int i = 0; i < n && rc == 0; i++) {
             if (pos[i].symmetry != s)
                 continue;
             char *q = make_query(a, &pos[i], first + i, err);
             if (!q) {
-                free(buf);
-                return -1;
+                rc = -1;
+                break;
             }
             size_t l = strlen(q);
-            if (used + l + 1 > cap) {
-                while (used + l + 1 > cap)
+            if (used[s] + l + 1 > cap) {
+                while (used[s] + l + 1 > cap)
                     cap *= 2;
-                char *t = realloc(buf, cap);
-                if (!t) {
-                    free(q);
-                    free(buf);
-                    return hc_err_set(err, HC_ENOMEM, "out of memory");
-                }
-                buf = t;
+                char *t = realloc(buf[s], cap);
+                if (!t)
+                    rc = hc_err_set(err, HC_ENOMEM, "out of memory");
+                else
+                    buf[s] = t;
             }
-            memcpy(buf + used, q, l);
-            used += l;
+            if (rc == 0) {
+                memcpy(buf[s] + used[s], q, l);
+                used[s] += l;
+            }
             free(q);
         }
-        int wrc = hc_extproc_write(&a->eng[s].proc, buf, used, now_s() + a->timeout_s, err);
-        free(buf);
-        if (wrc) {
-            char d[200] = "";
-            for (int i = 0; i < n && !d[0]; i++)
-                if (pos[i].symmetry == s)
-                    describe_pos(&pos[i], d, sizeof d);
-            return hc_err_prefix(err, "symmetry %d engine, sending %d queries, first %s: ", s, left[s], d);
+    }
+    /* An engine that neither takes input nor answers for timeout_s counts as hung. */
+    double last = now_s();
+    for (;;) {
+        int pending_any = 0, progress = 0;
+        for (int s = 0; s < N_SYM && rc == 0; s++) {
+            if (off[s] < used[s]) {
+                long w = hc_extproc_write_some(&a->eng[s].proc, buf[s] + off[s], used[s] - off[s], err);
+                if (w < 0) {
+                    char d[200] = "";
+                    for (int i = 0; i < n && !d[0]; i++)
+                        if (pos[i].symmetry == s)
+                            describe_pos(&pos[i], d, sizeof d);
+                    rc = hc_err_prefix(err, "symmetry %d engine, sending %d queries, first %s: ", s, left[s], d);
+                    break;
+                }
+                off[s] += (size_t)w;
+                progress |= w > 0;
+            }
+            int got = 0;
+            if (left[s] && collect(a, s, first, n, pos, outs, &left[s], &got, err)) {
+                rc = -1;
+                break;
+            }
+            progress |= got > 0;
+            pending_any |= left[s] > 0;
         }
+        if (rc || !pending_any)
+            break;
+        double t = now_s();
+        if (progress) {
+            last = t;
+            continue;
+        }
+        if (t - last > a->timeout_s) {
+            int s = 0;
+            while (s < N_SYM - 1 && !left[s])
+                s++;
+            char d[200] = "";
+            for (int k = 0; k < n && !d[0]; k++)
+                if (!a->pend[k].done && pos[a->pend[k].i].symmetry == s)
+                    describe_pos(&pos[a->pend[k].i], d, sizeof d);
+            rc = hc_err_set(err, HC_EBACKEND, "symmetry %d engine, %d answer(s) outstanding, first %s: %s: no answer "
+                            "and no input taken for %g s (timed out)", s, left[s], d, a->eng[s].proc.name, a->timeout_s);
+            break;
+        }
+        hc_extproc *ps[N_SYM];
+        int ww[N_SYM], wr[N_SYM], k = 0;
+        for (int s = 0; s < N_SYM; s++)
+            if (left[s] || off[s] < used[s]) {
+                ps[k] = &a->eng[s].proc;
+                ww[k] = off[s] < used[s];
+                wr[k] = left[s] > 0;
+                k++;
+            }
+        hc_extproc_wait_any(ps, ww, wr, k, last + a->timeout_s + 0.01);
     }
     for (int s = 0; s < N_SYM; s++)
-        if (left[s] && collect(a, s, first, n, pos, outs, &left[s], err))
-            return -1;
-    return 0;
+        free(buf[s]);
+    return rc;
 }
 
 static int analysis_eval_positions(void *inst, int n, const hc_position *pos, hc_nnoutput *outs, hc_err *err)

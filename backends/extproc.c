@@ -359,7 +359,9 @@ static int gone(hc_extproc *p, const char *what, hc_err *err)
     return hc_err_set(err, HC_EBACKEND, "%s %s %s (nothing on stderr)", p->name, how, what);
 }
 
-int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, hc_err *err)
+/* Writes buf; with nowait, only what the program's input takes now (*done: the bytes written), else
+ * all of it by the deadline. */
+static int write_impl(hc_extproc *p, const void *buf, size_t n, double deadline, int nowait, size_t *done, hc_err *err)
 {
     if (p->to_fd < 0)
         return hc_err_set(err, HC_EBACKEND, "%s is not running", p->name);
@@ -375,6 +377,8 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, 
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if ((errno == EAGAIN || errno == EWOULDBLOCK) && nowait)
+                break;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 /* The program is not reading: wait for room, draining its stderr meanwhile. */
                 double left = deadline - hc_extproc_now();
@@ -396,6 +400,8 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, 
         }
         c += w;
         n -= (size_t)w;
+        if (done)
+            *done += (size_t)w;
     }
     if (rc && saved == EPIPE) {
         /* sigwait, not sigtimedwait (macOS lacks it): the SIGPIPE of a failed write is directed
@@ -419,6 +425,17 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, 
     }
     }
     return 0;
+}
+
+int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, hc_err *err)
+{
+    return write_impl(p, buf, n, deadline, 0, NULL, err);
+}
+
+long hc_extproc_write_some(hc_extproc *p, const void *buf, size_t n, hc_err *err)
+{
+    size_t done = 0;
+    return write_impl(p, buf, n, 0, 1, &done, err) ? -1 : (long)done;
 }
 
 /* Waits for output by the deadline, draining stderr meanwhile. 1: readable, 0: timeout. */
@@ -469,24 +486,99 @@ static int fill(hc_extproc *p, double deadline, const char *what, hc_err *err)
     }
 }
 
+/* A complete line from rbuf into line: its length, -1 with err (too long), HC_EXTPROC_NO_LINE
+ * when rbuf holds none. */
+static long take_line(hc_extproc *p, char *line, size_t cap, hc_err *err)
+{
+    char *nl = p->rlen ? memchr(p->rbuf + p->rstart, '\n', p->rlen) : NULL;
+    if (!nl)
+        return HC_EXTPROC_NO_LINE;
+    size_t n = (size_t)(nl - (p->rbuf + p->rstart));
+    size_t keep = n;
+    if (keep > 0 && p->rbuf[p->rstart + keep - 1] == '\r')
+        keep--;
+    if (keep + 1 > cap)
+        return hc_err_set(err, HC_EBACKEND, "%s: a reply line of %zu bytes (at most %zu expected)", p->name, keep,
+                          cap - 1);
+    memcpy(line, p->rbuf + p->rstart, keep);
+    line[keep] = '\0';
+    p->rstart += n + 1;
+    p->rlen -= n + 1;
+    return (long)keep;
+}
+
+long hc_extproc_try_read_line(hc_extproc *p, char *line, size_t cap, hc_err *err)
+{
+    for (;;) {
+        long k = take_line(p, line, cap, err);
+        if (k != HC_EXTPROC_NO_LINE)
+            return k;
+        if (p->from_fd < 0)
+            return hc_err_set(err, HC_EBACKEND, "%s is not running", p->name);
+        struct pollfd fd = {.fd = p->from_fd, .events = POLLIN};
+        int r = poll(&fd, 1, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            return HC_EXTPROC_NO_LINE;
+        /* Readable (or an error that read reports): fill does not wait. */
+        r = fill(p, hc_extproc_now() + 1, "waiting for a reply line", err);
+        if (r < 0) {
+            hc_extproc_stop(p);
+            return -1;
+        }
+        if (r == 0)
+            return gone(p, "before finishing its reply", err);
+    }
+}
+
+void hc_extproc_wait_any(hc_extproc *const *ps, const int *want_write, const int *want_read, int n, double deadline)
+{
+    for (;;) {
+        double left = deadline - hc_extproc_now();
+        if (left <= 0)
+            return;
+        struct pollfd fds[3 * 16];
+        int nf = 0, any = 0;
+        for (int i = 0; i < n && nf + 3 <= (int)(sizeof fds / sizeof fds[0]); i++) {
+            if (want_write[i] && ps[i]->to_fd >= 0)
+                fds[nf++] = (struct pollfd){.fd = ps[i]->to_fd, .events = POLLOUT}, any = 1;
+            if (want_read[i] && ps[i]->from_fd >= 0)
+                fds[nf++] = (struct pollfd){.fd = ps[i]->from_fd, .events = POLLIN}, any = 1;
+            if (ps[i]->err_fd >= 0)
+                fds[nf++] = (struct pollfd){.fd = ps[i]->err_fd, .events = POLLIN};
+        }
+        if (!any)
+            return;
+        int ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+        int r = poll(fds, (nfds_t)nf, ms);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return;
+        int ready = 0;
+        for (int k = 0; k < nf; k++) {
+            if (!fds[k].revents)
+                continue;
+            int is_err = 0;
+            for (int i = 0; i < n; i++)
+                if (ps[i]->err_fd == fds[k].fd) {
+                    drain_stderr(ps[i]);
+                    is_err = 1;
+                }
+            ready |= !is_err;
+        }
+        if (ready)
+            return;
+    }
+}
+
 long hc_extproc_read_line(hc_extproc *p, char *line, size_t cap, double deadline, hc_err *err)
 {
     for (;;) {
-        char *nl = p->rlen ? memchr(p->rbuf + p->rstart, '\n', p->rlen) : NULL;
-        if (nl) {
-            size_t n = (size_t)(nl - (p->rbuf + p->rstart));
-            size_t keep = n;
-            if (keep > 0 && p->rbuf[p->rstart + keep - 1] == '\r')
-                keep--;
-            if (keep + 1 > cap)
-                return hc_err_set(err, HC_EBACKEND, "%s: a reply line of %zu bytes (at most %zu expected)",
-                                  p->name, keep, cap - 1);
-            memcpy(line, p->rbuf + p->rstart, keep);
-            line[keep] = '\0';
-            p->rstart += n + 1;
-            p->rlen -= n + 1;
-            return (long)keep;
-        }
+        long k = take_line(p, line, cap, err);
+        if (k != HC_EXTPROC_NO_LINE)
+            return k;
         int r = fill(p, deadline, "waiting for a reply line", err);
         if (r < 0) {
             hc_extproc_stop(p);

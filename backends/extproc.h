@@ -37,6 +37,17 @@ int hc_extproc_write(hc_extproc *p, const void *buf, size_t n, double deadline, 
  * (hc_extproc_now() seconds). Returns the length, or -1 with err: EOF (the program exited:
  * its status and stderr tail are in the message), timeout, or a line longer than cap. */
 long hc_extproc_read_line(hc_extproc *p, char *line, size_t cap, double deadline, hc_err *err);
+/* Without waiting, for a program fed and read side by side with others (a writer that waited for
+ * room while the program waits for its output to be read would deadlock): hc_extproc_write_some
+ * writes what the program's input takes now and returns the bytes written (0: none), -1 with err
+ * (it exited); hc_extproc_try_read_line returns a line already received or readable now, or
+ * HC_EXTPROC_NO_LINE, -1 with err as hc_extproc_read_line; hc_extproc_wait_any waits until one of
+ * n programs has room for input (want_write[i]) or output (want_read[i]), or the deadline, draining
+ * their stderr meanwhile (at most 16 programs). */
+enum { HC_EXTPROC_NO_LINE = -2 };
+long hc_extproc_write_some(hc_extproc *p, const void *buf, size_t n, hc_err *err);
+long hc_extproc_try_read_line(hc_extproc *p, char *line, size_t cap, hc_err *err);
+void hc_extproc_wait_any(hc_extproc *const *ps, const int *want_write, const int *want_read, int n, double deadline);
 /* Reads exactly n bytes by the deadline, or -1 with err (short read: how many were read). */
 int hc_extproc_read(hc_extproc *p, void *buf, size_t n, double deadline, hc_err *err);
 /* Kills (SIGKILL) and reaps the program if running; closes the pipes. Safe to repeat. */

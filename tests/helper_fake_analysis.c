@@ -20,7 +20,16 @@
  * with -no-stats) and exits 0.
  * HC_FAKE_ANALYSIS_BATCH_CAP=N in the environment (batch_cap): batches of at most N rows while
  * query_models still says maxBatchSize B, as an engine whose batches stay small for reasons of
- * its own (too few queries in flight, too few analysis threads). */
+ * its own (too few queries in flight, too few analysis threads).
+ * HC_FAKE_ANALYSIS_SMALL_PIPES=1: reads its input only when no whole query is left to answer, 4 KiB
+ * at a time, and shrinks its pipes to 4 KiB where the system can (F_SETPIPE_SZ): an engine that
+ * stops taking queries while its answers are not read, as KataGo's does, so that a caller writing
+ * every query before reading an answer deadlocks. */
+/* F_SETPIPE_SZ is Linux's (glibc shows it with _GNU_SOURCE); elsewhere the pipes keep their size. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -47,6 +56,7 @@ typedef struct fake {
     long rows, batches;
     char rbuf[1 << 20];
     size_t rlen;
+    size_t rcap; /* how much of rbuf one read may fill (HC_FAKE_ANALYSIS_SMALL_PIPES) */
     hc_nnoutput prev0; /* the previous batch's first row (stale) */
     int have_prev;
 } fake;
@@ -78,7 +88,8 @@ static int next_line(fake *f, char *line, int wait_ms)
             if (poll(&p, 1, wait_ms) <= 0)
                 return -1;
         }
-        ssize_t r = read(0, f->rbuf + f->rlen, sizeof f->rbuf - f->rlen);
+        size_t room = sizeof f->rbuf - f->rlen;
+        ssize_t r = read(0, f->rbuf + f->rlen, room < f->rcap ? room : f->rcap);
         if (r <= 0)
             return 0;
         f->rlen += (size_t)r;
@@ -335,6 +346,14 @@ int main(int argc, char **argv)
         return 2;
     }
     f.misbehaving_now = hc_misbehave_now(f.misbehave, f.once);
+    f.rcap = sizeof f.rbuf;
+    if (getenv("HC_FAKE_ANALYSIS_SMALL_PIPES")) {
+        f.rcap = 4096;
+#ifdef F_SETPIPE_SZ
+        fcntl(0, F_SETPIPE_SZ, 4096);
+        fcntl(1, F_SETPIPE_SZ, 4096);
+#endif
+    }
     if (is(&f, "die-at-start")) {
         fprintf(stderr, "fake analysis engine: cannot load the model (on purpose)\n");
         return 1;

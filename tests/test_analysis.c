@@ -83,7 +83,7 @@ static char *result_of(const char *json, const char *backend, const char *mode)
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(33);
+    hc_plan(37);
     char cwd[1024], self[1024];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
@@ -227,6 +227,16 @@ int main(int argc, char **argv)
                                  strstr(b, note) && strstr(cmd_, note) && strstr(csum, "- net, fake, batched: ") &&
                                  strstr(csum, note),
              "batches capped at 2 of 6: exit %d: %.400s\nsummary: %s", rc, b ? b : "", csum);
+    free(b);
+    free(res);
+    /* An engine that stops taking queries while its answers are not read (KataGo's analysis engine
+     * does; the stand-in with 4 KiB pipes and reads): the backend feeds and reads each engine side
+     * by side, so a call of more queries than the pipes hold neither deadlocks nor times out. */
+    rc = run_suite(yaml, "out-pipes", "FAKE_MISBEHAVE=none HC_FAKE_ANALYSIS_SMALL_PIPES=1");
+    res = hc_slurp(hc_path(dir, "out-pipes/results.json"));
+    b = strdup(result_of(res ? res : "", "fake", "batched"));
+    hc_check("analysis-3.5", rc == 0 && b && strstr(b, "\"outcome\": \"checked\"") && strstr(b, "\"pass\": true"),
+             "small pipes: exit %d: %.400s", rc, b ? b : "");
     free(b);
     free(res);
     /* A position the engine cannot take (komi 7.3: not a multiple of 0.5) among the 140: it is
