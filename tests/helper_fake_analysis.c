@@ -14,7 +14,7 @@
  * of one is never wrong); nobatch: every batch is one row whatever B
  * is; die: exits after the first answer of a batch; garbage: a line that is not JSON instead of
  * an answer; twice: an answer written twice; never: the last query of a batch never answered;
- * hang: stops answering; die-at-start: exits before answering query_version. With -once FILE
+ * hang: stops answering; flaky: queries q199, q399, ... answered with the winrate 1e-4 off; die-at-start: exits before answering query_version. With -once FILE
  * only while FILE does not exist (it is created then), so a restarted engine behaves.
  * At EOF on stdin it logs "NN rows: R", "NN batches: N", "NN avg batch size: A" on stderr (not
  * with -no-stats) and exits 0.
@@ -284,6 +284,13 @@ static void run_batch(fake *f, json_t **qs, int n)
         copy_out(&rows_buf[1].o, &rows_buf[0].o);
     if (n >= 2 && is(f, "mask") && rows_buf[1].id[0])
         shift_legal(&rows_buf[1].o, rows_buf[1].p.x_size, rows_buf[1].p.y_size);
+    /* flaky: the caller's query q199, q399, ... answered slightly off (its winrate by 1e-4): 1
+     * evaluation in 200, a different position each time the caller sends them in another order. */
+    for (int i = 0; i < n && is(f, "flaky"); i++)
+        if (rows_buf[i].id[0] == 'q' && atol(rows_buf[i].id + 1) % 200 == 199) {
+            rows_buf[i].o.white_win_prob += 1e-4f;
+            rows_buf[i].o.white_loss_prob -= 1e-4f;
+        }
     for (int i = 0; i < n; i++) {
         row *r = &rows_buf[i];
         if (!r->id[0])
