@@ -22,24 +22,17 @@
 #define NPOS 200
 #define SHIFT 0.003f
 
-/* A 2x2 buffer: policy of 5 (pass last), ownership of 4. */
+/* A 2x2 buffer: policy of 5 (pass last), ownership of 4, winrate and loss 0 (each check sets its own). */
 static void mk(hc_nnoutput *o)
 {
-    memset(o, 0, sizeof *o);
-    o->nn_x_len = 2;
-    o->nn_y_len = 2;
-    o->policy_probs = calloc(5, sizeof(float));
-    o->white_owner_map = calloc(4, sizeof(float));
-    float pol[5] = {0.5f, 0.2f, 0.2f, -1.0f, 0.1f};
-    memcpy(o->policy_probs, pol, sizeof pol);
+    static const float pol[5] = {0.5f, 0.2f, 0.2f, -1.0f, 0.1f};
+    hc_test_out2x2(o, pol);
+    o->white_win_prob = o->white_loss_prob = 0;
 }
 
 static void unmk(hc_nnoutput *o, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(o[i].policy_probs);
-        free(o[i].white_owner_map);
-    }
+    hc_test_outs_free(o, n);
 }
 
 /* A seeded generator (64-bit LCG, top bits): the same outputs on every platform. */

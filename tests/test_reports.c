@@ -25,25 +25,16 @@
 
 enum { N = 20 };
 
+static const float mk_pol[5] = {0.5f, 0.25f, 0.125f, -1.0f, 0.125f};
+
 static void mk(hc_nnoutput *o)
 {
-    memset(o, 0, sizeof *o);
-    o->nn_x_len = 2;
-    o->nn_y_len = 2;
-    o->policy_probs = calloc(5, sizeof(float));
-    o->white_owner_map = calloc(4, sizeof(float));
-    float pol[5] = {0.5f, 0.25f, 0.125f, -1.0f, 0.125f};
-    memcpy(o->policy_probs, pol, sizeof pol);
-    o->white_win_prob = 0.5f;
-    o->white_loss_prob = 0.5f;
+    hc_test_out2x2(o, mk_pol);
 }
 
 static void unmk(hc_nnoutput *o)
 {
-    for (int i = 0; i < N; i++) {
-        free(o[i].policy_probs);
-        free(o[i].white_owner_map);
-    }
+    hc_test_outs_free(o, N);
 }
 
 static hc_nnoutput ref[N], good[N], bad[N], nan_out[N];

@@ -9,26 +9,16 @@
 #include "nnoutput.h"
 #include "stats.h"
 
-/* A 2x2 buffer: policy of 5 (pass last), ownership of 4. */
+static const float mk_pol[5] = {0.25f, 0.25f, 0.25f, -1.0f, 0.25f};
+
 static void mk(hc_nnoutput *o)
 {
-    memset(o, 0, sizeof *o);
-    o->nn_x_len = 2;
-    o->nn_y_len = 2;
-    o->policy_probs = calloc(5, sizeof(float));
-    o->white_owner_map = calloc(4, sizeof(float));
-    float pol[5] = {0.25f, 0.25f, 0.25f, -1.0f, 0.25f};
-    memcpy(o->policy_probs, pol, sizeof pol);
-    o->white_win_prob = 0.5f;
-    o->white_loss_prob = 0.5f;
+    hc_test_out2x2(o, mk_pol);
 }
 
 static void unmk(hc_nnoutput *o, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(o[i].policy_probs);
-        free(o[i].white_owner_map);
-    }
+    hc_test_outs_free(o, n);
 }
 
 static int near(double a, double b, double tol) { return fabs(a - b) <= tol; }

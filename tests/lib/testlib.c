@@ -334,3 +334,24 @@ int hc_same_figures(const hc_results *a, const hc_results *b, char *why, size_t 
     }
     return 1;
 }
+
+void hc_test_out2x2(hc_nnoutput *o, const float pol[5])
+{
+    memset(o, 0, sizeof *o);
+    o->nn_x_len = 2;
+    o->nn_y_len = 2;
+    o->policy_probs = calloc(5, sizeof(float));
+    o->white_owner_map = calloc(4, sizeof(float));
+    if (o->policy_probs)
+        memcpy(o->policy_probs, pol, 5 * sizeof(float));
+    o->white_win_prob = 0.5f;
+    o->white_loss_prob = 0.5f;
+}
+
+void hc_test_outs_free(hc_nnoutput *o, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(o[i].policy_probs);
+        free(o[i].white_owner_map);
+    }
+}

@@ -66,6 +66,11 @@ int hc_env_int(const char *name, int dflt, int lo, int hi);
 int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                  int batch, int threads, hc_nnoutput **outs, double *secs, hc_err *err);
 
+/* A hand-made output of a 2x2 buffer: policy pol[0..5) (pass last), ownership of 4 zeros, winrate
+ * 0.5 and loss 0.5, every other field 0; hc_test_outs_free frees n of them. */
+void hc_test_out2x2(hc_nnoutput *o, const float pol[5]);
+void hc_test_outs_free(hc_nnoutput *o, size_t n);
+
 /* The first i < n whose outputs differ in any bit (hc_nnoutput_first_diff), or -1. */
 long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n);
 
