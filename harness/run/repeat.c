@@ -9,26 +9,32 @@
 
 #include "isolate.h"
 
-void hc_repeat_plan(int k, size_t n, int batch, uint64_t seed, size_t *order, int *batch_k)
+void hc_repeat_shuffle(size_t *order, size_t n, uint64_t seed)
 {
     for (size_t i = 0; i < n; i++)
         order[i] = i;
-    *batch_k = k % 2 == 1 ? 1 : (batch > 0 ? batch : 1);
-    if (k == 0)
-        return;
-    /* Fisher-Yates on splitmix64, seeded by the case and the evaluation */
-    uint64_t s = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)k);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
     for (size_t i = n; i > 1; i--) {
-        s += 0x9e3779b97f4a7c15ull;
-        uint64_t z = s;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        size_t j = (size_t)(z % i);
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        size_t j = (size_t)((x * 0x2545F4914F6CDD1Dull) % i);
         size_t t = order[i - 1];
         order[i - 1] = order[j];
         order[j] = t;
     }
+}
+
+void hc_repeat_plan(int k, size_t n, int batch, uint64_t seed, size_t *order, int *batch_k)
+{
+    *batch_k = k % 2 == 1 ? 1 : (batch > 0 ? batch : 1);
+    if (k == 0) {
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        return;
+    }
+    /* seeded by the case and the evaluation */
+    hc_repeat_shuffle(order, n, seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)k));
 }
 
 /* The outputs compared, by group (hc_nnoutput's fields in order). */

@@ -38,6 +38,10 @@ typedef struct hc_repeat {
 
 /* The order and batch size of evaluation k (above) of n positions: order[0..n) filled. */
 void hc_repeat_plan(int k, size_t n, int batch, uint64_t seed, size_t *order, int *batch_k);
+/* order[0..n) = a permutation of 0..n-1 drawn from seed (Fisher-Yates on xorshift64*): the one
+ * shuffle of a case's positions, for a batched case's order (the runner) and for the repeated
+ * evaluations' orders here, so that a seed gives the same order everywhere. */
+void hc_repeat_shuffle(size_t *order, size_t n, uint64_t seed);
 
 /* Adds evaluation k's outputs against evaluation 0's (base): each position whose outputs differ in any bit
  * (skip: positions either evaluation left out, or NULL) is recorded once, its largest difference kept

@@ -481,23 +481,6 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     return 0;
 }
 
-/* Deterministic shuffle (xorshift64*), so a failing batched case can be rerun exactly. */
-static void shuffled_order(size_t *order, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
-    for (size_t i = n; i > 1; i--) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        size_t j = (size_t)((x * 0x2545F4914F6CDD1Dull) % i);
-        size_t t = order[i - 1];
-        order[i - 1] = order[j];
-        order[j] = t;
-    }
-}
-
 /* Backend specs may name the case: {net_name}, {board_name}, {model} (the net's file),
  * {suite_dir}, {nnX}, {nnY}; e.g. file:{suite_dir}/out/{net_name}_{board_name}.jsonl.gz. */
 static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, char *out, size_t len, hc_err *err)
@@ -610,7 +593,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             order = malloc(sizeof(size_t) * (n ? n : 1));
             if (!order)
                 return hc_err_set(err, HC_ENOMEM, "out of memory");
-            shuffled_order(order, n, case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
+            /* deterministic (hc_repeat_shuffle), so a failing batched case can be rerun exactly */
+            hc_repeat_shuffle(order, n, case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
                                                mode_name(mode)));
         }
         char what[512];
