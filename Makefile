@@ -81,11 +81,10 @@ ifeq ($(HC_HOST_OS),Darwin)
   endif
 endif
 
-# The library's folders are layers, lowest first (docs/ARCHITECTURE.md, ci/layers-check): each includes
-# only itself and folders before it. Includes are by basename, so every folder is on the include path.
-LIB_DIRS := harness/base harness/go harness/data harness/features harness/model refs backends \
-	harness/eval harness/metrics harness/config reports harness/run
-INC_FLAGS := $(addprefix -I,$(LIB_DIRS) harness/cli) -I.
+# The library's folders are layers, lowest first, listed once in ci/layers (checked by
+# ci/layers-check): each includes only itself and folders before it, by path from the root.
+LIB_DIRS := $(filter-out harness/cli,$(shell sed -e 's/\#.*//' ci/layers))
+INC_FLAGS := -I.
 # -ffp-contract=off: clang (and gcc in its GNU modes) would fuse a*b+c into an FMA where the
 # target has one (aarch64 always), which changes the bits of the outputs; the reference rounds
 # each product and each sum, as KataGo's Eigen build does on x86-64.

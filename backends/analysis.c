@@ -40,14 +40,14 @@
 
 #include <jansson.h>
 
-#include "backend.h"
-#include "engine_replay.h"
-#include "extproc.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "rules.h"
-#include "settings.h"
-#include "specopts.h"
+#include "backends/backend.h"
+#include "backends/engine_replay.h"
+#include "backends/extproc.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/go/rules.h"
+#include "backends/settings.h"
+#include "backends/specopts.h"
 
 /* THREADS_PER_ROW: analysis threads per row of a batch (batched); QUERIES_PER_THREAD: queries
  * per analysis thread of each engine in one call (docs/ANALYSIS.md, "Batches"). */

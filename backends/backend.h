@@ -13,12 +13,12 @@
 #ifndef HC_BACKEND_H
 #define HC_BACKEND_H
 
-#include "err.h"
-#include "heads.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "position.h"
-#include "settings.h"
+#include "harness/base/err.h"
+#include "harness/model/heads.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/go/position.h"
+#include "backends/settings.h"
 
 enum hc_backend_shape { HC_BACKEND_TENSOR = 0, HC_BACKEND_POSITION = 1 };
 

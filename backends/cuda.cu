@@ -43,14 +43,14 @@
  * are asynchronous: they surface at the next synchronizing call, named "(asynchronous)";
  * HC_CUDA_SYNC=1 synchronizes after every layer to name the layer exactly. */
 extern "C" {
-#include "backend.h"
-#include "emulate.h"
-#include "engine.h"
-#include "kernels.h"
-#include "layers.h"
-#include "round.h"
+#include "backends/backend.h"
+#include "backends/emulate.h"
+#include "refs/engine.h"
+#include "refs/kernels.h"
+#include "harness/model/layers.h"
+#include "refs/round.h"
 }
-#include "cuda_ref.h"
+#include "backends/cuda_ref.h"
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>

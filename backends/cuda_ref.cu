@@ -14,15 +14,15 @@
  *
  * Limits of the claim: NaN payloads (a GPU's arithmetic returns the canonical NaN where x86
  * propagates an operand's), which no finite net produces. */
-#include "cuda_ref.h"
+#include "backends/cuda_ref.h"
 
 extern "C" {
-#include "hcmath.h"
-#include "kernels.h"
-#include "model.h"
-#include "round.h"
+#include "harness/base/hcmath.h"
+#include "refs/kernels.h"
+#include "harness/model/model.h"
+#include "refs/round.h"
 }
-#include "sums_core.h"
+#include "refs/sums_core.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -32,7 +32,7 @@ extern "C" {
 #define HCM(name) hcd_##name
 #define HCM_STATIC static __device__
 #define HCM_PUBLIC static __device__
-#include "hcmath_core.inc"
+#include "harness/base/hcmath_core.inc"
 
 namespace hcref {
 namespace {
@@ -273,7 +273,7 @@ __device__ __forceinline__ float round_fmt_dev(int fmt, float f);
 #define HC_WT_FN static __device__ __forceinline__
 #define HC_WT_HOST static inline
 #define HC_WT_ROUND16(x) round_fmt_dev(1, (x))
-#include "wino_tile.inc"
+#include "refs/wino_tile.inc"
 #undef HC_WT_FN
 #undef HC_WT_HOST
 #undef HC_WT_ROUND16
@@ -622,7 +622,7 @@ __global__ void k_round_fmt(size_t n, float *x, int fmt)
 #define ACC16_FN __device__ __forceinline__
 #define ACC16_ROUND(fmt, x) round_fmt_dev((fmt), (x))
 #define ACC16_EXP(x) vexp(x)
-#include "acc16_core.inc"
+#include "refs/acc16_core.inc"
 
 /* gemm's acc16 form: one thread per output, its acc16_dot (k in order, chunk by chunk). */
 __global__ void k_gemm_acc16(int M, int N, int K, const float *__restrict__ A, long long rsa, long long csa,

@@ -1,5 +1,5 @@
 /* emulate:PROFILE: see emulate.h. */
-#include "emulate.h"
+#include "backends/emulate.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "files.h"
-#include "round.h"
+#include "backends/backend.h"
+#include "harness/base/files.h"
+#include "refs/round.h"
 
 typedef struct lay {
     const char *name; /* the clone's pointer, as tap->layer carries it */

@@ -26,11 +26,11 @@
 #ifndef HC_EMULATE_H
 #define HC_EMULATE_H
 
-#include "backend.h"
-#include "engine.h"
-#include "err.h"
-#include "model.h"
-#include "profile.h"
+#include "backends/backend.h"
+#include "refs/engine.h"
+#include "harness/base/err.h"
+#include "harness/model/model.h"
+#include "backends/profile.h"
 
 typedef struct hc_emulate hc_emulate;
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_replay.h"
-#include "nnfeatures.h"
+#include "backends/engine_replay.h"
+#include "harness/features/nnfeatures.h"
 
 struct hc_replay_cmp {
     const hc_net *net;

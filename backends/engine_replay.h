@@ -8,13 +8,13 @@
 
 #include <stddef.h>
 
-#include "board.h"
-#include "err.h"
-#include "history.h"
-#include "model.h"
-#include "position.h"
-#include "rules.h"
-#include "settings.h"
+#include "harness/go/board.h"
+#include "harness/base/err.h"
+#include "harness/go/history.h"
+#include "harness/model/model.h"
+#include "harness/go/position.h"
+#include "harness/go/rules.h"
+#include "backends/settings.h"
 
 /* The engine's words in the skip reasons of hc_replay_start. */
 typedef struct hc_replay_words {

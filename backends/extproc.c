@@ -1,7 +1,7 @@
 /* External programs driven over pipes for the gtp: and pipe: backends (extproc.h). */
-#include "extproc.h"
+#include "backends/extproc.h"
 
-#include "backend.h"
+#include "backends/backend.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 typedef struct hc_extproc {
     pid_t pid;

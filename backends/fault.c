@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "suggest.h"
+#include "backends/backend.h"
+#include "harness/base/suggest.h"
 
 enum fault_kind { F_SEGV, F_ABORT, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP,
                   F_FLAKY };

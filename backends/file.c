@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 
 typedef struct file_backend {
     char *path;

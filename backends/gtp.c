@@ -19,15 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "settings.h"
-#include "engine_replay.h"
-#include "extproc.h"
-#include "gtp.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "rules.h"
-#include "specopts.h"
+#include "backends/backend.h"
+#include "backends/settings.h"
+#include "backends/engine_replay.h"
+#include "backends/extproc.h"
+#include "backends/gtp.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/go/rules.h"
+#include "backends/specopts.h"
 
 enum { LINE_MAX_BYTES = 8192, REPLY_MAX = 1 << 16 };
 

@@ -3,8 +3,8 @@
 #ifndef HC_GTP_H
 #define HC_GTP_H
 
-#include "err.h"
-#include "nnoutput.h"
+#include "harness/base/err.h"
+#include "harness/data/nnoutput.h"
 
 /* Parses reply (the text after "= ", lines joined by '\n'; modified in place) for a board of
  * x_size x y_size evaluated at `symmetry` into o, which hc_nnoutput_init sized for a buffer of

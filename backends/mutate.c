@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "suggest.h"
-#include "symmetry.h"
+#include "backends/backend.h"
+#include "harness/base/suggest.h"
+#include "harness/go/symmetry.h"
 
 enum mutation {
     /* Real bug: the mask of batch element i was read at the stride of the whole input tensor;

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "extproc.h"
-#include "pipe.h"
-#include "specopts.h"
+#include "backends/backend.h"
+#include "backends/extproc.h"
+#include "backends/pipe.h"
+#include "backends/specopts.h"
 
 typedef struct pipe_backend {
     char **argv;

@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "engine.h"
-#include "err.h"
+#include "refs/engine.h"
+#include "harness/base/err.h"
 
 /* HC_PIPE_VERSION: the header's version (its layout has not changed since version 1);
  * HC_PIPE_VERSION_TAPS: the version a program answers to send taps (docs/PROTOCOL.md). */

@@ -1,6 +1,6 @@
 /* Precision profiles: parsing and lookup of the per-layer reduced formats an emulated backend uses. */
-#include "profile.h"
-#include "suggest.h"
+#include "backends/profile.h"
+#include "harness/base/suggest.h"
 
 #include <fnmatch.h>
 #include <limits.h>
@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "files.h"
-#include "stream.h"
-#include "yamlcfg.h"
+#include "harness/base/files.h"
+#include "harness/base/stream.h"
+#include "harness/base/yamlcfg.h"
 
 #define MAX_PROFILE_BYTES (1u << 20)
 

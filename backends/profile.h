@@ -63,9 +63,9 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "layers.h"
-#include "model.h"
+#include "harness/base/err.h"
+#include "harness/model/layers.h"
+#include "harness/model/model.h"
 
 enum hc_fmt { HC_FMT_FP32 = 0, HC_FMT_FP16 = 1, HC_FMT_BF16 = 2 };
 const char *hc_fmt_str(int fmt); /* "fp32", "fp16", "bf16" */

@@ -1,6 +1,6 @@
 /* ref32: the fp32 reference engine (refs/engine.h) as a tensor backend. No params. */
-#include "backend.h"
-#include "engine.h"
+#include "backends/backend.h"
+#include "refs/engine.h"
 
 static void *ref32_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
                         int threads, hc_err *err)

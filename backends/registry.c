@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
-#include "suggest.h"
+#include "backends/backend.h"
+#include "harness/base/suggest.h"
 
 extern const hc_backend_vtbl hc_backend_ref32;
 extern const hc_backend_vtbl hc_backend_file;

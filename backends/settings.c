@@ -1,5 +1,5 @@
 /* The evaluation settings' defaults (testgpuerror's). */
-#include "settings.h"
+#include "backends/settings.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Parser of the @NAME=VALUE options that lead a backend spec. */
-#include "specopts.h"
+#include "backends/specopts.h"
 
 #include <stdio.h>
 #include <stdlib.h>

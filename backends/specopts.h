@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 typedef enum {
     HC_SPECOPT_POSITIVE, /* a number > 0 into *num */

@@ -1,5 +1,5 @@
 /* The name map's patterns (tapnames.h): globs with index captures, and tap names computed from them. */
-#include "tapnames.h"
+#include "backends/tapnames.h"
 
 #include <ctype.h>
 #include <stdio.h>

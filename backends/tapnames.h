@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 /* Whether a map key is a pattern ('*' or '{' in it) rather than an exact name. */
 int hc_tapname_is_pattern(const char *tool);

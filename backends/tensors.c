@@ -17,11 +17,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "backend.h"
-#include "specopts.h"
-#include "tapnames.h"
-#include "tensorfile.h"
-#include "yamlcfg.h"
+#include "backends/backend.h"
+#include "backends/specopts.h"
+#include "backends/tapnames.h"
+#include "harness/data/tensorfile.h"
+#include "harness/base/yamlcfg.h"
 
 enum { LAY_NCHW = 0, LAY_NHWC = 1 };
 enum { ROLE_TAP = 0, ROLE_IN_SPATIAL, ROLE_IN_GLOBAL, ROLE_IN_META, ROLE_H_POLICY, ROLE_H_PASS, ROLE_H_VALUE,

@@ -4,8 +4,8 @@
 
 #include <math.h>
 
-#include "kernels_impl.h"
-#include "round.h"
+#include "refs/kernels_impl.h"
+#include "refs/round.h"
 
 /* x rounded to HC_KFMT_* fmt (fp32: unchanged), refs/round.h's bits. */
 static inline float hc_acc16_rfmt(int fmt, float x)
@@ -24,7 +24,7 @@ static inline float hc_acc16_vexp1(float x)
 #define ACC16_FN static inline
 #define ACC16_ROUND(fmt, x) hc_acc16_rfmt((fmt), (x))
 #define ACC16_EXP(x) hc_acc16_vexp1(x)
-#include "acc16_core.inc"
+#include "refs/acc16_core.inc"
 #undef ACC16
 #undef ACC16_FN
 #undef ACC16_ROUND

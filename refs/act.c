@@ -1,8 +1,8 @@
 /* Reference kernels: the activations, scalar (KataGo's Eigen forms; the 8-lane forms are in
  * kernels_impl.h). A file of their own below the kernel files, so that the shared vector helpers,
  * which fall back on them, depend on nothing that includes those helpers. */
-#include "kernels.h"
-#include "hcmath.h"
+#include "refs/kernels.h"
+#include "harness/base/hcmath.h"
 
 int hc_act_valid(int code)
 {

@@ -1,9 +1,9 @@
 /* Attention kernels: RoPE, vectorized exp, masked softmax, dot-product attention and its rounding forms. */
-#include "kernels.h"
-#include "kernels_impl.h"
-#include "gemm.h"
-#include "hcmath.h"
-#include "round.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
+#include "refs/gemm.h"
+#include "harness/base/hcmath.h"
+#include "refs/round.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -319,7 +319,7 @@ static void softmax_strip8(int hw, const float *src, size_t lds, float *st, size
 #define SM_W 8
 #define SM_VF hc_v8f
 #define SM_VI hc_v8i
-#include "softmax_strip.inc"
+#include "refs/softmax_strip.inc"
 #undef SM_W
 #undef SM_VF
 #undef SM_VI
@@ -329,7 +329,7 @@ typedef int32_t hc_v16i __attribute__((vector_size(64)));
 #define SM_W 16
 #define SM_VF hc_v16f
 #define SM_VI hc_v16i
-#include "softmax_strip.inc"
+#include "refs/softmax_strip.inc"
 #undef SM_W
 #undef SM_VF
 #undef SM_VI

@@ -1,7 +1,7 @@
 /* Reference convolutions: the hc_kconv object, im2col + GEMM and 1x1 GEMM (Winograd: winograd.c). */
-#include "kernels.h"
-#include "kernels_impl.h"
-#include "gemm.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
+#include "refs/gemm.h"
 
 #include <math.h>
 #include <stdint.h>

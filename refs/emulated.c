@@ -1,10 +1,10 @@
 /* Reduced-precision kernels that only the emulate backend's modes reach; the reference never calls them. */
-#include "kernels.h"
-#include "kernels_impl.h"
-#include "acc16.h"
-#include "gemm.h"
-#include "round.h"
-#include "sums_core.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
+#include "refs/acc16.h"
+#include "refs/gemm.h"
+#include "refs/round.h"
+#include "refs/sums_core.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -14,7 +14,7 @@
 #define HC_WT_FN static inline
 #define HC_WT_HOST static inline
 #define HC_WT_ROUND16(x) hc_round_fp16(x)
-#include "wino_tile.inc"
+#include "refs/wino_tile.inc"
 
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16)
 {

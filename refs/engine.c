@@ -1,15 +1,15 @@
 /* The fp32 reference forward pass over an hc_net: the graph runner, its workspaces and threads. */
-#include "engine.h"
+#include "refs/engine.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
-#include "kernels.h"
-#include "layers.h"
-#include "thread.h"
+#include "refs/gemm.h"
+#include "refs/kernels.h"
+#include "harness/model/layers.h"
+#include "harness/base/thread.h"
 
 #ifndef HC_ENGINE_DEFAULT_WINOGRAD
 #define HC_ENGINE_DEFAULT_WINOGRAD 1

@@ -44,9 +44,9 @@
 #ifndef HC_ENGINE_H
 #define HC_ENGINE_H
 
-#include "err.h"
-#include "heads.h"
-#include "model.h"
+#include "harness/base/err.h"
+#include "harness/model/heads.h"
+#include "harness/model/model.h"
 
 typedef struct hc_engine hc_engine;
 

@@ -1,5 +1,5 @@
 /* hc_gemm: the fp32 GEMM whose every output is one FMA chain (AVX-512, AVX2+FMA, NEON or scalar, same bits). */
-#include "gemm.h"
+#include "refs/gemm.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -20,8 +20,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "model.h"
+#include "harness/base/err.h"
+#include "harness/model/model.h"
 
 /* Activation codes are model.h's hc_act (KataGo's numbers). 1 when code is one of them. */
 int hc_act_valid(int code);

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hcmath.h"
-#include "kernels.h"
+#include "harness/base/hcmath.h"
+#include "refs/kernels.h"
 
 #ifdef __AVX__
 #include <immintrin.h>
@@ -19,7 +19,7 @@
  * forms below; -DHC_NO_NEON keeps those forms instead (a baseline for measuring the NEON ones). */
 #if defined(__aarch64__) && !defined(HC_NO_NEON)
 #define HC_NEON 1
-#include "kernels_neon.h"
+#include "refs/kernels_neon.h"
 #endif
 
 

@@ -5,8 +5,8 @@
 
 #include <arm_neon.h>
 
-#include "hcmath.h"
-#include "kernels.h"
+#include "harness/base/hcmath.h"
+#include "refs/kernels.h"
 
 /* Every operation below is a separate NEON multiply, add or subtract: no vfmaq/vmlaq, whose
  * single rounding would change the bits that the scalar chains (hc_expf, hc_bn_act) define. */

@@ -1,8 +1,8 @@
 /* Reference kernels: masks, batch norm, pooling, vectors, RMSNorm, residuals, SwiGLU. */
-#include "kernels.h"
-#include "kernels_impl.h"
-#include "gemm.h"
-#include "hcmath.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
+#include "refs/gemm.h"
+#include "harness/base/hcmath.h"
 
 #include <math.h>
 #include <stdint.h>

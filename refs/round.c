@@ -1,5 +1,5 @@
 /* Rounding floats to fp16/bf16 as hardware does: the array forms (round.h). */
-#include "round.h"
+#include "refs/round.h"
 
 /* The array forms give exactly the scalar forms' bits, NaN payloads included: eight lanes at a
  * time where round.h has the vector forms, the scalar forms for the tail. */

@@ -16,8 +16,8 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "kernels.h"
-#include "round.h"
+#include "refs/kernels.h"
+#include "refs/round.h"
 
 /* x rounded to fmt (fp32: unchanged). */
 static inline HC_HD float hc_sums_rfmt(int fmt, float x)

@@ -1,9 +1,9 @@
 /* Reference Winograd F(4x4,3x3) and F(2x2,5x5), KataGo's Eigen transforms: the weights, the chunk runners, AVX2/AVX-512 and vector-extension transforms (NEON: winograd_neon.c). */
-#include "kernels.h"
-#include "kernels_impl.h"
-#include "winograd_impl.h"
-#include "gemm.h"
-#include "round.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
+#include "refs/winograd_impl.h"
+#include "refs/gemm.h"
+#include "refs/round.h"
 
 #include <math.h>
 #include <stdint.h>

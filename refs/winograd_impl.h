@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "kernels.h"
+#include "refs/kernels.h"
 
 /* Winograd runs over chunks of WINO_NC (row, tile) pairs of the thread's rows: every tile GEMM
  * then has up to WINO_NC columns whatever the board size. */

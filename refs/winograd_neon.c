@@ -1,7 +1,7 @@
 /* Winograd's NEON transforms (aarch64): the generic chunk runner's input and output transforms, four tiles per vector. */
-#include "kernels.h"
-#include "kernels_impl.h"
-#include "winograd_impl.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
+#include "refs/winograd_impl.h"
 
 #include <string.h>
 

@@ -1,13 +1,13 @@
 /* The self-contained HTML report of a run (report.html). */
-#include "html.h"
+#include "reports/html.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
-#include "strbuf.h"
+#include "harness/base/stream.h"
+#include "harness/base/strbuf.h"
 
 /* The page is built in memory (an hc_strbuf), then written in one go. */
 

@@ -18,7 +18,7 @@
 #ifndef HC_HTML_H
 #define HC_HTML_H
 
-#include "results.h"
+#include "reports/results.h"
 
 int hc_html_write(const hc_results *rs, const char *path, hc_err *err);
 

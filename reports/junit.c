@@ -1,5 +1,5 @@
 /* JUnit XML of a run (libxml2) for CI test reporters. */
-#include "junit.h"
+#include "reports/junit.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "harness/base/stream.h"
 
 #define X(s) ((const xmlChar *)(s))
 

@@ -8,7 +8,7 @@
 #ifndef HC_JUNIT_H
 #define HC_JUNIT_H
 
-#include "results.h"
+#include "reports/results.h"
 
 int hc_junit_write(const hc_results *rs, const char *path, hc_err *err);
 

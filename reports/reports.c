@@ -1,13 +1,13 @@
 /* hc_reports_write_dir: the one writer of a results directory, used by `run` and `merge`. */
-#include "reports.h"
+#include "reports/reports.h"
 
 #include <stdio.h>
 
-#include "files.h"
-#include "html.h"
-#include "junit.h"
-#include "summary.h"
-#include "table.h"
+#include "harness/base/files.h"
+#include "reports/html.h"
+#include "reports/junit.h"
+#include "reports/summary.h"
+#include "reports/table.h"
 
 int hc_reports_write_dir(const hc_results *rs, const char *dir, hc_err *err)
 {

@@ -3,8 +3,8 @@
 #ifndef HC_REPORTS_H
 #define HC_REPORTS_H
 
-#include "err.h"
-#include "results.h"
+#include "harness/base/err.h"
+#include "reports/results.h"
 
 /* Creates dir (and its parents) and writes the five reports of rs into it, each atomically.
  * Returns 0, or -1 with err naming the file that could not be written. */

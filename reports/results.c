@@ -1,5 +1,5 @@
 /* The record of a run that every report formats, and its JSON form (results.json). */
-#include "results.h"
+#include "reports/results.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
-#include "stream.h"
+#include "harness/base/strbuf.h"
+#include "harness/base/stream.h"
 
 int hc_result_is_error(const hc_result *r)
 {

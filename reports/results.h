@@ -9,11 +9,11 @@
 
 #include <stddef.h>
 
-#include "backend.h"
-#include "diagnose.h"
-#include "err.h"
-#include "stats.h"
-#include "tiers.h"
+#include "backends/backend.h"
+#include "harness/metrics/diagnose.h"
+#include "harness/base/err.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 enum hc_outcome { HC_OUT_CHECKED = 0, HC_OUT_ERROR, HC_OUT_SKIPPED };
 

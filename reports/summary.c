@@ -1,12 +1,12 @@
 /* The per-net summary table (summary.h). */
-#include "summary.h"
+#include "reports/summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
-#include "strbuf.h"
+#include "harness/base/stream.h"
+#include "harness/base/strbuf.h"
 
 /* The table is built in an hc_strbuf. */
 

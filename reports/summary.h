@@ -4,8 +4,8 @@
 #ifndef HC_SUMMARY_H
 #define HC_SUMMARY_H
 
-#include "err.h"
-#include "results.h"
+#include "harness/base/err.h"
+#include "reports/results.h"
 
 /* The summary as Markdown (malloc'd, NUL-terminated), or NULL with err. Per net and backend:
  * model version; winrateError 99% and max, the largest over its boards, unbatched and batched;

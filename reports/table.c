@@ -1,12 +1,12 @@
 /* Markdown tables of a run: a summary per net and the detail rows. */
-#include "table.h"
+#include "reports/table.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "harness/base/stream.h"
 
 /* Markdown cells: a '|' would end the cell. */
 static int md_text(hc_ostream *o, const char *s, hc_err *err)

@@ -7,7 +7,7 @@
 #ifndef HC_TABLE_H
 #define HC_TABLE_H
 
-#include "results.h"
+#include "reports/results.h"
 
 int hc_table_write_markdown(const hc_results *rs, const char *path, hc_err *err);
 int hc_table_write_csv(const hc_results *rs, const char *path, hc_err *err);

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine.h"
+#include "refs/engine.h"
 #include "hc_test.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 static double clock_s(clockid_t id)
 {

@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "hc_test.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "positions.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/positions.h"
 
 static double now(void)
 {

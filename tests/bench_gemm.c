@@ -12,7 +12,7 @@
 
 #include <cblas.h>
 
-#include "gemm.h"
+#include "refs/gemm.h"
 
 typedef struct shape {
     const char *name;

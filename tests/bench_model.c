@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "hc_test.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 static long status_kb(const char *key)
 {

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
 
 static double clock_s(clockid_t id)
 {

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "hc_test.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 int main(void)
 {

@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "hc_test.h"
-#include "layers.h"
-#include "model.h"
-#include "synth.h"
+#include "harness/model/layers.h"
+#include "harness/model/model.h"
+#include "harness/model/synth.h"
 
 /* Flops (2 per multiply-add) of a convolution as the reference computes it on one position's
  * nx x ny buffer. */

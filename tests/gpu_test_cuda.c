@@ -13,12 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "stats.h"
-#include "tiers.h"
+#include "harness/model/model.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 typedef struct cfg {
     const char *name, *net, *positions;

@@ -28,14 +28,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "precbisect.h"
-#include "synth.h"
-#include "taps.h"
-#include "tiers.h"
+#include "harness/model/model.h"
+#include "harness/run/precbisect.h"
+#include "harness/model/synth.h"
+#include "harness/run/taps.h"
+#include "harness/metrics/tiers.h"
 
 /* built-in names, or a profile YAML (its name in check names: the file's base name) */
 static const char *const profiles[] = {"fp16",          "bf16",

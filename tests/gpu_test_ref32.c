@@ -16,13 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "config.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/config/config.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "runner.h"
-#include "synth.h"
+#include "harness/model/model.h"
+#include "harness/run/runner.h"
+#include "harness/model/synth.h"
 
 static const char *const nets[] = {
     "nets/g170-b6c96-s175395328-d26788732.bin.gz", "nets/b7c96h3tfrs-test5-cnorm.bin.gz",

@@ -39,11 +39,11 @@
 
 #include <jansson.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "lib/testlib.h"
-#include "board.h"
-#include "evaluate.h"
-#include "rules.h"
+#include "harness/go/board.h"
+#include "harness/eval/evaluate.h"
+#include "harness/go/rules.h"
 
 enum { MAX_BATCH = 256, LINE = 1 << 16 };
 

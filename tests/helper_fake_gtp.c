@@ -16,11 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "lib/testlib.h"
-#include "evaluate.h"
-#include "history.h"
-#include "rules.h"
+#include "harness/eval/evaluate.h"
+#include "harness/go/history.h"
+#include "harness/go/rules.h"
 
 typedef struct fake {
     hc_net *net;

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine.h"
-#include "model.h"
-#include "round.h"
+#include "refs/engine.h"
+#include "harness/model/model.h"
+#include "refs/round.h"
 
 /* The engine hook: plants the bug, then records for the taps. */
 typedef struct hookctx {

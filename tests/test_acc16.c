@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acc16.h"
-#include "gemm.h"
+#include "refs/acc16.h"
+#include "refs/gemm.h"
 #include "hc_test.h"
-#include "kernels.h"
-#include "kernels_impl.h"
+#include "refs/kernels.h"
+#include "refs/kernels_impl.h"
 
 enum { NX = 19, NY = 19, HW = NX * NY };
 

@@ -12,15 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "config.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/config/config.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "results.h"
-#include "runner.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
+#include "harness/run/runner.h"
 
 static const char *const net_rel = "nets/g170-b6c96-s175395328-d26788732.bin.gz";
 static const char *const golden_rel = "golden/outputs/g170_size10x14.jsonl.gz";

@@ -10,14 +10,14 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "config.h"
+#include "harness/config/config.h"
 #include "hc_test.h"
-#include "merge.h"
-#include "reports.h"
-#include "nnoutput.h"
-#include "results.h"
-#include "stats.h"
-#include "tiers.h"
+#include "harness/run/merge.h"
+#include "reports/reports.h"
+#include "harness/data/nnoutput.h"
+#include "reports/results.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 #define NPOS 200
 #define SHIFT 0.003f

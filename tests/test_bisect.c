@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "stream.h"
+#include "harness/base/stream.h"
 
 static char hc[1024], root[1024], dir[1024];
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board.h"
+#include "harness/go/board.h"
 #include "hc_test.h"
-#include "history.h"
-#include "positions.h"
-#include "rules.h"
+#include "harness/go/history.h"
+#include "harness/data/positions.h"
+#include "harness/go/rules.h"
 
 static hc_board draw(int w, int h, const char *rows)
 {

@@ -16,9 +16,9 @@
 #include <zlib.h>
 
 #include "hc_test.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
 
 static hc_net *load_text(const char *text, hc_err *err)
 {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "hc_test.h"
-#include "profile.h"
+#include "backends/profile.h"
 
 enum { MAX_CMDS = 64 };
 

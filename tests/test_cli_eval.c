@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 
 #include "hc_test.h"
-#include "nnoutput.h"
+#include "harness/data/nnoutput.h"
 
 int main(void)
 {

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "profile.h"
+#include "harness/config/config.h"
+#include "backends/profile.h"
 #include "hc_test.h"
 
 static hc_suite *parse(const char *text, hc_err *err)

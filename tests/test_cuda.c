@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "hc_test.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 int main(void)
 {

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "harness/metrics/diagnose.h"
 #include "hc_test.h"
-#include "stats.h"
-#include "tiers.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 enum { NX = 5, NY = 5, CELLS = NX * NY, N = 12 };
 

@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "emulate.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "backends/emulate.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "kernels.h"
-#include "round.h"
-#include "model.h"
-#include "positions.h"
-#include "stats.h"
-#include "tiers.h"
+#include "refs/kernels.h"
+#include "refs/round.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 static const char *NX14 = "positions/size10x14.jsonl.gz";
 

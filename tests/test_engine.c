@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "postprocess.h"
+#include "harness/eval/postprocess.h"
 
-#include "backend.h"
-#include "engine.h"
+#include "backends/backend.h"
+#include "refs/engine.h"
 #include "hc_test.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "sgfmeta.h"
-#include "stream.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "harness/data/sgfmeta.h"
+#include "harness/base/stream.h"
 
 enum { NSPATIAL = 22, NGLOBAL = 19 };
 static int MAX_GOLDEN = 48;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "extproc.h"
+#include "backends/extproc.h"
 #include "hc_test.h"
 
 /* Whether every line of the helper's list is "fds:" alone (nothing above stderr); *lines counts them. */

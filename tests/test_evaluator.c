@@ -14,15 +14,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "backend.h"
-#include "evaluate.h"
-#include "files.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
+#include "harness/base/files.h"
 #include "hc_test.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "profile.h"
-#include "reports.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "backends/profile.h"
+#include "reports/reports.h"
 
 enum { NX = 9, NY = 9, N_POS = 12 };
 

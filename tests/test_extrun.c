@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "config.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/config/config.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "results.h"
-#include "rules.h"
-#include "runner.h"
+#include "reports/results.h"
+#include "harness/go/rules.h"
+#include "harness/run/runner.h"
 
 enum { N = 12, NX = 10, NY = 14 };
 

@@ -24,10 +24,10 @@
 #include <libxml/xmlschemas.h>
 
 #include "hc_test.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "results.h"
-#include "stream.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
+#include "harness/base/stream.h"
 
 enum { N_POSITIONS_MAX = 4096 };
 

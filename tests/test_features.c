@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "positions.h"
-#include "stream.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/positions.h"
+#include "harness/base/stream.h"
 
 static const char *chan_name(int c) { return c < HC_FEATURES_V7_SPATIAL ? "spatial" : "global"; }
 

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "positions.h"
-#include "stream.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/positions.h"
+#include "harness/base/stream.h"
 
 enum { MAXP = 22 * 19 * 19 };
 

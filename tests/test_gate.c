@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "results.h"
-#include "stream.h"
+#include "reports/results.h"
+#include "harness/base/stream.h"
 
 static char hc[1024], root[1024], dir[1024];
 

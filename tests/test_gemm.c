@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
+#include "refs/gemm.h"
 #include "hc_test.h"
 
 static uint64_t rng_state = 0x243F6A8885A308D3ull;

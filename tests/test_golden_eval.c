@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 typedef struct maxes {
     double winrate, policy, ownership, lead, score_mean, score_stdev, stwl, stsc;

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "rules.h"
+#include "harness/go/rules.h"
 
 static char helper[4096], model[4096];
 static hc_net *net;

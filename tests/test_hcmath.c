@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "hcmath.h"
-#include "kernels.h"
+#include "harness/base/hcmath.h"
+#include "refs/kernels.h"
 
 /* Every STRIDE-th float bit pattern: all exponents, about 4.2 million values per sweep. */
 enum { STRIDE = 1021 };

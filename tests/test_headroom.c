@@ -12,11 +12,11 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "headroom.h"
-#include "heads.h"
-#include "model.h"
-#include "positions.h"
-#include "synth.h"
+#include "harness/run/headroom.h"
+#include "harness/model/heads.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "harness/model/synth.h"
 
 static const char *dir;
 

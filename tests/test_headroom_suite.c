@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "headroom.h"
-#include "heads.h"
-#include "model.h"
-#include "positions.h"
-#include "results.h"
+#include "harness/run/headroom.h"
+#include "harness/model/heads.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
 
 static char dir[1200];
 

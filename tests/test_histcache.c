@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "positions.h"
-#include "selfplay.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/positions.h"
+#include "harness/data/selfplay.h"
 
 typedef struct pos_list {
     hc_position *v;

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 
 #include "hc_test.h"
-#include "html.h"
-#include "results.h"
-#include "stream.h"
+#include "reports/html.h"
+#include "reports/results.h"
+#include "harness/base/stream.h"
 
 static int count(xmlDocPtr doc, const char *xpath)
 {

@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "history.h"
-#include "html.h"
-#include "positions.h"
-#include "results.h"
+#include "harness/go/history.h"
+#include "reports/html.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
 
 static xmlXPathObjectPtr query(xmlDocPtr doc, const char *xpath)
 {

@@ -6,12 +6,12 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "html.h"
-#include "nnoutput.h"
-#include "results.h"
-#include "stats.h"
-#include "stream.h"
-#include "tiers.h"
+#include "reports/html.h"
+#include "harness/data/nnoutput.h"
+#include "reports/results.h"
+#include "harness/metrics/stats.h"
+#include "harness/base/stream.h"
+#include "harness/metrics/tiers.h"
 
 /* The summary table's row (malloc'd, from "<tr" to "</tr>") of net and backend, or NULL. */
 static char *summary_row(const char *page, const char *net, const char *backend)

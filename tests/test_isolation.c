@@ -11,12 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "harness/config/config.h"
 #include "hc_test.h"
-#include "positions.h"
-#include "results.h"
-#include "runner.h"
-#include "stream.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
+#include "harness/run/runner.h"
+#include "harness/base/stream.h"
 
 #define N_POSITIONS 20
 

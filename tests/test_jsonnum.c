@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "jsonnum.h"
+#include "harness/base/jsonnum.h"
 
 /* jansson's text for v, into want. */
 static void jansson_text(double v, char *want, size_t cap)

@@ -14,13 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "harness/config/config.h"
 #include "hc_test.h"
-#include "junit.h"
-#include "nnoutput.h"
-#include "results.h"
-#include "stats.h"
-#include "tiers.h"
+#include "reports/junit.h"
+#include "harness/data/nnoutput.h"
+#include "reports/results.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 #define X(s) ((const xmlChar *)(s))
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "hcmath.h"
-#include "kernels.h"
+#include "harness/base/hcmath.h"
+#include "refs/kernels.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static double urand(void) /* uniform in [-1, 1) */

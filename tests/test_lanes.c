@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
 
 static const char *const net_rel = "nets/g170-b6c96-s175395328-d26788732.bin.gz";
 static const char *const positions_rel = "positions/size10x14.jsonl.gz";

@@ -1,5 +1,5 @@
 /* The library's folders stay layers: ci/layers-check passes on the tree, and fails on a copy given
- * an upward include or a file-level include cycle (so the check can fail at all). */
+ * an upward include, a file-level include cycle or an include by bare name (so the check can fail). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -25,7 +25,7 @@ static int contains(const char *path, const char *needle)
 
 int main(void)
 {
-    hc_plan(3);
+    hc_plan(4);
     const char *tmp = hc_tmpdir("test_layers");
     if (!tmp) {
         hc_fail_rest("layers-1", "no scratch directory");
@@ -39,7 +39,7 @@ int main(void)
     /* A copy of the library with a Go-layer file including the evaluator (an upward include). */
     snprintf(copy, sizeof copy, "%s/up", tmp);
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
-             "echo '#include \"evaluate.h\"' >> %s/harness/go/board.c", copy, copy, copy, copy);
+             "echo '#include \"harness/eval/evaluate.h\"' >> %s/harness/go/board.c", copy, copy, copy, copy);
     rc = system(cmd) == 0 ? 0 : -1;
     if (rc == 0) {
         snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
@@ -51,8 +51,8 @@ int main(void)
     /* A file-level cycle inside one folder (allowed by the order, refused as a cycle). */
     snprintf(copy, sizeof copy, "%s/cycle", tmp);
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
-             "echo '#include \"rules.h\"' >> %s/harness/go/err_cycle_a.h && "
-             "echo '#include \"err_cycle_a.h\"' >> %s/harness/go/rules.h", copy, copy, copy, copy, copy);
+             "echo '#include \"harness/go/rules.h\"' >> %s/harness/go/err_cycle_a.h && "
+             "echo '#include \"harness/go/err_cycle_a.h\"' >> %s/harness/go/rules.h", copy, copy, copy, copy, copy);
     rc = system(cmd) == 0 ? 0 : -1;
     if (rc == 0) {
         snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
@@ -60,7 +60,18 @@ int main(void)
     }
     hc_check("layers-1.3", rc == 1 && contains(out, "file-level include cycle"),
              "a file-level include cycle: exit %d, want 1 naming it (%s)", rc, out);
-    snprintf(cmd, sizeof cmd, "rm -rf %s/up %s/cycle", tmp, tmp);
+    /* An include by bare name: the line does not say which layer it reaches, so it is refused. */
+    snprintf(copy, sizeof copy, "%s/bare", tmp);
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
+             "echo '#include \"err.h\"' >> %s/harness/go/rules.h", copy, copy, copy, copy);
+    rc = system(cmd) == 0 ? 0 : -1;
+    if (rc == 0) {
+        snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
+        rc = run(cmd, out);
+    }
+    hc_check("layers-1.4", rc == 1 && contains(out, "harness/go/rules.h:") && contains(out, "\"err.h\""),
+             "an include by bare name: exit %d, want 1 naming the file and line (%s)", rc, out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s/up %s/cycle %s/bare", tmp, tmp, tmp);
     if (system(cmd) != 0)
         fprintf(stderr, "test_layers: could not remove the copies under %s\n", tmp);
     return hc_test_exit();

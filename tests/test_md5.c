@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "md5.h"
+#include "harness/base/md5.h"
 
 static void hex16(const unsigned char d[16], char out[33])
 {

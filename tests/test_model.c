@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include "hc_test.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Deep comparison: fills why with the first difference. */

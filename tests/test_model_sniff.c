@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "model.h"
-#include "stream.h"
-#include "synth.h"
+#include "harness/model/model.h"
+#include "harness/base/stream.h"
+#include "harness/model/synth.h"
 
 static char dir[1024];
 

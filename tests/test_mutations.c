@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "harness/config/config.h"
 #include "hc_test.h"
-#include "positions.h"
-#include "results.h"
-#include "runner.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
+#include "harness/run/runner.h"
 
 #define N_POSITIONS 48
 

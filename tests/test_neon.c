@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
-#include "kernels.h"
+#include "refs/gemm.h"
+#include "refs/kernels.h"
 #include "hc_test.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;

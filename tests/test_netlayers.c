@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "layers.h"
-#include "synth.h"
+#include "harness/model/layers.h"
+#include "harness/model/synth.h"
 
 typedef struct seen {
     const hc_block *b[16];

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "nnoutput.h"
+#include "harness/data/nnoutput.h"
 
 static int same_output(const hc_nnoutput *a, const hc_nnoutput *b)
 {

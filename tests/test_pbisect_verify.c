@@ -12,15 +12,15 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "hc_test.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "precbisect.h"
-#include "selfplay.h"
-#include "stats.h"
-#include "synth.h"
-#include "tiers.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "harness/run/precbisect.h"
+#include "harness/data/selfplay.h"
+#include "harness/metrics/stats.h"
+#include "harness/model/synth.h"
+#include "harness/metrics/tiers.h"
 
 /* emulate:fp16's errors against ref32 over ps: 0 or -1 */
 static int fp16_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, hc_stats *st,

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
 
 enum { NX = 10, NY = 14, N = 20, B = 4 };

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "positions.h"
+#include "harness/data/positions.h"
 
 static int same_position(const hc_position *a, const hc_position *b)
 {

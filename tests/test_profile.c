@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "refs/engine.h"
 #include "hc_test.h"
-#include "model.h"
-#include "profile.h"
+#include "harness/model/model.h"
+#include "backends/profile.h"
 
 typedef struct bad_case {
     const char *id, *yaml, *where, *needle;

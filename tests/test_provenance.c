@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "results.h"
-#include "sha256.h"
-#include "version.h"
+#include "reports/results.h"
+#include "harness/base/sha256.h"
+#include "harness/base/version.h"
 
 static char hc[1024], root[1024], dir[1024];
 

@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 
 #include "hc_test.h"
-#include "positions.h"
-#include "sgfwalk.h"
-#include "sgf.h"
+#include "harness/data/positions.h"
+#include "harness/data/sgfwalk.h"
+#include "harness/data/sgf.h"
 
 /* Describes the first field where a and b differ into buf; returns 0 when equal. */
 static int position_diff(const hc_position *a, const hc_position *b, char *buf, size_t n)

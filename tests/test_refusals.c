@@ -14,21 +14,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "config.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/config/config.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "history.h"
-#include "model.h"
-#include "nnfeatures.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "profile.h"
-#include "sgfwalk.h"
-#include "results.h"
-#include "selfplay.h"
-#include "sizes.h"
-#include "synth.h"
+#include "harness/go/history.h"
+#include "harness/model/model.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "backends/profile.h"
+#include "harness/data/sgfwalk.h"
+#include "reports/results.h"
+#include "harness/data/selfplay.h"
+#include "harness/base/sizes.h"
+#include "harness/model/synth.h"
 
 static const char *dir;
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "nnoutput.h"
-#include "repeat.h"
+#include "harness/data/nnoutput.h"
+#include "harness/run/repeat.h"
 
 static const char *dir;
 static char fake_engine[1200]; /* tests/helper_fake_analysis, absolute */

@@ -14,14 +14,14 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "junit.h"
-#include "nnoutput.h"
-#include "reports.h"
-#include "results.h"
-#include "stats.h"
-#include "stream.h"
-#include "table.h"
-#include "tiers.h"
+#include "reports/junit.h"
+#include "harness/data/nnoutput.h"
+#include "reports/reports.h"
+#include "reports/results.h"
+#include "harness/metrics/stats.h"
+#include "harness/base/stream.h"
+#include "reports/table.h"
+#include "harness/metrics/tiers.h"
 
 enum { N = 20 };
 

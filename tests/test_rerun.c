@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "results.h"
+#include "reports/results.h"
 
 static char hc[1024], root[1024], dir[1024], bindir[1100];
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "hc_test.h"
-#include "round.h"
+#include "refs/round.h"
 
 /* Independent bfloat16 reference: the two bfloat16 neighbours by truncation, then the nearer
  * in exact double arithmetic, ties to the even mantissa, overflow where the nearest is past max. */

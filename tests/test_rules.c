@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "rules.h"
+#include "harness/go/rules.h"
 
 typedef struct parse_case {
     const char *in;

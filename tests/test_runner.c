@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "harness/config/config.h"
 #include "hc_test.h"
-#include "positions.h"
-#include "runner.h"
+#include "harness/data/positions.h"
+#include "harness/run/runner.h"
 
 static int count_files(const char *dir)
 {

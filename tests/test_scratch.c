@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "files.h"
+#include "harness/base/files.h"
 #include "hc_test.h"
 
 static char base[512];

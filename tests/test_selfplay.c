@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "history.h"
-#include "positions.h"
-#include "selfplay.h"
+#include "harness/go/history.h"
+#include "harness/data/positions.h"
+#include "harness/data/selfplay.h"
 
 static char tmpdir[256];
 

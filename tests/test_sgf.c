@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "sgf.h"
-#include "stream.h"
+#include "harness/data/sgf.h"
+#include "harness/base/stream.h"
 
 static hc_sgf_collection *parse(const char *s, hc_err *err)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "sgfmeta.h"
+#include "harness/data/sgfmeta.h"
 
 int main(void)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "sha256.h"
+#include "harness/base/sha256.h"
 
 static void vec(const char *name, const char *msg, size_t repeat, const char *want)
 {

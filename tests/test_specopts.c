@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "specopts.h"
+#include "backends/specopts.h"
 
 int main(void)
 {

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "nnoutput.h"
-#include "stats.h"
+#include "harness/data/nnoutput.h"
+#include "harness/metrics/stats.h"
 
 static const float mk_pol[5] = {0.25f, 0.25f, 0.25f, -1.0f, 0.25f};
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "strbuf.h"
+#include "harness/base/strbuf.h"
 
 int main(void)
 {

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "stream.h"
+#include "harness/base/stream.h"
 
 static void roundtrip(const char *dir, const char *name, const char *id)
 {

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "kernels.h"
-#include "round.h"
-#include "sums_core.h"
+#include "refs/kernels.h"
+#include "refs/round.h"
+#include "refs/sums_core.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 static double urand(void) /* uniform in [-1, 1) */

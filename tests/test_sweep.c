@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "hc_test.h"
-#include "merge.h"
-#include "results.h"
-#include "stream.h"
+#include "harness/run/merge.h"
+#include "reports/results.h"
+#include "harness/base/stream.h"
 
 static char hc[1024], root[1024], dir[1024];
 

@@ -22,7 +22,7 @@
 #endif
 
 #include "hc_test.h"
-#include "results.h"
+#include "reports/results.h"
 
 #define N_CHECKS (1 + 6 + 6 + 1 + 3)
 

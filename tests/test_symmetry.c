@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "symmetry.h"
+#include "harness/go/symmetry.h"
 
 /* KataGo's SymmetryHelpers::getSymLoc on (x, y): flips, then transpose. */
 static void sym_xy(int x, int y, int w, int h, int s, int *ox, int *oy)

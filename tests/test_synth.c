@@ -9,13 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "evaluate.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
 #include "hc_test.h"
-#include "model.h"
-#include "nnfeatures.h"
-#include "selfplay.h"
-#include "synth.h"
+#include "harness/model/model.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/selfplay.h"
+#include "harness/model/synth.h"
 
 static char tmpdir[256];
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "tapnames.h"
+#include "backends/tapnames.h"
 
 static const char *dir;
 

@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
-#include "evaluate.h"
+#include "refs/engine.h"
+#include "harness/eval/evaluate.h"
 #include <sys/wait.h>
 
 #include "hc_test.h"
-#include "model.h"
-#include "positions.h"
-#include "profile.h"
-#include "taps.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "backends/profile.h"
+#include "harness/run/taps.h"
 
 static hc_tapcmp *cmp_run(const hc_net *net, const hc_position *ps, size_t n, const char *a, const char *b,
                           int batch, hc_err *err)

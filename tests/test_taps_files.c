@@ -15,12 +15,12 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "model.h"
-#include "positions.h"
-#include "round.h"
-#include "sha256.h"
-#include "taps.h"
-#include "tensorfile.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "refs/round.h"
+#include "harness/base/sha256.h"
+#include "harness/run/taps.h"
+#include "harness/data/tensorfile.h"
 
 #define G170 "nets/g170-b6c96-s175395328-d26788732.bin.gz"
 #define TF "nets/b7c96h3tfrs-test5-cnorm.bin.gz"

@@ -13,11 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "hc_test.h"
-#include "model.h"
-#include "positions.h"
-#include "taps.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "harness/run/taps.h"
 
 static char helper[4096];
 static const char *python; /* a python3 with numpy, or NULL */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "tensorfile.h"
+#include "harness/data/tensorfile.h"
 
 static const char *dir;
 

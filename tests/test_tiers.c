@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "tiers.h"
+#include "harness/metrics/tiers.h"
 
 static void zero_stats(hc_stats *s)
 {

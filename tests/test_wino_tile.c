@@ -12,19 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emulate.h"
-#include "engine.h"
-#include "gemm.h"
+#include "backends/emulate.h"
+#include "refs/engine.h"
+#include "refs/gemm.h"
 #include "hc_test.h"
-#include "kernels.h"
-#include "profile.h"
-#include "round.h"
-#include "synth.h"
+#include "refs/kernels.h"
+#include "backends/profile.h"
+#include "refs/round.h"
+#include "harness/model/synth.h"
 
 #define HC_WT_FN static inline
 #define HC_WT_HOST static inline
 #define HC_WT_ROUND16(x) hc_round_fp16(x)
-#include "wino_tile.inc"
+#include "refs/wino_tile.inc"
 
 static unsigned rng = 12345u;
 static float frand(float scale)

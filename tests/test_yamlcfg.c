@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "hc_test.h"
-#include "yamlcfg.h"
+#include "harness/base/yamlcfg.h"
 
 static int load(hc_ydoc *d, const char *text, hc_err *err)
 {

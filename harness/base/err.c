@@ -1,5 +1,5 @@
 /* hc_err: setting, prefixing and naming error codes with their context. */
-#include "err.h"
+#include "harness/base/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

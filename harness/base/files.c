@@ -1,5 +1,5 @@
 /* hc_mkdir_p (the runner's cache and reports, merge, katago's workdir) and hc_scratch_dir (every private temporary directory). */
-#include "files.h"
+#include "harness/base/files.h"
 
 #include <dirent.h>
 #include <errno.h>

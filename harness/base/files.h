@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 /* Creates dir and every missing parent (mode 0777 less the umask); a directory that exists
  * already is fine. Returns 0, or -1 with err (HC_EIO naming the directory that could not be

@@ -1,5 +1,5 @@
 /* halfcheck's own transcendental functions (hcmath.h): range reduction and polynomials in IEEE arithmetic. */
-#include "hcmath.h"
+#include "harness/base/hcmath.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #define HCM(name) hc_##name
 #define HCM_STATIC static
 #define HCM_PUBLIC
-#include "hcmath_core.inc"
+#include "harness/base/hcmath_core.inc"
 
 /* pi/2 in three parts of 33 bits each: k * PIO2_1 and k * PIO2_2 are exact for |k| < 2^20. */
 static const double PIO2_1 = 1.57079632673412561417e+00;

@@ -1,5 +1,5 @@
 /* JSON numbers written fast and exactly as jansson writes them (jsonnum.h). */
-#include "jsonnum.h"
+#include "harness/base/jsonnum.h"
 
 #include <math.h>
 #include <stdint.h>

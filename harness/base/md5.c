@@ -1,5 +1,5 @@
 /* MD5 (RFC 1321): streaming, no allocation, so the board's table building cannot fail on memory. */
-#include "md5.h"
+#include "harness/base/md5.h"
 
 #include <string.h>
 

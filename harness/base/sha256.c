@@ -1,5 +1,5 @@
 /* SHA-256 (FIPS 180-4) for net identity and reference-cache keys. */
-#include "sha256.h"
+#include "harness/base/sha256.h"
 
 #include <errno.h>
 #include <stdio.h>

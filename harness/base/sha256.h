@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 typedef struct hc_sha256 {
     uint32_t h[8];

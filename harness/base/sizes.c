@@ -1,5 +1,5 @@
 /* The supported range of board and NN buffer sizes (sizes.h). */
-#include "sizes.h"
+#include "harness/base/sizes.h"
 
 int hc_check_board_size(int x, int y, const char *what, hc_err *err)
 {

@@ -2,7 +2,7 @@
 #ifndef HC_SIZES_H
 #define HC_SIZES_H
 
-#include "err.h"
+#include "harness/base/err.h"
 
 /* Boards and NN buffers are 1..19 on each side: 19 is KataGo's default NNPos::MAX_BOARD_LEN, to
  * which halfcheck's board (Zobrist tables, arrays) is compiled, and 1x1 is the smallest board the

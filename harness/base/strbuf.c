@@ -1,5 +1,5 @@
 /* The growable printf string (strbuf.h). */
-#include "strbuf.h"
+#include "harness/base/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

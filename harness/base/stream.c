@@ -1,5 +1,5 @@
 /* Byte streams over plain or gzip'd files (stream.h). */
-#include "stream.h"
+#include "harness/base/stream.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 typedef struct hc_istream hc_istream;
 

@@ -1,5 +1,5 @@
 /* "Did you mean": edit distance over a few candidates (suggest.h). */
-#include "suggest.h"
+#include "harness/base/suggest.h"
 
 #include <stdio.h>
 #include <string.h>

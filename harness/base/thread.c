@@ -1,5 +1,5 @@
 /* Threads started with the same stack size on every platform (thread.h). */
-#include "thread.h"
+#include "harness/base/thread.h"
 
 int hc_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {

@@ -1,6 +1,6 @@
 /* libyaml helpers with located errors, shared by the config and profile readers. */
-#include "yamlcfg.h"
-#include "suggest.h"
+#include "harness/base/yamlcfg.h"
+#include "harness/base/suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "harness/base/stream.h"
 
 int hc_ydoc_err(const hc_ydoc *d, const yaml_mark_t *mk, const char *ctx, hc_err *err, const char *fmt, ...)
 {

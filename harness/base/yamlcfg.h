@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <yaml.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 typedef struct hc_ydoc {
     const char *file; /* as named to the user (borrowed: must outlive the document) */

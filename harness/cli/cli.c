@@ -1,7 +1,7 @@
 /* The command line's shared helpers: option parsing, typed option values, option help, the commands' shared prologue
  * and error reporting (cli.h). */
-#include "cli.h"
-#include "suggest.h"
+#include "harness/cli/cli.h"
+#include "harness/base/suggest.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sizes.h"
-#include "stream.h"
+#include "harness/base/sizes.h"
+#include "harness/base/stream.h"
 
 static const cli_opt *find_opt(const cli_opt *opts, const char *name, size_t len)
 {

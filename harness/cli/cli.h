@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 /* Exit statuses, documented in the README and `halfcheck --help`. */
 enum {

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
-#include "config.h"
-#include "files.h"
+#include "harness/cli/cli.h"
+#include "harness/config/config.h"
+#include "harness/base/files.h"
 
 enum { MAX_NET_SPECS = 16 };
 

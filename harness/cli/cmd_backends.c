@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
-#include "cli.h"
-#include "profile.h"
+#include "backends/backend.h"
+#include "harness/cli/cli.h"
+#include "backends/profile.h"
 
 static const cli_opt opts[] = {
     {"help", 0, 0, "this help", NULL},

@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "config.h"
-#include "evaluate.h"
-#include "model.h"
-#include "positions.h"
-#include "precbisect.h"
-#include "profile.h"
-#include "stream.h"
-#include "tiers.h"
+#include "harness/cli/cli.h"
+#include "harness/config/config.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "harness/run/precbisect.h"
+#include "backends/profile.h"
+#include "harness/base/stream.h"
+#include "harness/metrics/tiers.h"
 
 static const cli_opt opts[] = {
     {"net", 1, 0, "KataGo model file", "PATH"},

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "config.h"
+#include "harness/cli/cli.h"
+#include "harness/config/config.h"
 
 static const cli_opt opts[] = {
     {"net", 1, 1, "as halfcheck run's --net (the cases are the same; a net file a case needs must exist)", "PATH|NAME=PATH|DIR"},

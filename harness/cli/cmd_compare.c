@@ -4,14 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "config.h"
-#include "junit.h"
-#include "nnoutput.h"
-#include "results.h"
-#include "stats.h"
-#include "table.h"
-#include "tiers.h"
+#include "harness/cli/cli.h"
+#include "harness/config/config.h"
+#include "reports/junit.h"
+#include "harness/data/nnoutput.h"
+#include "reports/results.h"
+#include "harness/metrics/stats.h"
+#include "reports/table.h"
+#include "harness/metrics/tiers.h"
 
 static const cli_opt opts[] = {
     {"tier", 1, 1, "tier to check: fp32, fp16, fp32-strict, exact (repeatable; default fp16)", "TIER"},

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "selfplay.h"
-#include "stream.h"
-#include "synth.h"
+#include "harness/cli/cli.h"
+#include "harness/data/selfplay.h"
+#include "harness/base/stream.h"
+#include "harness/model/synth.h"
 
 static const cli_opt opts[] = {
     {"out", 1, 0, "working directory for the net, positions, suite and reports (default build/demo)", "DIR"},

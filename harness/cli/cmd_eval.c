@@ -6,13 +6,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "cli.h"
-#include "evaluate.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "thread.h"
+#include "backends/backend.h"
+#include "harness/cli/cli.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "harness/base/thread.h"
 
 typedef struct pos_job {
     const char *path;

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "history.h"
-#include "model.h"
-#include "nnfeatures.h"
-#include "positions.h"
-#include "stream.h"
+#include "harness/cli/cli.h"
+#include "harness/go/history.h"
+#include "harness/model/model.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/positions.h"
+#include "harness/base/stream.h"
 
 static const cli_opt opts[] = {
     {"positions", 1, 0, "positions file (.jsonl or .jsonl.gz)", "PATH"},

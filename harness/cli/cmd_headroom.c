@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "headroom.h"
-#include "heads.h"
-#include "model.h"
-#include "positions.h"
+#include "harness/cli/cli.h"
+#include "harness/run/headroom.h"
+#include "harness/model/heads.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
 
 static const cli_opt opts[] = {
     {"net", 1, 0, "KataGo model file", "PATH"},

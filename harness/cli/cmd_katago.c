@@ -22,16 +22,16 @@
 
 #include <dirent.h>
 
-#include "cli.h"
-#include "files.h"
-#include "config.h"
-#include "model.h"
-#include "runner.h"
-#include "stream.h"
-#include "strbuf.h"
-#include "suggest.h"
-#include "tiers.h"
-#include "yamlcfg.h"
+#include "harness/cli/cli.h"
+#include "harness/base/files.h"
+#include "harness/config/config.h"
+#include "harness/model/model.h"
+#include "harness/run/runner.h"
+#include "harness/base/stream.h"
+#include "harness/base/strbuf.h"
+#include "harness/base/suggest.h"
+#include "harness/metrics/tiers.h"
+#include "harness/base/yamlcfg.h"
 
 static const cli_opt opts[] = {
     {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},

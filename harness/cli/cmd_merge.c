@@ -3,8 +3,8 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "merge.h"
+#include "harness/cli/cli.h"
+#include "harness/run/merge.h"
 
 static const cli_opt opts[] = {
     {"out", 1, 0, "directory for junit.xml, results.json, report.md, summary.md, report.csv, report.html (required)", "DIR"},

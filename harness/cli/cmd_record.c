@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "sgfwalk.h"
+#include "harness/cli/cli.h"
+#include "harness/data/sgfwalk.h"
 
 static const cli_opt opts[] = {
     {"sgf", 1, 0, "SGF collection: one game per line (.sgfs) or a multi-game .sgf, gzip'd or not", "PATH"},

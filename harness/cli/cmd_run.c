@@ -6,9 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "config.h"
-#include "runner.h"
+#include "harness/cli/cli.h"
+#include "harness/config/config.h"
+#include "harness/run/runner.h"
 
 static const cli_opt opts[] = {
     {"out", 1, 0, "directory for junit.xml, results.json, report.md, summary.md, report.csv, report.html (default halfcheck-out)", "DIR"},

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "selfplay.h"
+#include "harness/cli/cli.h"
+#include "harness/data/selfplay.h"
 
 static const cli_opt opts[] = {
     {"size", 1, 0, "board size WxH or N (default 9)", "WxH"},

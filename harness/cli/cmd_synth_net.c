@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "synth.h"
+#include "harness/cli/cli.h"
+#include "harness/model/synth.h"
 
 static const cli_opt opts[] = {
     {"arch", 1, 0, "a preset name (see --list) or a block list, e.g. \"res,gpool,nbt(res,gpool)*2,(attn,ffn)*2\"", "ARCH"},

@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "evaluate.h"
-#include "headroom.h"
-#include "model.h"
-#include "positions.h"
-#include "profile.h"
-#include "taps.h"
+#include "harness/cli/cli.h"
+#include "harness/eval/evaluate.h"
+#include "harness/run/headroom.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "backends/profile.h"
+#include "harness/run/taps.h"
 
 static const cli_opt opts[] = {
     {"net", 1, 0, "KataGo model file", "PATH"},

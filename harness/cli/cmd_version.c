@@ -1,10 +1,10 @@
 /* halfcheck version (and --version, -V): the version, the engine's numeric version and the kernels' SIMD forms. */
 #include <stdio.h>
 
-#include "cli.h"
-#include "gemm.h"
-#include "kernels.h"
-#include "version.h"
+#include "harness/cli/cli.h"
+#include "refs/gemm.h"
+#include "refs/kernels.h"
+#include "harness/base/version.h"
 
 static const cli_opt opts[] = {
     {"help", 0, 0, "this help", NULL},

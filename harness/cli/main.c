@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "harness/cli/cli.h"
 
 typedef struct command {
     const char *name;

@@ -1,5 +1,5 @@
 /* YAML configs (libyaml) read into plain structs: nets, board configs, tiers, suites. */
-#include "config.h"
+#include "harness/config/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-#include "backend.h"
-#include "suggest.h"
-#include "sizes.h"
-#include "stream.h"
-#include "yamlcfg.h"
+#include "backends/backend.h"
+#include "harness/base/suggest.h"
+#include "harness/base/sizes.h"
+#include "harness/base/stream.h"
+#include "harness/base/yamlcfg.h"
 
 #define MAX_CONFIG_BYTES (4u << 20)
 

@@ -63,8 +63,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "tiers.h"
+#include "harness/base/err.h"
+#include "harness/metrics/tiers.h"
 
 typedef struct hc_net_cfg {
     const char *name;

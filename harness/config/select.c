@@ -1,12 +1,12 @@
 /* --only: selecting a suite's cases by net, board and backend name (hc_suite_select), shared by
  * the runner, `halfcheck run`'s net check and `halfcheck katago`'s check before it writes. */
-#include "config.h"
+#include "harness/config/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "suggest.h"
+#include "harness/base/suggest.h"
 
 static const char *const keys[3] = {"net", "board", "backend"};
 static const char *const plural[3] = {"nets", "boards", "backends"};

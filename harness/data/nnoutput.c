@@ -1,5 +1,5 @@
 /* Post-processed network outputs as KataGo's NNOutput holds them, and their file forms (nnoutput.h). */
-#include "nnoutput.h"
+#include "harness/data/nnoutput.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonnum.h"
-#include "stream.h"
+#include "harness/base/jsonnum.h"
+#include "harness/base/stream.h"
 
 /* KataGo pads policyProbs to its compiled maximum board area + 1 (19x19 + pass by default).
  * Outputs files come from other programs (KataGo builds with a larger MAX_BOARD_LEN too), so

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 typedef struct hc_nnoutput {
     float white_win_prob, white_loss_prob, white_no_result_prob;

@@ -2,7 +2,7 @@
  * dict literal naming the element type, the order and the shape, then the raw data. Only what
  * numpy itself writes for float16/float32 arrays is read: the dict's three keys, little-endian
  * '<f4' and '<f2', C order. */
-#include "tensorfile.h"
+#include "harness/data/tensorfile.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "harness/base/stream.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 

@@ -1,5 +1,5 @@
 /* Positions files: reading and writing the one-JSON-object-per-line records (positions.h). */
-#include "positions.h"
+#include "harness/data/positions.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules.h"
-#include "sizes.h"
-#include "stream.h"
-#include "thread.h"
+#include "harness/go/rules.h"
+#include "harness/base/sizes.h"
+#include "harness/base/stream.h"
+#include "harness/base/thread.h"
 
 /* A line longer than this is refused before it is buffered whole. */
 enum { HC_POSITION_LINE_MAX = 16 << 20, HC_POSITION_MAX_MOVES = 100000 };

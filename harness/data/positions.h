@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
-#include "position.h"
+#include "harness/base/err.h"
+#include "harness/go/position.h"
 
 /* Parses one JSON line. where names the place for errors ("file.jsonl:12"). Besides the fields'
  * types, what needs no game replay is checked here, where the file and line are known: the

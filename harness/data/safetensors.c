@@ -2,7 +2,7 @@
  * header naming every tensor's element type, shape and byte range in the data that follows, and
  * an optional "__metadata__" object of strings. The header is read with jansson (already the
  * JSON library of the outputs and results readers); duplicate names are refused. */
-#include "tensorfile.h"
+#include "harness/data/tensorfile.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "harness/base/stream.h"
 
 /* The format's own cap on the header (its reference reader refuses more). */
 #define ST_MAX_HEADER ((uint64_t)100000000)

@@ -1,16 +1,16 @@
 /* Random legal games recorded as positions (see selfplay.h). The position filler is this
  * module's own: sgfwalk.c keeps its filler private to the SGF walk. */
-#include "selfplay.h"
+#include "harness/data/selfplay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "board.h"
-#include "history.h"
-#include "sgfwalk.h"
-#include "rules.h"
-#include "sizes.h"
+#include "harness/go/board.h"
+#include "harness/go/history.h"
+#include "harness/data/sgfwalk.h"
+#include "harness/go/rules.h"
+#include "harness/base/sizes.h"
 
 /* splitmix64: small, seedable, no global state. */
 static uint64_t next_u64(uint64_t *s)

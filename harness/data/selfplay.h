@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "err.h"
-#include "positions.h"
+#include "harness/base/err.h"
+#include "harness/data/positions.h"
 
 typedef struct hc_selfplay_opts {
     int x_size, y_size;              /* board, 1..19 each */

@@ -2,7 +2,7 @@
  * kept). The parser walks variations with an explicit stack, as KataGo does, so nesting depth
  * costs heap rather than C stack; HC_SGF_MAX_DEPTH bounds it anyway because every consumer of
  * the tree (freeing, visiting positions) recurses on variations. */
-#include "sgf.h"
+#include "harness/data/sgf.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stream.h"
+#include "harness/base/stream.h"
 
 /* ---------------------------------------------------------------- freeing */
 

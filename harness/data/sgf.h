@@ -19,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "positions.h"
-#include "rules.h"
+#include "harness/base/err.h"
+#include "harness/data/positions.h"
+#include "harness/go/rules.h"
 
 /* Coordinate of an empty move value (a pass) in hc_sgf_node.move_x/move_y. */
 enum { HC_SGF_PASS_COORD = 128 };

@@ -1,6 +1,6 @@
 /* SGF metadata for human-SL nets: KataGo's metadata input row (sgfmeta.h). */
-#include "sgfmeta.h"
-#include "hcmath.h"
+#include "harness/data/sgfmeta.h"
+#include "harness/base/hcmath.h"
 
 #include <math.h>
 #include <stdio.h>

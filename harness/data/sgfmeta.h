@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 enum { HC_SGFMETA_CHANNELS = 192 };
 

@@ -1,6 +1,6 @@
 /* Positions of SGF games in KataGo's testgpuerror order (dataio/sgf.cpp, iterAllUniquePositions
  * and the helpers it calls, with the flags testgpuerror passes). See sgfwalk.h. */
-#include "sgfwalk.h"
+#include "harness/data/sgfwalk.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board.h"
-#include "rules.h"
+#include "harness/go/board.h"
+#include "harness/go/rules.h"
 
 /* ---------------------------------------------------------------- a set of 128-bit hashes */
 

@@ -13,10 +13,10 @@
 #ifndef HC_SGFWALK_H
 #define HC_SGFWALK_H
 
-#include "err.h"
-#include "history.h"
-#include "positions.h"
-#include "sgf.h"
+#include "harness/base/err.h"
+#include "harness/go/history.h"
+#include "harness/data/positions.h"
+#include "harness/data/sgf.h"
 
 /* Called once per position in visiting order. p is borrowed for the call (its arrays are reused
  * afterwards); h is the history KataGo hands its callback (current board = h's board). Return 0

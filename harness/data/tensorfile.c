@@ -1,6 +1,6 @@
 /* What the .npy and safetensors readers share (tensorfile.h): the tensor record, element types
  * and their exact conversions to and from float. */
-#include "tensorfile.h"
+#include "harness/data/tensorfile.h"
 
 #include <stdarg.h>
 #include <stdio.h>

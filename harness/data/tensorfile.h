@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "stream.h"
+#include "harness/base/err.h"
+#include "harness/base/stream.h"
 
 enum hc_dtype { HC_DT_F32 = 0, HC_DT_F16 = 1, HC_DT_BF16 = 2 };
 

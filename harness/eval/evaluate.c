@@ -1,5 +1,5 @@
 /* The evaluation core: featurize, evaluate (one instance or lanes), post-process; the evaluator object. */
-#include "evaluate.h"
+#include "harness/eval/evaluate.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
-#include "nnfeatures.h"
-#include "postprocess.h"
-#include "rules.h"
-#include "sizes.h"
-#include "sgfmeta.h"
-#include "stream.h"
-#include "symmetry.h"
-#include "thread.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/eval/postprocess.h"
+#include "harness/go/rules.h"
+#include "harness/base/sizes.h"
+#include "harness/data/sgfmeta.h"
+#include "harness/base/stream.h"
+#include "harness/go/symmetry.h"
+#include "harness/base/thread.h"
 
 /* Per-batch scratch: input rows, raw heads and the post-processing facts of each row. */
 typedef struct batch_buf {

@@ -10,12 +10,12 @@
 
 #include <stddef.h>
 
-#include "backend.h"
-#include "err.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "settings.h"
+#include "backends/backend.h"
+#include "harness/base/err.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "backends/settings.h"
 
 
 /* Where an evaluation failed, for reports: the position (index into the array, its index and

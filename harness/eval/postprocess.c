@@ -1,11 +1,11 @@
 /* Raw network heads to KataGo's outputs, as KataGo's backends' getOutput computes them. */
-#include "postprocess.h"
+#include "harness/eval/postprocess.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "hcmath.h"
-#include "symmetry.h"
+#include "harness/base/hcmath.h"
+#include "harness/go/symmetry.h"
 
 static double soft_plus(double x)
 {

@@ -4,8 +4,8 @@
 #ifndef HC_POSTPROCESS_H
 #define HC_POSTPROCESS_H
 
-#include "err.h"
-#include "nnoutput.h"
+#include "harness/base/err.h"
+#include "harness/data/nnoutput.h"
 
 /* What post-processing needs to know of the model (filled from hc_net). */
 typedef struct hc_pp_model {

@@ -10,9 +10,9 @@
  *   territory only. V6's are V7's.
  * - V5 has no liberty, ladder or area planes: ko in 3/4, moves in 6-10, second encore in 11/12.
  * - Komi is clipped to +-(area + 1), divided by 15 (by 20 in V6); V3-V5 have no tax global. */
-#include "nnfeatures.h"
-#include "features_rows.h"
-#include "planes.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/features/features_rows.h"
+#include "harness/features/planes.h"
 
 enum {
     V3_SPATIAL = 22, V3_GLOBAL = 14,

@@ -1,11 +1,11 @@
 /* KataGo's NNInputs::fillRowV7 (neuralnet/nninputs.cpp), NCHW, from the shared pieces in planes.c. */
-#include "nnfeatures.h"
-#include "planes.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/features/planes.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sizes.h"
+#include "harness/base/sizes.h"
 
 int hc_features_fill_v7(const hc_history *h, int next_pla, const hc_nninput_params *params, int nn_x, int nn_y,
                         float *spatial, float *global, hc_err *err)

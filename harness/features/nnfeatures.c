@@ -1,12 +1,12 @@
 /* The input features' entry points: default params, plane counts and the fill by input version
  * (features_v7.c, features_v3_v6.c). */
-#include "nnfeatures.h"
-#include "features_rows.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/features/features_rows.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sizes.h"
+#include "harness/base/sizes.h"
 
 hc_nninput_params hc_nninput_params_default(void)
 {

@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-#include "err.h"
-#include "history.h"
+#include "harness/base/err.h"
+#include "harness/go/history.h"
 
 /* KataGo's MiscNNInputParams, the fields that affect features (and hashing). */
 typedef struct hc_nninput_params {

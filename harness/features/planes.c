@@ -1,10 +1,10 @@
 /* The pieces every input version's filler builds its planes from (KataGo's neuralnet/nninputs.cpp helpers). */
-#include "planes.h"
+#include "harness/features/planes.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sizes.h"
+#include "harness/base/sizes.h"
 
 bool hc_feat_suicide_legal_for_pass_alive(const hc_history *h, const hc_nninput_params *p)
 {

@@ -5,10 +5,10 @@
 
 #include <stdbool.h>
 
-#include "board.h"
-#include "err.h"
-#include "history.h"
-#include "nnfeatures.h"
+#include "harness/go/board.h"
+#include "harness/base/err.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
 
 /* Where planes go: spatial [C][nn_y][nn_x], board in the top-left corner. */
 typedef struct hc_feat_ctx {

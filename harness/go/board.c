@@ -1,10 +1,10 @@
 /* KataGo's Board in C. The chain bookkeeping (heads, circular next-links, merge order, undo) follows
  * game/board.cpp step by step, because the ladder search explores moves in the order these lists
  * produce and gives up after a node budget: another order could change a ladder feature. */
-#include "board.h"
+#include "harness/go/board.h"
 
-#include "md5.h"
-#include "sha256.h"
+#include "harness/base/md5.h"
+#include "harness/base/sha256.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "sizes.h"
+#include "harness/base/err.h"
+#include "harness/base/sizes.h"
 
 enum {
     HC_BOARD_MAX_LEN = HC_MAX_BOARD_LEN, /* the supported range: sizes.h */

@@ -1,5 +1,5 @@
 /* KataGo's area scoring on hc_board: pass-alive (Benson) regions and independent life (game/board.cpp calculateArea). */
-#include "board.h"
+#include "harness/go/board.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* KataGo's ladder search on hc_board (game/board.cpp searchIsLadderCaptured), with its node budget. */
-#include "board.h"
+#include "harness/go/board.h"
 
 #include <stdlib.h>
 #include <string.h>

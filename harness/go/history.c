@@ -1,5 +1,5 @@
 /* KataGo's BoardHistory in C (game/boardhistory.cpp), one update at a time in the same order. */
-#include "history.h"
+#include "harness/go/history.h"
 
 #include <stdlib.h>
 #include <string.h>

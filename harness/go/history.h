@@ -12,10 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "board.h"
-#include "err.h"
-#include "position.h"
-#include "rules.h"
+#include "harness/go/board.h"
+#include "harness/base/err.h"
+#include "harness/go/position.h"
+#include "harness/go/rules.h"
 
 typedef struct hc_history hc_history;
 

@@ -1,5 +1,5 @@
 /* hc_history from a positions record, and the cache that continues one record's history into the next. */
-#include "history.h"
+#include "harness/go/history.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

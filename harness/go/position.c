@@ -1,5 +1,5 @@
 /* The position record's memory: freeing and deep copying what it owns. */
-#include "position.h"
+#include "harness/go/position.h"
 
 #include <stdlib.h>
 #include <string.h>

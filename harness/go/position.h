@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 /* Colors as KataGo numbers them. */
 enum { HC_EMPTY = 0, HC_BLACK = 1, HC_WHITE = 2 };

@@ -1,5 +1,5 @@
 /* KataGo's Rules: parser and formatter (game/rules.cpp). */
-#include "rules.h"
+#include "harness/go/rules.h"
 
 #include <ctype.h>
 #include <jansson.h>

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "harness/base/err.h"
 
 enum { HC_KO_SIMPLE = 0, HC_KO_POSITIONAL = 1, HC_KO_SITUATIONAL = 2, HC_KO_SPIGHT = 3 };
 enum { HC_SCORING_AREA = 0, HC_SCORING_TERRITORY = 1 };

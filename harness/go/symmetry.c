@@ -1,5 +1,5 @@
 /* KataGo's copyWithSymmetry (NCHW) and its symmetry algebra. */
-#include "symmetry.h"
+#include "harness/go/symmetry.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Signed errors of the scalar outputs, their mean and standard error, and top-move agreement. */
-#include "bias.h"
-#include "stats.h"
+#include "harness/metrics/bias.h"
+#include "harness/metrics/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "nnoutput.h"
+#include "harness/base/err.h"
+#include "harness/data/nnoutput.h"
 
 enum hc_bias_pct { HC_BP_1 = 0, HC_BP_5, HC_BP_50, HC_BP_95, HC_BP_99, HC_BP_COUNT };
 extern const char *const hc_bias_pct_names[HC_BP_COUNT]; /* "p1", "p5", "p50", "p95", "p99" */

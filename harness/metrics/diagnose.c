@@ -1,5 +1,5 @@
 /* Names the outputs of a failing case that belong to another position (diagnose.h). */
-#include "diagnose.h"
+#include "harness/metrics/diagnose.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "harness/base/strbuf.h"
 
 const char *const hc_diag_kind_names[HC_DIAG_COUNT] = {"swapped", "stale", "foreign", "legal"};
 

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "nnoutput.h"
+#include "harness/base/err.h"
+#include "harness/data/nnoutput.h"
 
 enum hc_diag_kind {
     HC_DIAG_SWAPPED = 0, /* pos holds other's outputs and other holds pos's */

@@ -1,6 +1,6 @@
 /* KataGo's backend error metrics (testgpuerror's GpuErrorStats) over pairs of outputs. */
-#include "stats.h"
-#include "hcmath.h"
+#include "harness/metrics/stats.h"
+#include "harness/base/hcmath.h"
 
 #include <math.h>
 #include <stdio.h>

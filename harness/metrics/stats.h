@@ -15,9 +15,9 @@
 
 #include <stddef.h>
 
-#include "bias.h"
-#include "err.h"
-#include "nnoutput.h"
+#include "harness/metrics/bias.h"
+#include "harness/base/err.h"
+#include "harness/data/nnoutput.h"
 
 enum hc_metric {
     HC_M_WINRATE = 0,    /* |d(0.5*(win-loss))| + |d noResult| */

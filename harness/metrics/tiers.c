@@ -1,5 +1,5 @@
 /* Tiers: per-metric, per-percentile limits, and checking an hc_stats against them. */
-#include "tiers.h"
+#include "harness/metrics/tiers.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,8 +12,8 @@
 #ifndef HC_TIERS_H
 #define HC_TIERS_H
 
-#include "err.h"
-#include "stats.h"
+#include "harness/base/err.h"
+#include "harness/metrics/stats.h"
 
 typedef struct hc_tier {
     char name[64];

@@ -1,5 +1,5 @@
 /* Raw heads' memory (one allocation per head, sized for a batch) and tapsets. */
-#include "heads.h"
+#include "harness/model/heads.h"
 
 #include <pthread.h>
 #include <stdlib.h>

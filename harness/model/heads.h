@@ -3,7 +3,7 @@
 #ifndef HC_HEADS_H
 #define HC_HEADS_H
 
-#include "err.h"
+#include "harness/base/err.h"
 
 struct hc_tapset;
 

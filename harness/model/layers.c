@@ -1,6 +1,6 @@
 /* The layers of a net as the engine taps them: their kinds, names and forward order, and the walk
  * over a block stack that the engine, the CUDA backend and the layer list share. */
-#include "layers.h"
+#include "harness/model/layers.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "model.h"
+#include "harness/base/err.h"
+#include "harness/model/model.h"
 
 enum hc_layer_kind {
     HC_LK_INPUT = 1u << 0,

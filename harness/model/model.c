@@ -1,5 +1,5 @@
 /* hc_net lifetime, version facts and KataGo's load-time weight transform. */
-#include "model.h"
+#include "harness/model/model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "stream.h"
+#include "harness/base/err.h"
+#include "harness/base/stream.h"
 
 #define HC_MODEL_VERSION_MIN 3
 #define HC_MODEL_VERSION_MAX 17

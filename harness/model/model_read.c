@@ -5,7 +5,7 @@
  * weight array and then required everywhere. Every channel count is checked against what the
  * previous layers imply as soon as it is read, before anything is allocated, so errors point
  * at the offending field. */
-#include "model.h"
+#include "harness/model/model.h"
 
 #include <errno.h>
 #include <math.h>

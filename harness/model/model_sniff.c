@@ -1,6 +1,6 @@
 /* Sniffing a file's start for a KataGo model header (hc_model_sniff_*), so that a directory
  * holding nets beside notes, logs and READMEs can be sorted without loading any weights. */
-#include "model.h"
+#include "harness/model/model.h"
 
 #include <ctype.h>
 #include <stdio.h>

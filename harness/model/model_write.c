@@ -2,7 +2,7 @@
  * structs of model.h), so a round trip checks one against the other. Layout: one header
  * token per line; a weight array is either "@BIN@" + little-endian float32 + "\n", or text
  * floats ("%.9g", which reads back bit-exactly) on one line. */
-#include "model.h"
+#include "harness/model/model.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /* Random-weight KataGo nets built in memory (see synth.h). The layer order and shapes follow
  * KataGo's desc.cpp, version by version, exactly as model_read.c accepts them; the names follow
  * KataGo's current exporter ("model.blocks.3.normactconvp.conv", ...). */
-#include "synth.h"
-#include "hcmath.h"
+#include "harness/model/synth.h"
+#include "harness/base/hcmath.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -15,8 +15,8 @@
 
 #include <stdint.h>
 
-#include "err.h"
-#include "model.h"
+#include "harness/base/err.h"
+#include "harness/model/model.h"
 
 enum { HC_SYNTH_ROPE_NONE = 0, HC_SYNTH_ROPE_FIXED = 1, HC_SYNTH_ROPE_LEARNABLE = 2 };
 

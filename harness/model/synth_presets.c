@@ -1,5 +1,5 @@
 /* The named synthetic-net presets (`halfcheck synth-net`, `halfcheck demo --preset`): each a spec from one table row. */
-#include "synth.h"
+#include "harness/model/synth.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Taps of a failing case, computed in a child process and read back as text lines. */
-#include "casetaps.h"
+#include "harness/run/casetaps.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "heads.h"
-#include "stats.h"
-#include "taps.h"
+#include "harness/model/heads.h"
+#include "harness/metrics/stats.h"
+#include "harness/run/taps.h"
 
 int hc_casetaps_wanted(const hc_result *r)
 {

@@ -6,11 +6,11 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "evaluate.h"
-#include "model.h"
-#include "positions.h"
-#include "results.h"
+#include "harness/base/err.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "reports/results.h"
 
 typedef struct hc_casetaps_opts {
     const char *spec; /* the case's backend, expanded */

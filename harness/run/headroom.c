@@ -1,6 +1,6 @@
 /* Headroom (headroom.h): every layer's largest stored value and the intermediate sums a reduced-precision
  * kernel would hold, recomputed from ref32's taps, the layer's inputs and its weights. */
-#include "headroom.h"
+#include "harness/run/headroom.h"
 
 #include <float.h>
 #include <math.h>
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "evaluate.h"
-#include "hcmath.h"
-#include "kernels.h"
-#include "taps.h"
+#include "backends/backend.h"
+#include "harness/eval/evaluate.h"
+#include "harness/base/hcmath.h"
+#include "refs/kernels.h"
+#include "harness/run/taps.h"
 
 /* ---- the plan: which tensor each layer reads, walked once over the net ---- */
 

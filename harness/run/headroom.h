@@ -37,10 +37,10 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "model.h"
-#include "positions.h"
-#include "settings.h"
+#include "harness/base/err.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "backends/settings.h"
 
 typedef struct hc_headroom_fig {
     char layer[256];  /* the tap name ("input/spatial", "input/global" for the input rows) */

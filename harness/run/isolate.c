@@ -1,7 +1,7 @@
 /* One backend case in a child process of its own: the fork, the pipes and scratch files the
  * child streams its records, progress and side facts through, and the verdict on how it ended
  * (crash, hang, error, missing outputs). */
-#include "isolate.h"
+#include "harness/run/isolate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +20,8 @@
 #include <sys/prctl.h>
 #endif
 
-#include "backend.h"
-#include "stream.h"
+#include "backends/backend.h"
+#include "harness/base/stream.h"
 
 static double now_s(void)
 {

@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-#include "evaluate.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "position.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/go/position.h"
 
 /* What a backend case brings back besides its outputs (the child's side file). */
 typedef struct hc_isolate_side {

@@ -1,5 +1,5 @@
 /* `halfcheck merge`: several runs' results.json folded into one run. */
-#include "merge.h"
+#include "harness/run/merge.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "reports.h"
+#include "reports/reports.h"
 
 struct hc_merge {
     hc_results_doc **docs;

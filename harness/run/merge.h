@@ -8,8 +8,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "results.h"
+#include "harness/base/err.h"
+#include "reports/results.h"
 
 typedef struct hc_merge hc_merge;
 

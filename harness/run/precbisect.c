@@ -1,14 +1,14 @@
 /* Precision bisect: see precbisect.h. */
-#include "precbisect.h"
+#include "harness/run/precbisect.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "nnoutput.h"
-#include "profile.h"
+#include "backends/backend.h"
+#include "harness/data/nnoutput.h"
+#include "backends/profile.h"
 
 typedef struct ctx {
     const hc_net *net;

@@ -25,12 +25,12 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "evaluate.h"
-#include "model.h"
-#include "positions.h"
-#include "stats.h"
-#include "tiers.h"
+#include "harness/base/err.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
+#include "harness/metrics/stats.h"
+#include "harness/metrics/tiers.h"
 
 typedef struct hc_pbisect_layer {
     char name[256];

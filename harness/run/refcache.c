@@ -1,6 +1,6 @@
 /* The reference cache: ref32's outputs of a net x positions x settings, one binary records
  * file per key, written atomically and validated on read. */
-#include "refcache.h"
+#include "harness/run/refcache.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "files.h"
-#include "sha256.h"
-#include "stream.h"
-#include "version.h"
+#include "harness/base/files.h"
+#include "harness/base/sha256.h"
+#include "harness/base/stream.h"
+#include "harness/base/version.h"
 
 void hc_refcache_key(const char *net_digest, const char *pos_digest, const hc_eval_settings *s, char hex[65])
 {

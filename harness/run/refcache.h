@@ -5,9 +5,9 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "nnoutput.h"
-#include "settings.h"
+#include "harness/base/err.h"
+#include "harness/data/nnoutput.h"
+#include "backends/settings.h"
 
 /* The key (64 hex digits and a NUL) of the net's and positions' digests, the settings and the
  * engine version: a change to any of them is a different file. */

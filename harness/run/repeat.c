@@ -1,13 +1,13 @@
 /* Nondeterminism as a check (repeat.h): N isolated evaluations of a case in other batch compositions and
  * orders, compared bit for bit. */
-#include "repeat.h"
+#include "harness/run/repeat.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "isolate.h"
+#include "harness/run/isolate.h"
 
 void hc_repeat_shuffle(size_t *order, size_t n, uint64_t seed)
 {

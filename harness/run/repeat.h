@@ -13,12 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "evaluate.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "stats.h"
+#include "harness/base/err.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "harness/metrics/stats.h"
 
 /* One position whose outputs differ between evaluations. */
 typedef struct hc_repeat_diff {

@@ -1,5 +1,5 @@
 /* The suite loop: nets x boards x backends x modes, each case's reference, isolated run and verdict. */
-#include "runner.h"
+#include "harness/run/runner.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,31 +12,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "casetaps.h"
-#include "diagnose.h"
-#include "evaluate.h"
-#include "files.h"
-#include "gemm.h"
-#include "headroom.h"
-#include "heads.h"
-#include "kernels.h"
-#include "history.h"
-#include "isolate.h"
-#include "model.h"
-#include "nnoutput.h"
-#include "positions.h"
-#include "refcache.h"
-#include "repeat.h"
-#include "shown.h"
-#include "sgfwalk.h"
-#include "sgf.h"
-#include "sha256.h"
-#include "stats.h"
-#include "stream.h"
-#include "reports.h"
-#include "tiers.h"
-#include "version.h"
+#include "backends/backend.h"
+#include "harness/run/casetaps.h"
+#include "harness/metrics/diagnose.h"
+#include "harness/eval/evaluate.h"
+#include "harness/base/files.h"
+#include "refs/gemm.h"
+#include "harness/run/headroom.h"
+#include "harness/model/heads.h"
+#include "refs/kernels.h"
+#include "harness/go/history.h"
+#include "harness/run/isolate.h"
+#include "harness/model/model.h"
+#include "harness/data/nnoutput.h"
+#include "harness/data/positions.h"
+#include "harness/run/refcache.h"
+#include "harness/run/repeat.h"
+#include "harness/run/shown.h"
+#include "harness/data/sgfwalk.h"
+#include "harness/data/sgf.h"
+#include "harness/base/sha256.h"
+#include "harness/metrics/stats.h"
+#include "harness/base/stream.h"
+#include "reports/reports.h"
+#include "harness/metrics/tiers.h"
+#include "harness/base/version.h"
 
 /* Storage a result points into, owned by the run. */
 typedef struct owned {

@@ -9,9 +9,9 @@
 
 #include <signal.h>
 
-#include "config.h"
-#include "err.h"
-#include "results.h"
+#include "harness/config/config.h"
+#include "harness/base/err.h"
+#include "reports/results.h"
 
 typedef struct hc_run_options {
     const char *cache_dir; /* reference cache directory, created if absent; NULL: no cache */

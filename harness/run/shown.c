@@ -1,15 +1,15 @@
 /* The positions report.html draws for a checked result (hc_shown_pos): each replayed to its
  * board, with both outputs' top moves and the ownership difference. */
-#include "shown.h"
+#include "harness/run/shown.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "files.h"
-#include "history.h"
-#include "tiers.h"
+#include "harness/base/files.h"
+#include "harness/go/history.h"
+#include "harness/metrics/tiers.h"
 
 /* The k most probable moves of an output on an x_size x y_size board (pass included), most
  * probable first. */

@@ -7,11 +7,11 @@
 
 #include <stddef.h>
 
-#include "config.h"
-#include "nnoutput.h"
-#include "position.h"
-#include "results.h"
-#include "stats.h"
+#include "harness/config/config.h"
+#include "harness/data/nnoutput.h"
+#include "harness/go/position.h"
+#include "reports/results.h"
+#include "harness/metrics/stats.h"
 
 /* The case a capture is for (all borrowed). */
 typedef struct hc_shown_case {

@@ -1,16 +1,16 @@
 /* Taps: two tensor backends' per-layer outputs on the same rows, compared layer by layer. */
-#include "taps.h"
+#include "harness/run/taps.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "layers.h"
-#include "profile.h"
-#include "round.h"
-#include "stats.h"
+#include "backends/backend.h"
+#include "harness/model/layers.h"
+#include "backends/profile.h"
+#include "refs/round.h"
+#include "harness/metrics/stats.h"
 
 /* ---- the older recorder names: a tapset ---- */
 

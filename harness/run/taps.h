@@ -21,11 +21,11 @@
 
 #include <stddef.h>
 
-#include "engine.h"
-#include "err.h"
-#include "evaluate.h"
-#include "model.h"
-#include "positions.h"
+#include "refs/engine.h"
+#include "harness/base/err.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/model.h"
+#include "harness/data/positions.h"
 
 /* The older names of a tapset (harness/model/heads.h) used as an engine-hook recorder. */
 typedef hc_tapset hc_taprec;

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "files.h"
-#include "sha256.h"
-#include "stream.h"
-#include "taps.h"
-#include "tensorfile.h"
-#include "version.h"
+#include "backends/backend.h"
+#include "harness/base/files.h"
+#include "harness/base/sha256.h"
+#include "harness/base/stream.h"
+#include "harness/run/taps.h"
+#include "harness/data/tensorfile.h"
+#include "harness/base/version.h"
 
 /* One tensor being gathered: per-row values for every position. */
 typedef struct gathered {

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
-#include "model.h"
+#include "harness/model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

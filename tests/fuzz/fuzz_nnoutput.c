@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
-#include "nnoutput.h"
+#include "harness/data/nnoutput.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

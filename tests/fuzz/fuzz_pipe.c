@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "pipe.h"
+#include "backends/pipe.h"
 
 typedef struct mem_reader {
     const uint8_t *p;

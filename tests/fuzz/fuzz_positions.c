@@ -6,9 +6,9 @@
 #include <unistd.h>
 
 #include "fuzz_util.h"
-#include "history.h"
-#include "nnfeatures.h"
-#include "positions.h"
+#include "harness/go/history.h"
+#include "harness/features/nnfeatures.h"
+#include "harness/data/positions.h"
 
 static float spatial[HC_FEATURES_V7_SPATIAL * 19 * 19], global[HC_FEATURES_V7_GLOBAL];
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "gtp.h"
+#include "backends/gtp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "sgfwalk.h"
-#include "sgf.h"
+#include "harness/data/sgfwalk.h"
+#include "harness/data/sgf.h"
 
 static int count_position(const hc_position *p, const hc_history *h, void *user, hc_err *err)
 {

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "harness/config/config.h"
 #include "fuzz_util.h"
-#include "profile.h"
+#include "backends/profile.h"
 
 static void need_name(const hc_err *err, const char *name)
 {

@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "evaluate.h"
-#include "heads.h"
-#include "results.h"
+#include "harness/eval/evaluate.h"
+#include "harness/model/heads.h"
+#include "reports/results.h"
 
 /* The whole file as a malloc'd NUL-terminated string (binary content kept; *len, when len is
  * not NULL, gets its size), or NULL when it cannot be read. */
