@@ -12,6 +12,7 @@
 #include "backends/extproc.h"
 #include "backends/pipe.h"
 #include "backends/specopts.h"
+#include "harness/data/tensorfile.h"
 
 typedef struct pipe_backend {
     char **argv;
@@ -201,29 +202,6 @@ fail:
     return hc_err_prefix(err, "reading the tap list: ");
 }
 
-/* IEEE binary16 and bfloat16 bits to float (exact). */
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ffu, u;
-    if (e == 0x1f)
-        u = sign | 0x7f800000u | (m << 13);
-    else if (e)
-        u = sign | ((e + 112u) << 23) | (m << 13);
-    else if (!m)
-        u = sign;
-    else {
-        int sh = 0;
-        while (!(m & 0x400u)) {
-            m <<= 1;
-            sh++;
-        }
-        u = sign | ((uint32_t)(113 - sh) << 23) | ((m & 0x3ffu) << 13);
-    }
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 int hc_pipe_parse_taps(hc_pipe_read_fn rd, void *ctx, int batch, const hc_pipe_tapdesc *d, int n,
                        unsigned char *scratch, hc_tapset *ts, hc_err *err)
 {
@@ -246,7 +224,7 @@ int hc_pipe_parse_taps(hc_pipe_read_fn rd, void *ctx, int batch, const hc_pipe_t
                     uint32_t u = get_u32(p);
                     memcpy(&v, &u, 4);
                 } else if (d[i].fmt == HC_TAPFMT_F16)
-                    v = half_to_float((uint16_t)(p[0] | p[1] << 8));
+                    v = hc_f16_to_float((uint16_t)(p[0] | p[1] << 8));
                 else {
                     uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16;
                     memcpy(&v, &u, 4);

@@ -36,12 +36,7 @@ static void unmk(hc_nnoutput *o, size_t n)
 }
 
 /* A seeded generator (64-bit LCG, top bits): the same outputs on every platform. */
-static unsigned long long rng_state = 12345;
-static double urand(void)
-{
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
+static hc_rng rng = {12345};
 
 /* The reference: winrates spread over [0.2, 0.8], leads over [-10, 10]; copies of it for the
  * test sets, winrate moved by +SHIFT everywhere (shift) or by ±SHIFT with a random sign (noise):
@@ -52,13 +47,13 @@ static void make_sets(hc_nnoutput *ref, hc_nnoutput *shift, hc_nnoutput *noise)
         mk(&ref[i]);
         mk(&shift[i]);
         mk(&noise[i]);
-        float w = (float)(0.2 + 0.6 * urand());
+        float w = (float)(0.2 + 0.6 * hc_rand01(&rng));
         ref[i].white_win_prob = w;
         ref[i].white_loss_prob = 1.0f - w;
-        ref[i].white_lead = (float)(20.0 * urand() - 10.0);
+        ref[i].white_lead = (float)(20.0 * hc_rand01(&rng) - 10.0);
         ref[i].white_score_mean = ref[i].white_lead;
         ref[i].white_score_mean_sq = ref[i].white_lead * ref[i].white_lead + 16.0f;
-        float d = urand() < 0.5 ? -SHIFT : SHIFT;
+        float d = hc_rand01(&rng) < 0.5 ? -SHIFT : SHIFT;
         hc_nnoutput *t[2] = {&shift[i], &noise[i]};
         float dd[2] = {SHIFT, d};
         for (int k = 0; k < 2; k++) {

@@ -9,20 +9,7 @@
 #include "refs/gemm.h"
 #include "hc_test.h"
 
-static uint64_t rng_state = 0x243F6A8885A308D3ull;
-static float frand(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)((double)(rng_state >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
-}
-
-static float *rvec(size_t n)
-{
-    float *v = malloc(n * sizeof(float) + 1);
-    for (size_t i = 0; i < n; i++)
-        v[i] = frand();
-    return v;
-}
+static hc_rng rng = {0x243F6A8885A308D3ull};
 
 /* One element recomputed from the definition, independently of hc_gemm_ref. */
 static float chain(int K, const float *A, size_t rsa, size_t csa, const float *B, size_t ldb, int i,
@@ -40,8 +27,8 @@ static float chain(int K, const float *A, size_t rsa, size_t csa, const float *B
 static int shape_differs(int M, int N, int K, size_t rsa, size_t csa, size_t a_len, size_t ldb, size_t ldc,
                          int accumulate, int spot)
 {
-    float *A = rvec(a_len), *B = rvec(ldb * K);
-    float *C = rvec(ldc * M), *R = malloc(ldc * M * sizeof(float));
+    float *A = hc_rvec(&rng, a_len, 1.0), *B = hc_rvec(&rng, ldb * K, 1.0);
+    float *C = hc_rvec(&rng, ldc * M, 1.0), *R = malloc(ldc * M * sizeof(float));
     memcpy(R, C, ldc * M * sizeof(float));
     hc_gemm(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
     hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, R, ldc, accumulate);
@@ -96,7 +83,7 @@ static void test_wide(void)
 static void test_invariance(void)
 {
     int K = 96, M = 13, N = 61;
-    float *A = rvec((size_t)M * K), *B = rvec((size_t)K * N);
+    float *A = hc_rvec(&rng, (size_t)M * K, 1.0), *B = hc_rvec(&rng, (size_t)K * N, 1.0);
     float *C = malloc((size_t)M * N * sizeof(float));
     hc_gemm(M, N, K, A, K, 1, B, N, C, N, 0);
     int bad = 0;

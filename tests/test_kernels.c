@@ -10,40 +10,7 @@
 #include "harness/base/hcmath.h"
 #include "refs/kernels.h"
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static double urand(void) /* uniform in [-1, 1) */
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
-}
-static float *rvec(size_t n, double scale)
-{
-    float *v = malloc(n * sizeof(float) + 1);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)(urand() * scale);
-    return v;
-}
-
-/* Board of row b: (bx, by) <= (nx, ny) in the top-left corner, different per row. */
-static float *make_mask(int batch, int nx, int ny, float *mask_sum)
-{
-    float *m = calloc((size_t)batch * nx * ny, sizeof(float));
-    for (int b = 0; b < batch; b++) {
-        int bx = nx - (b % 3), by = ny - ((b + 1) % 3);
-        if (bx < 1)
-            bx = 1;
-        if (by < 1)
-            by = 1;
-        float s = 0;
-        for (int y = 0; y < by; y++)
-            for (int x = 0; x < bx; x++) {
-                m[(size_t)b * nx * ny + y * nx + x] = 1.0f;
-                s += 1.0f;
-            }
-        mask_sum[b] = s;
-    }
-    return m;
-}
+static hc_rng rng = {0x9E3779B97F4A7C15ull};
 
 /* Relative error against a scale: |got - want| / (|scale| + tiny). */
 static double maxerr_rel(size_t n, const float *got, const double *want, const double *scale)
@@ -82,9 +49,9 @@ static void test_conv(void)
             int wino = shapes[si][6];
             for (int acc = 0; acc < 2; acc++) {
                 id++;
-                float *w = rvec((size_t)oc * ic * kh * kw, 1.0);
-                float *in = rvec((size_t)ic * batch * hw, 1.0);
-                float *out = rvec((size_t)oc * batch * hw, 1.0);
+                float *w = hc_rvec(&rng, (size_t)oc * ic * kh * kw, 1.0);
+                float *in = hc_rvec(&rng, (size_t)ic * batch * hw, 1.0);
+                float *out = hc_rvec(&rng, (size_t)oc * batch * hw, 1.0);
                 double *want = malloc((size_t)oc * batch * hw * sizeof(double));
                 double *scale = malloc((size_t)oc * batch * hw * sizeof(double));
                 hc_kconv cv;
@@ -139,9 +106,9 @@ static void test_bn_pool(void)
         for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
             int c = 5, nx = 6, ny = 5, hw = nx * ny, act = acts[ai];
             float msum[8];
-            float *mask = make_mask(batch, nx, ny, msum);
-            float *in = rvec((size_t)c * batch * hw, 3.0);
-            float *mean = rvec(c, 1.0), *var = rvec(c, 1.0), *gam = rvec(c, 2.0), *bet = rvec(c, 1.0);
+            float *mask = hc_board_mask(batch, nx, ny, msum);
+            float *in = hc_rvec(&rng, (size_t)c * batch * hw, 3.0);
+            float *mean = hc_rvec(&rng, c, 1.0), *var = hc_rvec(&rng, c, 1.0), *gam = hc_rvec(&rng, c, 2.0), *bet = hc_rvec(&rng, c, 1.0);
             for (int i = 0; i < c; i++)
                 var[i] = fabsf(var[i]) + 0.1f;
             float sc[8], bi[8];
@@ -274,7 +241,7 @@ static void test_matmul(void)
     int id = 0;
     for (int batch = 1; batch <= 7; batch += 3) {
         int ic = 9, oc = 6;
-        float *in = rvec((size_t)batch * ic, 1), *w = rvec((size_t)ic * oc, 1), *bias = rvec(oc, 1);
+        float *in = hc_rvec(&rng, (size_t)batch * ic, 1), *w = hc_rvec(&rng, (size_t)ic * oc, 1), *bias = hc_rvec(&rng, oc, 1);
         float *out = malloc((size_t)batch * oc * sizeof(float));
         hc_matmul_bc(batch, ic, oc, in, w, out);
         hc_bias_act_bc(batch, oc, out, bias, HC_ACT_MISH);
@@ -294,7 +261,7 @@ static void test_matmul(void)
         hc_check(name, e < 1e-6, "matmul_bc batch %d: err %g", batch, e);
 
         int s = batch * 5;
-        float *x = rvec((size_t)ic * s, 1), *y = malloc((size_t)oc * s * sizeof(float));
+        float *x = hc_rvec(&rng, (size_t)ic * s, 1), *y = malloc((size_t)oc * s * sizeof(float));
         hc_matmul_cs(batch, 5, ic, oc, x, w, y);
         e = 0;
         for (int o = 0; o < oc; o++)
@@ -321,8 +288,8 @@ static void test_rmsnorm(void)
             int c = 7, nx = 5, ny = 4, hw = nx * ny;
             size_t cs = (size_t)batch * hw;
             float msum[4];
-            float *mask = make_mask(batch, nx, ny, msum);
-            float *in = rvec(c * cs, 2), *gam = rvec(c, 1), *bet = rvec(c, 1);
+            float *mask = hc_board_mask(batch, nx, ny, msum);
+            float *in = hc_rvec(&rng, c * cs, 2), *gam = hc_rvec(&rng, c, 1), *bet = hc_rvec(&rng, c, 1);
             float *out = malloc(c * cs * sizeof(float));
             float eps = 1e-5f;
             int act = mode == 2 ? HC_ACT_SILU : HC_ACT_MISH;
@@ -383,10 +350,10 @@ static void test_attention(void)
             int nx = 5, ny = 4, hw = nx * ny, pairs = qd / 2;
             size_t s = (size_t)batch * hw;
             float msum[4];
-            float *mask = make_mask(batch, nx, ny, msum);
-            float *q = rvec((size_t)heads * qd * s, 1.5), *k = rvec((size_t)kvh * qd * s, 1.5);
-            float *v = rvec((size_t)kvh * vd * s, 1);
-            float *freqs = learn ? rvec((size_t)kvh * pairs * 2, 1.0) : NULL;
+            float *mask = hc_board_mask(batch, nx, ny, msum);
+            float *q = hc_rvec(&rng, (size_t)heads * qd * s, 1.5), *k = hc_rvec(&rng, (size_t)kvh * qd * s, 1.5);
+            float *v = hc_rvec(&rng, (size_t)kvh * vd * s, 1);
+            float *freqs = learn ? hc_rvec(&rng, (size_t)kvh * pairs * 2, 1.0) : NULL;
             float theta = 100.0f;
             size_t tsz = (size_t)(learn ? kvh : 1) * pairs * hw;
             float *ct = malloc(tsz * sizeof(float)), *st = malloc(tsz * sizeof(float));
@@ -471,7 +438,7 @@ static void test_attention(void)
 static void test_swiglu_residual(void)
 {
     size_t n = 50;
-    float *a = rvec(n, 4), *g = rvec(n, 2), *a0 = malloc(n * sizeof(float));
+    float *a = hc_rvec(&rng, n, 4), *g = hc_rvec(&rng, n, 2), *a0 = malloc(n * sizeof(float));
     memcpy(a0, a, n * sizeof(float));
     hc_swiglu(n, a, g);
     double e = 0;
@@ -484,8 +451,8 @@ static void test_swiglu_residual(void)
 
     int c = 3, batch = 2, nx = 4, ny = 3, hw = nx * ny;
     float ms[2];
-    float *mask = make_mask(batch, nx, ny, ms);
-    float *t = rvec((size_t)c * batch * hw, 1), *d = rvec((size_t)c * batch * hw, 1);
+    float *mask = hc_board_mask(batch, nx, ny, ms);
+    float *t = hc_rvec(&rng, (size_t)c * batch * hw, 1), *d = hc_rvec(&rng, (size_t)c * batch * hw, 1);
     float *t0 = malloc((size_t)c * batch * hw * sizeof(float));
     memcpy(t0, t, (size_t)c * batch * hw * sizeof(float));
     hc_residual_masked(c, batch, hw, t, d, mask);
@@ -568,13 +535,13 @@ static void test_vector_lanes(void)
     enum { N = 40000 };
     static const float odd[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -87.0f, 88.0f, -87.00001f, 88.00001f,
                                 20.0f, 19.999998f, 1e-40f, -1e-40f, 3e38f, -3e38f, 89.0f, -104.0f};
-    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float)), *g = rvec(N, 4.0);
+    float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float)), *g = hc_rvec(&rng, N, 4.0);
     float *m = malloc(N * sizeof(float));
     for (int i = 0; i < N; i++) {
         if (i < (int)(sizeof odd / sizeof *odd))
             x[i] = odd[i];
         else /* magnitudes 2^-30 .. 2^7 of both signs, random mantissas */
-            x[i] = (float)((urand() - 0.5) * 2.0 * ldexp(1.0, (int)(urand() * 38.0) - 30));
+            x[i] = (float)((hc_urand(&rng) - 0.5) * 2.0 * ldexp(1.0, (int)(hc_urand(&rng) * 38.0) - 30));
         m[i] = (i % 13) ? 1.0f : 0.0f;
     }
     int bad = 0, at = -1;
@@ -732,9 +699,9 @@ static void test_wino_bits(void)
                 int oc = shapes[si][0], ic = shapes[si][1], k = shapes[si][2];
                 int nx = shapes[si][3], ny = shapes[si][4], batch = batches[bi];
                 size_t no = (size_t)oc * batch * nx * ny;
-                float *w = rvec((size_t)oc * ic * k * k, 1.0);
-                float *in = rvec((size_t)ic * batch * nx * ny, 1.0);
-                float *got = rvec(no, 1.0), *want = malloc(no * sizeof(float));
+                float *w = hc_rvec(&rng, (size_t)oc * ic * k * k, 1.0);
+                float *in = hc_rvec(&rng, (size_t)ic * batch * nx * ny, 1.0);
+                float *got = hc_rvec(&rng, no, 1.0), *want = malloc(no * sizeof(float));
                 memcpy(want, got, no * sizeof(float));
                 hc_kconv cv;
                 hc_err err = {0};
@@ -773,9 +740,9 @@ static void test_bias_bn_act(void)
                     int c = dims[di][0], nx = dims[di][1], ny = dims[di][2], hw = nx * ny;
                     size_t n = (size_t)c * batch * hw;
                     float msum[8];
-                    float *mask = make_mask(batch, nx, ny, msum);
-                    float *in = rvec(n, 2.0), *rb = rvec((size_t)batch * c, 2.0);
-                    float *sc = rvec(c, 1.5), *bi = rvec(c, 1.0);
+                    float *mask = hc_board_mask(batch, nx, ny, msum);
+                    float *in = hc_rvec(&rng, n, 2.0), *rb = hc_rvec(&rng, (size_t)batch * c, 2.0);
+                    float *sc = hc_rvec(&rng, c, 1.5), *bi = hc_rvec(&rng, c, 1.0);
                     float *want = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
                     memcpy(want, in, n * sizeof(float));
                     hc_add_bias_bc(c, batch, hw, want, rb);
@@ -809,10 +776,10 @@ static void test_conv_bn(void)
                 int oc = shapes[si][0], ic = shapes[si][1], kh = shapes[si][2], kw = shapes[si][3];
                 int nx = shapes[si][4], ny = shapes[si][5], hw = nx * ny;
                 float msum[8];
-                float *mask = make_mask(batch, nx, ny, msum);
-                float *w = rvec((size_t)oc * ic * kh * kw, 1.0);
-                float *in = rvec((size_t)ic * batch * hw, 1.0);
-                float *sc = rvec(oc, 1.5), *bi = rvec(oc, 1.0);
+                float *mask = hc_board_mask(batch, nx, ny, msum);
+                float *w = hc_rvec(&rng, (size_t)oc * ic * kh * kw, 1.0);
+                float *in = hc_rvec(&rng, (size_t)ic * batch * hw, 1.0);
+                float *sc = hc_rvec(&rng, oc, 1.5), *bi = hc_rvec(&rng, oc, 1.0);
                 float *a = malloc((size_t)oc * batch * hw * sizeof(float));
                 float *b = malloc((size_t)oc * batch * hw * sizeof(float));
                 hc_kconv cv;
@@ -826,7 +793,7 @@ static void test_conv_bn(void)
                 }
                 float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
                 /* a global-pooling block's per-row bias, large enough to move the activation's sign */
-                float *rb = with_rb ? rvec((size_t)batch * oc, 2.0) : NULL;
+                float *rb = with_rb ? hc_rvec(&rng, (size_t)batch * oc, 2.0) : NULL;
                 hc_kconv_run(&cv, batch, nx, ny, in, a, 0, ws);
                 if (rb)
                     hc_add_bias_bc(oc, batch, hw, a, rb);
@@ -849,7 +816,7 @@ static float *tf_mask(int batch, int hw)
     float *m = malloc((size_t)batch * hw * sizeof(float) + 1);
     for (int b = 0; b < batch; b++)
         for (int p = 0; p < hw; p++)
-            m[(size_t)b * hw + p] = b == 0 || urand() > -0.4 ? 1.0f : 0.0f;
+            m[(size_t)b * hw + p] = b == 0 || hc_urand(&rng) > -0.4 ? 1.0f : 0.0f;
     return m;
 }
 
@@ -925,7 +892,7 @@ static void test_tf_bits(void)
         for (int batch = 1; batch <= 3; batch++) {
             int hw = hws[hi], c = hi & 1 ? 96 : 7;
             size_t cs = (size_t)batch * hw;
-            float *mask = tf_mask(batch, hw), *in = rvec((size_t)c * cs, 2), *w = rvec((size_t)c, 1);
+            float *mask = tf_mask(batch, hw), *in = hc_rvec(&rng, (size_t)c * cs, 2), *w = hc_rvec(&rng, (size_t)c, 1);
             float *a = malloc((size_t)c * cs * sizeof(float) + 1), *b = malloc((size_t)c * cs * sizeof(float) + 1);
             /* RMSNorm: whole, and as columns [j0, j0 + n) into a compact block (the chunked path) */
             plain_rmsnorm(c, cs, in, a, w, 1e-5f, mask);
@@ -942,7 +909,7 @@ static void test_tf_bits(void)
             /* residual: an inf delta at an off point gives NaN (inf * 0), as the plain form */
             memcpy(a, in, (size_t)c * cs * sizeof(float));
             memcpy(b, in, (size_t)c * cs * sizeof(float));
-            float *d = rvec((size_t)c * cs, 3);
+            float *d = hc_rvec(&rng, (size_t)c * cs, 3);
             for (size_t j = 0; j < cs; j++)
                 if (mask[j] == 0.0f) {
                     d[j] = INFINITY;
@@ -973,10 +940,10 @@ static void test_tf_bits(void)
                     continue; /* the plain form is slow: enough 19x19 cases */
                 size_t s = (size_t)batch * hw;
                 float *mask = tf_mask(batch, hw);
-                float *q = rvec((size_t)heads * qd * s, 1), *k = rvec((size_t)kvh * qd * s, 1);
-                float *v = rvec((size_t)kvh * vd * s, 1);
+                float *q = hc_rvec(&rng, (size_t)heads * qd * s, 1), *k = hc_rvec(&rng, (size_t)kvh * qd * s, 1);
+                float *v = hc_rvec(&rng, (size_t)kvh * vd * s, 1);
                 int pairs = qd / 2;
-                float *freqs = learn ? rvec((size_t)kvh * pairs * 2, 1) : NULL;
+                float *freqs = learn ? hc_rvec(&rng, (size_t)kvh * pairs * 2, 1) : NULL;
                 size_t nt = (size_t)(learn ? kvh : 1) * pairs * hw + 1;
                 float *ct = malloc(nt * sizeof(float)), *st = malloc(nt * sizeof(float));
                 hc_rope_tables(nx, ny, pairs, kvh, freqs, 100.0f, ct, st);

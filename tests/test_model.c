@@ -276,11 +276,10 @@ static int cmp_net(const hc_net *a, const hc_net *b)
 /* ------------------------------------------------------------------------------------------ */
 /* Random-weight nets of any version and block kind, built in memory. */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static hc_rng rng = {0x9e3779b97f4a7c15ull};
 static float rnd(void)
 {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)((rng_state >> 40) & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f;
+    return (float)((hc_rng_next(&rng) >> 40) & 0xffffff) / (float)(1 << 24) * 2.0f - 1.0f;
 }
 
 static char *nm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1191,8 +1190,7 @@ static void check_corruptions(void)
         char first[300] = "";
         for (int k = 0; k < 300; k++) {
             memcpy(b, buf, len);
-            rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-            size_t at = (size_t)(rng_state >> 33) % len;
+            size_t at = (size_t)(hc_rng_next(&rng) >> 33) % len;
             b[at] ^= (unsigned char)(1u << (k % 8));
             hc_err ce = {0};
             hc_net *t = load_mem(b, len, &ce);

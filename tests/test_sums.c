@@ -15,36 +15,7 @@
 #include "refs/round.h"
 #include "refs/sums_core.h"
 
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static double urand(void) /* uniform in [-1, 1) */
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) / (double)(1ull << 53) * 2.0 - 1.0;
-}
-static float *rvec(size_t n, double scale)
-{
-    float *v = malloc(n * sizeof(float) + 1);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)(urand() * scale);
-    return v;
-}
-
-/* Board of row b: (bx, by) <= (nx, ny) in the top-left corner, different per row. */
-static float *make_mask(int batch, int nx, int ny, float *mask_sum)
-{
-    float *m = calloc((size_t)batch * nx * ny, sizeof(float));
-    for (int b = 0; b < batch; b++) {
-        int bx = nx - (b % 3), by = ny - ((b + 1) % 3);
-        float s = 0;
-        for (int y = 0; y < by; y++)
-            for (int x = 0; x < bx; x++) {
-                m[(size_t)b * nx * ny + y * nx + x] = 1.0f;
-                s += 1.0f;
-            }
-        mask_sum[b] = s;
-    }
-    return m;
-}
+static hc_rng rng = {0x2545F4914F6CDD1Dull};
 
 static int same_bits(size_t n, const float *a, const float *b)
 {
@@ -56,7 +27,7 @@ static float r16(float x) { return hc_round_fp16(x); }
 /* The masked activation the engine pools: zero off the board, values stored as fp16. */
 static float *masked_fp16(int c, int batch, int hw, const float *mask, double scale)
 {
-    float *x = rvec((size_t)c * batch * hw, scale);
+    float *x = hc_rvec(&rng, (size_t)c * batch * hw, scale);
     for (int ch = 0; ch < c; ch++)
         for (int b = 0; b < batch; b++)
             for (int p = 0; p < hw; p++) {
@@ -73,7 +44,7 @@ static void test_pool_sums(void)
     for (int batch = 1; batch <= 5; batch += 2) {
         int c = 6, nx = 19, ny = 19, hw = nx * ny;
         float msum[8];
-        float *mask = make_mask(batch, nx, ny, msum);
+        float *mask = hc_board_mask(batch, nx, ny, msum);
         float *in = masked_fp16(c, batch, hw, mask, 3.0);
         size_t no = (size_t)batch * 3 * c;
         float *a = malloc(no * sizeof(float)), *b = malloc(no * sizeof(float));
@@ -91,7 +62,7 @@ static void test_pool_sums(void)
     {
         int c = 4, batch = 3, nx = 19, ny = 19, hw = nx * ny;
         float msum[4];
-        float *mask = make_mask(batch, nx, ny, msum);
+        float *mask = hc_board_mask(batch, nx, ny, msum);
         float *in = masked_fp16(c, batch, hw, mask, 2.0);
         for (int p = 0; p < hw; p++) /* channel 0 of row 0: sums that lose bits in fp16 */
             if (mask[p] != 0.0f)
@@ -168,8 +139,8 @@ static void test_norm_sums(void)
             int c = 9, nx = 5, ny = 4, hw = nx * ny;
             size_t n = (size_t)c * batch * hw;
             float msum[4];
-            float *mask = make_mask(batch, nx, ny, msum);
-            float *in = rvec(n, 2), *gam = rvec(c, 1), *bet = rvec(c, 1);
+            float *mask = hc_board_mask(batch, nx, ny, msum);
+            float *in = hc_rvec(&rng, n, 2), *gam = hc_rvec(&rng, c, 1), *bet = hc_rvec(&rng, c, 1);
             float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
             if (mode == 0) {
                 hc_rmsnorm_pos(c, batch, hw, in, a, gam, 1e-5f, mask);
@@ -188,8 +159,8 @@ static void test_norm_sums(void)
         int c = 24, batch = 2, nx = 4, ny = 3, hw = nx * ny;
         size_t cs = (size_t)batch * hw, n = (size_t)c * cs;
         float msum[2];
-        float *mask = make_mask(batch, nx, ny, msum);
-        float *in = rvec(n, 3), *gam = rvec(c, 1);
+        float *mask = hc_board_mask(batch, nx, ny, msum);
+        float *in = hc_rvec(&rng, n, 3), *gam = hc_rvec(&rng, c, 1);
         for (size_t i = 0; i < n; i++)
             in[i] = r16(in[i]);
         float *o16 = malloc(n * sizeof(float)), *o32 = malloc(n * sizeof(float));
@@ -333,7 +304,7 @@ static void test_gpu_threads(void)
     {
         int C = 13;
         size_t cs = (size_t)B * HW, n = (size_t)C * cs;
-        float *in = rvec(n, 3), *w = rvec((size_t)C, 1);
+        float *in = hc_rvec(&rng, n, 3), *w = hc_rvec(&rng, (size_t)C, 1);
         for (size_t i = 0; i < n; i++)
             in[i] = r16(in[i]);
         for (int c = 0; c < C; c++) {
@@ -369,7 +340,7 @@ static void test_gpu_threads(void)
     {
         int C = 5;
         size_t cs = (size_t)B * HW, n = (size_t)C * cs;
-        float *in = rvec(n, 1), *g = rvec((size_t)C, 1), *be = rvec((size_t)C, 1);
+        float *in = hc_rvec(&rng, n, 1), *g = hc_rvec(&rng, (size_t)C, 1), *be = hc_rvec(&rng, (size_t)C, 1);
         for (size_t i = 0; i < n; i++)
             in[i] = r16(in[i]);
         for (int c = 0; c < C; c++)

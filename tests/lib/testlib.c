@@ -355,3 +355,47 @@ void hc_test_outs_free(hc_nnoutput *o, size_t n)
         free(o[i].white_owner_map);
     }
 }
+
+uint64_t hc_rng_next(hc_rng *r)
+{
+    r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+    return r->s;
+}
+
+double hc_rand01(hc_rng *r)
+{
+    return (double)(hc_rng_next(r) >> 11) / (double)(1ull << 53);
+}
+
+double hc_urand(hc_rng *r)
+{
+    return hc_rand01(r) * 2.0 - 1.0;
+}
+
+float *hc_rvec(hc_rng *r, size_t n, double scale)
+{
+    float *v = malloc(n * sizeof(float) + 1);
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = (float)(hc_urand(r) * scale);
+    return v;
+}
+
+float *hc_board_mask(int batch, int nx, int ny, float *mask_sum)
+{
+    float *m = calloc((size_t)batch * nx * ny, sizeof(float));
+    for (int b = 0; m && b < batch; b++) {
+        int bx = nx - (b % 3), by = ny - ((b + 1) % 3);
+        if (bx < 1)
+            bx = 1;
+        if (by < 1)
+            by = 1;
+        float s = 0;
+        for (int y = 0; y < by; y++)
+            for (int x = 0; x < bx; x++) {
+                m[(size_t)b * nx * ny + y * nx + x] = 1.0f;
+                s += 1.0f;
+            }
+        mask_sum[b] = s;
+    }
+    return m;
+}

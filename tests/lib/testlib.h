@@ -3,6 +3,7 @@
 #define HC_TESTLIB_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "harness/eval/evaluate.h"
@@ -83,4 +84,25 @@ hc_results_doc *hc_results_in(const char *dir, const char *sub);
 /* Whether a and b hold the same results, whatever their order, each with the same outcome,
  * tiers and figures (bitwise); why gets the first difference. */
 int hc_same_figures(const hc_results *a, const hc_results *b, char *why, size_t len);
+/* The tests' reproducible random numbers: a 64-bit linear congruential generator (Knuth's MMIX
+ * constants) whose state each program seeds and keeps (`static hc_rng rng = {SEED};`), so that
+ * its values do not depend on what another program draws. */
+typedef struct {
+    uint64_t s;
+} hc_rng;
+
+/* Steps the state and returns it (its high bits are the random ones). */
+uint64_t hc_rng_next(hc_rng *r);
+
+/* Uniform in [0, 1) (53 bits of the state), and in [-1, 1). */
+double hc_rand01(hc_rng *r);
+double hc_urand(hc_rng *r);
+
+/* n floats uniform in [-scale, scale) (malloc'd, one byte more so that n = 0 is not NULL). */
+float *hc_rvec(hc_rng *r, size_t n, double scale);
+
+/* Board masks of batch rows on an nx x ny buffer (calloc'd): row b's board in the top-left
+ * corner, (nx - b % 3) x (ny - (b + 1) % 3) points but at least 1x1, so that rows differ and the
+ * board is smaller than the buffer; mask_sum[b] gets row b's number of points. */
+float *hc_board_mask(int batch, int nx, int ny, float *mask_sum);
 #endif
