@@ -70,16 +70,6 @@ static void test_files(const char *tmp)
              found);
 }
 
-static int same_bits(const hc_nnoutput *a, const hc_nnoutput *b)
-{
-    size_t la, lb;
-    void *ea = hc_nnoutput_encode(a, 0, &la, NULL), *eb = hc_nnoutput_encode(b, 0, &lb, NULL);
-    int same = ea && eb && la == lb && memcmp(ea, eb, la) == 0;
-    free(ea);
-    free(eb);
-    return same;
-}
-
 /* Evaluates ps with o; outs[n] allocated here (NULL with err on failure). */
 static hc_nnoutput *eval_with(const hc_evaluator_opts *o, const hc_position *ps, size_t n, int *lanes, hc_err *err)
 {
@@ -101,7 +91,7 @@ static size_t count_same(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
 {
     size_t same = 0;
     for (size_t i = 0; a && b && i < n; i++)
-        same += same_bits(&a[i], &b[i]);
+        same += hc_outputs_same(&a[i], &b[i]);
     return same;
 }
 

@@ -20,36 +20,6 @@
 
 #define N_POSITIONS 20
 
-/* An absolute form of a path relative to the working directory (the suite resolves relative
- * paths against its own directory). */
-/* Writes the first n positions of src into dst with the positions module's reader and writer. */
-static int write_subset(const char *src, const char *dst, int n, hc_err *err)
-{
-    hc_posreader *r = hc_posreader_open(src, err);
-    if (!r)
-        return -1;
-    hc_poswriter *w = hc_poswriter_open(dst, err);
-    if (!w) {
-        hc_posreader_close(r);
-        return -1;
-    }
-    hc_position p;
-    int rc = 0, k = 0;
-    while (k < n && (rc = hc_posreader_next(r, &p, err)) == 1) {
-        rc = hc_poswriter_write(w, &p, err);
-        hc_position_free(&p);
-        if (rc)
-            break;
-        k++;
-    }
-    hc_posreader_close(r);
-    if (rc < 0) {
-        hc_poswriter_abort(w);
-        return -1;
-    }
-    return hc_poswriter_commit(w, err);
-}
-
 static const hc_result *find(const hc_results *rs, const char *backend, const char *mode)
 {
     for (size_t i = 0; i < rs->n; i++)
@@ -197,7 +167,7 @@ int main(void)
     snprintf(pos, sizeof pos, "%s", posp);
     snprintf(posdst, sizeof posdst, "%s/first20.jsonl", tmp);
     hc_err err = {0};
-    if (!hc_check("isolation-1.1", write_subset(pos, posdst, N_POSITIONS, &err) == 0, "%s", err.msg))
+    if (!hc_check("isolation-1.1", hc_write_positions(pos, posdst, N_POSITIONS, 1, &err) == 0, "%s", err.msg))
         return hc_fail_rest("isolation-1.1.rest", "not run: %s failed", "isolation-1.1"), hc_test_exit();
 
     /* ref32 first and last, the faults in between. */

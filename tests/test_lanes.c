@@ -25,16 +25,6 @@ static const char *const positions_rel = "positions/size10x14.jsonl.gz";
 
 enum { NX = 14, NY = 14 };
 
-static int same_bits(const hc_nnoutput *a, const hc_nnoutput *b)
-{
-    size_t la, lb;
-    void *ea = hc_nnoutput_encode(a, 0, &la, NULL), *eb = hc_nnoutput_encode(b, 0, &lb, NULL);
-    int same = ea && eb && la == lb && memcmp(ea, eb, la) == 0;
-    free(ea);
-    free(eb);
-    return same;
-}
-
 typedef struct prog {
     size_t calls, last, stop_after;
     int monotonic;
@@ -124,7 +114,7 @@ static void test_same_bits(const char *id, const char *spec, const hc_net *net, 
             int rc = lanes ? hc_evaluator_run(lanes, &req, &err) : -1;
             size_t same = 0, marked = 0;
             for (size_t i = 0; rc == 0 && i < n; i++) {
-                same += same_bits(&ref[i], &outs[i]);
+                same += hc_outputs_same(&ref[i], &outs[i]);
                 marked += done[i];
             }
             char name[64];

@@ -18,39 +18,6 @@
 
 #define N_POSITIONS 48
 
-/* Writes every stride-th position of src, n at most, into dst. */
-static int write_subset(const char *src, const char *dst, int n, int stride, hc_err *err)
-{
-    hc_posreader *r = hc_posreader_open(src, err);
-    if (!r)
-        return -1;
-    hc_poswriter *w = hc_poswriter_open(dst, err);
-    if (!w) {
-        hc_posreader_close(r);
-        return -1;
-    }
-    hc_position p;
-    int rc = 0, k = 0, seen = 0;
-    while (k < n && (rc = hc_posreader_next(r, &p, err)) == 1) {
-        int wrc = 0;
-        if (seen++ % stride == 0) {
-            wrc = hc_poswriter_write(w, &p, err);
-            k++;
-        }
-        hc_position_free(&p);
-        if (wrc) {
-            rc = -1;
-            break;
-        }
-    }
-    hc_posreader_close(r);
-    if (rc < 0) {
-        hc_poswriter_abort(w);
-        return -1;
-    }
-    return hc_poswriter_commit(w, err);
-}
-
 /* Where each kind must fail: board (0 rect, 1 10x14) x mode (0 unbatched, 1 batched), and
  * where it must pass because the real bug was invisible there (1 fail, 0 pass, -1 either). */
 static const struct {
@@ -138,7 +105,7 @@ int main(void)
         snprintf(in, sizeof in, "%s", p);
         snprintf(out, sizeof out, "%s/%s", tmp, dst[b]);
         snprintf(name, sizeof name, "mutations-1.%d", b + 1);
-        if (!hc_check(name, write_subset(in, out, N_POSITIONS, stride[b], &err) == 0, "%s", err.msg))
+        if (!hc_check(name, hc_write_positions(in, out, N_POSITIONS, stride[b], &err) == 0, "%s", err.msg))
             return hc_fail_rest("mutations-setup.rest", "not run: %s failed", name), hc_test_exit();
         hc_position *ps = NULL;
         size_t n = 0;

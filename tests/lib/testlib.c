@@ -258,13 +258,50 @@ int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, siz
     return rc;
 }
 
-long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
+int hc_outputs_same(const hc_nnoutput *a, const hc_nnoutput *b)
 {
     char buf[256];
+    return hc_nnoutput_first_diff(a, b, buf, sizeof buf) == NULL;
+}
+
+long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n)
+{
     for (size_t i = 0; i < n; i++)
-        if (hc_nnoutput_first_diff(&a[i], &b[i], buf, sizeof buf))
+        if (!hc_outputs_same(&a[i], &b[i]))
             return (long)i;
     return -1;
+}
+
+int hc_write_positions(const char *src, const char *dst, int n, int stride, hc_err *err)
+{
+    hc_posreader *r = hc_posreader_open(src, err);
+    if (!r)
+        return -1;
+    hc_poswriter *w = hc_poswriter_open(dst, err);
+    if (!w) {
+        hc_posreader_close(r);
+        return -1;
+    }
+    hc_position p;
+    int rc = 0, k = 0, seen = 0;
+    while (k < n && (rc = hc_posreader_next(r, &p, err)) == 1) {
+        int wrc = 0;
+        if (seen++ % stride == 0) {
+            wrc = hc_poswriter_write(w, &p, err);
+            k++;
+        }
+        hc_position_free(&p);
+        if (wrc) {
+            rc = -1;
+            break;
+        }
+    }
+    hc_posreader_close(r);
+    if (rc < 0) {
+        hc_poswriter_abort(w);
+        return -1;
+    }
+    return hc_poswriter_commit(w, err);
 }
 
 static int same_bytes(const void *a, const void *b, size_t bytes)

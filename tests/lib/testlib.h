@@ -72,8 +72,15 @@ int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, siz
 void hc_test_out2x2(hc_nnoutput *o, const float pol[5]);
 void hc_test_outs_free(hc_nnoutput *o, size_t n);
 
+/* Whether two outputs are the same bits (hc_nnoutput_first_diff finds nothing). */
+int hc_outputs_same(const hc_nnoutput *a, const hc_nnoutput *b);
+
 /* The first i < n whose outputs differ in any bit (hc_nnoutput_first_diff), or -1. */
 long hc_outputs_first_diff(const hc_nnoutput *a, const hc_nnoutput *b, size_t n);
+
+/* Writes every stride-th position of src, n at most, into dst with the positions module's reader
+ * and writer. 0, or -1 with err (dst not left behind). */
+int hc_write_positions(const char *src, const char *dst, int n, int stride, hc_err *err);
 
 /* Whether rows 0..B-1 of two raw heads of the same shape are the same bits. */
 int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B);
