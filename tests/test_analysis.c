@@ -330,28 +330,22 @@ int main(int argc, char **argv)
      * (--model twice), unbatched and batched by default, one report set and the per-net table. */
     char path[1200];
     snprintf(path, sizeof path, "%s/fakekatago", dir);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fprintf(f,
-                "#!/bin/sh\n"
-                "[ \"$1\" = analysis ] || { echo \"fakekatago: not an analysis command: $1\" >&2; exit 2; }\n"
-                "shift\n"
-                "model= cfg= ov=\n"
-                "while [ $# -gt 0 ]; do\n"
-                "  case $1 in -model) model=$2 ;; -config) cfg=$2 ;; -override-config) ov=\"$ov,$2\" ;;\n"
-                "  *) echo \"fakekatago: unknown argument $1\" >&2; exit 2 ;; esac\n"
-                "  shift 2\n"
-                "done\n"
-                "[ -f \"$cfg\" ] && [ -f \"$model\" ] || { echo \"fakekatago: no config or model\" >&2; exit 2; }\n"
-                "get() { echo \"$ov\" | tr , '\\n' | sed -n \"s/^$1=//p\" | tail -1; }\n"
-                "[ \"$(get nnCacheSizePowerOfTwo)\" = -1 ] || { echo 'fakekatago: the NN cache is on' >&2; exit 2; }\n"
-                "[ \"$(get numEigenThreadsPerModel)\" = 1 ] || { echo 'fakekatago: no --override' >&2; exit 2; }\n"
-                "exec '%s' \"$model\" -nn \"$(get maxBoardXSizeForNNBuffer)\" \"$(get maxBoardYSizeForNNBuffer)\" "
-                "-symmetry \"$(get nnForcedSymmetry)\" -batch \"$(get nnMaxBatchSize)\"\n",
-                helper);
-        ok = fclose(f) == 0 && chmod(path, 0755) == 0;
-    } else
-        ok = 0;
+    ok = hc_write_script(path,
+        "[ \"$1\" = analysis ] || { echo \"fakekatago: not an analysis command: $1\" >&2; exit 2; }\n"
+        "shift\n"
+        "model= cfg= ov=\n"
+        "while [ $# -gt 0 ]; do\n"
+        "  case $1 in -model) model=$2 ;; -config) cfg=$2 ;; -override-config) ov=\"$ov,$2\" ;;\n"
+        "  *) echo \"fakekatago: unknown argument $1\" >&2; exit 2 ;; esac\n"
+        "  shift 2\n"
+        "done\n"
+        "[ -f \"$cfg\" ] && [ -f \"$model\" ] || { echo \"fakekatago: no config or model\" >&2; exit 2; }\n"
+        "get() { echo \"$ov\" | tr , '\\n' | sed -n \"s/^$1=//p\" | tail -1; }\n"
+        "[ \"$(get nnCacheSizePowerOfTwo)\" = -1 ] || { echo 'fakekatago: the NN cache is on' >&2; exit 2; }\n"
+        "[ \"$(get numEigenThreadsPerModel)\" = 1 ] || { echo 'fakekatago: no --override' >&2; exit 2; }\n"
+        "exec '%s' \"$model\" -nn \"$(get maxBoardXSizeForNNBuffer)\" \"$(get maxBoardYSizeForNNBuffer)\" "
+        "-symmetry \"$(get nnForcedSymmetry)\" -batch \"$(get nnMaxBatchSize)\"\n",
+        helper) == 0;
     rc = ok ? hc_shf("cd %s && mkdir -p start && echo 'logDir = logs' >a.cfg && cd start && %s katago --katago "
                      "../fakekatago --config ../a.cfg --model ../net.bin.gz --model ../net2.bin.gz --override "
                      "numEigenThreadsPerModel=1 --tier fp32 --only board=size10x14 --out ../outk --cache ../cache "

@@ -42,28 +42,22 @@ int main(int argc, char **argv)
     int ok = hc_sh(cmd) == 0;
     char path[1200];
     snprintf(path, sizeof path, "%s/fakekatago", dir);
-    FILE *f = ok ? fopen(path, "w") : NULL;
-    if (f) {
-        fprintf(f,
-                "#!/bin/sh\n"
-                "[ \"$1\" = gtp ] || { echo \"fakekatago: not a gtp command: $1\" >&2; exit 2; }\n"
-                "shift\n"
-                "model= cfg= ov=\n"
-                "while [ $# -gt 0 ]; do\n"
-                "  case $1 in -model) model=$2 ;; -config) cfg=$2 ;; -override-config) ov=$2 ;;\n"
-                "  *) echo \"fakekatago: unknown argument $1\" >&2; exit 2 ;; esac\n"
-                "  shift 2\n"
-                "done\n"
-                "[ -f \"$cfg\" ] && [ -f \"$model\" ] || { echo \"fakekatago: no config or model\" >&2; exit 2; }\n"
-                "nx=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardXSizeForNNBuffer=//p')\n"
-                "ny=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardYSizeForNNBuffer=//p')\n"
-                "echo \"$ov\" | grep -q 'gtpForceMaxNNSize=true' || { echo 'fakekatago: no NN buffer override' >&2; exit 2; }\n"
-                "mkdir -p gtp_logs && pwd >gtp_logs/cwd.txt\n"
-                "exec '%s' \"$model\" -nn \"$nx\" \"$ny\" $FAKE_KATAGO_EXTRA\n",
-                helper);
-        ok = fclose(f) == 0 && chmod(path, 0755) == 0;
-    } else
-        ok = 0;
+    ok = ok && hc_write_script(path,
+        "[ \"$1\" = gtp ] || { echo \"fakekatago: not a gtp command: $1\" >&2; exit 2; }\n"
+        "shift\n"
+        "model= cfg= ov=\n"
+        "while [ $# -gt 0 ]; do\n"
+        "  case $1 in -model) model=$2 ;; -config) cfg=$2 ;; -override-config) ov=$2 ;;\n"
+        "  *) echo \"fakekatago: unknown argument $1\" >&2; exit 2 ;; esac\n"
+        "  shift 2\n"
+        "done\n"
+        "[ -f \"$cfg\" ] && [ -f \"$model\" ] || { echo \"fakekatago: no config or model\" >&2; exit 2; }\n"
+        "nx=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardXSizeForNNBuffer=//p')\n"
+        "ny=$(echo \"$ov\" | tr , '\\n' | sed -n 's/^maxBoardYSizeForNNBuffer=//p')\n"
+        "echo \"$ov\" | grep -q 'gtpForceMaxNNSize=true' || { echo 'fakekatago: no NN buffer override' >&2; exit 2; }\n"
+        "mkdir -p gtp_logs && pwd >gtp_logs/cwd.txt\n"
+        "exec '%s' \"$model\" -nn \"$nx\" \"$ny\" $FAKE_KATAGO_EXTRA\n",
+        helper) == 0;
     if (!hc_check("katago-cmd-0.1", ok && access(helper, X_OK) == 0, "cannot set up %s (helper %s)", dir, helper)) {
         hc_fail_rest("katago-cmd-1..3", "not run: no stand-in engine (katago-cmd-0.1 failed)");
         return hc_test_exit();

@@ -14,14 +14,7 @@ static char dir[512];
 /* Writes an executable script named name whose body prints lines. */
 static int script(const char *name, const char *lines)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "#!/bin/sh\n%s", lines);
-    fclose(f);
-    return chmod(path, 0755);
+    return hc_write_script(hc_path(dir, name), "%s", lines);
 }
 
 /* Runs sh tests/run.sh on the named scripts; out gets its output (never echoed, not even on a

@@ -16,14 +16,7 @@ static char dir[512], bin[600];
 
 static int write_stub(const char *name, const char *body)
 {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", bin, name);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "#!/bin/sh\n%s\n", body);
-    fclose(f);
-    return chmod(path, 0755);
+    return hc_write_script(hc_path(bin, name), "%s\n", body);
 }
 
 /* Links a real program into the stub directory (the script needs grep). */

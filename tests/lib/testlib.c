@@ -119,6 +119,19 @@ int hc_file_exists(const char *path)
     return access(path, F_OK) == 0;
 }
 
+int hc_write_script(const char *path, const char *fmt, ...)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int bad = fputs("#!/bin/sh\n", f) < 0 || vfprintf(f, fmt, ap) < 0;
+    va_end(ap);
+    bad |= fclose(f) != 0;
+    return bad || chmod(path, 0755) != 0 ? -1 : 0;
+}
+
 /* Calls fn(pid, state) for every process of session sid; returns -1 without /proc. */
 static int each_in_session(pid_t sid, void (*fn)(pid_t, char, int *), int *acc)
 {

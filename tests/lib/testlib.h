@@ -35,6 +35,10 @@ void hc_abspath(const char *rel, char *buf, size_t len);
 
 int hc_file_exists(const char *path);
 
+/* Writes an executable shell script at path: "#!/bin/sh", then the body (printf-style). 0, or -1
+ * when it cannot be written. */
+int hc_write_script(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The live (not zombie) processes of session sid, and killing them all (with a wait for them to
  * go, up to 3 s): the programs that start a run with setsid check it leaves nothing behind.
  * Linux only (/proc): elsewhere the count is -1 and the kill only signals the process group. */
