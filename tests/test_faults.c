@@ -41,30 +41,6 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* results.json without the lines that name a time, or the command and job of its provenance
- * (another --out, another sweep directory). */
-static char *normalized_results(const char *path)
-{
-    char *t = hc_slurp_len(path, NULL);
-    if (!t)
-        return NULL;
-    char *o = malloc(strlen(t) + 1), *w = o;
-    for (char *line = t; *line;) {
-        char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
-        const char *a = strstr(line, "\"timestamp\""), *b = strstr(line, "\"seconds\"");
-        const char *c = strstr(line, "\"command\": "), *j = strstr(line, "\"job\": ");
-        if (!((a && a < line + n) || (b && b < line + n) || (c && c < line + n) || (j && j < line + n))) {
-            memcpy(w, line, n);
-            w += n;
-        }
-        line += n;
-    }
-    *w = 0;
-    free(t);
-    return o;
-}
-
 /* One report file: 1 absent, 2 present and valid, 0 present and broken (why says how). */
 static int check_report(const char *d, const char *name, char *why, size_t len)
 {
@@ -314,9 +290,9 @@ static void test_run_kills(void)
     /* The rerun over what the kills left: same results as the undisturbed run. */
     rc = hc_shf("%s run %s --out %s --cache %s --threads 1 --quiet >/dev/null 2>&1", hc, suite, out, cache);
     snprintf(p, sizeof p, "%s/results.json", out);
-    char *a = normalized_results(p);
+    char *a = hc_report_normalized(p);
     snprintf(p, sizeof p, "%s/ref-out/results.json", dir);
-    char *b = normalized_results(p);
+    char *b = hc_report_normalized(p);
     present = 0;
     hc_check("faults-1.4", (rc == 0 || rc == 1) && a && b && !strcmp(a, b) && check_reports(out, &present, why, sizeof why) &&
              present == 5, "rerun: status %d, results %s, %s", rc, a && b && !strcmp(a, b) ? "equal" : "differ", why);
@@ -334,9 +310,9 @@ static void test_truncated_entry(void)
     rc = rc || hc_shf("%s run %s/suite.yaml --out %s/trunc-out --cache %s/trunc-cache --threads 1 --quiet >/dev/null 2>&1",
                   hc, dir, dir, dir) > 1;
     snprintf(p, sizeof p, "%s/trunc-out/results.json", dir);
-    char *a = normalized_results(p);
+    char *a = hc_report_normalized(p);
     snprintf(p, sizeof p, "%s/ref-out/results.json", dir);
-    char *b = normalized_results(p);
+    char *b = hc_report_normalized(p);
     char cache[2048], refcache[2048];
     snprintf(cache, sizeof cache, "%s/trunc-cache", dir);
     snprintf(refcache, sizeof refcache, "%s/ref-cache", dir);
@@ -422,9 +398,9 @@ static void test_sweep_kills(void)
     rc = hc_shf("%s -j 2 --out %s --halfcheck %s %s %s >/dev/null 2>&1", tool, sw, hc,
             access(cases, F_OK) == 0 ? "--resume" : "", suite);
     snprintf(p, sizeof p, "%s/merged/results.json", sw);
-    char *a = normalized_results(p);
+    char *a = hc_report_normalized(p);
     snprintf(p, sizeof p, "%s/ref-sweep/merged/results.json", dir);
-    char *b = normalized_results(p);
+    char *b = hc_report_normalized(p);
     hc_check("faults-2.3", (rc == 0 || rc == 1) && a && b && !strcmp(a, b), "resumed sweep: status %d, results %s", rc,
              a && b ? (!strcmp(a, b) ? "equal" : "differ") : "missing");
     free(a);

@@ -29,54 +29,6 @@ static char *slurp(const char *fmt, const char *arg)
     return hc_slurp(path);
 }
 
-/* Whether line[0..n) holds s. */
-static int line_has(const char *line, size_t n, const char *s)
-{
-    const char *p = strstr(line, s);
-    return p && p < line + n;
-}
-
-/* A file with the lines that name a time removed (results.json: "timestamp", "seconds";
- * junit.xml: timestamp= and time= attributes). */
-static char *normalized(const char *path_fmt, const char *arg)
-{
-    char *t = slurp(path_fmt, arg);
-    if (!t)
-        return NULL;
-    char *o = malloc(strlen(t) + 1), *w = o;
-    for (char *line = t; *line;) {
-        char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
-        if (strstr(line, "\"timestamp\"") && strstr(line, "\"timestamp\"") < line + n)
-            ;
-        /* Provenance names the job directories and the commands, which differ between sweeps. */
-        else if (line_has(line, n, "\"command\"") || line_has(line, n, "\"job\"") ||
-                 line_has(line, n, "name=\"command\"") || line_has(line, n, "name=\"job") ||
-                 line_has(line, n, "- job `") || line_has(line, n, "- command: `") || line_has(line, n, "<li>command:") ||
-                 line_has(line, n, "<h3>job "))
-            ;
-        else if (strstr(line, "\"seconds\"") && strstr(line, "\"seconds\"") < line + n)
-            ;
-        else {
-            /* Drop time="..." and timestamp="..." attributes. */
-            for (size_t i = 0; i < n; i++) {
-                size_t k = !strncmp(line + i, " time=\"", 7) ? 7 : !strncmp(line + i, " timestamp=\"", 12) ? 12 : 0;
-                if (k) {
-                    char *q = strchr(line + i + k, '"');
-                    if (q && q < line + n) {
-                        i = (size_t)(q - line);
-                        continue;
-                    }
-                }
-                *w++ = line[i];
-            }
-        }
-        line += n;
-    }
-    *w = 0;
-    free(t);
-    return o;
-}
 
 static hc_results_doc *readr(const char *sub)
 {
@@ -335,7 +287,7 @@ int main(void)
         char fa[256], fb[256], name[32];
         snprintf(fa, sizeof fa, "sw-a/merged/%s", files[i]);
         snprintf(fb, sizeof fb, "sw-b/merged/%s", files[i]);
-        char *x = normalized("%s/%s", fa), *y = normalized("%s/%s", fb);
+        char *x = hc_report_normalized(hc_path(dir, fa)), *y = hc_report_normalized(hc_path(dir, fb));
         snprintf(name, sizeof name, "sweep-4.%d", 8 + i);
         /* report.md/csv hold timings in no column, so they compare whole. */
         hc_check(name, x && y && strlen(x) > 100 && !strcmp(x, y), "%s of the resumed sweep differs from the uninterrupted one",

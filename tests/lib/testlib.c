@@ -62,6 +62,51 @@ const char *hc_text(const char *path)
     return ring[k] ? ring[k] : "";
 }
 
+/* Whether line[0..n) holds s. */
+static int line_has(const char *line, size_t n, const char *s)
+{
+    const char *p = strstr(line, s);
+    return p && p < line + n;
+}
+
+char *hc_report_normalized(const char *path)
+{
+    char *t = hc_slurp(path);
+    if (!t)
+        return NULL;
+    char *o = malloc(strlen(t) + 1), *w = o;
+    if (!o) {
+        free(t);
+        return NULL;
+    }
+    for (char *line = t; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
+        /* Provenance names the job directories and the commands, which differ between sweeps. */
+        int drop = line_has(line, n, "\"timestamp\"") || line_has(line, n, "\"seconds\"") ||
+                   line_has(line, n, "\"command\"") || line_has(line, n, "\"job\"") ||
+                   line_has(line, n, "name=\"command\"") || line_has(line, n, "name=\"job") ||
+                   line_has(line, n, "- job `") || line_has(line, n, "- command: `") ||
+                   line_has(line, n, "<li>command:") || line_has(line, n, "<h3>job ");
+        /* Of the other lines, drop time="..." and timestamp="..." attributes. */
+        for (size_t i = 0; !drop && i < n; i++) {
+            size_t k = !strncmp(line + i, " time=\"", 7) ? 7 : !strncmp(line + i, " timestamp=\"", 12) ? 12 : 0;
+            if (k) {
+                char *q = strchr(line + i + k, '"');
+                if (q && q < line + n) {
+                    i = (size_t)(q - line);
+                    continue;
+                }
+            }
+            *w++ = line[i];
+        }
+        line += n;
+    }
+    *w = 0;
+    free(t);
+    return o;
+}
+
 int hc_sh(const char *cmd)
 {
     int st = system(cmd);

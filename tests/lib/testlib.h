@@ -19,6 +19,12 @@ char *hc_slurp_len(const char *path, size_t *len);
  * 8, freed in turn), "" when the file cannot be read, so a missing file fails the check that reads it rather than crashing. */
 const char *hc_text(const char *path);
 
+/* A report file (results.json, junit.xml, report.md, report.csv) as a malloc'd string without
+ * what differs between two runs of the same cases: the lines that name a time (results.json's
+ * "timestamp" and "seconds"), junit.xml's time= and timestamp= attributes, and the provenance's
+ * command and job lines (another --out, another sweep directory). NULL when it cannot be read. */
+char *hc_report_normalized(const char *path);
+
 /* The exit status of a shell command, -1 when it died of a signal (or could not run). */
 int hc_sh(const char *cmd);
 int hc_shf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
