@@ -63,16 +63,9 @@ int main(void)
             fclose(f);
     }
     /* Both backends were checked in both modes, and the fp16 emulation really differs. */
-    snprintf(cmd, sizeof cmd, "grep -c '<testcase' %s/demo/reports/junit.xml", dir);
-    FILE *p = popen(cmd, "r");
-    int cases = 0;
-    if (p) {
-        if (fscanf(p, "%d", &cases) != 1)
-            cases = 0;
-        pclose(p);
-    }
+    long cases = hc_shf_count("grep -c '<testcase' %s/demo/reports/junit.xml", dir);
     /* 2 boards x 2 modes x (ref32 under exact + emulate:fp16 under fp16 and fp32) */
-    hc_check("demo-3.1", cases == 12, "%d testcases (want 2 boards x 2 modes x 3 backend tiers)", cases);
+    hc_check("demo-3.1", cases == 12, "%ld testcases (want 2 boards x 2 modes x 3 backend tiers)", cases);
     snprintf(cmd, sizeof cmd, "grep -q '<error' %s/demo/reports/junit.xml", dir);
     hc_check("demo-3.2", system(cmd) != 0, "the demo's JUnit holds errors");
     char json[1024];
@@ -83,14 +76,8 @@ int main(void)
              differ, n);
     hc_check("demo-3.4", n == 4 && within == n, "%d of %d emulate:fp16 results pass all their tiers", within, n);
     /* The ref32 cases check something that can fail: batch invariance, under the exact tier. */
-    snprintf(cmd, sizeof cmd, "grep -c '<testcase name=\"[^\"]*backend=ref32-batch-invariance [^\"]*tier=exact\"' %s/demo/reports/junit.xml", dir);
-    p = popen(cmd, "r");
-    int exact = 0;
-    if (p) {
-        if (fscanf(p, "%d", &exact) != 1)
-            exact = 0;
-        pclose(p);
-    }
-    hc_check("demo-3.5", exact == 4, "%d ref32 testcases under the exact tier (want 2 boards x 2 modes)", exact);
+    long exact = hc_shf_count("grep -c '<testcase name=\"[^\"]*backend=ref32-batch-invariance [^\"]*tier=exact\"' "
+                              "%s/demo/reports/junit.xml", dir);
+    hc_check("demo-3.5", exact == 4, "%ld ref32 testcases under the exact tier (want 2 boards x 2 modes)", exact);
     return hc_test_exit();
 }

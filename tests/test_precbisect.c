@@ -258,16 +258,9 @@ int main(void)
              "--tier-file %s --out %s --batch 4 > %s/cli.txt 2>&1",
              out_path, bin, net_path, pos_path, pos_path, tier_path, out_path, dir);
     int rc = run_cmd(cmd);
-    snprintf(cmd, sizeof cmd, "grep -c 'verified: the result profile passes tier tight' %s/cli.txt", dir);
-    FILE *pp = popen(cmd, "r");
-    int hits = 0;
-    if (pp) {
-        if (fscanf(pp, "%d", &hits) != 1)
-            hits = 0;
-        pclose(pp);
-    }
+    long hits = hc_shf_count("grep -c 'verified: the result profile passes tier tight' %s/cli.txt", dir);
     hc_profile *lp = hc_profile_load(out_path, &err);
-    hc_check("pbisect-4.1", rc == 0 && hits == 1 && lp && lp->n_rules >= 1, "exit %d, verified lines %d, profile %s",
+    hc_check("pbisect-4.1", rc == 0 && hits == 1 && lp && lp->n_rules >= 1, "exit %d, verified lines %ld, profile %s",
              rc, hits, lp ? "loads" : err.msg);
     hc_profile_free(lp);
     snprintf(cmd, sizeof cmd,

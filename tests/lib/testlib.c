@@ -128,6 +128,24 @@ int hc_shf(const char *fmt, ...)
     return hc_sh(cmd);
 }
 
+long hc_shf_count(const char *fmt, ...)
+{
+    char cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof cmd)
+        return -1;
+    FILE *p = popen(cmd, "r");
+    long v = -1;
+    if (p && fscanf(p, "%ld", &v) != 1)
+        v = -1;
+    if (p)
+        pclose(p);
+    return v;
+}
+
 void hc_abspath(const char *rel, char *buf, size_t len)
 {
     if (rel[0] == '/') {

@@ -29,6 +29,10 @@ char *hc_report_normalized(const char *path);
 int hc_sh(const char *cmd);
 int hc_shf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The whole number a shell command (printf-style) prints first, e.g. of `grep -c` or `wc -l`; -1
+ * when it prints none or cannot run. */
+long hc_shf_count(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The halfcheck binary: $HALFCHECK (set by make test) or build/halfcheck, absolute so that a
  * command run from another directory still finds it. */
 const char *hc_halfcheck_bin(void);
