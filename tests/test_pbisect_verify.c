@@ -106,23 +106,11 @@ int main(void)
     snprintf(fresh_path, sizeof fresh_path, "%s/fresh.yaml", dir);
     snprintf(tier_path, sizeof tier_path, "%s/tier.yaml", dir);
 
-    hc_synth_spec spec;
-    hc_synth_spec_default(&spec);
-    spec.trunk_c = 16;
-    snprintf(spec.blocks, sizeof spec.blocks, "res,gpool,res");
-    hc_selfplay_opts so;
-    hc_selfplay_opts_default(&so);
-    so.games = 2;
-    so.max_moves = 60;
-    so.stride = 5;
-    so.max_positions = 16;
     hc_position *psa = NULL, *psb = NULL;
     size_t na = 0, nb = 0;
     hc_net *net = NULL;
-    int ok = d0 && hc_synth_write(&spec, net_path, 1, &err) == 0 && hc_selfplay_write(&so, pa, NULL, &err) == 0;
-    so.seed = 77;
-    so.max_moves = 120;
-    ok = ok && hc_selfplay_write(&so, pb, NULL, &err) == 0 && (net = hc_net_load(net_path, &err)) &&
+    int ok = d0 && hc_write_small_net(net_path, &err) == 0 && hc_write_small_selfplay(pa, 1, 60, &err) == 0 &&
+             hc_write_small_selfplay(pb, 77, 120, &err) == 0 && (net = hc_net_load(net_path, &err)) &&
          hc_positions_load(pa, &psa, &na, &err) == 0 && hc_positions_load(pb, &psb, &nb, &err) == 0 && na == 16 &&
          nb >= 8;
     if (!hc_check("pbverify-0.1", ok, "setup: %s (%zu and %zu positions)", err.msg, na, nb)) {

@@ -69,21 +69,11 @@ int main(void)
     snprintf(out_path, sizeof out_path, "%s/result.yaml", dir);
     snprintf(tier_path, sizeof tier_path, "%s/tier.yaml", dir);
 
-    hc_synth_spec spec;
-    hc_synth_spec_default(&spec);
-    spec.trunk_c = 16;
-    snprintf(spec.blocks, sizeof spec.blocks, "res,gpool,res");
-    hc_selfplay_opts so;
-    hc_selfplay_opts_default(&so);
-    so.games = 2;
-    so.max_moves = 60;
-    so.stride = 5;
-    so.max_positions = 16;
     hc_position *ps = NULL;
     size_t n = 0;
     hc_net *net = NULL;
     if (!hc_check("pbisect-0.1",
-                  hc_synth_write(&spec, net_path, 1, &err) == 0 && hc_selfplay_write(&so, pos_path, NULL, &err) == 0 &&
+                  hc_write_small_net(net_path, &err) == 0 && hc_write_small_selfplay(pos_path, 1, 60, &err) == 0 &&
                       (net = hc_net_load(net_path, &err)) && hc_positions_load(pos_path, &ps, &n, &err) == 0 && n >= 8,
                   "setup: %s", err.msg)) {
         hc_fail_rest("pbisect-0.2", "not run: no net and positions to bisect");

@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness/data/selfplay.h"
+#include "harness/model/synth.h"
+
 char *hc_slurp_len(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -446,6 +449,27 @@ int hc_same_figures(const hc_results *a, const hc_results *b, char *why, size_t 
                 return snprintf(why, len, "%s %s: tier %s differs", x->board, x->backend, x->tiers[t].name), 0;
     }
     return 1;
+}
+
+int hc_write_small_net(const char *path, hc_err *err)
+{
+    hc_synth_spec spec;
+    hc_synth_spec_default(&spec);
+    spec.trunk_c = 16;
+    snprintf(spec.blocks, sizeof spec.blocks, "res,gpool,res");
+    return hc_synth_write(&spec, path, 1, err);
+}
+
+int hc_write_small_selfplay(const char *path, uint64_t seed, int max_moves, hc_err *err)
+{
+    hc_selfplay_opts so;
+    hc_selfplay_opts_default(&so);
+    so.games = 2;
+    so.seed = seed;
+    so.max_moves = max_moves;
+    so.stride = 5;
+    so.max_positions = 16;
+    return hc_selfplay_write(&so, path, NULL, err);
 }
 
 void hc_test_out2x2(hc_nnoutput *o, const float pol[5])

@@ -81,6 +81,13 @@ int hc_env_int(const char *name, int dflt, int lo, int hi);
 int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                  int batch, int threads, hc_nnoutput **outs, double *secs, hc_err *err);
 
+/* The precision-bisect tests' data, small enough to search in seconds: a synthetic net (16
+ * channels; blocks res, gpool, res) written to path, and self-play positions written to path: 2
+ * games on 9x9 from seed, at most max_moves moves each, every 5th position, 16 at most. 0, or -1
+ * with err. */
+int hc_write_small_net(const char *path, hc_err *err);
+int hc_write_small_selfplay(const char *path, uint64_t seed, int max_moves, hc_err *err);
+
 /* A hand-made output of a 2x2 buffer: policy pol[0..5) (pass last), ownership of 4 zeros, winrate
  * 0.5 and loss 0.5, every other field 0; hc_test_outs_free frees n of them. */
 void hc_test_out2x2(hc_nnoutput *o, const float pol[5]);
