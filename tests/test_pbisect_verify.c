@@ -22,34 +22,6 @@
 #include "harness/model/synth.h"
 #include "harness/metrics/tiers.h"
 
-/* emulate:fp16's errors against ref32 over ps: 0 or -1 */
-static int fp16_errors(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, hc_stats *st,
-                       hc_err *err)
-{
-    hc_backend rb = {0}, tb = {0};
-    hc_nnoutput *ref = calloc(n, sizeof *ref), *out = calloc(n, sizeof *out);
-    hc_eval_failure fail;
-    int rc = -1;
-    if (ref && out && hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
-        hc_backend_open(&tb, "emulate:fp16", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
-        hc_eval_positions(&rb, net, ps, n, NULL, 4, s, ref, NULL, &fail, NULL, NULL, err) == 0 &&
-        hc_eval_positions(&tb, net, ps, n, NULL, 4, s, out, NULL, &fail, NULL, NULL, err) == 0)
-        rc = hc_stats_compute(ref, out, n, st, err);
-    hc_backend_close(&rb);
-    hc_backend_close(&tb);
-    if (ref)
-        hc_nnoutputs_free(ref, n);
-    if (out)
-        hc_nnoutputs_free(out, n);
-    return rc;
-}
-
-static int run_cmd(const char *cmd)
-{
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Whether file holds exactly text. */
 static int holds(const char *path, const char *text)
 {
@@ -162,7 +134,8 @@ int main(void)
     const char *search_path = pa, *verify_path = pb;
     const hc_position *ps_s = psa, *ps_v = psb;
     size_t n_s = na, n_v = nb;
-    if (fp16_errors(net, psa, na, &s, &sa, &err) == 0 && fp16_errors(net, psb, nb, &s, &sb, &err) == 0) {
+    if (hc_errors_vs_ref32(net, psa, na, &s, "emulate:fp16", &sa, &err) == 0 &&
+        hc_errors_vs_ref32(net, psb, nb, &s, "emulate:fp16", &sb, &err) == 0) {
         double ma = sa.m[HC_M_WINRATE].v[HC_P_MAX], mb = sb.m[HC_M_WINRATE].v[HC_P_MAX];
         if (mb < ma) {
             search_path = pb, verify_path = pa, ps_s = psb, ps_v = psa, n_s = nb, n_v = na;
@@ -211,7 +184,7 @@ int main(void)
              "%s bisect-precision --net %s --positions %s --verify-positions %s --nn 9x9 --profile fp16 "
              "--tier-file %s --out %s --batch 4 > %s/nv.txt 2> %s/nv.err",
              bin, net_path, search_path, verify_path, tier_path, out_path, dir, dir);
-    int rc = run_cmd(cmd);
+    int rc = hc_sh(cmd);
     char want[200], nv_txt[700], nv_err[700];
     snprintf(nv_txt, sizeof nv_txt, "%s/nv.txt", dir);
     snprintf(nv_err, sizeof nv_err, "%s/nv.err", dir);
@@ -227,7 +200,7 @@ int main(void)
              "%s bisect-precision --net %s --positions %s --verify-positions %s --nn 9x9 --profile fp16 "
              "--tier-file %s --out %s --batch 4 > /dev/null 2>&1",
              bin, net_path, search_path, verify_path, tier_path, fresh_path);
-    rc = run_cmd(cmd);
+    rc = hc_sh(cmd);
     struct stat st;
     hc_check("pbverify-4.4", rc == 1 && stat(fresh_path, &st) != 0 && count_prefixed(dir, "fresh.yaml") == 0,
              "exit %d; a NOT VERIFIED run left a file at a fresh --out path", rc);
@@ -238,7 +211,7 @@ int main(void)
              "%s bisect-precision --net %s --positions %s --nn 9x9 --profile fp16 --tier fp16 --out %s "
              "> %s/split.txt 2>&1",
              bin, net_path, pa, fresh_path, dir);
-    rc = run_cmd(cmd);
+    rc = hc_sh(cmd);
     char split_txt[700];
     snprintf(split_txt, sizeof split_txt, "%s/split.txt", dir);
     snprintf(want, sizeof want, "positions: search on 12, verification on 4 held out (every 4th of the first 16 of %s)",
@@ -252,7 +225,7 @@ int main(void)
              "%s bisect-precision --net %s --positions %s --nn 9x9 --profile fp16 --tier fp16 --max-positions 7 "
              "> %s/few.txt 2>&1",
              bin, net_path, pa, dir);
-    rc = run_cmd(cmd);
+    rc = hc_sh(cmd);
     snprintf(split_txt, sizeof split_txt, "%s/few.txt", dir);
     hc_check("pbverify-5.2", rc == 2 && has(split_txt, "--verify-positions") && has(split_txt, "at least 8"),
              "7 positions without --verify-positions: exit %d (want 2, saying at least 8 are needed)", rc);

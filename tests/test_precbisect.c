@@ -19,28 +19,6 @@
 #include "harness/model/synth.h"
 #include "harness/metrics/tiers.h"
 
-/* spec's errors against ref32 over ps: 0 or -1 */
-static int errors_of(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, const char *spec,
-                     hc_stats *st, hc_err *err)
-{
-    hc_backend rb = {0}, tb = {0};
-    hc_nnoutput *ref = calloc(n, sizeof *ref), *out = calloc(n, sizeof *out);
-    hc_eval_failure fail;
-    int rc = -1;
-    if (ref && out && hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
-        hc_backend_open(&tb, spec, net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
-        hc_eval_positions(&rb, net, ps, n, NULL, 4, s, ref, NULL, &fail, NULL, NULL, err) == 0 &&
-        hc_eval_positions(&tb, net, ps, n, NULL, 4, s, out, NULL, &fail, NULL, NULL, err) == 0)
-        rc = hc_stats_compute(ref, out, n, st, err);
-    hc_backend_close(&rb);
-    hc_backend_close(&tb);
-    if (ref)
-        hc_nnoutputs_free(ref, n);
-    if (out)
-        hc_nnoutputs_free(out, n);
-    return rc;
-}
-
 /* The search on ps, verified on the same positions: these checks are about the search (the
  * held-out verification is tests/test_pbisect_verify.c's). */
 static int run_pb(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, const char *prof,
@@ -49,12 +27,6 @@ static int run_pb(const hc_net *net, const hc_position *ps, size_t n, const hc_e
     hc_pbisect_opts o = {.search = ps, .n_search = n, .verify = ps, .n_verify = n, .settings = s, .profile = prof,
                          .tier = tier, .batch = 4, .threads = 1};
     return hc_pbisect_run(net, &o, r, err);
-}
-
-static int run_cmd(const char *cmd)
-{
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int main(void)
@@ -140,8 +112,8 @@ int main(void)
         hc_stats st_res, st_fp16;
         hc_tier_check c_res, c_fp16;
         if (hc_check("pbisect-2.6",
-                     errors_of(net, ps, n, &s, spec_s, &st_res, &err) == 0 &&
-                         errors_of(net, ps, n, &s, "emulate:fp16", &st_fp16, &err) == 0,
+                     hc_errors_vs_ref32(net, ps, n, &s, spec_s, &st_res, &err) == 0 &&
+                         hc_errors_vs_ref32(net, ps, n, &s, "emulate:fp16", &st_fp16, &err) == 0,
                      "%s", err.msg)) {
             hc_tier_check_stats(&tight, &st_res, &c_res);
             hc_tier_check_stats(&tight, &st_fp16, &c_fp16);
@@ -174,7 +146,7 @@ int main(void)
             hc_stats st;
             hc_tier_check c;
             snprintf(spec_s, sizeof spec_s, "emulate:%s", tmp);
-            if (hc_profile_write(q, NULL, tmp, &err) || errors_of(net, ps, n, &s, spec_s, &st, &err)) {
+            if (hc_profile_write(q, NULL, tmp, &err) || hc_errors_vs_ref32(net, ps, n, &s, spec_s, &st, &err)) {
                 minimal = 0;
             } else {
                 hc_tier_check_stats(&tight, &st, &c);
@@ -247,7 +219,7 @@ int main(void)
              "rm -f %s && %s bisect-precision --net %s --positions %s --verify-positions %s --nn 9x9 --profile fp16 "
              "--tier-file %s --out %s --batch 4 > %s/cli.txt 2>&1",
              out_path, bin, net_path, pos_path, pos_path, tier_path, out_path, dir);
-    int rc = run_cmd(cmd);
+    int rc = hc_sh(cmd);
     long hits = hc_shf_count("grep -c 'verified: the result profile passes tier tight' %s/cli.txt", dir);
     hc_profile *lp = hc_profile_load(out_path, &err);
     hc_check("pbisect-4.1", rc == 0 && hits == 1 && lp && lp->n_rules >= 1, "exit %d, verified lines %ld, profile %s",
@@ -257,16 +229,16 @@ int main(void)
              "%s bisect-precision --net %s --positions %s --nn 9x9 --profile fp16 --tier fp16 --out %s/same.yaml "
              "> %s/cli2.txt 2>&1 && exit 9; grep -q 'passes tier fp16 already' %s/cli2.txt",
              bin, net_path, pos_path, dir, dir, dir);
-    rc = run_cmd(cmd);
+    rc = hc_sh(cmd);
     hc_check("pbisect-4.2", rc == 0, "already passing: exit 1 and say so (%d)", rc);
     snprintf(cmd, sizeof cmd, "%s bisect-precision --net %s --positions %s --nn 9x9 --tier fp16 > /dev/null 2>&1", bin,
              net_path, pos_path);
-    rc = run_cmd(cmd);
+    rc = hc_sh(cmd);
     hc_check("pbisect-4.3", rc == 2, "no --profile: exit %d", rc);
     snprintf(cmd, sizeof cmd,
              "%s bisect-precision --net %s --positions %s --nn 9x9 --profile nosuch --tier fp16 > /dev/null 2>&1", bin,
              net_path, pos_path);
-    rc = run_cmd(cmd);
+    rc = hc_sh(cmd);
     hc_check("pbisect-4.4", rc == 2, "unknown profile: exit %d", rc);
 end:
     hc_positions_free(ps, n);

@@ -451,6 +451,27 @@ int hc_same_figures(const hc_results *a, const hc_results *b, char *why, size_t 
     return 1;
 }
 
+int hc_errors_vs_ref32(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, const char *spec,
+                       hc_stats *st, hc_err *err)
+{
+    hc_backend rb = {0}, tb = {0};
+    hc_nnoutput *ref = calloc(n, sizeof *ref), *out = calloc(n, sizeof *out);
+    hc_eval_failure fail;
+    int rc = -1;
+    if (ref && out && hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
+        hc_backend_open(&tb, spec, net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
+        hc_eval_positions(&rb, net, ps, n, NULL, 4, s, ref, NULL, &fail, NULL, NULL, err) == 0 &&
+        hc_eval_positions(&tb, net, ps, n, NULL, 4, s, out, NULL, &fail, NULL, NULL, err) == 0)
+        rc = hc_stats_compute(ref, out, n, st, err);
+    hc_backend_close(&rb);
+    hc_backend_close(&tb);
+    if (ref)
+        hc_nnoutputs_free(ref, n);
+    if (out)
+        hc_nnoutputs_free(out, n);
+    return rc;
+}
+
 int hc_write_small_net(const char *path, hc_err *err)
 {
     hc_synth_spec spec;

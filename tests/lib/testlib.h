@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "harness/eval/evaluate.h"
+#include "harness/metrics/stats.h"
 #include "harness/model/heads.h"
 #include "reports/results.h"
 
@@ -87,6 +88,11 @@ int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, siz
  * with err. */
 int hc_write_small_net(const char *path, hc_err *err);
 int hc_write_small_selfplay(const char *path, uint64_t seed, int max_moves, hc_err *err);
+
+/* The error statistics of spec against ref32 (KataGo's metrics) on ps[0..n), both evaluated at
+ * batch 4 with one thread, into st. 0, or -1 with err. */
+int hc_errors_vs_ref32(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s, const char *spec,
+                       hc_stats *st, hc_err *err);
 
 /* A hand-made output of a 2x2 buffer: policy pol[0..5) (pass last), ownership of 4 zeros, winrate
  * 0.5 and loss 0.5, every other field 0; hc_test_outs_free frees n of them. */
