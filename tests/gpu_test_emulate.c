@@ -557,33 +557,10 @@ int main(void)
     for (int ni = 0; ni < N_NETS; ni++) {
         char id[64];
         snprintf(id, sizeof id, "gpu-emu-%d", ni + 1);
-        const char *p = hc_shared(nets[ni]);
-        if (!p) {
-            hc_skip_n(id, NET_CHECKS, "../shared/%s absent", nets[ni]);
+        char why[1200];
+        hc_net *net;
+        if (hc_unrun_n(id, NET_CHECKS, hc_gpu_shared_net(nets[ni], "cuda:emulate:fp16", 9, 9, &net, why, sizeof why), why))
             continue;
-        }
-        char path[4096];
-        snprintf(path, sizeof path, "%s", p);
-        hc_err err = {0};
-        hc_net *net = hc_net_load(path, &err);
-        if (!net) {
-            hc_fail_n(id, NET_CHECKS, "%s: %s", nets[ni], err.msg);
-            continue;
-        }
-        hc_net_reduce_activations(net);
-        hc_backend b = {0};
-        if (hc_backend_open(&b, "cuda:emulate:fp16", net, 9, 9, 1, 1, &err)) {
-            if (strstr(err.msg, "no CUDA device") || strstr(err.msg, "unknown backend") ||
-                strstr(err.msg, "not built")) {
-                hc_skip_n(id, NET_CHECKS, "%s", err.msg);
-                hc_net_free(net);
-                continue;
-            }
-            hc_fail_n(id, NET_CHECKS, "%s: cuda:emulate:fp16: %s", nets[ni], err.msg);
-            hc_net_free(net);
-            continue;
-        }
-        hc_backend_close(&b);
         any_device = 1;
         char noround[160];
         snprintf(noround, sizeof noround, ",noround=%s", net->trunk.initial_conv.name);

@@ -89,6 +89,18 @@ static inline void hc_fail_n(const char *name, unsigned n, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Reports a group of n checks that cannot run by the verdict st of its precondition (tests/lib's
+ * convention): skipped where st > 0 (something absent: ../shared, a device), failed where st < 0
+ * (a real failure), why as the message; nothing where st is 0. Returns st. */
+static inline int hc_unrun_n(const char *name, unsigned n, int st, const char *why)
+{
+    if (st > 0)
+        hc_skip_n(name, n, "%s", why);
+    else if (st < 0)
+        hc_fail_n(name, n, "%s", why);
+    return st;
+}
+
 /* The checks planned so far and not yet reported: for a program that stops early. */
 static inline unsigned hc_test_rest(void)
 {
@@ -152,21 +164,6 @@ static inline void hc_skip(const char *name, const char *fmt, ...)
     hc_test_reported++;
     hc_test_vreport("SKIP", name, fmt, ap);
     va_end(ap);
-}
-
-/* The shared test data: $HC_SHARED or ../shared (tests run from the repository root).
- * Returns a static path to rel inside it, or NULL when it is absent. */
-static inline const char *hc_shared(const char *rel)
-{
-    static char buf[4096];
-    const char *root = getenv("HC_SHARED");
-    if (!root || !*root)
-        root = "../shared";
-    snprintf(buf, sizeof buf, "%s/%s", root, rel);
-    struct stat st;
-    if (stat(buf, &st) != 0)
-        return NULL;
-    return buf;
 }
 
 /* A private scratch directory for this test program (removed by make clean, never shared

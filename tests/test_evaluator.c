@@ -183,27 +183,21 @@ int main(void)
     test_files(t);
 
     hc_plan(6);
-    const char *net_rel = "nets/g170-b6c96-s175395328-d26788732.bin.gz", *pos_rel = "positions/size9.jsonl.gz";
-    char np[1024], pp[1024];
-    const char *found = hc_shared(net_rel);
-    snprintf(np, sizeof np, "%s", found ? found : "");
-    found = hc_shared(pos_rel); /* hc_shared's buffer is reused: copied out */
-    snprintf(pp, sizeof pp, "%s", found ? found : "");
-    if (!np[0] || !pp[0]) {
-        hc_skip_n("evaluator-shared", 6, "../shared/%s or ../shared/%s absent: no net to evaluate", net_rel, pos_rel);
-        return hc_test_exit();
+    hc_net *net;
+    hc_position *ps;
+    size_t n;
+    char why[1200];
+    int st = hc_shared_net_positions("nets/g170-b6c96-s175395328-d26788732.bin.gz", "positions/size9.jsonl.gz", &net, &ps,
+                                     &n, why, sizeof why);
+    if (st == 0 && n < N_POS) {
+        snprintf(why, sizeof why, "%zu positions, %d wanted", n, N_POS);
+        st = -1;
     }
-    hc_err err = {0};
-    hc_net *net = hc_net_load(np, &err);
-    hc_position *ps = NULL;
-    size_t n = 0;
-    if (!net || hc_positions_load(pp, &ps, &n, &err) || n < N_POS) {
-        hc_fail_n("evaluator-shared", 6, "%s", err.msg);
+    if (hc_unrun_n("evaluator-shared", 6, st, why)) {
         hc_net_free(net);
         hc_positions_free(ps, n);
         return hc_test_exit();
     }
-    hc_net_reduce_activations(net);
     test_evaluator(net, ps, N_POS);
     hc_positions_free(ps, n);
     hc_net_free(net);

@@ -183,24 +183,20 @@ int main(void)
 {
     hc_plan(28);
     test_lanes_for();
-    char np[1024], pp[1024];
-    const char *found = hc_shared(net_rel);
-    snprintf(np, sizeof np, "%s", found ? found : "");
-    found = hc_shared(positions_rel); /* hc_shared's buffer is reused: copied out */
-    snprintf(pp, sizeof pp, "%s", found ? found : "");
-    if (!np[0] || !pp[0]) {
-        hc_skip_rest("lanes-2", "../shared/%s or ../shared/%s absent: no net to evaluate", net_rel, positions_rel);
+    hc_net *net;
+    hc_position *ps;
+    size_t n;
+    char why[1200];
+    int st = hc_shared_net_positions(net_rel, positions_rel, &net, &ps, &n, why, sizeof why);
+    if (st > 0) {
+        hc_skip_rest("lanes-2", "%s: no net to evaluate", why);
         return hc_test_exit();
     }
-    hc_err err = {0};
-    hc_net *net = hc_net_load(np, &err);
-    hc_position *ps = NULL;
-    size_t n = 0;
-    if (!hc_check("lanes-2.0", net && hc_positions_load(pp, &ps, &n, &err) == 0 && n > 20, "%s", err.msg)) {
+    if (!hc_check("lanes-2.0", st == 0 && n > 20, "%s", st ? why : "too few positions")) {
         hc_net_free(net);
+        hc_positions_free(ps, n);
         return hc_fail_rest("lanes-2.0.rest", "not run: lanes-2.0 failed"), hc_test_exit();
     }
-    hc_net_reduce_activations(net);
     size_t n_all = n;
     n = n > 24 ? 24 : n;
     if (n % 7 == 0)

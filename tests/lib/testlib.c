@@ -171,6 +171,71 @@ const char *hc_halfcheck_bin(void)
     return buf;
 }
 
+const char *hc_shared(const char *rel)
+{
+    static char buf[8][4096];
+    static int k;
+    const char *root = getenv("HC_SHARED");
+    if (!root || !*root)
+        root = "../shared";
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", root, rel);
+    struct stat st;
+    if (stat(buf[k], &st) != 0)
+        return NULL;
+    return buf[k];
+}
+
+int hc_shared_net_positions(const char *net_rel, const char *pos_rel, hc_net **net, hc_position **ps, size_t *n,
+                            char *why, size_t len)
+{
+    const char *np = hc_shared(net_rel), *pp = hc_shared(pos_rel);
+    *net = NULL, *ps = NULL, *n = 0;
+    if (!np || !pp) {
+        snprintf(why, len, "../shared/%s absent", np ? pos_rel : net_rel);
+        return 1;
+    }
+    hc_err err = {0};
+    if (!(*net = hc_net_load(np, &err)) || hc_positions_load(pp, ps, n, &err)) {
+        snprintf(why, len, "%s", err.msg);
+        hc_net_free(*net);
+        *net = NULL;
+        return -1;
+    }
+    hc_net_reduce_activations(*net);
+    return 0;
+}
+
+int hc_gpu_shared_net(const char *rel, const char *spec, int nx, int ny, hc_net **net, char *why, size_t len)
+{
+    *net = NULL;
+    const char *path = hc_shared(rel);
+    if (!path) {
+        snprintf(why, len, "../shared/%s absent", rel);
+        return 1;
+    }
+    hc_err err = {0};
+    hc_net *n = hc_net_load(path, &err);
+    if (!n) {
+        snprintf(why, len, "%s: %s", rel, err.msg);
+        return -1;
+    }
+    hc_net_reduce_activations(n);
+    hc_backend b = {0};
+    if (hc_backend_open(&b, spec, n, nx, ny, 1, 1, &err)) {
+        hc_net_free(n);
+        if (strstr(err.msg, "no CUDA device") || strstr(err.msg, "unknown backend") || strstr(err.msg, "not built")) {
+            snprintf(why, len, "%s", err.msg);
+            return 1;
+        }
+        snprintf(why, len, "%s: %s: %s", rel, spec, err.msg);
+        return -1;
+    }
+    hc_backend_close(&b);
+    *net = n;
+    return 0;
+}
+
 const char *hc_path(const char *dir, const char *name)
 {
     static char buf[8][2048];

@@ -38,6 +38,23 @@ long hc_shf_count(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * command run from another directory still finds it. */
 const char *hc_halfcheck_bin(void);
 
+/* The shared test data: $HC_SHARED or ../shared (tests run from the repository root). The path to
+ * rel inside it, in one of 8 rotating static buffers (a few calls' results can be held at once),
+ * or NULL when it is absent. */
+const char *hc_shared(const char *rel);
+
+/* The shared net net_rel (activations reduced, as at load) and positions pos_rel, loaded into *net
+ * and *ps (*n of them). 0; 1 where ../shared lacks either, -1 where either does not load (nothing
+ * left allocated); why (len bytes) says which. */
+int hc_shared_net_positions(const char *net_rel, const char *pos_rel, hc_net **net, hc_position **ps, size_t *n,
+                            char *why, size_t len);
+
+/* For a GPU test's group of checks on the shared net rel: the net loaded (activations reduced, as
+ * at load) into *net once spec opens on it (nx x ny, batch 1, then closed). 0 with *net; 1 where
+ * the group is to be skipped (../shared lacks rel; no CUDA device; a build without cuda), -1
+ * where it fails (the net does not load; spec refuses it otherwise); why (len bytes) says which. */
+int hc_gpu_shared_net(const char *rel, const char *spec, int nx, int ny, hc_net **net, char *why, size_t len);
+
 /* dir/name in one of 8 rotating static buffers: enough for the paths of one call. */
 const char *hc_path(const char *dir, const char *name);
 
