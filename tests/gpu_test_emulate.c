@@ -149,32 +149,9 @@ static void run_positions(const char *id, const hc_net *net, const char *prof, i
     run_positions_as(id, net, label(prof, lb), prof, threads, limit);
 }
 
-static void random_rows(const hc_net *net, int B, int nx, int ny, float **sp, float **gl, float **meta)
-{
-    size_t hw = (size_t)nx * ny, cin = (size_t)net->num_input_c, cg = (size_t)net->num_input_global_c;
-    size_t cm = (size_t)net->num_input_meta_c;
-    *sp = calloc((size_t)B * cin * hw, sizeof(float));
-    *gl = calloc((size_t)B * (cg + 1), sizeof(float));
-    *meta = cm ? calloc((size_t)B * cm, sizeof(float)) : NULL;
-    unsigned seed = 2026;
-    for (int b = 0; b < B && *sp; b++)
-        for (size_t c = 0; c < cin; c++)
-            for (size_t p = 0; p < hw; p++) {
-                int on = b % 2 == 0 || ((int)(p % nx) < 13 && (int)(p / nx) < 13);
-                seed = seed * 1103515245u + 12345u;
-                float v = c == 0 ? 1.0f : (float)((seed >> 16) & 1);
-                (*sp)[((size_t)b * cin + c) * hw + p] = on ? v : 0.0f;
-            }
-    /* global inputs off the fp16 grid (0.1 steps): the input rounding matters */
-    for (size_t i = 0; *gl && i < (size_t)B * cg; i++) {
-        seed = seed * 1103515245u + 12345u;
-        (*gl)[i] = (float)((seed >> 16) % 11) * 0.1f - 0.5f;
-    }
-    for (size_t i = 0; *meta && i < (size_t)B * cm; i++) {
-        seed = seed * 1103515245u + 12345u;
-        (*meta)[i] = (float)((seed >> 16) % 7) * 0.3f;
-    }
-}
+/* Random input rows (hc_random_rows): global inputs off the fp16 grid (0.1 steps), so that the
+ * input rounding matters. */
+static const hc_rows_spec rows_spec = {.seed = 2026, .gl_levels = 11, .gl_step = 0.1f, .meta_levels = 7, .meta_step = 0.3f};
 
 /* Raw heads (.raw) and taps (.taps) of specs[0] (CPU) and specs[1] (GPU) on random rows;
  * with a planted fault (plant: the params added to the GPU's spec, e.g. ",noround=conv1"), check
@@ -193,52 +170,22 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
     snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", prof, plant ? plant : "");
     hc_err err = {0};
     float *sp, *gl, *meta;
-    random_rows(net, B, NX, NY, &sp, &gl, &meta);
+    hc_random_rows(net, B, NX, NY, &rows_spec, &sp, &gl, &meta);
     hc_raw_heads *h[3] = {NULL, NULL, NULL};
     hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
+    const char *spec_of[3] = {specs[0], specs[1], specs[2]};
     int ok[3] = {0, 0, 0};
-    for (int k = 0; k < (plant ? 3 : 2); k++) {
-        hc_backend b = {0};
-        h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
-        if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
-            hc_backend_open(&b, specs[k], net, NX, NY, B, k == 0 ? threads : 1, &err)) {
-            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
-            continue;
-        }
-        h[k]->taps = k < 2 ? ts[k] : NULL;
-        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
-        if (!ok[k])
-            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
-        h[k]->taps = NULL;
-        hc_backend_close(&b);
-    }
+    hc_eval_rows_each(net, B, NX, NY, sp, gl, meta, spec_of, plant ? 3 : 2, threads, ts, h, ok);
     hc_check(nm[0], ok[0] && ok[1] && hc_raw_heads_equal(h[0], h[1], B), "%s: raw heads of %s differ from %s's%s", net->name,
              specs[1], specs[0], ok[0] && ok[1] ? "" : " (an eval failed)");
-    int taps_ok = ok[0] && ok[1], n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0, n_bad = 0;
-    char first[160] = "";
-    for (int i = 0; ok[0] && ok[1] && i < n_taps; i++) {
-        const hc_tapset_entry *a = hc_tapset_at(ts[0], i), *g = hc_tapset_find(ts[1], a->name);
-        size_t n = (size_t)a->rows * a->channels * a->hw, nd = 0, at = 0;
-        if (g && g->rows == a->rows && g->channels == a->channels && g->hw == a->hw && g->fmt == a->fmt) {
-            for (size_t j = 0; j < n; j++)
-                if (memcmp(&a->data[j], &g->data[j], sizeof(float)) != 0 && nd++ == 0)
-                    at = j;
-            if (nd == 0)
-                continue;
-            printf("INFO %s %s: tap %s: %zu of %zu floats differ, first at %zu: %.9g vs %.9g\n", net->name, label,
-                   a->name, nd, n, at, a->data[at], g->data[at]);
-        } else {
-            printf("INFO %s %s: tap %s: %s\n", net->name, label, a->name,
-                   g ? "shape or format differs" : "missing");
-        }
-        if (n_bad++ == 0)
-            snprintf(first, sizeof first, "%s", a->name);
-        taps_ok = 0;
-    }
+    char first[160] = "", who[300];
+    snprintf(who, sizeof who, "%s %s", net->name, label);
+    int n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0;
+    int n_bad = ok[0] && ok[1] ? hc_tapsets_diff(who, ts[0], ts[1], NX, first, sizeof first) : 0;
+    int taps_ok = ok[0] && ok[1] && n_bad == 0;
     if (taps_ok)
-        printf("INFO %s %s: %d taps equal\n", net->name, label, n_taps);
-    hc_check(nm[1], taps_ok && n_taps > 0, "%s %s: taps: %d of %d differ, the first %s", net->name, label, n_bad,
-             n_taps, first);
+        printf("INFO %s: %d taps equal\n", who, n_taps);
+    hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", who, n_bad, n_taps, first);
     if (plant)
         hc_check(nm[2], ok[0] && ok[2] && hc_raw_heads_equal(h[0], h[2], B) != plant_differs,
                  plant_differs ? "%s: the planted fault (%s) was not caught%s"
@@ -274,7 +221,7 @@ static int eval_rows(const char *spec, const hc_net *net, int threads, hc_raw_he
 {
     enum { B = 5, NX = 19, NY = 19 };
     float *sp, *gl, *meta;
-    random_rows(net, B, NX, NY, &sp, &gl, &meta);
+    hc_random_rows(net, B, NX, NY, &rows_spec, &sp, &gl, &meta);
     hc_backend b = {0};
     int rc = -1;
     *out = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, err);

@@ -101,33 +101,8 @@ static void run_sets(const char *id, const hc_net *net, int threads, int limit)
     }
 }
 
-/* Random input rows on a 19x19 buffer: rows 0, 2, 4 on the whole buffer, the others on a 13x13
- * board in its corner (mask 0 elsewhere). */
-static void random_rows(const hc_net *net, int B, int nx, int ny, float **sp, float **gl, float **meta)
-{
-    size_t hw = (size_t)nx * ny, cin = (size_t)net->num_input_c, cg = (size_t)net->num_input_global_c;
-    size_t cm = (size_t)net->num_input_meta_c;
-    *sp = calloc((size_t)B * cin * hw, sizeof(float));
-    *gl = calloc((size_t)B * (cg + 1), sizeof(float));
-    *meta = cm ? calloc((size_t)B * cm, sizeof(float)) : NULL;
-    unsigned seed = 2024;
-    for (int b = 0; b < B && *sp; b++)
-        for (size_t c = 0; c < cin; c++)
-            for (size_t p = 0; p < hw; p++) {
-                int on = b % 2 == 0 || ((int)(p % nx) < 13 && (int)(p / nx) < 13);
-                seed = seed * 1103515245u + 12345u;
-                float v = c == 0 ? 1.0f : (float)((seed >> 16) & 1);
-                (*sp)[((size_t)b * cin + c) * hw + p] = on ? v : 0.0f;
-            }
-    for (size_t i = 0; *gl && i < (size_t)B * cg; i++) {
-        seed = seed * 1103515245u + 12345u;
-        (*gl)[i] = (float)((seed >> 16) % 5) * 0.25f - 0.5f;
-    }
-    for (size_t i = 0; *meta && i < (size_t)B * cm; i++) {
-        seed = seed * 1103515245u + 12345u;
-        (*meta)[i] = (float)((seed >> 16) & 1);
-    }
-}
+/* Random input rows (hc_random_rows): binary spatial inputs, global inputs in 0.25 steps. */
+static const hc_rows_spec rows_spec = {.seed = 2024, .gl_levels = 5, .gl_step = 0.25f, .meta_levels = 2, .meta_step = 1.0f};
 
 /* Raw heads and taps of ref32 and cuda:ref32 on the same rows (checks .raw and .taps); then the
  * planted reorder (.plant): cuda:ref32,split-k must not give ref32's raw heads. */
@@ -140,54 +115,20 @@ static void run_raw(const char *id, const hc_net *net, int threads, int plant)
     snprintf(nm[2], sizeof nm[2], "%s.plant", id);
     hc_err err = {0};
     float *sp, *gl, *meta;
-    random_rows(net, B, NX, NY, &sp, &gl, &meta);
+    hc_random_rows(net, B, NX, NY, &rows_spec, &sp, &gl, &meta);
     hc_raw_heads *h[3] = {NULL, NULL, NULL};
     hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     const char *specs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
     int ok[3] = {0, 0, 0};
-    for (int k = 0; k < (plant ? 3 : 2); k++) {
-        hc_backend b = {0};
-        h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
-        if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
-            hc_backend_open(&b, specs[k], net, NX, NY, B, k == 0 ? threads : 1, &err)) {
-            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
-            continue;
-        }
-        h[k]->taps = k < 2 ? ts[k] : NULL;
-        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
-        if (!ok[k])
-            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
-        h[k]->taps = NULL;
-        hc_backend_close(&b);
-    }
+    hc_eval_rows_each(net, B, NX, NY, sp, gl, meta, specs, plant ? 3 : 2, threads, ts, h, ok);
     hc_check(nm[0], ok[0] && ok[1] && hc_raw_heads_equal(h[0], h[1], B), "%s: raw heads of cuda:ref32 differ from ref32's%s",
              net->name, ok[0] && ok[1] ? "" : " (an eval failed)");
-    /* every tap of ref32 is in cuda:ref32's set with the same shape and bits (each differing one
-     * described: how many floats, the first, and whether it lies on the board) */
-    int taps_ok = ok[0] && ok[1], n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0, n_bad = 0;
+    /* every tap of ref32 is in cuda:ref32's set with the same shape, format and bits (each differing
+     * one described: how many floats, the first, and whether it lies on the board) */
     char first[160] = "";
-    for (int i = 0; ok[0] && ok[1] && i < n_taps; i++) {
-        const hc_tapset_entry *a = hc_tapset_at(ts[0], i), *g = hc_tapset_find(ts[1], a->name);
-        size_t n = (size_t)a->rows * a->channels * a->hw, nd = 0, at = 0;
-        if (g && g->rows == a->rows && g->channels == a->channels && g->hw == a->hw) {
-            for (size_t j = 0; j < n; j++)
-                if (memcmp(&a->data[j], &g->data[j], sizeof(float)) != 0 && nd++ == 0)
-                    at = j;
-            if (nd == 0)
-                continue;
-            size_t per = (size_t)a->channels * a->hw;
-            int row = (int)(at / per), c = (int)(at % per / a->hw), pt = (int)(at % a->hw);
-            int on = a->hw == 1 || row % 2 == 0 || (pt % NX < 13 && pt / NX < 13);
-            printf("INFO %s: tap %s: %zu of %zu floats differ, first row %d channel %d point %d (%s the board): "
-                   "%.9g vs %.9g\n",
-                   net->name, a->name, nd, n, row, c, pt, on ? "on" : "off", a->data[at], g->data[at]);
-        } else {
-            printf("INFO %s: tap %s: %s\n", net->name, a->name, g ? "shape differs" : "missing");
-        }
-        if (n_bad++ == 0)
-            snprintf(first, sizeof first, "%s", a->name);
-        taps_ok = 0;
-    }
+    int n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0;
+    int n_bad = ok[0] && ok[1] ? hc_tapsets_diff(net->name, ts[0], ts[1], NX, first, sizeof first) : 0;
+    int taps_ok = ok[0] && ok[1] && n_bad == 0;
     if (taps_ok)
         printf("INFO %s: %d taps equal\n", net->name, n_taps);
     hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", net->name, n_bad, n_taps, first);

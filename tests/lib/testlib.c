@@ -236,6 +236,83 @@ int hc_gpu_shared_net(const char *rel, const char *spec, int nx, int ny, hc_net 
     return 0;
 }
 
+void hc_random_rows(const hc_net *net, int B, int nx, int ny, const hc_rows_spec *rs, float **sp, float **gl,
+                    float **meta)
+{
+    size_t hw = (size_t)nx * ny, cin = (size_t)net->num_input_c, cg = (size_t)net->num_input_global_c;
+    size_t cm = (size_t)net->num_input_meta_c;
+    *sp = calloc((size_t)B * cin * hw, sizeof(float));
+    *gl = calloc((size_t)B * (cg + 1), sizeof(float));
+    *meta = cm ? calloc((size_t)B * cm, sizeof(float)) : NULL;
+    unsigned seed = rs->seed;
+    for (int b = 0; b < B && *sp; b++)
+        for (size_t c = 0; c < cin; c++)
+            for (size_t p = 0; p < hw; p++) {
+                int on = b % 2 == 0 || ((int)(p % nx) < 13 && (int)(p / nx) < 13);
+                seed = seed * 1103515245u + 12345u;
+                float v = c == 0 ? 1.0f : (float)((seed >> 16) & 1);
+                (*sp)[((size_t)b * cin + c) * hw + p] = on ? v : 0.0f;
+            }
+    for (size_t i = 0; *gl && i < (size_t)B * cg; i++) {
+        seed = seed * 1103515245u + 12345u;
+        (*gl)[i] = (float)((seed >> 16) % rs->gl_levels) * rs->gl_step - 0.5f;
+    }
+    for (size_t i = 0; *meta && i < (size_t)B * cm; i++) {
+        seed = seed * 1103515245u + 12345u;
+        (*meta)[i] = (float)((seed >> 16) % rs->meta_levels) * rs->meta_step;
+    }
+}
+
+void hc_eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp, const float *gl, const float *meta,
+                       const char *const *specs, int n, int threads, hc_tapset *const ts[2], hc_raw_heads **h, int *ok)
+{
+    hc_err err = {0};
+    for (int k = 0; k < n; k++) {
+        hc_backend b = {0};
+        ok[k] = 0;
+        h[k] = hc_raw_heads_new(B, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
+        if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
+            hc_backend_open(&b, specs[k], net, nx, ny, B, k == 0 ? threads : 1, &err)) {
+            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
+            continue;
+        }
+        h[k]->taps = k < 2 ? ts[k] : NULL;
+        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
+        if (!ok[k])
+            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
+        h[k]->taps = NULL;
+        hc_backend_close(&b);
+    }
+}
+
+int hc_tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *g, int nx, char *first, size_t len)
+{
+    int n_bad = 0;
+    first[0] = 0;
+    for (int i = 0; i < hc_tapset_count(a); i++) {
+        const hc_tapset_entry *x = hc_tapset_at(a, i), *y = hc_tapset_find(g, x->name);
+        size_t n = (size_t)x->rows * x->channels * x->hw, nd = 0, at = 0;
+        if (y && y->rows == x->rows && y->channels == x->channels && y->hw == x->hw && y->fmt == x->fmt) {
+            for (size_t j = 0; j < n; j++)
+                if (memcmp(&x->data[j], &y->data[j], sizeof(float)) != 0 && nd++ == 0)
+                    at = j;
+            if (nd == 0)
+                continue;
+            size_t per = (size_t)x->channels * x->hw;
+            int row = (int)(at / per), c = (int)(at % per / x->hw), pt = (int)(at % x->hw);
+            int on = x->hw == 1 || row % 2 == 0 || (pt % nx < 13 && pt / nx < 13);
+            printf("INFO %s: tap %s: %zu of %zu floats differ, first row %d channel %d point %d (%s the board): "
+                   "%.9g vs %.9g\n",
+                   label, x->name, nd, n, row, c, pt, on ? "on" : "off", x->data[at], y->data[at]);
+        } else {
+            printf("INFO %s: tap %s: %s\n", label, x->name, y ? "shape or format differs" : "missing");
+        }
+        if (n_bad++ == 0)
+            snprintf(first, len, "%s", x->name);
+    }
+    return n_bad;
+}
+
 const char *hc_path(const char *dir, const char *name)
 {
     static char buf[8][2048];

@@ -55,6 +55,32 @@ int hc_shared_net_positions(const char *net_rel, const char *pos_rel, hc_net **n
  * where it fails (the net does not load; spec refuses it otherwise); why (len bytes) says which. */
 int hc_gpu_shared_net(const char *rel, const char *spec, int nx, int ny, hc_net **net, char *why, size_t len);
 
+/* The GPU tests' comparisons of raw heads and taps on random rows. The rows: B of an nx x ny buffer
+ * (*sp, *gl and *meta calloc'd, *meta NULL for a net without metadata inputs); even rows on the
+ * whole buffer, odd rows on a 13x13 board in its corner (0 elsewhere); spatial channel 0 is 1 on
+ * the board, the others 0 or 1 at random; global inputs k * gl_step - 0.5 with k random below
+ * gl_levels, metadata k * meta_step with k random below meta_levels; the values from seed (a
+ * 32-bit linear congruential generator). */
+typedef struct hc_rows_spec {
+    unsigned seed, gl_levels, meta_levels;
+    float gl_step, meta_step;
+} hc_rows_spec;
+void hc_random_rows(const hc_net *net, int B, int nx, int ny, const hc_rows_spec *rs, float **sp, float **gl,
+                    float **meta);
+
+/* The rows evaluated by each of specs[0..n) (batch B on an nx x ny buffer; specs[0] with threads,
+ * the others with 1): h[k] its raw heads (new; NULL when out of memory), ok[k] whether it
+ * evaluated (if not, why is printed as an INFO line); for k < 2 with ts[0] and ts[1] set, spec k's
+ * taps are recorded into ts[k]. */
+void hc_eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp, const float *gl, const float *meta,
+                       const char *const *specs, int n, int threads, hc_tapset *const ts[2], hc_raw_heads **h, int *ok);
+
+/* The taps of a (the reference) that g lacks or holds with another shape, format or any other bit,
+ * each printed as an INFO line prefixed by label (a difference: how many floats, the first by row,
+ * channel and point, and whether it lies on the board of hc_random_rows' rows, nx wide). Returns
+ * how many differ; first (len bytes) gets the first one's name. */
+int hc_tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *g, int nx, char *first, size_t len);
+
 /* dir/name in one of 8 rotating static buffers: enough for the paths of one call. */
 const char *hc_path(const char *dir, const char *name);
 
