@@ -168,36 +168,20 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
     snprintf(specs[0], sizeof specs[0], "emulate:%s", prof);
     snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", prof);
     snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", prof, plant ? plant : "");
-    hc_err err = {0};
-    float *sp, *gl, *meta;
-    hc_random_rows(net, B, NX, NY, &rows_spec, &sp, &gl, &meta);
-    hc_raw_heads *h[3] = {NULL, NULL, NULL};
-    hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     const char *spec_of[3] = {specs[0], specs[1], specs[2]};
-    int ok[3] = {0, 0, 0};
-    hc_eval_rows_each(net, B, NX, NY, sp, gl, meta, spec_of, plant ? 3 : 2, threads, ts, h, ok);
-    hc_check(nm[0], ok[0] && ok[1] && hc_raw_heads_equal(h[0], h[1], B), "%s: raw heads of %s differ from %s's%s", net->name,
-             specs[1], specs[0], ok[0] && ok[1] ? "" : " (an eval failed)");
-    char first[160] = "", who[300];
+    char who[300];
     snprintf(who, sizeof who, "%s %s", net->name, label);
-    int n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0;
-    int n_bad = ok[0] && ok[1] ? hc_tapsets_diff(who, ts[0], ts[1], NX, first, sizeof first) : 0;
-    int taps_ok = ok[0] && ok[1] && n_bad == 0;
-    if (taps_ok)
-        printf("INFO %s: %d taps equal\n", who, n_taps);
-    hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", who, n_bad, n_taps, first);
+    hc_rows_cmp c;
+    hc_compare_rows(net, &rows_spec, B, NX, NY, spec_of, plant ? 3 : 2, threads, who, &c);
+    hc_check(nm[0], c.same[1], "%s: raw heads of %s differ from %s's%s", net->name, specs[1], specs[0],
+             c.ok[0] && c.ok[1] ? "" : " (an eval failed)");
+    hc_check(nm[1], c.ok[0] && c.ok[1] && c.n_bad == 0 && c.n_taps > 0, "%s: taps: %d of %d differ, the first %s", who,
+             c.n_bad, c.n_taps, c.first);
     if (plant)
-        hc_check(nm[2], ok[0] && ok[2] && hc_raw_heads_equal(h[0], h[2], B) != plant_differs,
+        hc_check(nm[2], c.ok[0] && c.ok[2] && c.same[2] != plant_differs,
                  plant_differs ? "%s: the planted fault (%s) was not caught%s"
                                : "%s: the planted fault (%s) changed outputs it has nothing to act on%s",
-                 net->name, specs[2], ok[2] ? "" : " (its eval failed)");
-    for (int k = 0; k < 3; k++)
-        hc_raw_heads_free(h[k]);
-    hc_tapset_free(ts[0]);
-    hc_tapset_free(ts[1]);
-    free(sp);
-    free(gl);
-    free(meta);
+                 net->name, specs[2], c.ok[2] ? "" : " (its eval failed)");
 }
 
 static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const char *plant,

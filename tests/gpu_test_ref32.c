@@ -113,35 +113,17 @@ static void run_raw(const char *id, const hc_net *net, int threads, int plant)
     snprintf(nm[0], sizeof nm[0], "%s.raw", id);
     snprintf(nm[1], sizeof nm[1], "%s.taps", id);
     snprintf(nm[2], sizeof nm[2], "%s.plant", id);
-    hc_err err = {0};
-    float *sp, *gl, *meta;
-    hc_random_rows(net, B, NX, NY, &rows_spec, &sp, &gl, &meta);
-    hc_raw_heads *h[3] = {NULL, NULL, NULL};
-    hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     const char *specs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
-    int ok[3] = {0, 0, 0};
-    hc_eval_rows_each(net, B, NX, NY, sp, gl, meta, specs, plant ? 3 : 2, threads, ts, h, ok);
-    hc_check(nm[0], ok[0] && ok[1] && hc_raw_heads_equal(h[0], h[1], B), "%s: raw heads of cuda:ref32 differ from ref32's%s",
-             net->name, ok[0] && ok[1] ? "" : " (an eval failed)");
-    /* every tap of ref32 is in cuda:ref32's set with the same shape, format and bits (each differing
-     * one described: how many floats, the first, and whether it lies on the board) */
-    char first[160] = "";
-    int n_taps = ok[0] ? hc_tapset_count(ts[0]) : 0;
-    int n_bad = ok[0] && ok[1] ? hc_tapsets_diff(net->name, ts[0], ts[1], NX, first, sizeof first) : 0;
-    int taps_ok = ok[0] && ok[1] && n_bad == 0;
-    if (taps_ok)
-        printf("INFO %s: %d taps equal\n", net->name, n_taps);
-    hc_check(nm[1], taps_ok && n_taps > 0, "%s: taps: %d of %d differ, the first %s", net->name, n_bad, n_taps, first);
+    hc_rows_cmp c;
+    hc_compare_rows(net, &rows_spec, B, NX, NY, specs, plant ? 3 : 2, threads, net->name, &c);
+    hc_check(nm[0], c.same[1], "%s: raw heads of cuda:ref32 differ from ref32's%s", net->name,
+             c.ok[0] && c.ok[1] ? "" : " (an eval failed)");
+    /* every tap of ref32 is in cuda:ref32's set with the same shape, format and bits */
+    hc_check(nm[1], c.ok[0] && c.ok[1] && c.n_bad == 0 && c.n_taps > 0, "%s: taps: %d of %d differ, the first %s",
+             net->name, c.n_bad, c.n_taps, c.first);
     if (plant)
-        hc_check(nm[2], ok[0] && ok[2] && !hc_raw_heads_equal(h[0], h[2], B),
-                 "%s: the planted reorder (split-k) was not caught%s", net->name, ok[2] ? "" : " (its eval failed)");
-    for (int k = 0; k < 3; k++)
-        hc_raw_heads_free(h[k]);
-    hc_tapset_free(ts[0]);
-    hc_tapset_free(ts[1]);
-    free(sp);
-    free(gl);
-    free(meta);
+        hc_check(nm[2], c.ok[0] && c.ok[2] && !c.same[2], "%s: the planted reorder (split-k) was not caught%s", net->name,
+                 c.ok[2] ? "" : " (its eval failed)");
 }
 
 /* The bytes of a file (malloc'd, *n its size), NULL when unreadable. */

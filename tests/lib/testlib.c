@@ -263,8 +263,10 @@ void hc_random_rows(const hc_net *net, int B, int nx, int ny, const hc_rows_spec
     }
 }
 
-void hc_eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp, const float *gl, const float *meta,
-                       const char *const *specs, int n, int threads, hc_tapset *const ts[2], hc_raw_heads **h, int *ok)
+/* The rows evaluated by each of specs[0..n) into h[k] (new), ok[k] whether spec k evaluated; spec k < 2 records its taps
+ * into ts[k]. */
+static void eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp, const float *gl, const float *meta,
+                           const char *const *specs, int n, int threads, hc_tapset *const ts[2], hc_raw_heads **h, int *ok)
 {
     hc_err err = {0};
     for (int k = 0; k < n; k++) {
@@ -285,7 +287,8 @@ void hc_eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp
     }
 }
 
-int hc_tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *g, int nx, char *first, size_t len)
+/* The taps of a that g lacks or holds otherwise (each printed), how many; first gets the first's name. */
+static int tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *g, int nx, char *first, size_t len)
 {
     int n_bad = 0;
     first[0] = 0;
@@ -311,6 +314,33 @@ int hc_tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *g, i
             snprintf(first, len, "%s", x->name);
     }
     return n_bad;
+}
+
+void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, int ny, const char *const *specs, int n,
+                     int threads, const char *label, hc_rows_cmp *c)
+{
+    hc_err err = {0};
+    float *sp, *gl, *meta;
+    hc_random_rows(net, B, nx, ny, rs, &sp, &gl, &meta);
+    hc_raw_heads *h[3] = {NULL, NULL, NULL};
+    hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
+    memset(c, 0, sizeof *c);
+    eval_rows_each(net, B, nx, ny, sp, gl, meta, specs, n, threads, ts, h, c->ok);
+    for (int k = 0; k < n; k++)
+        c->same[k] = c->ok[0] && c->ok[k] && hc_raw_heads_equal(h[0], h[k], B);
+    if (c->ok[0] && c->ok[1]) {
+        c->n_taps = hc_tapset_count(ts[0]);
+        c->n_bad = tapsets_diff(label, ts[0], ts[1], nx, c->first, sizeof c->first);
+        if (c->n_bad == 0)
+            printf("INFO %s: %d taps equal\n", label, c->n_taps);
+    }
+    for (int k = 0; k < 3; k++)
+        hc_raw_heads_free(h[k]);
+    hc_tapset_free(ts[0]);
+    hc_tapset_free(ts[1]);
+    free(sp);
+    free(gl);
+    free(meta);
 }
 
 const char *hc_path(const char *dir, const char *name)

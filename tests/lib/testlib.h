@@ -68,18 +68,19 @@ typedef struct hc_rows_spec {
 void hc_random_rows(const hc_net *net, int B, int nx, int ny, const hc_rows_spec *rs, float **sp, float **gl,
                     float **meta);
 
-/* The rows evaluated by each of specs[0..n) (batch B on an nx x ny buffer; specs[0] with threads,
- * the others with 1): h[k] its raw heads (new; NULL when out of memory), ok[k] whether it
- * evaluated (if not, why is printed as an INFO line); for k < 2 with ts[0] and ts[1] set, spec k's
- * taps are recorded into ts[k]. */
-void hc_eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp, const float *gl, const float *meta,
-                       const char *const *specs, int n, int threads, hc_tapset *const ts[2], hc_raw_heads **h, int *ok);
-
-/* The taps of a (the reference) that g lacks or holds with another shape, format or any other bit,
- * each printed as an INFO line prefixed by label (a difference: how many floats, the first by row,
- * channel and point, and whether it lies on the board of hc_random_rows' rows, nx wide). Returns
- * how many differ; first (len bytes) gets the first one's name. */
-int hc_tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *g, int nx, char *first, size_t len);
+/* The rows of rs (B on an nx x ny buffer) evaluated by specs[0..n) (n 2 or 3; specs[0] with threads,
+ * the others with 1) and compared with specs[0]'s. An eval that fails is printed as an INFO line;
+ * so is each tap of specs[0] that specs[1] lacks or holds with another shape, format or any other
+ * bit (how many floats, the first by row, channel and point, and whether it lies on the board),
+ * prefixed by label. */
+typedef struct hc_rows_cmp {
+    int ok[3];              /* whether specs[k] evaluated */
+    int same[3];            /* whether specs[k]'s raw heads are specs[0]'s bits (both evaluated) */
+    int n_taps, n_bad;      /* specs[0]'s taps, and how many of them differ in specs[1] (both evaluated) */
+    char first[160];        /* the first that differs */
+} hc_rows_cmp;
+void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, int ny, const char *const *specs, int n,
+                     int threads, const char *label, hc_rows_cmp *c);
 
 /* dir/name in one of 8 rotating static buffers: enough for the paths of one call. */
 const char *hc_path(const char *dir, const char *name);
