@@ -61,22 +61,12 @@ static void test_model(void)
      * weights behind it, after the layers that make its shape valid: an error at the end of the
      * file, memory not grown by the declaration (pages are only touched as data arrives).
      * Measured in a child process. */
-    size_t cap = 4u << 20, len = 0;
-    char *t = malloc(cap);
+    size_t len;
+    char *t = hc_hostile_model_text(1, &len);
     if (!t) {
         hc_check("bounds-1.5", 0, "out of memory");
         return;
     }
-    len += (size_t)sprintf(t + len, "hostile\n8\n22\n19\ntrunk\n1\n8192\n8192\n8192\n0\n8192\nconv\n1\n1\n22\n8192\n1\n1\n");
-    for (int i = 0; i < 22 * 8192; i++)
-        len += (size_t)sprintf(t + len, "0 ");
-    len += (size_t)sprintf(t + len, "\nmm\n19\n8192\n");
-    for (int i = 0; i < 19 * 8192; i++)
-        len += (size_t)sprintf(t + len, "0 ");
-    len += (size_t)sprintf(t + len, "\nordinary_block\nb\nbn\n8192\n0.001\n0\n0\n");
-    for (int i = 0; i < 2 * 8192; i++)
-        len += (size_t)sprintf(t + len, "1 ");
-    len += (size_t)sprintf(t + len, "\nact\nrc\n1\n1\n8192\n8192\n1\n1\n0 0 0\n");
     pid_t pid = fork();
     if (pid == 0) {
         long before = max_rss_kb();

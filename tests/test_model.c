@@ -1112,19 +1112,8 @@ static void check_corruptions(void)
         /* A hostile header whose every field is within its limit: trunk 8192 (backed by a
          * 1x1 initial conv's data), then a 15x15 8192 -> 8192 conv header. The layer limit
          * refuses its 15 G floats before allocating. */
-        size_t cap = 4u << 20, len = 0;
-        char *t = malloc(cap);
-        len += (size_t)sprintf(t + len, "hostile\n8\n22\n19\ntrunk\n1\n8192\n8192\n8192\n0\n8192\n"
-                                        "conv\n1\n1\n22\n8192\n1\n1\n");
-        for (int i = 0; i < 22 * 8192; i++)
-            len += (size_t)sprintf(t + len, "0 ");
-        len += (size_t)sprintf(t + len, "\nmm\n19\n8192\n");
-        for (int i = 0; i < 19 * 8192; i++)
-            len += (size_t)sprintf(t + len, "0 ");
-        len += (size_t)sprintf(t + len, "\nordinary_block\nb\nbn\n8192\n0.001\n0\n0\n");
-        for (int i = 0; i < 2 * 8192; i++)
-            len += (size_t)sprintf(t + len, "1 ");
-        len += (size_t)sprintf(t + len, "\nact\nrc\n15\n15\n8192\n8192\n1\n1\n0 0 0\n");
+        size_t len = 0;
+        char *t = hc_hostile_model_text(15, &len);
         hc_err ce = {0};
         hc_net *h = load_mem(t, len, &ce);
         hc_check("model-3.36", !h && ce.code == HC_ELIMIT && strstr(ce.msg, "HC_MODEL_MAX_LAYER_FLOATS") &&

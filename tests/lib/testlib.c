@@ -118,17 +118,23 @@ int hc_sh(const char *cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* fmt's command into cmd (len bytes): 0, or -1 when it does not fit (a truncated command could run
+ * something else than meant: refused). */
+static int command_of(char *cmd, size_t len, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static int command_of(char *cmd, size_t len, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(cmd, len, fmt, ap);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 int hc_shf(const char *fmt, ...)
 {
     char cmd[16384];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    int rc = command_of(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    /* A truncated command could run something else than meant: refuse it. */
-    if (n < 0 || (size_t)n >= sizeof cmd)
-        return -1;
-    return hc_sh(cmd);
+    return rc ? -1 : hc_sh(cmd);
 }
 
 long hc_shf_count(const char *fmt, ...)
@@ -136,9 +142,9 @@ long hc_shf_count(const char *fmt, ...)
     char cmd[16384];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    int rc = command_of(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof cmd)
+    if (rc)
         return -1;
     FILE *p = popen(cmd, "r");
     long v = -1;
@@ -642,6 +648,26 @@ int hc_errors_vs_ref32(const hc_net *net, const hc_position *ps, size_t n, const
     if (out)
         hc_nnoutputs_free(out, n);
     return rc;
+}
+
+char *hc_hostile_model_text(int k, size_t *len)
+{
+    size_t n = 0;
+    char *t = malloc(4u << 20);
+    if (!t)
+        return NULL;
+    n += (size_t)sprintf(t + n, "hostile\n8\n22\n19\ntrunk\n1\n8192\n8192\n8192\n0\n8192\nconv\n1\n1\n22\n8192\n1\n1\n");
+    for (int i = 0; i < 22 * 8192; i++)
+        n += (size_t)sprintf(t + n, "0 ");
+    n += (size_t)sprintf(t + n, "\nmm\n19\n8192\n");
+    for (int i = 0; i < 19 * 8192; i++)
+        n += (size_t)sprintf(t + n, "0 ");
+    n += (size_t)sprintf(t + n, "\nordinary_block\nb\nbn\n8192\n0.001\n0\n0\n");
+    for (int i = 0; i < 2 * 8192; i++)
+        n += (size_t)sprintf(t + n, "1 ");
+    n += (size_t)sprintf(t + n, "\nact\nrc\n%d\n%d\n8192\n8192\n1\n1\n0 0 0\n", k, k);
+    *len = n;
+    return t;
 }
 
 int hc_write_small_net(const char *path, hc_err *err)

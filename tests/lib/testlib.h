@@ -126,6 +126,12 @@ int hc_env_int(const char *name, int dflt, int lo, int hi);
 int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
                  int batch, int threads, hc_nnoutput **outs, double *secs, hc_err *err);
 
+/* A hostile model in the reader's text format whose every field is within its limit: trunk
+ * channels 8192, backed by the data of a 1x1 initial conv and the global inputs' matmul, then an
+ * ordinary block whose first layer after its norm is a k x k 8192 -> 8192 conv declared without
+ * its weights. malloc'd (*len its length), NULL when out of memory. */
+char *hc_hostile_model_text(int k, size_t *len);
+
 /* The precision-bisect tests' data, small enough to search in seconds: a synthetic net (16
  * channels; blocks res, gpool, res) written to path, and self-play positions written to path: 2
  * games on 9x9 from seed, at most max_moves moves each, every 5th position, 16 at most. 0, or -1
