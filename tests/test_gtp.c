@@ -75,9 +75,7 @@ static int eval1(hc_backend *b, const hc_position *p, hc_nnoutput *o, hc_err *er
 static void misbehaviour(const char *name, const char *mode, const char *expect)
 {
     char once[256], extra[512], cname[64];
-    snprintf(once, sizeof once, "/tmp/hc_fake_gtp_once_%d_%s", (int)getpid(), mode);
-    unlink(once);
-    snprintf(extra, sizeof extra, "-misbehave %s -once %s", mode, once);
+    hc_misbehave_args("fake_gtp", mode, extra, sizeof extra, once, sizeof once);
     hc_backend b = {0};
     hc_err err = {0};
     const char *opts = strcmp(mode, "hang") == 0 ? "@timeout=1" : "";

@@ -48,9 +48,7 @@ static int run(hc_backend *b, size_t first, size_t n, int batch, hc_nnoutput *ou
 static void misbehaviour(const char *name, const char *mode, const char *expect)
 {
     char once[256], args[512], cname[64];
-    snprintf(once, sizeof once, "/tmp/hc_pipe_once_%d_%s", (int)getpid(), mode);
-    unlink(once);
-    snprintf(args, sizeof args, "-misbehave %s -once %s", mode, once);
+    hc_misbehave_args("pipe", mode, args, sizeof args, once, sizeof once);
     hc_backend b = {0};
     hc_err err = {0};
     if (!hc_check(name, open_pipe(&b, strcmp(mode, "hang") == 0 ? "@timeout=1" : "", args, &err) == 0, "open: %s",

@@ -491,6 +491,13 @@ int hc_misbehave_now(const char *misbehave, const char *once)
     return 1;
 }
 
+void hc_misbehave_args(const char *tag, const char *mode, char *args, size_t len, char *once, size_t cap)
+{
+    snprintf(once, cap, "/tmp/hc_%s_once_%d_%s", tag, (int)getpid(), mode);
+    unlink(once);
+    snprintf(args, len, "-misbehave %s -once %s", mode, once);
+}
+
 int hc_env_int(const char *name, int dflt, int lo, int hi)
 {
     const char *t = getenv(name);

@@ -114,6 +114,11 @@ pid_t hc_start_session(const char *cmd, int default_signals);
  * engine behaves). */
 int hc_misbehave_now(const char *misbehave, const char *once);
 
+/* The test's side of that: args (len bytes) gets "-misbehave MODE -once ONCE" for a fake engine,
+ * ONCE a path under /tmp named by tag, this process and mode, not there yet; *once (cap bytes) gets
+ * it, for the test to remove when done. */
+void hc_misbehave_args(const char *tag, const char *mode, char *args, size_t len, char *once, size_t cap);
+
 /* Waits until the file dir/rel holds text (or up to limit seconds); returns whether it did. */
 int hc_wait_for_text(const char *dir, const char *rel, const char *text, double limit);
 
