@@ -23,6 +23,19 @@ static int contains(const char *path, const char *needle)
     return system(cmd) == 0;
 }
 
+/* ci/layers-check on a copy of the library (tmp/name) changed by the shell command change, run in
+ * the copy: its exit status, its output into out; -1 when the copy could not be made. */
+static int check_copy(const char *tmp, const char *name, const char *change, const char *out)
+{
+    char copy[600], cmd[1600];
+    snprintf(copy, sizeof copy, "%s/%s", tmp, name);
+    if (hc_shf("rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && cd %s && %s", copy, copy, copy,
+               copy, change) != 0)
+        return -1;
+    snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
+    return run(cmd, out);
+}
+
 int main(void)
 {
     hc_plan(4);
@@ -31,44 +44,25 @@ int main(void)
         hc_fail_rest("layers-1", "no scratch directory");
         return hc_test_exit();
     }
-    char out[600], cmd[1600], copy[600];
+    char out[600], cmd[1600];
     snprintf(out, sizeof out, "%s/out.txt", tmp);
     int rc = run("sh ci/layers-check .", out);
     hc_check("layers-1.1", rc == 0 && contains(out, "layers: ok"), "ci/layers-check exits %d on the tree (%s)", rc, out);
 
     /* A copy of the library with a Go-layer file including the evaluator (an upward include). */
-    snprintf(copy, sizeof copy, "%s/up", tmp);
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
-             "echo '#include \"harness/eval/evaluate.h\"' >> %s/harness/go/board.c", copy, copy, copy, copy);
-    rc = system(cmd) == 0 ? 0 : -1;
-    if (rc == 0) {
-        snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
-        rc = run(cmd, out);
-    }
+    rc = check_copy(tmp, "up", "echo '#include \"harness/eval/evaluate.h\"' >> harness/go/board.c", out);
     hc_check("layers-1.2", rc == 1 && contains(out, "harness/go/board.c includes harness/eval/evaluate.h"),
              "an upward include: exit %d, want 1 naming it (%s)", rc, out);
 
     /* A file-level cycle inside one folder (allowed by the order, refused as a cycle). */
-    snprintf(copy, sizeof copy, "%s/cycle", tmp);
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
-             "echo '#include \"harness/go/rules.h\"' >> %s/harness/go/err_cycle_a.h && "
-             "echo '#include \"harness/go/err_cycle_a.h\"' >> %s/harness/go/rules.h", copy, copy, copy, copy, copy);
-    rc = system(cmd) == 0 ? 0 : -1;
-    if (rc == 0) {
-        snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
-        rc = run(cmd, out);
-    }
+    rc = check_copy(tmp, "cycle",
+                    "echo '#include \"harness/go/rules.h\"' >> harness/go/err_cycle_a.h && "
+                    "echo '#include \"harness/go/err_cycle_a.h\"' >> harness/go/rules.h",
+                    out);
     hc_check("layers-1.3", rc == 1 && contains(out, "file-level include cycle"),
              "a file-level include cycle: exit %d, want 1 naming it (%s)", rc, out);
     /* An include by bare name: the line does not say which layer it reaches, so it is refused. */
-    snprintf(copy, sizeof copy, "%s/bare", tmp);
-    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -R harness refs backends reports %s/ && "
-             "echo '#include \"err.h\"' >> %s/harness/go/rules.h", copy, copy, copy, copy);
-    rc = system(cmd) == 0 ? 0 : -1;
-    if (rc == 0) {
-        snprintf(cmd, sizeof cmd, "sh ci/layers-check %s", copy);
-        rc = run(cmd, out);
-    }
+    rc = check_copy(tmp, "bare", "echo '#include \"err.h\"' >> harness/go/rules.h", out);
     hc_check("layers-1.4", rc == 1 && contains(out, "harness/go/rules.h:") && contains(out, "\"err.h\""),
              "an include by bare name: exit %d, want 1 naming the file and line (%s)", rc, out);
     snprintf(cmd, sizeof cmd, "rm -rf %s/up %s/cycle %s/bare", tmp, tmp, tmp);
