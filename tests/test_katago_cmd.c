@@ -19,6 +19,15 @@
 
 static char dir[1024];
 
+/* `halfcheck katago ARGS` run from DIR/start as a user would (paths relative to it), its stdout and
+ * stderr into DIR's stdout.txt and stderr.txt: its exit status; *err the text of its stderr. */
+static int katago(const char *args, const char **err)
+{
+    int rc = hc_shf("cd %s/start && %s katago %s >../stdout.txt 2>../stderr.txt", dir, hc_halfcheck_bin(), args);
+    *err = hc_text(hc_path(dir, "stderr.txt"));
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -64,12 +73,10 @@ int main(int argc, char **argv)
     }
 
     /* Relative paths, from a start directory that must stay empty. */
-    snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
-             "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
-             dir, hc);
-    int rc = hc_sh(cmd);
-    const char *e = hc_text(hc_path(dir, "stderr.txt"));
+    const char *e;
+    int rc = katago("--path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
+                    "--cache ../cache --only board=size10x14 --quiet",
+                    &e);
     hc_check("katago-cmd-1.1", rc == 0, "halfcheck katago exited %d: %s", rc, e);
     static const char *const files[] = {"junit.xml", "results.json", "report.md", "report.csv", "report.html",
                                         "katago-suite.yaml"};
@@ -98,38 +105,23 @@ int main(int argc, char **argv)
              "the written suite lacks the boards or overrides: %s", suite);
 
     /* The written suite reruns as it says, and --tier picks the tiers. */
-    snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
-             "--cache ../cache --only board=size10x14 --tier fp32 --tier fp16 --quiet >../stdout.txt 2>../stderr.txt",
-             dir, hc);
-    rc = hc_sh(cmd);
+    rc = katago("--path gtp --katago ../fakekatago --config ../gtp.cfg --model ../net.bin.gz --out ../out "
+                "--cache ../cache --only board=size10x14 --tier fp32 --tier fp16 --quiet",
+                &e);
     res = hc_text(hc_path(dir, "out/results.json"));
     int both = strstr(res, "\"tier\": \"fp32\"") && strstr(res, "\"tier\": \"fp16\"");
-    hc_check("katago-cmd-2.1", rc == 0 && both, "--tier fp32 --tier fp16: exit %d, both tiers %d: %.300s", rc, both,
-             hc_text(hc_path(dir, "stderr.txt")));
+    hc_check("katago-cmd-2.1", rc == 0 && both, "--tier fp32 --tier fp16: exit %d, both tiers %d: %.300s", rc, both, e);
 
     /* Errors: a config that does not exist, an engine that refuses the command line. */
-    snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --katago ../fakekatago --config ../nope.cfg --model ../net.bin.gz --out ../out2 "
-             "--quiet >../stdout.txt 2>../stderr.txt",
-             dir, hc);
-    rc = hc_sh(cmd);
-    e = hc_text(hc_path(dir, "stderr.txt"));
+    rc = katago("--katago ../fakekatago --config ../nope.cfg --model ../net.bin.gz --out ../out2 --quiet", &e);
     hc_check("katago-cmd-3.1", rc == 2 && strstr(e, "--config ../nope.cfg"), "a missing config: exit %d: %s", rc, e);
-    snprintf(cmd, sizeof cmd,
-             "cd %s/start && %s katago --katago ../fakekatago --model ../net.bin.gz --quiet >../stdout.txt "
-             "2>../stderr.txt",
-             dir, hc);
-    rc = hc_sh(cmd);
-    e = hc_text(hc_path(dir, "stderr.txt"));
+    rc = katago("--katago ../fakekatago --model ../net.bin.gz --quiet", &e);
     hc_check("katago-cmd-3.2", rc == 2 && strstr(e, "--config"), "no --config: exit %d: %s", rc, e);
-    snprintf(cmd, sizeof cmd,
-             "cd %s && printf '#!/bin/sh\\necho broken >&2; exit 7\\n' >brokenkatago && chmod +x brokenkatago && cd "
-             "start && %s katago --path gtp --katago ../brokenkatago --config ../gtp.cfg --model ../net.bin.gz --out ../out3 "
-             "--cache ../cache --only board=size10x14 --quiet >../stdout.txt 2>../stderr.txt",
-             dir, hc);
-    rc = hc_sh(cmd);
-    e = hc_text(hc_path(dir, "stderr.txt"));
+    rc = hc_write_script(hc_path(dir, "brokenkatago"), "echo broken >&2; exit 7\n") != 0
+             ? -1
+             : katago("--path gtp --katago ../brokenkatago --config ../gtp.cfg --model ../net.bin.gz --out ../out3 "
+                      "--cache ../cache --only board=size10x14 --quiet",
+                      &e);
     hc_check("katago-cmd-3.3", rc == 3 && strstr(e, "broken"), "an engine that dies: exit %d (want 3): %s", rc, e);
     snprintf(cmd, sizeof cmd, "[ -z \"$(ls -A %s/start)\" ]", dir);
     hc_check("katago-cmd-3.4", hc_sh(cmd) == 0, "the start directory is not empty after the failures");

@@ -70,30 +70,26 @@ int main(void)
     hc_check("runsh-1.1", rc == 0 && strcmp(last_line(out), "1 passed, 0 failed\n") == 0 &&
                               strstr(out, "\n3 skipped (see the SKIP lines above)\n"),
              "a correct program with grouped skips: exit %d, last line %s", rc, last_line(out));
-    rc = run("lost", out, sizeof out);
-    hc_check("runsh-1.2", rc != 0 && strstr(out, "lost: planned 3 checks, reported 2 (1 lost)\n") &&
-                              strcmp(last_line(out), "2 passed, 1 failed\n") == 0,
-             "a lost check: exit %d, last line %s", rc, last_line(out));
-    rc = run("noplan", out, sizeof out);
-    hc_check("runsh-1.3", rc != 0 && strstr(out, "noplan: no PLAN line") && strcmp(last_line(out), "1 passed, 1 failed\n") == 0,
-             "no plan: exit %d, last line %s", rc, last_line(out));
-    rc = run("repeat", out, sizeof out);
-    hc_check("runsh-1.4", rc != 0 && strstr(out, "check name fake-repeat.1 reported again") &&
-                              strcmp(last_line(out), "2 passed, 1 failed\n") == 0,
-             "a repeated name: exit %d, last line %s", rc, last_line(out));
-    rc = run("more", out, sizeof out);
-    hc_check("runsh-1.5", rc != 0 && strstr(out, "more: planned 1 checks, reported 2 (1 more than planned)") &&
-                              strcmp(last_line(out), "1 passed, 1 failed\n") == 0,
-             "more than planned: exit %d, last line %s", rc, last_line(out));
-    /* Names are unique across the run: another program repeating one fails too. */
-    rc = run("good again", out, sizeof out);
-    hc_check("runsh-1.6", rc != 0 && strstr(out, "check name fake-good.1 reported again (first by ") &&
-                              strcmp(last_line(out), "2 passed, 1 failed\n") == 0,
-             "a name repeated across programs: exit %d, last line %s", rc, last_line(out));
-    /* The old rule stays: a non-zero exit without a FAIL line is a failure. */
-    rc = run("crash good", out, sizeof out);
-    hc_check("runsh-1.7", rc != 0 && strstr(out, "crash: exited with status 3 without reporting a failure") &&
-                              strcmp(last_line(out), "2 passed, 1 failed\n") == 0,
-             "a crash: exit %d, last line %s", rc, last_line(out));
+    /* Each breaks one of run.sh's rules: the programs run, what run.sh must say, its last line. */
+    static const struct {
+        const char *name, *progs, *says, *last, *what;
+    } bad[] = {
+        {"runsh-1.2", "lost", "lost: planned 3 checks, reported 2 (1 lost)\n", "2 passed, 1 failed\n", "a lost check"},
+        {"runsh-1.3", "noplan", "noplan: no PLAN line", "1 passed, 1 failed\n", "no plan"},
+        {"runsh-1.4", "repeat", "check name fake-repeat.1 reported again", "2 passed, 1 failed\n", "a repeated name"},
+        {"runsh-1.5", "more", "more: planned 1 checks, reported 2 (1 more than planned)", "1 passed, 1 failed\n",
+         "more than planned"},
+        /* Names are unique across the run: another program repeating one fails too. */
+        {"runsh-1.6", "good again", "check name fake-good.1 reported again (first by ", "2 passed, 1 failed\n",
+         "a name repeated across programs"},
+        /* The old rule stays: a non-zero exit without a FAIL line is a failure. */
+        {"runsh-1.7", "crash good", "crash: exited with status 3 without reporting a failure", "2 passed, 1 failed\n",
+         "a crash"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rc = run(bad[i].progs, out, sizeof out);
+        hc_check(bad[i].name, rc != 0 && strstr(out, bad[i].says) && strcmp(last_line(out), bad[i].last) == 0,
+                 "%s: exit %d, last line %s", bad[i].what, rc, last_line(out));
+    }
     return hc_test_exit();
 }
