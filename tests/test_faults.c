@@ -108,13 +108,11 @@ static int check_report(const char *d, const char *name, char *why, size_t len)
     return ok ? 2 : 0;
 }
 
-static const char *const reports[] = {"junit.xml", "results.json", "report.md", "report.csv", "report.html"};
-
 /* Every report of d absent or valid; *present counts those present. */
 static int check_reports(const char *d, int *present, char *why, size_t len)
 {
-    for (size_t i = 0; i < sizeof reports / sizeof *reports; i++) {
-        int r = check_report(d, reports[i], why, len);
+    for (size_t i = 0; i < HC_N_REPORT_FILES; i++) {
+        int r = check_report(d, hc_report_files[i], why, len);
         if (r == 0)
             return 0;
         if (present && r == 2)

@@ -65,6 +65,17 @@ const char *hc_text(const char *path)
     return ring[k] ? ring[k] : "";
 }
 
+const char *const hc_report_files[HC_N_REPORT_FILES] = {"junit.xml", "results.json", "report.md", "report.csv",
+                                                         "report.html"};
+
+int hc_reports_written(const char *dir)
+{
+    int all = 1;
+    for (int i = 0; i < HC_N_REPORT_FILES; i++)
+        all &= hc_file_exists(hc_path(dir, hc_report_files[i]));
+    return all;
+}
+
 /* Whether line[0..n) holds s. */
 static int line_has(const char *line, size_t n, const char *s)
 {

@@ -20,6 +20,12 @@ char *hc_slurp_len(const char *path, size_t *len);
  * 8, freed in turn), "" when the file cannot be read, so a missing file fails the check that reads it rather than crashing. */
 const char *hc_text(const char *path);
 
+/* The reports a run writes into its results directory (reports/reports.c), and whether dir holds
+ * every one of them. */
+#define HC_N_REPORT_FILES 5
+extern const char *const hc_report_files[HC_N_REPORT_FILES];
+int hc_reports_written(const char *dir);
+
 /* A report file (results.json, junit.xml, report.md, report.csv) as a malloc'd string without
  * what differs between two runs of the same cases: the lines that name a time (results.json's
  * "timestamp" and "seconds"), junit.xml's time= and timestamp= attributes, and the provenance's
