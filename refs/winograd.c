@@ -36,10 +36,10 @@ static void wino_g5(float *a0, float *a1, float *a2, float *a3, float *a4, float
     *a5 = 1.0f * z4;
 }
 
-/* 5x5 convolutions by F(2x2,5x5) on 6x6 tiles, as KataGo's Eigen backend runs them (the
- * initial conv of most nets): the same transforms in the same order, so the only difference
- * left is the GEMMs' summation order. */
-static int use_winograd5(hc_kconv *cv, hc_err *err)
+/* cv's k x k weights as 6x6 tiles, each filter transformed by g along x first, then along y, as
+ * KataGo. */
+static int wino_weights(hc_kconv *cv, int k, void (*g)(float *, float *, float *, float *, float *, float *),
+                        hc_err *err)
 {
     size_t per = (size_t)cv->oc * cv->ic;
     cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
@@ -47,47 +47,32 @@ static int use_winograd5(hc_kconv *cv, hc_err *err)
         return -1;
     for (int o = 0; o < cv->oc; o++)
         for (int i = 0; i < cv->ic; i++) {
-            const float *g = cv->w + ((size_t)o * cv->ic + i) * 25;
+            const float *w = cv->w + ((size_t)o * cv->ic + i) * k * k;
             float u[6][6] = {{0}};
-            for (int y = 0; y < 5; y++)
-                for (int x = 0; x < 5; x++)
-                    u[y][x] = g[y * 5 + x];
-            for (int y = 0; y < 5; y++)
-                wino_g5(&u[y][0], &u[y][1], &u[y][2], &u[y][3], &u[y][4], &u[y][5]);
+            for (int y = 0; y < k; y++)
+                for (int x = 0; x < k; x++)
+                    u[y][x] = w[y * k + x];
+            for (int y = 0; y < k; y++)
+                g(&u[y][0], &u[y][1], &u[y][2], &u[y][3], &u[y][4], &u[y][5]);
             for (int x = 0; x < 6; x++)
-                wino_g5(&u[0][x], &u[1][x], &u[2][x], &u[3][x], &u[4][x], &u[5][x]);
-            for (int k = 0; k < 36; k++)
-                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = u[k / 6][k % 6];
+                g(&u[0][x], &u[1][x], &u[2][x], &u[3][x], &u[4][x], &u[5][x]);
+            for (int t = 0; t < 36; t++)
+                cv->wino[(size_t)t * per + (size_t)o * cv->ic + i] = u[t / 6][t % 6];
         }
     return 0;
 }
 
+/* 3x3 convolutions by F(4x4,3x3), and 5x5 ones (the initial conv of most nets) by F(2x2,5x5), on
+ * 6x6 tiles as KataGo's Eigen backend runs them: the same transforms in the same order, so the
+ * only difference left is the GEMMs' summation order. */
 int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
 {
     if (cv->wino)
         return 0;
     if (cv->kh == 5 && cv->kw == 5)
-        return use_winograd5(cv, err);
-    if (cv->kh != 3 || cv->kw != 3)
-        return 0;
-    size_t per = (size_t)cv->oc * cv->ic;
-    cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
-    if (!cv->wino)
-        return -1;
-    for (int o = 0; o < cv->oc; o++)
-        for (int i = 0; i < cv->ic; i++) {
-            const float *g = cv->w + ((size_t)o * cv->ic + i) * 9;
-            float u[6][6] = {{0}};
-            for (int y = 0; y < 3; y++)
-                for (int x = 0; x < 3; x++)
-                    u[y][x] = g[y * 3 + x];
-            for (int y = 0; y < 3; y++) /* along x first, as KataGo */
-                wino_g(&u[y][0], &u[y][1], &u[y][2], &u[y][3], &u[y][4], &u[y][5]);
-            for (int x = 0; x < 6; x++) /* then along y */
-                wino_g(&u[0][x], &u[1][x], &u[2][x], &u[3][x], &u[4][x], &u[5][x]);
-            for (int k = 0; k < 36; k++)
-                cv->wino[(size_t)k * per + (size_t)o * cv->ic + i] = u[k / 6][k % 6];
-        }
+        return wino_weights(cv, 5, wino_g5, err);
+    if (cv->kh == 3 && cv->kw == 3)
+        return wino_weights(cv, 3, wino_g, err);
     return 0;
 }
 
