@@ -497,6 +497,16 @@ static void mm_bc(const fwd *f, const char *layer, int in_c, int out_c, const fl
         hc_matmul_bc(f->B, in_c, out_c, in, w, out);
 }
 
+/* gpoolToBiasMul (the gpool block's and the policy head's): x's global pooling (c channels, into
+ * pooled) times mm, a bias of n channels per row. */
+static void gpool_to_bias(fwd *f, const hc_matmul *mm, int c, int n, const float *x, float *pooled, float *bias)
+{
+    pool_gpool(f, mm->name, c, x, pooled);
+    round_pooled(f, mm->name, pooled, (size_t)f->B * 3 * c);
+    mm_bc(f, mm->name, 3 * c, n, pooled, mm->w, bias);
+    tap(f, mm->name, HC_TAP_BC, n, bias);
+}
+
 static void mm_cs(const fwd *f, const char *layer, int in_c, int out_c, const float *in, const float *w,
                   float *out)
 {
@@ -639,12 +649,8 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
         if (f->e->hook)
             conv(f, &g->regular_conv, s, reg, 0);
         conv_bn(f, &g->gpool_conv, s, gp, &g->gpool_bn, &g->gpool_act);
-        if (LIVE(f)) {
-            pool_gpool(f, g->gpool_to_bias_mul.name, gc, gp, pooled);
-            round_pooled(f, g->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * gc);
-            mm_bc(f, g->gpool_to_bias_mul.name, 3 * gc, rc, pooled, g->gpool_to_bias_mul.w, bias);
-            tap(f, g->gpool_to_bias_mul.name, HC_TAP_BC, rc, bias);
-        }
+        if (LIVE(f))
+            gpool_to_bias(f, &g->gpool_to_bias_mul, gc, rc, gp, pooled, bias);
         if (f->e->hook) {
             if (LIVE(f))
                 hc_add_bias_bc(rc, B, hw, reg, bias);
@@ -881,10 +887,7 @@ static void forward(worker *w, int r0, int B)
             conv_bn(f, &ph->g1_conv, trunk, g1, &ph->g1_bn, &ph->g1_act);
         }
         if (LIVE(f)) {
-            pool_gpool(f, ph->gpool_to_bias_mul.name, g1c, g1, pooled);
-            round_pooled(f, ph->gpool_to_bias_mul.name, pooled, (size_t)B * 3 * g1c);
-            mm_bc(f, ph->gpool_to_bias_mul.name, 3 * g1c, p1c, pooled, ph->gpool_to_bias_mul.w, bias);
-            tap(f, ph->gpool_to_bias_mul.name, HC_TAP_BC, p1c, bias);
+            gpool_to_bias(f, &ph->gpool_to_bias_mul, g1c, p1c, g1, pooled, bias);
             if (e->hook)
                 hc_add_bias_bc(p1c, B, hw, p1, bias);
             else
