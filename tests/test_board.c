@@ -249,16 +249,8 @@ static void legality_cases(void)
 
 static hc_position base_position(hc_move *moves, int n)
 {
-    hc_position p;
-    memset(&p, 0, sizeof p);
+    hc_position p = hc_test_position9(moves, n);
     p.index = 42;
-    p.x_size = p.y_size = 9;
-    snprintf(p.rules, sizeof p.rules, "koSITUATIONALscoreAREAtaxNONEsui1komi7.5");
-    p.komi = 7.5f;
-    p.initial_pla = HC_BLACK;
-    p.moves = moves;
-    p.n_moves = n;
-    p.next_pla = n % 2 ? HC_WHITE : HC_BLACK;
     return p;
 }
 

@@ -182,15 +182,8 @@ static void selfplay_cases(void)
 static void error_cases(void)
 {
     hc_move moves[] = {{HC_BLACK, 2, 2}, {HC_WHITE, 3, 3}, {HC_BLACK, 4, 4}, {HC_WHITE, 2, 2}, {HC_WHITE, 5, 5}};
-    hc_position p = {0};
+    hc_position p = hc_test_position9(moves, 3);
     p.index = 7;
-    p.x_size = p.y_size = 9;
-    snprintf(p.rules, sizeof p.rules, "koSITUATIONALscoreAREAtaxNONEsui1komi7.5");
-    p.komi = 7.5f;
-    p.initial_pla = HC_BLACK;
-    p.moves = moves;
-    p.n_moves = 3;
-    p.next_pla = HC_WHITE;
     hc_err err = {0}, err2 = {0};
     hc_history_cache *c = hc_history_cache_new(&err);
     const hc_history *h = hc_history_cache_get(c, &p, &err);

@@ -668,6 +668,20 @@ int hc_errors_vs_ref32(const hc_net *net, const hc_position *ps, size_t n, const
     return rc;
 }
 
+hc_position hc_test_position9(hc_move *moves, int n)
+{
+    hc_position p;
+    memset(&p, 0, sizeof p);
+    p.x_size = p.y_size = 9;
+    snprintf(p.rules, sizeof p.rules, "koSITUATIONALscoreAREAtaxNONEsui1komi7.5");
+    p.komi = 7.5f;
+    p.initial_pla = HC_BLACK;
+    p.moves = moves;
+    p.n_moves = n;
+    p.next_pla = n % 2 ? HC_WHITE : HC_BLACK;
+    return p;
+}
+
 char *hc_hostile_model_text(int k, size_t *len)
 {
     size_t n = 0;

@@ -143,6 +143,10 @@ int hc_eval_spec(const char *spec, const hc_net *net, const hc_position *ps, siz
  * its weights. malloc'd (*len its length), NULL when out of memory. */
 char *hc_hostile_model_text(int k, size_t *len);
 
+/* A record of n moves (borrowed) on a 9x9 board from the empty board, black first, under area
+ * scoring with situational superko and komi 7.5; the player after the last move to play. */
+hc_position hc_test_position9(hc_move *moves, int n);
+
 /* The precision-bisect tests' data, small enough to search in seconds: a synthetic net (16
  * channels; blocks res, gpool, res) written to path, and self-play positions written to path: 2
  * games on 9x9 from seed, at most max_moves moves each, every 5th position, 16 at most. 0, or -1
