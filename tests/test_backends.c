@@ -84,12 +84,7 @@ static void run_file_suite(const char *id, const char *tmp, const char *net, con
     }
     char cache[2100];
     snprintf(cache, sizeof cache, "%s/cache", tmp);
-    hc_run_options o = hc_run_options_default();
-    o.cache_dir = cache;
-    o.tmp_dir = tmp;
-    o.threads = 2;
-    o.timeout_s = 120;
-    hc_run *run = hc_run_suite(suite, &o, &err);
+    hc_run *run = hc_test_run_suite(suite, cache, tmp, &err);
     snprintf(name, sizeof name, "%s.2", id);
     if (hc_check(name, run != NULL, "%s", err.msg)) {
         const hc_results *rs = hc_run_results(run);

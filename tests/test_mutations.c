@@ -132,12 +132,7 @@ int main(void)
         snprintf(name, sizeof name, "mutations-2.%zu", k + 1);
         if (!hc_check(name, suite != NULL, "%s: %s", kinds[k].spec, err.msg))
             continue;
-        hc_run_options o = hc_run_options_default();
-        o.cache_dir = cache;
-        o.tmp_dir = tmp;
-        o.timeout_s = 120;
-        o.threads = 2;
-        hc_run *run = hc_run_suite(suite, &o, &err);
+        hc_run *run = hc_test_run_suite(suite, cache, tmp, &err);
         snprintf(name, sizeof name, "mutations-3.%zu", k + 1);
         if (!hc_check(name, run != NULL, "%s: %s", kinds[k].spec, err.msg)) {
             hc_suite_free(suite);

@@ -36,11 +36,7 @@ static hc_run *run_yaml(const char *yaml, const char *name, const char *cache, h
         *suite_out = NULL;
         return NULL;
     }
-    hc_run_options o = hc_run_options_default();
-    o.threads = 2;
-    o.cache_dir = cache;
-    o.timeout_s = 120;
-    hc_run *r = hc_run_suite(s, &o, &err);
+    hc_run *r = hc_test_run_suite(s, cache, NULL, &err);
     if (!r) {
         printf("# run error: %s\n", err.msg);
         last_err = err;

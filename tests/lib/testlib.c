@@ -594,6 +594,16 @@ int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B)
            same_bytes(a->ownership, b->ownership, B * hw * sizeof(float));
 }
 
+hc_run *hc_test_run_suite(const hc_suite *suite, const char *cache, const char *tmp, hc_err *err)
+{
+    hc_run_options o = hc_run_options_default();
+    o.cache_dir = cache;
+    o.tmp_dir = tmp;
+    o.threads = 2;
+    o.timeout_s = 120;
+    return hc_run_suite(suite, &o, err);
+}
+
 hc_results_doc *hc_results_in(const char *dir, const char *sub)
 {
     char path[2048];

@@ -8,6 +8,7 @@
 
 #include "harness/eval/evaluate.h"
 #include "harness/metrics/stats.h"
+#include "harness/run/runner.h"
 #include "harness/model/heads.h"
 #include "reports/results.h"
 
@@ -176,6 +177,10 @@ int hc_write_positions(const char *src, const char *dst, int n, int stride, hc_e
 
 /* Whether rows 0..B-1 of two raw heads of the same shape are the same bits. */
 int hc_raw_heads_equal(const hc_raw_heads *a, const hc_raw_heads *b, int B);
+
+/* suite run as the suite tests run one: 2 threads, 120 s per case, the reference cache in cache
+ * and scratch files in tmp (NULL: the defaults). NULL with err when it cannot run. */
+hc_run *hc_test_run_suite(const hc_suite *suite, const char *cache, const char *tmp, hc_err *err);
 
 /* dir/sub/results.json read back, or NULL (the reader's message printed, indented). */
 hc_results_doc *hc_results_in(const char *dir, const char *sub);
