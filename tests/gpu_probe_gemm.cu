@@ -43,6 +43,27 @@ static void report(const char *what, int M, int N, int K, const float *c, const 
            ssig / ((double)M * N), mrel);
 }
 
+/* One shape's GEMMs: row-major C[M][N] = A[M][K] B[K][N], run as the column-major B^T A^T; c is
+ * the host copy of the device's dC, ex the exact result. */
+typedef struct gemm_case {
+    cublasHandle_t h;
+    int M, N, K;
+    float *dC, *c;
+    const double *ex;
+} gemm_case;
+
+/* cuBLAS's GEMM on operands of type t under the math mode and compute type, reported as what. */
+static void run_gemm(const gemm_case *g, const char *what, cublasMath_t mode, const void *dA, const void *dB,
+                     cudaDataType t, cublasComputeType_t ct)
+{
+    float one = 1, zero = 0;
+    CK(cublasSetMathMode(g->h, mode));
+    CK(cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->N, g->M, g->K, &one, dB, t, g->N, dA, t, g->K, &zero, g->dC,
+                    CUDA_R_32F, g->N, ct, CUBLAS_GEMM_DEFAULT));
+    CK(cudaMemcpy(g->c, g->dC, sizeof(float) * g->M * g->N, cudaMemcpyDeviceToHost));
+    report(what, g->M, g->N, g->K, g->c, g->ex);
+}
+
 int main(void)
 {
     int shapes[][3] = {{96, 2166, 864}, {96, 2166, 96}, {384, 2166, 96}, {96, 2166, 2304}};
@@ -89,23 +110,14 @@ int main(void)
         CK(cudaMemcpy(dB, B, sizeof(__half) * K * N, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(dAf, Af, sizeof(float) * M * K, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(dBf, Bf, sizeof(float) * K * N, cudaMemcpyHostToDevice));
-        float *c = (float *)malloc(sizeof(float) * M * N), one = 1, zero = 0;
+        float *c = (float *)malloc(sizeof(float) * M * N);
         report("cpu fp32 fma in order", M, N, K, seq, ex);
-        CK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-        CK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dB, CUDA_R_16F, N, dA, CUDA_R_16F, K,
-                        &zero, dC, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        CK(cudaMemcpy(c, dC, sizeof(float) * M * N, cudaMemcpyDeviceToHost));
-        report("cuBLAS fp16 in, fp32 acc (tensor cores)", M, N, K, c, ex);
-        CK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dBf, CUDA_R_32F, N, dAf, CUDA_R_32F, K,
-                        &zero, dC, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-        CK(cudaMemcpy(c, dC, sizeof(float) * M * N, cudaMemcpyDeviceToHost));
-        report("cuBLAS fp32 (SIMT FFMA, cuda:fp32)", M, N, K, c, ex);
-        CK(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
-        CK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, dB, CUDA_R_16F, N, dA, CUDA_R_16F, K,
-                        &zero, dC, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
-        CK(cudaMemcpy(c, dC, sizeof(float) * M * N, cudaMemcpyDeviceToHost));
-        report("cuBLAS fp16 in, fp32 acc, pedantic", M, N, K, c, ex);
-        CK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        gemm_case g = {h, M, N, K, dC, c, ex};
+        run_gemm(&g, "cuBLAS fp16 in, fp32 acc (tensor cores)", CUBLAS_DEFAULT_MATH, dA, dB, CUDA_R_16F,
+                 CUBLAS_COMPUTE_32F);
+        run_gemm(&g, "cuBLAS fp32 (SIMT FFMA, cuda:fp32)", CUBLAS_DEFAULT_MATH, dAf, dBf, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+        run_gemm(&g, "cuBLAS fp16 in, fp32 acc, pedantic", CUBLAS_PEDANTIC_MATH, dA, dB, CUDA_R_16F,
+                 CUBLAS_COMPUTE_32F_PEDANTIC);
         cudaFree(dA), cudaFree(dB), cudaFree(dAf), cudaFree(dBf), cudaFree(dC);
         free(A), free(B), free(Af), free(Bf), free(ex), free(seq), free(c);
     }
