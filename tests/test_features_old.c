@@ -257,14 +257,23 @@ static void check_area(void)
     }
 }
 
+/* A 5x5 board with one black and one white stone. */
+static const char *const two_stones[] = {".....", ".x...", ".....", "...o.", "....."};
+
+/* two_stones under rules, black to move, after two passes; every version's features filled by p. */
+static hc_history *after_two_passes(const char *rules, const hc_nninput_params *p)
+{
+    hc_history *h = mk(rules, NAN, 5, 5, two_stones, HC_C_BLACK);
+    play(h, -1, -1);
+    play(h, -1, -1);
+    fill_all(h, p, 5, 5);
+    return h;
+}
+
 static void check_encore(void)
 {
     hc_nninput_params p = hc_nninput_params_default();
-    const char *rows[] = {".....", ".x...", ".....", "...o.", "....."};
-    hc_history *h = mk("japanese", NAN, 5, 5, rows, HC_C_BLACK);
-    play(h, -1, -1);
-    play(h, -1, -1);
-    fill_all(h, &p, 5, 5);
+    hc_history *h = after_two_passes("japanese", &p);
     hc_check("features-old-5.1",
              hc_history_encore_phase(h) == 1 && F3.gl[10] == 1 && F3.gl[11] == 0 && F5.gl[10] == 1 && F5.gl[11] == 0 &&
                  F6.gl[12] == 1 && F6.gl[13] == 0 && plane_sum(&F3, 20) == 0 && plane_sum(&F5, 11) == 0 && F3.gl[0] == 1 &&
@@ -316,11 +325,7 @@ static void check_encore(void)
 static void check_finished(void)
 {
     hc_nninput_params p = hc_nninput_params_default();
-    const char *rows[] = {".....", ".x...", ".....", "...o.", "....."};
-    hc_history *h = mk("chinese", NAN, 5, 5, rows, HC_C_BLACK);
-    play(h, -1, -1);
-    play(h, -1, -1);
-    fill_all(h, &p, 5, 5);
+    hc_history *h = after_two_passes("chinese", &p);
     hc_check("features-old-6.1",
              hc_history_is_game_finished(h) && F3.gl[0] == 0 && F3.gl[1] == 0 && F4.gl[0] == 0 && F5.gl[0] == 0 &&
                  F3.gl[12] == 0 && F6.gl[0] == 1 && F6.gl[1] == 0,
@@ -381,9 +386,8 @@ static int same(const feat *a, const feat *b)
 /* Settings that V3-V6 do not read: playoutDoublingAdvantage, the passing hack, the button. */
 static void check_ignored_settings(void)
 {
-    const char *rows[] = {".....", ".x...", ".....", "...o.", "....."};
     /* no friendly pass: a pass would end the game, which black (-6.5 on the board now) would lose */
-    hc_history *h = mk("koSIMPLEscoreAREAtaxNONEsui0komi7.5", NAN, 5, 5, rows, HC_C_BLACK);
+    hc_history *h = mk("koSIMPLEscoreAREAtaxNONEsui0komi7.5", NAN, 5, 5, two_stones, HC_C_BLACK);
     play(h, 2, 2);
     play(h, -1, -1);
     hc_nninput_params p = hc_nninput_params_default(), q = p;
@@ -402,7 +406,7 @@ static void check_ignored_settings(void)
     hc_rules r;
     hc_err err = {0};
     hc_rules_parse("aga-button", &r, &err);
-    h = mk("aga-button", NAN, 5, 5, rows, HC_C_BLACK);
+    h = mk("aga-button", NAN, 5, 5, two_stones, HC_C_BLACK);
     fill(&a[0], 6, h, &p, 5, 5);
     fill(&F7, 7, h, &p, 5, 5);
     hc_check("features-old-8.2", r.has_button && F7.gl[17] == 1 && a[0].gl[15] == F7.gl[18] && a[0].gl[14] == F7.gl[14],
