@@ -142,49 +142,42 @@ static void pool_chains(int n, int batch, int hw, const float *in, int c0, int b
     }
 }
 
-void hc_pool_gpool(int channels, int batch, int hw, const float *in, const float *mask,
-                   const float *mask_sum, float *out)
+/* KataGo's pooling of each row into 3 x channels features: the mean over the board, the mean
+ * scaled by (sqrt(area) - 14) / 10, and then the max over the board (the gpool layers, value 0)
+ * or the mean times ((sqrt(area) - 14)^2 / 100 - 0.1) (the value head, value 1; mask unread). */
+static void pool_rows(int value, int channels, int batch, int hw, const float *in, const float *mask,
+                      const float *mask_sum, float *out)
 {
     for (int b = 0; b < batch; b++) {
-        const float *m = mask + (size_t)b * hw;
+        const float *m = value ? NULL : mask + (size_t)b * hw;
         float div = mask_sum[b];
         float sqrtdiv = sqrtf(div);
         float *o = out + (size_t)b * 3 * channels;
         for (int c0 = 0; c0 < channels; c0 += POOL_CH) {
             int n = channels - c0 < POOL_CH ? channels - c0 : POOL_CH;
             float sum[POOL_CH], mx[POOL_CH];
-            pool_chains(n, batch, hw, in, c0, b, m, sum, mx);
+            pool_chains(n, batch, hw, in, c0, b, m, sum, value ? NULL : mx);
             for (int l = 0; l < n; l++) {
                 int c = c0 + l;
                 float mean = sum[l] / div;
                 o[c] = mean;
                 o[c + channels] = mean * (sqrtdiv - 14.0f) * 0.1f;
-                o[c + 2 * channels] = mx[l];
+                o[c + 2 * channels] = value ? mean * ((sqrtdiv - 14.0f) * (sqrtdiv - 14.0f) * 0.01f - 0.1f) : mx[l];
             }
         }
     }
 }
 
+void hc_pool_gpool(int channels, int batch, int hw, const float *in, const float *mask,
+                   const float *mask_sum, float *out)
+{
+    pool_rows(0, channels, batch, hw, in, mask, mask_sum, out);
+}
+
 void hc_pool_value(int channels, int batch, int hw, const float *in, const float *mask_sum,
                    float *out)
 {
-    for (int b = 0; b < batch; b++) {
-        float div = mask_sum[b];
-        float sqrtdiv = sqrtf(div);
-        float *o = out + (size_t)b * 3 * channels;
-        for (int c0 = 0; c0 < channels; c0 += POOL_CH) {
-            int n = channels - c0 < POOL_CH ? channels - c0 : POOL_CH;
-            float sum[POOL_CH];
-            pool_chains(n, batch, hw, in, c0, b, NULL, sum, NULL);
-            for (int l = 0; l < n; l++) {
-                int c = c0 + l;
-                float mean = sum[l] / div;
-                o[c] = mean;
-                o[c + channels] = mean * (sqrtdiv - 14.0f) * 0.1f;
-                o[c + 2 * channels] = mean * ((sqrtdiv - 14.0f) * (sqrtdiv - 14.0f) * 0.01f - 0.1f);
-            }
-        }
-    }
+    pool_rows(1, channels, batch, hw, in, NULL, mask_sum, out);
 }
 
 /* ---- vectors -------------------------------------------------------------------------- */
