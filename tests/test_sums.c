@@ -255,6 +255,13 @@ static int n_diff(size_t n, const float *a, const float *b, int batch, const uns
     return d;
 }
 
+/* Marks row r of flags, the row a thread flagged (r < 0: none). */
+static void flag_row(unsigned char *flags, int r)
+{
+    if (r >= 0)
+        flags[r] = 1;
+}
+
 static void test_gpu_threads(void)
 {
     enum { B = 3, HW = 361 };
@@ -281,12 +288,8 @@ static void test_gpu_threads(void)
             else
                 hc_pool_value_fmt(fmt, C, B, HW, in, msum, cpu, fc);
             for (size_t i = (size_t)B * C; i-- > 0;) {
-                int r = hc_sums_pool_thread(fmt, C, B, HW, in, mk, msum, gpu, i, 0);
-                if (r >= 0)
-                    fg[r] = 1;
-                r = hc_sums_pool_thread(fmt, C, B, HW, in, mk, msum, pl, i, 1);
-                if (r >= 0)
-                    fp[r] = 1;
+                flag_row(fg, hc_sums_pool_thread(fmt, C, B, HW, in, mk, msum, gpu, i, 0));
+                flag_row(fp, hc_sums_pool_thread(fmt, C, B, HW, in, mk, msum, pl, i, 1));
             }
             bad += n_diff(no, cpu, gpu, B, fc, fg);
             flagged += fmt == HC_KFMT_FP16 && fc[2] && !fc[0] && !fc[1];
@@ -317,12 +320,8 @@ static void test_gpu_threads(void)
             unsigned char fc[B] = {0}, fg[B] = {0}, fp[B] = {0};
             hc_rmsnorm_pos_fmt(fmts[k], C, B, HW, in, cpu, w, 1e-6f, mask, fc);
             for (size_t j = cs; j-- > 0;) {
-                int r = hc_sums_rmsnorm_pos_thread(fmts[k], C, B, HW, in, gpu, w, 1e-6f, mask, j, 0);
-                if (r >= 0)
-                    fg[r] = 1;
-                r = hc_sums_rmsnorm_pos_thread(fmts[k], C, B, HW, in, pl, w, 1e-6f, mask, j, 1);
-                if (r >= 0)
-                    fp[r] = 1;
+                flag_row(fg, hc_sums_rmsnorm_pos_thread(fmts[k], C, B, HW, in, gpu, w, 1e-6f, mask, j, 0));
+                flag_row(fp, hc_sums_rmsnorm_pos_thread(fmts[k], C, B, HW, in, pl, w, 1e-6f, mask, j, 1));
             }
             bad += n_diff(n, cpu, gpu, B, fc, fg);
             flagged += k == 0 && fc[1] && !fc[0] && !fc[2];
@@ -353,14 +352,10 @@ static void test_gpu_threads(void)
             unsigned char fc[B] = {0}, fg[B] = {0}, fp[B] = {0};
             hc_rmsnorm_tip_fmt(fmt, C, B, HW, in, cpu, g, be, 1e-5f, spatial, HC_ACT_MISH, mask, fc);
             for (size_t t = spatial ? (size_t)B : cs; t-- > 0;) {
-                int r = spatial ? hc_sums_tip_row_thread(fmt, C, B, HW, in, mask, 1e-5f, rms, t, 0)
-                                : hc_sums_tip_col_thread(fmt, C, B, HW, in, mask, 1e-5f, rms, t, 0);
-                if (r >= 0)
-                    fg[r] = 1;
-                r = spatial ? hc_sums_tip_row_thread(fmt, C, B, HW, in, mask, 1e-5f, rpl, t, 1)
-                            : hc_sums_tip_col_thread(fmt, C, B, HW, in, mask, 1e-5f, rpl, t, 1);
-                if (r >= 0)
-                    fp[r] = 1;
+                flag_row(fg, spatial ? hc_sums_tip_row_thread(fmt, C, B, HW, in, mask, 1e-5f, rms, t, 0)
+                                     : hc_sums_tip_col_thread(fmt, C, B, HW, in, mask, 1e-5f, rms, t, 0));
+                flag_row(fp, spatial ? hc_sums_tip_row_thread(fmt, C, B, HW, in, mask, 1e-5f, rpl, t, 1)
+                                     : hc_sums_tip_col_thread(fmt, C, B, HW, in, mask, 1e-5f, rpl, t, 1));
             }
             for (size_t i = n; i-- > 0;) { /* k_tip_apply_fmt: its activation is the device's act_rmstip */
                 int on = mask[i % cs] != 0.0f;
