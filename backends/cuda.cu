@@ -57,10 +57,13 @@ void inst_free(inst *I)
     free(I);
 }
 
-/* The faults a mode has (hc_cuda_faults): the others are refused rather than ignored. */
-int faults_check(const hc_cuda_opts *o, hc_err *err)
+/* Options set by a program rather than parsed: the knobs are fp16's, and the faults a mode has
+ * (hc_cuda_faults); others are refused rather than ignored. */
+int opts_check(const hc_cuda_opts *o, hc_err *err)
 {
     const hc_cuda_faults *fl = &o->faults;
+    if ((o->pool32 || o->mid32 || o->probs32) && o->mode != HC_CUDA_FP16)
+        return hc_err_set(err, HC_EUSAGE, "cuda: the knobs pool32, mid32 and probs32 are fp16's");
     if ((fl->noround[0] || fl->acc16_chunk8 || fl->sums || fl->tiles) && o->mode != HC_CUDA_EMULATE)
         return hc_err_set(err, HC_EUSAGE, "cuda: the planted faults noround, acc16_chunk8, sums and tiles are emulate's");
     if (fl->split_k && o->mode != HC_CUDA_REF32 && o->mode != HC_CUDA_EMULATE)
@@ -86,7 +89,7 @@ void *hc_cuda_open_with(const hc_cuda_opts *o, const hc_backend_open_opts *oo, h
         hc_err_set(err, HC_ECONFIG, "cuda: emulate needs a profile: cuda:emulate:NAME or cuda:emulate:PATH.yaml");
         return NULL;
     }
-    if (faults_check(o, err))
+    if (opts_check(o, err))
         return NULL;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "cuda needs a net");
@@ -374,9 +377,9 @@ hc_backend_vtbl make_vtbl()
              "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
              "emulate:PROFILE (emulate:PROFILE's bits on the GPU: docs/EMULATION.md), "
              "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
-             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32); taps every layer it computes; given threads, that many "
-             "instances run side by side on their own streams (each with its own weights and scratch on the "
-             "GPU), each taking whole batches";
+             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32); taps every layer it "
+             "computes; given threads, that many instances run side by side on their own streams (each with its "
+             "own weights and scratch on the GPU), each taking whole batches";
     v.open = cuda_open;
     v.open_opts = cuda_open_opts;
     v.eval = hc_cuda_eval;

@@ -367,11 +367,8 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
     hcref::acc16 acc = conv_acc16(f, c); /* the CPU adds an acc16 result to out in fp32 too */
     if (c->ky == 1 && c->kx == 1) {
         const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
-        if (LIVE(f)) {
-            hcref::gemm(c->out_c, (int)f->S, K, w, K, 1, 0, in, (long long)f->S, 0, out, (long long)f->S, 0, 1,
-                        accumulate, I->faults.split_k, acc);
-            launched(f, "hcref::gemm", c->name);
-        }
+        LAUNCH(f, c->name, hcref::gemm, c->out_c, (int)f->S, K, w, K, 1, 0, in, (long long)f->S, 0, out,
+               (long long)f->S, 0, 1, accumulate, I->faults.split_k, acc);
         return;
     }
     if ((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)) {
@@ -384,20 +381,14 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
         const float *U = k->wino2 ? wvec(f, k->wino2, (size_t)16 * c->out_c * c->in_c, c->name)
                                   : wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
         float *ws = ar_get(f, hcref::wino_ws(kind, c->in_c, c->out_c, f->B, f->nx, f->ny));
-        if (LIVE(f)) {
-            hcref::wino_conv(kind, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL, ws,
-                             I->faults.split_k, acc, k->tiles_fp16, I->faults.tiles);
-            launched(f, "hcref::wino_conv", c->name);
-        }
+        LAUNCH(f, c->name, hcref::wino_conv, kind, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL,
+               ws, I->faults.split_k, acc, k->tiles_fp16, I->faults.tiles);
         return;
     }
     const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);
     float *ws = ar_get(f, hcref::direct_ws(c->in_c, c->ky, c->kx, f->B, f->nx, f->ny));
-    if (LIVE(f)) {
-        hcref::direct_conv(c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate, ws, I->faults.split_k,
-                           acc);
-        launched(f, "hcref::direct_conv", c->name);
-    }
+    LAUNCH(f, c->name, hcref::direct_conv, c->in_c, c->out_c, c->ky, c->kx, f->B, f->nx, f->ny, in, w, out, accumulate,
+           ws, I->faults.split_k, acc);
 }
 
 void conv(fwd *f, const hc_conv *c, const float *in, float *out, int accumulate)
@@ -441,10 +432,7 @@ void bn(fwd *f, const hc_bn *b, const hc_activation *a, const float *in, float *
     const float *bi = wvec(f, b->merged_bias, b->c, b->name);
     size_t n = (size_t)b->c * f->S;
     if (f->I->ref) {
-        if (LIVE(f)) {
-            hcref::bn_act(b->c, f->B, f->hw, in, out, sc, bi, (int)a->kind, f->mask, NULL);
-            launched(f, "hcref::bn_act", b->name);
-        }
+        LAUNCH(f, b->name, hcref::bn_act, b->c, f->B, f->hw, in, out, sc, bi, (int)a->kind, f->mask, NULL);
     } else
         LAUNCH(f, b->name, hck::bn_act, b->c, f->S, in, out, sc, bi, (int)a->kind, f->mask, f->I->fp16);
     planted(f, b->name, out, n);
@@ -458,11 +446,9 @@ void matmul_bc(fwd *f, const hc_matmul *m, const float *in, float *out, int pool
     int f32 = pooled && f->I->pool32;
     const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
     if (f->I->ref) {
-        if (LIVE(f)) { /* refs/norm_pool.c hc_matmul_bc: out[b][o] = chain over i of in[b][i] w[i][o] */
-            hcref::gemm(f->B, m->out_c, m->in_c, in, m->in_c, 1, 0, (const float *)w, m->out_c, 0, out, m->out_c,
-                        0, 1, 0, f->I->faults.split_k, layer_acc16(f, m->name));
-            launched(f, "hcref::gemm", m->name);
-        }
+        /* refs/norm_pool.c hc_matmul_bc: out[b][o] = chain over i of in[b][i] w[i][o] */
+        LAUNCH(f, m->name, hcref::gemm, f->B, m->out_c, m->in_c, in, m->in_c, 1, 0, (const float *)w, m->out_c, 0, out,
+               m->out_c, 0, 1, 0, f->I->faults.split_k, layer_acc16(f, m->name));
     } else {
         const void *a = f32 ? in : operand(f, in, (size_t)f->B * m->in_c, m->name);
         gemm(f, m->name, 0, 0, f->B, m->out_c, m->in_c, a, m->in_c, 0, w, m->out_c, 0, out, m->out_c,
@@ -478,10 +464,7 @@ void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, 
 {
     const float *b = bias ? wvec(f, bias, C, layer) : NULL;
     if (f->I->ref) {
-        if (LIVE(f)) {
-            hcref::bias_act_bc(f->B, C, x, b, act);
-            launched(f, "hcref::bias_act_bc", layer);
-        }
+        LAUNCH(f, layer, hcref::bias_act_bc, f->B, C, x, b, act);
     } else
         LAUNCH(f, layer, hck::bias_act_bc, f->B, C, x, b, act, f->I->fp16);
     /* ref32 taps a head's matmul after its bias and activation: this replaces matmul_bc's tap */
@@ -491,10 +474,7 @@ void bias_act_bc(fwd *f, const char *layer, int C, float *x, const float *bias, 
 void add_bias_bc(fwd *f, const char *layer, int C, float *x, const float *bias)
 {
     if (f->I->ref) {
-        if (LIVE(f)) {
-            hcref::add_bias_bc(C, f->B, f->hw, x, bias);
-            launched(f, "hcref::add_bias_bc", layer);
-        }
+        LAUNCH(f, layer, hcref::add_bias_bc, C, f->B, f->hw, x, bias);
         return;
     }
     LAUNCH(f, layer, hck::add_bias_bc, C, f->B, f->hw, x, bias, f->I->fp16 && !f->I->mid32);
@@ -544,11 +524,10 @@ void matmul_cs(fwd *f, const hc_matmul *m, const float *in, float *out, int f32 
     size_t top = f->top;
     const void *w = wgemm(f, m->w, (size_t)m->in_c * m->out_c, m->name, f32);
     if (f->I->ref) {
-        if (LIVE(f)) { /* hc_matmul_cs: out[o][s] = chain over i of w[i][o] in[i][s] */
-            hcref::gemm(m->out_c, (int)f->S, m->in_c, (const float *)w, 1, m->out_c, 0, in, (long long)f->S, 0,
-                        out, (long long)f->S, 0, 1, 0, f->I->faults.split_k, layer_acc16(f, mode_of ? mode_of : m->name));
-            launched(f, "hcref::gemm", m->name);
-        }
+        /* hc_matmul_cs: out[o][s] = chain over i of w[i][o] in[i][s] */
+        LAUNCH(f, m->name, hcref::gemm, m->out_c, (int)f->S, m->in_c, (const float *)w, 1, m->out_c, 0, in,
+               (long long)f->S, 0, out, (long long)f->S, 0, 1, 0, f->I->faults.split_k,
+               layer_acc16(f, mode_of ? mode_of : m->name));
     } else {
         const void *b = f32 ? in : operand(f, in, (size_t)m->in_c * f->S, m->name);
         gemm(f, m->name, 1, 0, m->out_c, (int)f->S, m->in_c, w, m->out_c, 0, b, (int)f->S, 0, out,
@@ -661,8 +640,8 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
         for (int h = 0; h < nh && LIVE(f); h++) {
             int kvh = h / group;
             hcref::attention_head(B, hw, qd, vd, q + (size_t)h * qd * S, k + (size_t)kvh * qd * S,
-                                  v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->faults.split_k, sfmt,
-                                  pfmt, acc);
+                                  v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->faults.split_k,
+                                  sfmt, pfmt, acc);
             launched(f, "hcref::attention_head", bl->name);
         }
         tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, HC_TAPFMT_F32);
@@ -721,10 +700,7 @@ void ffn(fwd *f, const hc_block *bl, int c, float *x, float *s)
     tap_inner(f, bl->name, "ffn.gate", ff->ffn_c, gate, stored_fmt(f, I->mid32));
     size_t n = (size_t)ff->ffn_c * S;
     if (I->ref) {
-        if (LIVE(f)) {
-            hcref::swiglu(n, a1, gate);
-            launched(f, "hcref::swiglu", ff->linear1.name);
-        }
+        LAUNCH(f, ff->linear1.name, hcref::swiglu, n, a1, gate);
     } else
         LAUNCH(f, ff->linear1.name, hck::swiglu, n, a1, gate, I->fp16);
     /* ref32 taps linear1 after the SwiGLU */
