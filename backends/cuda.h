@@ -37,8 +37,9 @@ typedef struct hc_cuda_opts {
 
 /* Parses the params of a cuda spec (what follows "cuda:"):
  *   ref32 | emulate:PROFILE|PATH.yaml | fp32 | fp16[,pool32][,mid32][,probs32][,emulike]
- * and loads an emulate profile to check it (no net, no GPU). Faults stay zero. 0, or -1 with err
- * (HC_ECONFIG) naming the option, with a "did you mean" where one is close. */
+ * and loads an emulate profile to check it (no net, no GPU; the profile runs to the first comma,
+ * and emulate takes no options). Faults stay zero. 0, or -1 with err (HC_ECONFIG) naming the
+ * option, with a "did you mean" where one is close. */
 int hc_cuda_opts_parse(const char *params, hc_cuda_opts *o, hc_err *err);
 
 /* Defined only in a CUDA build (backends/cuda.cu; HC_HAVE_CUDA for the C files): */

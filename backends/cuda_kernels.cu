@@ -1,8 +1,9 @@
 /* cuda:fp32 and cuda:fp16's own kernels and their launchers (backends/cuda_kernels.h): everything
  * but the GEMMs (cuBLAS), in CUDA's own arithmetic (expf, tanhf, log1pf; nvcc's default
- * contraction of a * b + c). Not the reference: cuda:ref32's kernels are backends/cuda_ref.cu's. */
+ * contraction of a * b + c), and the few every mode runs (input rows, mask sums, the policy's
+ * layout, the planted fault). Not the reference: cuda:ref32's kernels are backends/cuda_ref.cu's. */
 extern "C" {
-#include "refs/kernels.h"
+#include "harness/model/model.h"
 }
 #include "backends/cuda_kernels.h"
 #include "backends/cuda_shared.cuh"
