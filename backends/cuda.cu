@@ -345,8 +345,8 @@ void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_b
     return hc_cuda_open_with(&o, &oo, err);
 }
 
-/* taps and bisect-precision: cuda:emulate with a profile they built ("cuda:emulate", the profile
- * in o->profile) or a subset of layers. */
+/* taps and bisect-precision: cuda:emulate with a profile they built (spec "cuda:emulate", the
+ * profile in oo->profile) or a subset of layers. */
 void *cuda_open_opts(const char *params, const hc_backend_open_opts *oo, hc_err *err)
 {
     hc_cuda_opts o;
