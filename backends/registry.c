@@ -60,7 +60,7 @@ const hc_backend_doc hc_backend_docs[] = {
     {"analysis", "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD",
      "runs KataGo's JSON analysis engine, one per symmetry ({symmetry}, {batch}, {threads} in CMD), queries sent concurrently so "
      "that it batches; reads the root's raw outputs; $VAR unset means skipped"},
-    {"cuda", "cuda:ref32[,split-k]|emulate:PROFILE|fp32|fp16[,pool32][,mid32][,probs32][,emulike][,plant=LAYER]",
+    {"cuda", "cuda:ref32|emulate:PROFILE|PATH.yaml|fp32|fp16[,pool32][,mid32][,probs32][,emulike]",
      "KataGo nets on an NVIDIA GPU: ref32 (the reference, bit for bit), emulate:PROFILE (emulate:PROFILE's "
      "bits, every built-in profile or YAML path), fp32 and fp16 (cuBLAS GEMMs, halfcheck's own kernels); with "
      "threads, instances side by side on their own streams; built where nvcc is found"},

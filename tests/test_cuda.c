@@ -1,6 +1,6 @@
 /* The cuda backend where it can be checked without a GPU (make test; the GPU checks are
  * tests/gpu_test_cuda.c, make test-gpu): registered only in a CUDA build; bad params are a
- * config error; without a device (or driver) open fails cleanly with a backend error. */
+ * config error naming what is wrong; without a device (or driver) open fails cleanly with a backend error. */
 #include <stdio.h>
 #include <string.h>
 
@@ -28,14 +28,17 @@ int main(void)
     hc_net *net = hc_net_load(p, &err);
     if (!hc_check("cuda-1.2", net != NULL, "%s", err.msg))
         return hc_fail_rest("cuda-1.2.rest", "not run: %s failed", "cuda-1.2"), hc_test_exit();
+    /* refused by the parser before any device is asked (tests/test_cuda_opts: every message) */
     static const char *const bad[] = {"cuda", "cuda:fp64", "cuda:fp32,pool32", "cuda:fp16,x"};
+    static const char *const why[] = {"a mode is needed", "unknown mode \"fp64\"", "unknown option \"pool32\"",
+                                      "unknown option \"x\""};
     for (int i = 0; i < 4; i++) {
         hc_backend b = {0};
         hc_err_clear(&err);
         int rc = hc_backend_open(&b, bad[i], net, 10, 14, 4, 1, &err);
         char id[32];
         snprintf(id, sizeof id, "cuda-2.%d", i + 1);
-        hc_check(id, rc != 0 && err.code == HC_ECONFIG && strstr(err.msg, "params"),
+        hc_check(id, rc != 0 && err.code == HC_ECONFIG && strstr(err.msg, why[i]),
                  "%s: rc %d code %d: %s", bad[i], rc, err.code, err.msg);
         hc_backend_close(&b);
     }

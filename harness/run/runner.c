@@ -97,7 +97,7 @@ hc_run_options hc_run_options_default(void)
 
 int hc_run_ref_spec_ok(const char *spec)
 {
-    /* cuda:ref32 with its test params (",split-k": a planted reorder the self-check must catch) */
+    /* cuda:ref32, also with params after a comma: its parser refuses them, naming them (it takes none) */
     return spec && (strcmp(spec, "ref32") == 0 || (strncmp(spec, "cuda:ref32", 10) == 0 && (!spec[10] || spec[10] == ',')));
 }
 
