@@ -8,6 +8,18 @@
 #include "backends/backend.h"
 #include "harness/config/config.h"
 
+/* A verdict without figures (outs, not filled, freed with the side file's buffers): skipped,
+ * or the backend's error. */
+static void no_figures(hc_verdict_result *v, int outcome, char *message, hc_nnoutput *outs, hc_isolate_side *cs)
+{
+    free(outs);
+    free(cs->skipped);
+    free(cs->skip_text);
+    v->outcome = outcome;
+    v->message = message;
+    v->backend_error = outcome == HC_OUT_ERROR;
+}
+
 void hc_verdict_of(const hc_verdict_case *vc, int rc, char *message, hc_nnoutput *outs, hc_isolate_side *side,
                    hc_verdict_result *v)
 {
@@ -19,10 +31,9 @@ void hc_verdict_of(const hc_verdict_case *vc, int rc, char *message, hc_nnoutput
     memset(v, 0, sizeof *v);
     if (rc == 0 && cs.n_skipped == n) {
         /* Every position refused: the case is skipped, with the reasons. */
-        free(outs);
-        free(cs.skipped);
-        v->outcome = HC_OUT_SKIPPED;
-        v->message = cs.skip_text ? cs.skip_text : strdup("every position skipped");
+        char *reasons = cs.skip_text ? cs.skip_text : strdup("every position skipped");
+        cs.skip_text = NULL;
+        no_figures(v, HC_OUT_SKIPPED, reasons, outs, &cs);
         return;
     }
     const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
@@ -30,11 +41,7 @@ void hc_verdict_of(const hc_verdict_case *vc, int rc, char *message, hc_nnoutput
         /* The backend cannot take this case (a setting, an unset engine path): not an error. */
         char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
         free(message);
-        free(outs);
-        free(cs.skipped);
-        free(cs.skip_text);
-        v->outcome = HC_OUT_SKIPPED;
-        v->message = reason;
+        no_figures(v, HC_OUT_SKIPPED, reason, outs, &cs);
         return;
     }
     if (rc) {
@@ -47,12 +54,7 @@ void hc_verdict_of(const hc_verdict_case *vc, int rc, char *message, hc_nnoutput
         else if (message && (full = malloc(strlen(vc->spec) + strlen(message) + 16)) != NULL)
             sprintf(full, "backend %s: %s", vc->spec, message);
         free(message);
-        free(outs);
-        free(cs.skipped);
-        free(cs.skip_text);
-        v->outcome = HC_OUT_ERROR;
-        v->message = full;
-        v->backend_error = 1;
+        no_figures(v, HC_OUT_ERROR, full, outs, &cs);
         return;
     }
     hc_stats *st = calloc(1, sizeof *st);
