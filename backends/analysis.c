@@ -46,6 +46,7 @@
 #include "harness/go/history.h"
 #include "harness/features/nnfeatures.h"
 #include "harness/go/rules.h"
+#include "harness/base/template.h"
 #include "backends/settings.h"
 #include "backends/specopts.h"
 
@@ -169,36 +170,12 @@ static int engine_threads(const analysis_backend *a)
 /* The command for symmetry s: {symmetry}, {batch} and {threads} replaced. */
 static char *engine_command(const analysis_backend *a, int s, hc_err *err)
 {
-    size_t cap = strlen(a->cmd) + 64, o = 0;
-    char *out = hc_malloc(cap, err, "analysis command");
-    if (!out)
-        return NULL;
-    for (const char *p = a->cmd; *p;) {
-        if (strncmp(p, "{symmetry}", 10) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "%d", s);
-            p += 10;
-        } else if (strncmp(p, "{batch}", 7) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "%d", a->max_batch);
-            p += 7;
-        } else if (strncmp(p, "{threads}", 9) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "%d", engine_threads(a));
-            p += 9;
-        } else {
-            if (o + 2 >= cap) {
-                cap *= 2;
-                char *t = realloc(out, cap);
-                if (!t) {
-                    free(out);
-                    hc_err_set(err, HC_ENOMEM, "out of memory");
-                    return NULL;
-                }
-                out = t;
-            }
-            out[o++] = *p++;
-        }
-        out[o] = '\0';
-    }
-    return out;
+    char sym[16], batch[16], threads[16];
+    snprintf(sym, sizeof sym, "%d", s);
+    snprintf(batch, sizeof batch, "%d", a->max_batch);
+    snprintf(threads, sizeof threads, "%d", engine_threads(a));
+    const hc_template_var vars[] = {{"symmetry", sym}, {"batch", batch}, {"threads", threads}};
+    return hc_template_expand(a->cmd, vars, sizeof vars / sizeof vars[0], err);
 }
 
 /* Starts the engine of symmetry s and asks its version (query_version), which it answers once

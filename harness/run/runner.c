@@ -17,6 +17,7 @@
 #include "harness/metrics/diagnose.h"
 #include "harness/eval/evaluate.h"
 #include "harness/base/files.h"
+#include "harness/base/template.h"
 #include "harness/run/headroom.h"
 #include "harness/model/heads.h"
 #include "harness/run/isolate.h"
@@ -435,31 +436,16 @@ static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, ch
         snprintf(model_abs + l, sizeof model_abs - l, "/%s", model[0] == '.' && model[1] == '/' ? model + 2 : model);
         model = model_abs;
     }
-    const char *keys[] = {"{net_name}", "{board_name}", "{model}", "{suite_dir}", "{nnX}", "{nnY}"};
-    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, model, suite_dir, nx, ny};
-    size_t o = 0;
-    for (const char *p = spec; *p;) {
-        int matched = 0;
-        for (int k = 0; k < 6 && !matched; k++) {
-            size_t kl = strlen(keys[k]);
-            if (strncmp(p, keys[k], kl) == 0) {
-                size_t vl = strlen(vals[k]);
-                if (o + vl >= len)
-                    return hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
-                memcpy(out + o, vals[k], vl);
-                o += vl;
-                p += kl;
-                matched = 1;
-            }
-        }
-        if (!matched) {
-            if (o + 1 >= len)
-                return hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
-            out[o++] = *p++;
-        }
-    }
-    out[o] = '\0';
-    return 0;
+    const hc_template_var vars[] = {{"net_name", s->nets[c->net].name}, {"board_name", s->boards[c->board].name},
+                                    {"model", model}, {"suite_dir", suite_dir}, {"nnX", nx}, {"nnY", ny}};
+    char *x = hc_template_expand(spec, vars, sizeof vars / sizeof vars[0], err);
+    if (!x)
+        return -1;
+    size_t xl = strlen(x);
+    if (xl < len)
+        memcpy(out, x, xl + 1);
+    free(x);
+    return xl < len ? 0 : hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
 }
 
 /* The seed of a batched case's shuffle: FNV-1a 64 over the run's seed and the case's names,
