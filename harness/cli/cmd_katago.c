@@ -1,6 +1,7 @@
 /* halfcheck katago: check a KataGo build on its nets in one command, as `katago testgpuerror` plus
- * rungpuerrortest.sh do, with halfcheck's reference and reports. It writes a suite into the
- * output directory and runs it with `halfcheck run`: every net given (--model, repeatable, or a
+ * rungpuerrortest.sh do, with halfcheck's reference and reports. It builds a suite in memory
+ * (harness/config/katago), writes it into the output directory for reruns (hc_suite_write) and
+ * runs it through run's core (cli_run_suite), as `halfcheck run` would: every net given (--model, repeatable, or a
  * directory, whose nets are told from its other files by their header) with the boards and
  * settings rungpuerrortest.sh gives a net of its family (suites/katago/families.yaml, chosen by
  * model version), the build as an analysis: backend
@@ -31,7 +32,6 @@
 #include "harness/base/stream.h"
 #include "harness/base/suggest.h"
 #include "harness/metrics/tiers.h"
-#include "harness/base/yamlcfg.h"
 
 static const cli_opt opts[] = {
     {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},

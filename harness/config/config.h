@@ -170,7 +170,8 @@ long hc_suite_add_case(hc_suite *s, size_t net, size_t board, size_t backend, hc
  * named by their files again, the others written inline; a relative path is written relative to
  * path's directory (absolute when the suite's is elsewhere); the matrix lists the cases (none
  * when they are every net x board x backend as they stand). comment (may be NULL) heads the file
- * as # lines. Every string is one double-quoted YAML scalar, escaped in one place. Atomic
+ * as # lines. Every string is one double-quoted YAML scalar, escaped in one place. Backend specs
+ * are written as they are: a {suite_dir} in one names the directory of the file written. Atomic
  * (harness/base/stream's temporary file and rename). Errors: a string that is not UTF-8, a case
  * that differs from its board in what no override can say (its NN buffer, its positions). */
 int hc_suite_write(const hc_suite *s, const char *path, const char *comment, hc_err *err);
