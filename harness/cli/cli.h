@@ -111,12 +111,14 @@ int cmd_eval(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 /* run's core, which katago shares (katago builds its suite in memory and runs it here): runs
  * suite, loaded or built with its nets in place, under o, which the caller fills from its own
- * options (threads, timeout_s, seed, only, cache_dir, ref_spec, repeat, rerun_args, command);
- * this adds the progress, warning and stop hooks (SIGINT, SIGTERM) and HC_NO_PDEATHSIG. Writes
- * the reports into out_dir, shows them unless quiet, prints every failure and the final line as
+ * options (threads, timeout_s, seed, only, cache_dir, ref_spec, repeat); this adds the rerun
+ * options of a (cli_rerun_args), command (the command line, for the provenance), the progress,
+ * warning and stop hooks (SIGINT, SIGTERM) and HC_NO_PDEATHSIG. Writes the reports into
+ * out_dir, shows them unless a has --quiet, prints every failure and the final line as
  * "halfcheck run: ...", and returns the exit status. The suite stays the caller's. */
 struct hc_run_options;
-int cli_run_suite(struct hc_suite *suite, struct hc_run_options *o, const char *out_dir, int quiet);
+int cli_run_suite(struct hc_suite *suite, struct hc_run_options *o, const cli_args *a, const char *command,
+                  const char *out_dir);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_backends(int argc, char **argv);

@@ -636,11 +636,8 @@ int cmd_katago(int argc, char **argv)
     o.seed = 1;
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     o.ref_spec = ref;
-    char *rerun_args = cli_rerun_args(&a), *command = cli_command_line("katago", argc, argv);
-    o.rerun_args = rerun_args;
-    o.command = command;
-    int status = cli_run_suite(suite, &o, o_abs, cli_has(&a, "quiet"));
-    free(rerun_args);
+    char *command = cli_command_line("katago", argc, argv);
+    int status = cli_run_suite(suite, &o, &a, command, o_abs);
     free(command);
     hc_suite_free(suite);
     /* run printed the reports' tables, the per-net summary.md last, before its final line. */

@@ -199,19 +199,17 @@ int cmd_run(int argc, char **argv)
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }
-    char *rerun_args = cli_rerun_args(&a), *command = cli_command_line("run", argc, argv);
-    o.rerun_args = rerun_args;
-    o.command = command;
-    int status = cli_run_suite(suite, &o, out_dir, cli_has(&a, "quiet"));
-    free(rerun_args);
+    char *command = cli_command_line("run", argc, argv);
+    int status = cli_run_suite(suite, &o, &a, command, out_dir);
     free(command);
     hc_suite_free(suite);
     return status;
 }
 
-int cli_run_suite(hc_suite *suite, hc_run_options *o, const char *out_dir, int quiet)
+int cli_run_suite(hc_suite *suite, hc_run_options *o, const cli_args *a, const char *command, const char *out_dir)
 {
     hc_err err = {0};
+    int quiet = cli_has(a, "quiet");
     /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
      * proves the portable lifeline alone ends them (README, "macOS"). */
     const char *npd = getenv("HC_NO_PDEATHSIG");
@@ -234,7 +232,12 @@ int cli_run_suite(hc_suite *suite, hc_run_options *o, const char *out_dir, int q
         sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     o->stop = &stop_flag;
+    char *rerun_args = cli_rerun_args(a);
+    o->rerun_args = rerun_args;
+    o->command = command;
     hc_run *run = hc_run_suite(suite, o, &err);
+    free(rerun_args);
+    o->rerun_args = NULL;
     if (!run)
         return cli_fail("run", &err);
     int interrupted = hc_run_interrupted(run);

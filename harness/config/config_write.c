@@ -292,6 +292,29 @@ static void matrix(wctx *w)
     }
 }
 
+/* A list item naming the file an item was read from: written when file is set (returns 1). */
+static int file_item(wctx *w, const char *what, const char *file)
+{
+    if (!file)
+        return 0;
+    hc_strbuf_printf(&w->b, "  - ");
+    path(w, what, file);
+    hc_strbuf_printf(&w->b, "\n");
+    return 1;
+}
+
+/* lead, then key: "value" (a path re-anchored when is_path); nothing when value is NULL. */
+static void field(wctx *w, const char *lead, const char *key, const char *value, int is_path)
+{
+    if (!value)
+        return;
+    hc_strbuf_printf(&w->b, "%s%s: ", lead, key);
+    if (is_path)
+        path(w, key, value);
+    else
+        yq(w, key, value);
+}
+
 static void suite(wctx *w, const char *comment)
 {
     const hc_suite *s = w->s;
@@ -309,54 +332,29 @@ static void suite(wctx *w, const char *comment)
         n_user += !is_builtin_tier(s->tiers[t].name);
     if (n_user)
         hc_strbuf_printf(&w->b, "tiers:\n");
-    for (size_t t = 0; t < s->n_tiers; t++) {
-        if (is_builtin_tier(s->tiers[t].name))
-            continue;
-        if (s->tier_files && s->tier_files[t]) {
-            hc_strbuf_printf(&w->b, "  - ");
-            path(w, "tier file", s->tier_files[t]);
-            hc_strbuf_printf(&w->b, "\n");
-        } else
+    for (size_t t = 0; t < s->n_tiers; t++)
+        if (!is_builtin_tier(s->tiers[t].name) && !file_item(w, "tier file", s->tier_files ? s->tier_files[t] : NULL))
             tier(w, &s->tiers[t]);
-    }
     hc_strbuf_printf(&w->b, "nets:\n");
     for (size_t i = 0; i < s->n_nets; i++) {
         const hc_net_cfg *n = &s->nets[i];
-        hc_strbuf_printf(&w->b, "  - ");
-        if (n->file) {
-            path(w, "net file", n->file);
-            hc_strbuf_printf(&w->b, "\n");
+        if (file_item(w, "net file", n->file))
             continue;
-        }
-        hc_strbuf_printf(&w->b, "{name: ");
-        yq(w, "net name", n->name);
-        hc_strbuf_printf(&w->b, ", model: ");
-        path(w, "model", n->model);
-        if (n->sha256) {
-            hc_strbuf_printf(&w->b, ", sha256: ");
-            yq(w, "sha256", n->sha256);
-        }
+        field(w, "  - {", "name", n->name, 0);
+        field(w, ", ", "model", n->model, 1);
+        field(w, ", ", "sha256", n->sha256, 0);
         if (n->model_version >= 0)
             hc_strbuf_printf(&w->b, ", modelVersion: %d", n->model_version);
-        if (n->notes) {
-            hc_strbuf_printf(&w->b, ", notes: ");
-            yq(w, "notes", n->notes);
-        }
+        field(w, ", ", "notes", n->notes, 0);
         hc_strbuf_printf(&w->b, "}\n");
     }
     hc_strbuf_printf(&w->b, "boards:\n");
     for (size_t i = 0; i < s->n_boards; i++) {
         const hc_board_cfg *b = &s->boards[i];
-        hc_strbuf_printf(&w->b, "  - ");
-        if (b->file) {
-            path(w, "board file", b->file);
-            hc_strbuf_printf(&w->b, "\n");
+        if (file_item(w, "board file", b->file))
             continue;
-        }
-        hc_strbuf_printf(&w->b, "{name: ");
-        yq(w, "board name", b->name);
-        hc_strbuf_printf(&w->b, ", %s: ", b->sgf ? "sgf" : "positions");
-        path(w, b->sgf ? "sgf" : "positions", b->sgf ? b->sgf : b->positions);
+        field(w, "  - {", "name", b->name, 0);
+        field(w, ", ", b->sgf ? "sgf" : "positions", b->sgf ? b->sgf : b->positions, 1);
         hc_strbuf_printf(&w->b, ", nnBuffer: %dx%d, ", b->nn_x_len, b->nn_y_len);
         settings(w, b, NULL);
         hc_strbuf_printf(&w->b, "}\n");

@@ -22,26 +22,6 @@ static int word_quote(char *out, size_t len, const char *s)
     return o + w + 1 >= len ? -1 : 0; /* a word that filled the buffer may have been cut */
 }
 
-/* The start of an engine's command: started in workdir through sh (the backends run no shell
- * themselves), KATAGO SUBCOMMAND -model MODEL -config CONFIG. */
-static int spec_start(char *spec, size_t len, const char *kind, const char *workdir, const char *katago,
-                      const char *sub, const char *model, const char *config)
-{
-    snprintf(spec, len, "%s:@timeout=300 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'", kind);
-    if (word_quote(spec, len, workdir) || word_quote(spec, len, katago))
-        return -1;
-    size_t o = strlen(spec);
-    /* model is "{model}": the suite's net file, so that `halfcheck run katago-suite.yaml --net
-     * OTHER` has KataGo evaluate the file the reference evaluates; quoted (single quotes: the
-     * splitter expands no $ inside them; a net path holding a single quote is refused). */
-    if (snprintf(spec + o, len - o, " %s -model", sub) >= (int)(len - o) || word_quote(spec, len, model))
-        return -1;
-    o = strlen(spec);
-    if (snprintf(spec + o, len - o, " -config") >= (int)(len - o) || word_quote(spec, len, config))
-        return -1;
-    return 0;
-}
-
 /* The user's own overrides (--override), as one more -override-config (KataGo takes several). */
 static int add_extra(char *spec, size_t len, const char *extra)
 {
@@ -54,18 +34,9 @@ static int add_extra(char *spec, size_t len, const char *extra)
 /* The gtp: backend: kata-raw-nn only, one thread, batch 1, no log on stderr, and the board
  * config's NN buffer (KataGo's GTP engine otherwise sizes it to each board, and outputs depend
  * on it: docs/GTP.md). */
-static int build_gtp_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
-                          const char *extra)
-{
-    if (spec_start(spec, len, "gtp", workdir, katago, "gtp", "{model}", config))
-        return -1;
-    size_t o = strlen(spec);
-    int n = snprintf(spec + o, len - o,
-                     " -override-config numSearchThreads=1,nnMaxBatchSize=1,logToStderr=false,"
-                     "logAllGTPCommunication=false,ponderingEnabled=false,gtpForceMaxNNSize=true,"
-                     "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false");
-    return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;
-}
+static const char gtp_overrides[] =
+    "numSearchThreads=1,nnMaxBatchSize=1,logToStderr=false,logAllGTPCommunication=false,ponderingEnabled=false,"
+    "gtpForceMaxNNSize=true,maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false";
 
 /* The analysis: backend (docs/ANALYSIS.md): one engine per symmetry (nnForcedSymmetry, no
  * randomizing), the mode's batch as nnMaxBatchSize and the analysis threads the backend asks for
@@ -73,20 +44,35 @@ static int build_gtp_spec(char *spec, size_t len, const char *workdir, const cha
  * thread each, no NN cache (so no evaluation is ever a cache hit: the batched pass evaluates
  * again), the board config's NN buffer, and its log on stderr, where it says its rows and
  * batches at exit. */
-static int build_analysis_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
-                               const char *extra)
+static const char analysis_overrides[] =
+    "nnForcedSymmetry={symmetry},nnRandomize=false,nnMaxBatchSize={batch},numAnalysisThreads={threads},"
+    "numSearchThreadsPerAnalysisThread=1,nnCacheSizePowerOfTwo=-1,maxBoardXSizeForNNBuffer={nnX},"
+    "maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false,logToStderr=true,logAllRequests=false,"
+    "logAllResponses=false,logSearchInfo=false";
+
+/* The backend spec of KataGo's subcommand kind (gtp, analysis): started in the workdir through sh
+ * (the backends run no shell themselves), KATAGO KIND -model {model} -config CONFIG, the kind's
+ * overrides, then the user's. {model} is the suite's net file, so that `halfcheck run
+ * katago-suite.yaml --net OTHER` has KataGo evaluate the file the reference evaluates; quoted
+ * (single quotes: the splitter expands no $ inside them). -1 when it does not fit. */
+static int build_spec(char *spec, size_t len, const char *kind, const char *overrides, const char *config,
+                      const hc_katago_plan *p)
 {
-    if (spec_start(spec, len, "analysis", workdir, katago, "analysis", "{model}", config))
+    snprintf(spec, len, "%s:@timeout=300 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'", kind);
+    if (word_quote(spec, len, p->workdir) || word_quote(spec, len, p->katago))
         return -1;
     size_t o = strlen(spec);
-    int n = snprintf(spec + o, len - o,
-                     " -override-config nnForcedSymmetry={symmetry},nnRandomize=false,nnMaxBatchSize={batch},"
-                     "numAnalysisThreads={threads},numSearchThreadsPerAnalysisThread=1,nnCacheSizePowerOfTwo=-1,"
-                     "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false,"
-                     "logToStderr=true,logAllRequests=false,logAllResponses=false,logSearchInfo=false");
-    return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;
+    if (snprintf(spec + o, len - o, " %s -model", kind) >= (int)(len - o) || word_quote(spec, len, "{model}"))
+        return -1;
+    o = strlen(spec);
+    if (snprintf(spec + o, len - o, " -config") >= (int)(len - o) || word_quote(spec, len, config))
+        return -1;
+    o = strlen(spec);
+    int n = snprintf(spec + o, len - o, " -override-config %s", overrides);
+    return n < (int)(len - o) ? add_extra(spec, len, p->extra) : -1;
 }
 
+/* DATA/katago/families.yaml: which boards each model family gets. */
 int hc_katago_families_load(const char *data, hc_katago_family *fams, int *n_fams, hc_err *err)
 {
     char path[PATH_MAX];
@@ -183,8 +169,8 @@ static int build(hc_suite *s, const hc_katago_plan *p, const hc_katago_family **
     char aspec[8192], gspec[8192];
     const char *specs[2] = {p->analysis_config ? aspec : NULL, p->gtp_config ? gspec : NULL};
     if ((p->analysis_config &&
-         build_analysis_spec(aspec, sizeof aspec, p->workdir, p->katago, p->analysis_config, p->extra)) ||
-        (p->gtp_config && build_gtp_spec(gspec, sizeof gspec, p->workdir, p->katago, p->gtp_config, p->extra)))
+         build_spec(aspec, sizeof aspec, "analysis", analysis_overrides, p->analysis_config, p)) ||
+        (p->gtp_config && build_spec(gspec, sizeof gspec, "gtp", gtp_overrides, p->gtp_config, p)))
         return hc_err_set(err, HC_EUSAGE, "the engine's command line is too long (paths too long?)");
     for (size_t i = 0; i < p->n_nets; i++) {
         hc_net_cfg n = {.name = p->nets[i].name, .model = p->nets[i].model, .model_version = p->nets[i].version};
