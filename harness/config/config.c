@@ -946,18 +946,17 @@ hc_suite *hc_suite_new(const char *path, const char *name, hc_err *err)
     return s;
 }
 
-/* Room for one more item in an array of n (capacity: the next power of two). */
-static int room(hc_suite *s, void **arr, size_t n, size_t size, hc_err *err)
+/* arr (n items of size bytes) with room for one more (capacity: the next power of two): arr
+ * itself, or where it moved; NULL with err. */
+static void *room(hc_suite *s, void *arr, size_t n, size_t size, hc_err *err)
 {
-    if (!((pool *)s->mem_)->built)
-        return hc_err_set(err, HC_EINTERNAL, "%s: a suite read from a file takes no more items", s->path);
+    if (!((pool *)s->mem_)->built) {
+        hc_err_set(err, HC_EINTERNAL, "%s: a suite read from a file takes no more items", s->path);
+        return NULL;
+    }
     if (n != 0 && (n & (n - 1)) != 0)
-        return 0;
-    void *m = pool_grow(s->mem_, *arr, n * size, (n ? 2 * n : 1) * size, err);
-    if (!m)
-        return -1;
-    *arr = m;
-    return 0;
+        return arr;
+    return pool_grow(s->mem_, arr, n * size, (n ? 2 * n : 1) * size, err);
 }
 
 /* "PATH: key[i]", the place of a built item in the suite as written. */
@@ -981,8 +980,10 @@ int hc_suite_add_net(hc_suite *s, const hc_net_cfg *net, hc_err *err)
         if (!strcmp(s->nets[j].name, net->name))
             return hc_err_set(err, HC_ECONFIG, "%s: nets[%zu]: duplicate name \"%s\" (also nets[%zu])", s->path,
                               s->n_nets, net->name, j);
-    if (room(s, (void **)&s->nets, s->n_nets, sizeof *s->nets, err))
+    hc_net_cfg *nets = room(s, s->nets, s->n_nets, sizeof *s->nets, err);
+    if (!nets)
         return -1;
+    s->nets = nets;
     hc_net_cfg *n = &s->nets[s->n_nets];
     int bad = 0;
     *n = *net;
@@ -999,9 +1000,13 @@ int hc_suite_add_net(hc_suite *s, const hc_net_cfg *net, hc_err *err)
 int hc_suite_add_board_file(hc_suite *s, const char *path, hc_err *err)
 {
     pool *pl = s->mem_;
-    if (room(s, (void **)&s->boards, s->n_boards, sizeof *s->boards, err) ||
-        room(s, (void **)&s->includes, s->n_includes, sizeof *s->includes, err))
+    hc_board_cfg *boards = room(s, s->boards, s->n_boards, sizeof *s->boards, err);
+    if (boards)
+        s->boards = boards;
+    const char **inc = boards ? room(s, s->includes, s->n_includes, sizeof *s->includes, err) : NULL;
+    if (!inc)
         return -1;
+    s->includes = inc;
     hc_board_cfg *b = &s->boards[s->n_boards];
     doc d;
     const char *file = pool_strdup(pl, path, err);
@@ -1037,9 +1042,13 @@ int hc_suite_add_backend(hc_suite *s, const char *name, const char *spec, const 
         int k = hc_suite_find_tier(s, tiers[t]);
         hc_tier tier;
         if (k < 0 && hc_tier_builtin(tiers[t], &tier, NULL) == 0) {
-            if (room(s, (void **)&s->tiers, s->n_tiers, sizeof *s->tiers, err) ||
-                room(s, (void **)&s->tier_files, s->n_tiers, sizeof *s->tier_files, err))
+            hc_tier *ts = room(s, s->tiers, s->n_tiers, sizeof *s->tiers, err);
+            if (ts)
+                s->tiers = ts;
+            const char **tf = ts ? room(s, s->tier_files, s->n_tiers, sizeof *s->tier_files, err) : NULL;
+            if (!tf)
                 return -1;
+            s->tier_files = tf;
             s->tiers[s->n_tiers] = tier;
             k = (int)s->n_tiers++;
         }
@@ -1050,8 +1059,10 @@ int hc_suite_add_backend(hc_suite *s, const char *name, const char *spec, const 
         }
         idx[t] = k;
     }
-    if (room(s, (void **)&s->backends, i, sizeof *s->backends, err))
+    hc_backend_cfg *bs = room(s, s->backends, i, sizeof *s->backends, err);
+    if (!bs)
         return -1;
+    s->backends = bs;
     hc_backend_cfg *b = &s->backends[i];
     int bad = 0;
     b->name = dup_or_null(s, name, err, &bad);
@@ -1069,8 +1080,10 @@ long hc_suite_add_case(hc_suite *s, size_t net, size_t board, size_t backend, hc
     if (net >= s->n_nets || board >= s->n_boards || backend >= s->n_backends)
         return hc_err_set(err, HC_EINTERNAL, "%s: a case of net %zu, board %zu, backend %zu: no such index", s->path,
                           net, board, backend);
-    if (room(s, (void **)&s->cases, s->n_cases, sizeof *s->cases, err))
+    hc_case *cs = room(s, s->cases, s->n_cases, sizeof *s->cases, err);
+    if (!cs)
         return -1;
+    s->cases = cs;
     hc_case *c = &s->cases[s->n_cases];
     c->net = net;
     c->board = board;
