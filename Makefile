@@ -174,7 +174,16 @@ ifneq ($(SETUP),0)
 	@sh ci/setup-deps --bench
 endif
 
-$(BUILD)/%.o: %.c | setup $(HC_DEPS_STAMP)
+# The flags a build folder's objects were compiled with: rewritten only when they change (CUDA=0
+# or not, SAN, a -D), so that switching them recompiles what they affect instead of linking
+# objects built two ways.
+HC_FLAGS_STAMP := $(BUILD)/.flags
+HC_FLAGS_TEXT := $(CC) $(CFLAGS) $(if $(CU_SRC),$(NVCC) $(NVCCFLAGS))
+$(HC_FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(subst ','\'',$(HC_FLAGS_TEXT))' | cmp -s - $@ || printf '%s\n' '$(subst ','\'',$(HC_FLAGS_TEXT))' > $@
+
+$(BUILD)/%.o: %.c $(HC_FLAGS_STAMP) | setup $(HC_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -189,7 +198,7 @@ endif
 # at once, hc_backend_vtbl.lanes) run side by side on the GPU. (An object built without it would
 # launch on the legacy stream, which waits for every other: hence the Makefile prerequisite.)
 CUDA_STREAM_FLAGS := --default-stream per-thread
-$(BUILD)/%.o: %.cu Makefile | setup
+$(BUILD)/%.o: %.cu Makefile $(HC_FLAGS_STAMP) | setup
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(CUDA_STREAM_FLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
 
