@@ -139,12 +139,19 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     ps->what[0] = '\0';
 }
 
-int cmd_run(int argc, char **argv)
+static int run_with(int argc, char **argv, const char *command_line, const struct hc_backend_registry *reg);
+
+int cmd_run(int argc, char **argv, const struct hc_backend_registry *reg)
 {
-    return cmd_run_as(argc, argv, NULL);
+    return run_with(argc, argv, NULL, reg);
 }
 
 int cmd_run_as(int argc, char **argv, const char *command_line)
+{
+    return run_with(argc, argv, command_line, NULL);
+}
+
+static int run_with(int argc, char **argv, const char *command_line, const struct hc_backend_registry *reg)
 {
     cli_args a;
     hc_err err = {0};
@@ -158,6 +165,7 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     if (done >= 0)
         return done;
     hc_run_options o = hc_run_options_default();
+    o.registry = reg;
     int threads, seed;
     double timeout;
     if (cli_get_int(&a, "threads", 2, &threads, &err) || cli_get_double(&a, "timeout", 600, &timeout, &err) ||

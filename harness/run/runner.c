@@ -579,8 +579,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (!(s->modes & mode))
             continue;
         int batch = mode == HC_MODE_BATCHED ? c->settings.max_batch_size : 1;
-        const hc_backend_vtbl *kind = hc_backend_find(spec, NULL, NULL);
-        if (mode == HC_MODE_BATCHED && kind && kind->never_batches) {
+        const hc_backend_kind *kind = hc_backend_find(opts->registry, spec, NULL, NULL);
+        if (mode == HC_MODE_BATCHED && kind && kind->caps.never_batches) {
             /* Running it would only repeat the unbatched case in another order. */
             char *m = strdup("not a batched check: this backend evaluates one position at a time; its unbatched "
                              "case checks it, the analysis: backend checks a build's batches");
@@ -611,7 +611,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         snprintf(prefix, sizeof prefix, "%s/case%u", run->scratch, run->n_children++);
         progress_ctx pc = {opts, what};
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .order = order, .batch = batch,
-                              .settings = &es, .threads = opts->threads, .timeout_s = opts->timeout_s,
+                              .settings = &es, .threads = opts->threads, .registry = opts->registry, .timeout_s = opts->timeout_s,
                               .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc,
                               .no_pdeathsig = opts->no_pdeathsig};
         int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
@@ -666,7 +666,7 @@ static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c
         opts->progress(opts->progress_user, what, 0, (size_t)reps * in->n);
     progress_ctx pc = {opts, what};
     hc_repeat_opts ro = {.spec = spec, .net = net, .ps = in->ps, .n = in->n, .settings = es,
-                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps,
+                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps, .registry = opts->registry,
                          .seed = case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
                                            "repeat"),
                          .timeout_s = opts->timeout_s, .scratch_prefix = prefix, .stopped = case_stopped,
@@ -1060,7 +1060,7 @@ static int filter_cases(hc_run *run, const hc_suite *suite, const char *const *o
  * cases; its sha256 pin and model version checked), each board's positions (loaded once and
  * kept; every record fits each case's NN buffer). The first mistake is the one error of the
  * run (HC_ECONFIG or the reader's code: exit 2), naming the suite's file:line:col. */
-static int preflight(hc_run *run, const hc_suite *s, hc_err *err)
+static int preflight(hc_run *run, const hc_suite *s, const hc_backend_registry *reg, hc_err *err)
 {
     run->nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->nets, err, "nets");
     run->net_digest = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->net_digest, err, "nets");
@@ -1095,7 +1095,7 @@ static int preflight(hc_run *run, const hc_suite *s, hc_err *err)
         const hc_backend_cfg *bc = &s->backends[c->backend];
         char spec[2048];
         hc_err e = {0};
-        if (expand_spec(s, c, bc->spec, spec, sizeof spec, &e) || hc_backend_check(spec, &e))
+        if (expand_spec(s, c, bc->spec, spec, sizeof spec, &e) || hc_backend_check(reg, spec, &e))
             return hc_err_set(err, HC_ECONFIG, "%s: %s (in backend \"%s\")", bc->spec_where ? bc->spec_where : bc->where,
                               e.msg, bc->name);
     }
@@ -1208,7 +1208,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         return NULL;
     }
     run->prov.command = run->command;
-    if (preflight(run, suite, err)) {
+    if (preflight(run, suite, opts->registry, err)) {
         rmdir(run->scratch);
         hc_run_free(run);
         return NULL;

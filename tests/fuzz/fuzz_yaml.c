@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             need_name(&err, "suite.yaml");
             break;
         }
-        hc_suite_check_backends(s, &err);
+        hc_suite_check_backends(s, NULL, &err);
         hc_suite_free(s);
         break;
     }
