@@ -137,9 +137,9 @@ static void fault_free_opts(void *opts)
 
 static void *fault_parse_opts(const char *params, hc_err *err)
 {
-    int kind;
-    long at;
-    const char *inner;
+    int kind = 0;
+    long at = 0;
+    const char *inner = NULL;
     if (fault_parse(params, &kind, &at, &inner, err) || hc_backend_check(NULL, inner, err))
         return NULL;
     fault_opts *fo = hc_calloc(1, sizeof *fo, err, "fault options");
