@@ -310,17 +310,13 @@ static void *analysis_parse(const char *params, hc_err *err)
         {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &ao->startup_timeout_s},
         {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &ao->handicap},
     };
-    const char *p = hc_specopts_parse("analysis", params, opts, sizeof opts / sizeof opts[0], err);
-    if (p && !*p)
-        hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
-    else if (p && !strstr(p, "{symmetry}"))
+    ao->cmd = hc_specopts_command("analysis", params, opts, sizeof opts / sizeof opts[0], err);
+    if (ao->cmd && !strstr(ao->cmd, "{symmetry}"))
         hc_err_set(err, HC_ECONFIG,
                    "analysis: the command must contain {symmetry} (e.g. -override-config "
                    "nnForcedSymmetry={symmetry}): the analysis engine takes no symmetry per query, so "
                    "halfcheck runs one engine per symmetry");
-    else if (p && !(ao->cmd = strdup(p)))
-        hc_err_set(err, HC_ENOMEM, "out of memory");
-    if (!ao->cmd) {
+    if (!ao->cmd || !strstr(ao->cmd, "{symmetry}")) {
         analysis_free_opts(ao);
         return NULL;
     }

@@ -229,12 +229,7 @@ static void *gtp_parse(const char *params, hc_err *err)
         {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &go->temperature},
         {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &go->handicap},
     };
-    const char *p = hc_specopts_parse("gtp", params, opts, sizeof opts / sizeof opts[0], err);
-    if (p && !*p)
-        hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");
-    else if (p && !(go->cmd = strdup(p)))
-        hc_err_set(err, HC_ENOMEM, "out of memory");
-    if (!go->cmd) {
+    if (!(go->cmd = hc_specopts_command("gtp", params, opts, sizeof opts / sizeof opts[0], err))) {
         gtp_free_opts(go);
         return NULL;
     }

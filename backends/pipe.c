@@ -396,12 +396,7 @@ static void *pipe_parse(const char *params, hc_err *err)
         {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &po->startup_timeout_s},
         {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &po->model},
     };
-    const char *p = hc_specopts_parse("pipe", params, opts, sizeof opts / sizeof opts[0], err);
-    if (p && !*p)
-        hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@OPTION=V ...] PROGRAM ARGS...)");
-    else if (p && !(po->cmd = strdup(p)))
-        hc_err_set(err, HC_ENOMEM, "out of memory");
-    if (!po->cmd) {
+    if (!(po->cmd = hc_specopts_command("pipe", params, opts, sizeof opts / sizeof opts[0], err))) {
         pipe_free_opts(po);
         return NULL;
     }

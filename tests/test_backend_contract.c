@@ -13,8 +13,9 @@
  *   .7 finish, called once after the evaluation, counts an engine's positions (a kind without
  *      engines leaves the figures unknown), and after close no child process is left.
  * Kinds needing an external program run against the repository's stand-ins (helper_fake_gtp,
- * helper_fake_analysis, helper_pipe_ref32); a kind that cannot run here is reported as skipped
- * with its reason. contract-planted: the batch check (.4) finds the planted losses of batch
+ * helper_fake_analysis, helper_pipe_ref32), tensors: on ref32's taps of the positions
+ * (hc_taps_save); a kind that cannot run here (cuda without a GPU) is reported as skipped with
+ * its reason. contract-planted: the batch check (.4) finds the planted losses of batch
  * invariance of fault:batch-drift and mutate:stale-row, so it can fail. Needs ../shared (the g170
  * net, the 10x14 positions and KataGo's outputs of them, for file:). */
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include "harness/data/positions.h"
 #include "harness/eval/evaluate.h"
 #include "harness/model/model.h"
+#include "harness/run/taps.h"
 #include "hc_test.h"
 #include "tests/lib/testkinds.h"
 
@@ -40,7 +42,8 @@ static const char *const golden_rel = "golden/outputs/g170_size10x14.jsonl.gz";
 static const char *const positions_rel = "positions/size10x14.jsonl.gz";
 
 /* How each kind runs here: its spec ("%M" the model, "%G" KataGo's outputs, "%H" the test
- * programs' directory), a bad spec and what its refusal must name; why, when it cannot run. */
+ * programs' directory, "%T" ref32's taps of the positions as `taps --save` writes them), a bad
+ * spec and what its refusal must name; why, when it cannot run. */
 typedef struct kind_spec {
     const char *kind, *spec, *bad, *bad_names, *cannot;
 } kind_spec;
@@ -53,14 +56,13 @@ static const kind_spec specs[] = {
     {"emulate", "emulate:fp16", "emulate:fp61", "fp61", NULL},
     {"gtp", "gtp:@timeout=30 %H/helper_fake_gtp %M -nn 10 14", "gtp:@timeoutt=5 x", "timeoutt", NULL},
     {"pipe", "pipe:@timeout=30 @model=%M %H/helper_pipe_ref32", "pipe:@modle=x y", "modle", NULL},
-    {"tensors", NULL, "tensors:@layout=nhcw .", "nhcw",
-     "needs per-layer tensor files another tool wrote for these positions (tests/test_taps_tensors runs it)"},
+    {"tensors", "tensors:%T", "tensors:@layout=nhcw .", "nhcw", NULL},
     {"analysis", "analysis:@timeout=60 %H/helper_fake_analysis %M -nn 10 14 -symmetry {symmetry} -batch {batch}",
      "analysis:@handicap=2 x {symmetry}", "handicap", NULL},
     {"cuda", "cuda:ref32", "cuda:fp17", "fp17", "needs an NVIDIA GPU (tests/gpu_test_* run it)"},
 };
 
-static char model[4096], golden[4096], here[4096];
+static char model[4096], golden[4096], here[4096], tapdir[4096];
 
 /* spec with %M, %G and %H filled in. */
 static void fill(const char *in, char *out, size_t cap)
@@ -74,6 +76,8 @@ static void fill(const char *in, char *out, size_t cap)
             sub = golden;
         else if (c[0] == '%' && c[1] == 'H')
             sub = here;
+        else if (c[0] == '%' && c[1] == 'T')
+            sub = tapdir;
         if (sub) {
             o += (size_t)snprintf(out + o, cap - o, "%s", sub);
             if (o >= cap)
@@ -286,6 +290,19 @@ int main(int argc, char **argv)
         hc_net_free(net);
         hc_positions_free(all, n_all);
         return hc_test_exit();
+    }
+    /* tensors: reads back what ref32 tapped of these positions */
+    const char *tmp = hc_tmpdir("test_backend_contract");
+    hc_eval_settings es = hc_eval_settings_default(NX, NY);
+    if (tmp) {
+        char rel_t[600];
+        snprintf(rel_t, sizeof rel_t, "%s/taps", tmp);
+        hc_abspath(rel_t, tapdir, sizeof tapdir);
+        hc_shf("rm -rf %s", tapdir);
+        hc_taps_save_opts so = {.dir = tapdir, .formats = HC_TAPS_SAVE_SAFETENSORS, .net_path = model,
+                                .positions_path = pp};
+        if (hc_taps_save(net, all, N, &es, "ref32", 2, &so, NULL, &err))
+            printf("# taps --save for tensors: failed: %s\n", err.msg);
     }
     for (const hc_backend_registry *r = hc_test_registry(); r; r = r->next)
         for (const hc_backend_kind *const *k = r->kinds; *k; k++)
