@@ -52,7 +52,9 @@ int main(void)
                     int B = batches[bi];
                     hc_backend b = {0};
                     hc_raw_heads *out = hc_raw_heads_new(B, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
-                    if (!out || hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = specs[k], .net = net, .nx = nx, .ny = ny, .max_batch = B, .threads = 1}, &err)) {
+                    if (!out || hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = specs[k], .net = net,
+                                                                                 .nx = nx, .ny = ny, .max_batch = B,
+                                                                                 .threads = 1}, &err)) {
                         printf("# %s %dx%d %s batch %d: %s\n", net->name, nx, ny, specs[k], B, err.msg);
                         hc_raw_heads_free(out);
                         continue;

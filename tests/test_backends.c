@@ -154,7 +154,8 @@ static int eval_file(const char *spec, const hc_position *ps, size_t n, int nx, 
                      hc_err *err)
 {
     hc_backend b = {0};
-    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = nx, .ny = ny, .max_batch = batch, .threads = 1}, err))
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = nx, .ny = ny,
+                                                         .max_batch = batch, .threads = 1}, err))
         return -1;
     hc_eval_settings s = hc_eval_settings_default(nx, ny);
     int rc = hc_eval_positions(&b, NULL, ps, n, NULL, batch, &s, outs, NULL, NULL, NULL, NULL, err);
@@ -262,14 +263,17 @@ static void test_file(const char *tmp)
     /* Errors, each naming the file. */
     snprintf(spec, sizeof spec, "file:%s/no-such-file.jsonl", tmp);
     hc_backend b = {0};
-    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14, .max_batch = 1, .threads = 1}, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.1", rc == -1 && contains(err.msg, "no-such-file.jsonl"), "missing file: %s", err.msg);
 
-    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "file:", .net = NULL, .nx = 10, .ny = 14, .max_batch = 1, .threads = 1}, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "file:", .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.2", rc == -1 && contains(err.msg, "path"), "no path: %s", err.msg);
 
     snprintf(spec, sizeof spec, "file:%s", golden);
-    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 19, .ny = 19, .max_batch = 1, .threads = 1}, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 19, .ny = 19,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.3", rc == -1 && contains(err.msg, golden) && contains(err.msg, "10x14") && contains(err.msg, "19x19"),
              "buffer size mismatch: %s", err.msg);
 
@@ -298,7 +302,8 @@ static void test_file(const char *tmp)
         fclose(f);
     }
     snprintf(spec, sizeof spec, "file:%s", path);
-    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14, .max_batch = 1, .threads = 1}, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     char at[2400];
     snprintf(at, sizeof at, "%s:2", path);
     hc_check("backends-5.6", rc == -1 && contains(err.msg, at), "malformed line: %s", err.msg);
@@ -309,7 +314,8 @@ static void test_file(const char *tmp)
     if (f)
         fclose(f);
     snprintf(spec, sizeof spec, "file:%s", path);
-    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14, .max_batch = 1, .threads = 1}, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.7", rc == -1 && contains(err.msg, path) && contains(err.msg, "no outputs"), "empty file: %s",
              err.msg);
 
@@ -568,7 +574,8 @@ static void test_wrappers(void)
             hc_backend_close(&b);
     }
     /* A wrapper has no layer hooks of its own: "not supported", naming it. */
-    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "mutate:stale-row:ref32", .net = net, .nx = NX, .ny = NY, .max_batch = BATCH, .threads = 1}, &err) == 0) {
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "mutate:stale-row:ref32", .net = net, .nx = NX,
+                                                         .ny = NY, .max_batch = BATCH, .threads = 1}, &err) == 0) {
         int t = hc_backend_set_taps(&b, NULL, NULL, &err);
         hc_check("backends-9.19", t == -1 && contains(err.msg, "mutate") && contains(err.msg, "not supported"), "taps: %d: %s",
                  t, err.msg);
@@ -581,7 +588,8 @@ static void test_wrappers(void)
     if (gp) {
         char spec[2300];
         snprintf(spec, sizeof spec, "mutate:pass-dropped:file:%s", gp);
-        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = 10, .ny = 14, .max_batch = BATCH, .threads = 1}, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = 10, .ny = 14,
+                                                              .max_batch = BATCH, .threads = 1}, &err);
         hc_check("backends-9.20", rc == -1 && contains(err.msg, "not a tensor backend"), "rc %d: %s", rc, err.msg);
         if (rc == 0)
             hc_backend_close(&b);

@@ -33,7 +33,8 @@ int main(void)
     for (int i = 0; i < 4; i++) {
         hc_backend b = {0};
         hc_err_clear(&err);
-        int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = bad[i], .net = net, .nx = 10, .ny = 14, .max_batch = 4, .threads = 1}, &err);
+        int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = bad[i], .net = net, .nx = 10, .ny = 14,
+                                                                  .max_batch = 4, .threads = 1}, &err);
         char id[32];
         snprintf(id, sizeof id, "cuda-2.%d", i + 1);
         hc_check(id, rc != 0 && err.code == HC_ECONFIG && strstr(err.msg, "params"),
@@ -42,7 +43,8 @@ int main(void)
     }
     hc_backend b = {0};
     hc_err_clear(&err);
-    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "cuda:fp32", .net = net, .nx = 10, .ny = 14, .max_batch = 4, .threads = 1}, &err) == 0) {
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "cuda:fp32", .net = net, .nx = 10, .ny = 14,
+                                                         .max_batch = 4, .threads = 1}, &err) == 0) {
         hc_skip("cuda-3.1", "a CUDA device is present: see make test-gpu");
         hc_backend_close(&b);
     } else if (strstr(err.msg, "no CUDA device")) {

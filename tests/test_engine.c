@@ -546,7 +546,9 @@ static void api_checks(void)
     hc_check("engine-api.2", !vt && err.code == HC_ECONFIG && strstr(err.msg, "ref32"), "unknown kind: %s", err.msg);
     hc_backend b;
     hc_err_clear(&err);
-    hc_check("engine-api.3", hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32:bogus", .net = NULL, .nx = 19, .ny = 19, .max_batch = 1, .threads = 1}, &err) != 0 && err.code == HC_ECONFIG,
+    hc_check("engine-api.3", hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32:bogus", .net = NULL,
+                                                                              .nx = 19, .ny = 19, .max_batch = 1,
+                                                                              .threads = 1}, &err) != 0 && err.code == HC_ECONFIG,
              "ref32 with params must fail: %s", err.msg);
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p) {
@@ -558,7 +560,8 @@ static void api_checks(void)
         fail_left("engine-api.rest", mark, API_CHECKS);
         return;
     }
-    int ok = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = 9, .ny = 9, .max_batch = 2, .threads = 1}, &err) == 0;
+    int ok = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = 9, .ny = 9,
+                                                              .max_batch = 2, .threads = 1}, &err) == 0;
     hc_check("engine-api.5", ok, "open ref32: %s", err.msg);
     if (ok) {
         hc_check("engine-api.6", hc_backend_set_taps(&b, NULL, NULL, &err) == 0, "ref32 taps: %s", err.msg);

@@ -63,7 +63,8 @@ static int open_gtp(hc_backend *b, const char *extra_opts, const char *extra_arg
     char spec[12000];
     snprintf(spec, sizeof spec, "gtp:@timeout=20 %s %s %s -nn %d %d %s", extra_opts, helper, model, NX, NY,
              extra_args);
-    return hc_backend_open_with(b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY, .max_batch = 1, .threads = 1}, err);
+    return hc_backend_open_with(b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY,
+                                                           .max_batch = 1, .threads = 1}, err);
 }
 
 static int eval1(hc_backend *b, const hc_position *p, hc_nnoutput *o, hc_err *err)
@@ -123,14 +124,19 @@ int main(int argc, char **argv)
     {
         hc_backend b = {0};
         unsetenv("HC_TEST_GTP_UNSET");
-        int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:$HC_TEST_GTP_UNSET gtp -model m", .net = NULL, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err);
+        int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:$HC_TEST_GTP_UNSET gtp -model m",
+                                                                  .net = NULL, .nx = 9, .ny = 9, .max_batch = 1,
+                                                                  .threads = 1}, &err);
         hc_check("gtp-1.1", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "HC_TEST_GTP_UNSET"),
                  "unset variable: skipped, naming it: %s", err.msg);
-        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:/nonexistent/katago gtp", .net = NULL, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:/nonexistent/katago gtp", .net = NULL,
+                                                              .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err);
         hc_check("gtp-1.2", rc == -1 && strstr(err.msg, "cannot execute /nonexistent/katago"), "%s", err.msg);
-        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:@bogus=1 x", .net = NULL, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:@bogus=1 x", .net = NULL, .nx = 9,
+                                                              .ny = 9, .max_batch = 1, .threads = 1}, &err);
         hc_check("gtp-1.3", rc == -1 && strstr(err.msg, "unknown option"), "%s", err.msg);
-        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:'unterminated", .net = NULL, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:'unterminated", .net = NULL, .nx = 9,
+                                                              .ny = 9, .max_batch = 1, .threads = 1}, &err);
         hc_check("gtp-1.4", rc == -1 && strstr(err.msg, "quote"), "%s", err.msg);
     }
 
@@ -149,7 +155,9 @@ int main(int argc, char **argv)
     hc_net_reduce_activations(net);
     hc_backend rb = {0};
     hc_eval_settings s = hc_eval_settings_default(NX, NY);
-    if (!hc_check("gtp-2.1", hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY, .max_batch = 4, .threads = 1}, &err) == 0 &&
+    if (!hc_check("gtp-2.1", hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX,
+                                                                               .ny = NY, .max_batch = 4,
+                                                                               .threads = 1}, &err) == 0 &&
                                  hc_eval_positions(&rb, net, ps, N, NULL, 4, &s, ref, NULL, NULL, NULL, NULL, &err) == 0,
                   "ref32: %s", err.msg)) {
         hc_fail_rest("gtp-2.rest", "not run: no ref32 outputs to compare with");
@@ -214,7 +222,8 @@ int main(int argc, char **argv)
         q.initial_pla = q.next_pla = HC_WHITE;
         hc_nnoutput rq = {0}, gq = {0};
         hc_eval_settings ds = hc_eval_settings_default(NX, NY);
-        rc = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY, .max_batch = 1, .threads = 1}, &err);
+        rc = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY,
+                                                               .max_batch = 1, .threads = 1}, &err);
         rc = rc ? rc : hc_eval_positions(&rb, net, &q, 1, NULL, 1, &ds, &rq, NULL, NULL, NULL, NULL, &err);
         hc_backend_close(&rb);
         rc = rc ? rc : eval1(&b, &q, &gq, &err);
@@ -257,7 +266,8 @@ int main(int argc, char **argv)
         t.playout_doubling_advantage = 0.5;
         hc_nnoutput r2[3] = {{0}}, o2[3] = {{0}};
         hc_backend b2 = {0};
-        int ok = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY, .max_batch = 1, .threads = 1}, &err) == 0 &&
+        int ok = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY,
+                                                                   .max_batch = 1, .threads = 1}, &err) == 0 &&
                  hc_eval_positions(&rb, net, ps + 3, 3, NULL, 1, &t, r2, NULL, NULL, NULL, NULL, &err) == 0;
         hc_backend_close(&rb);
         ok = ok && open_gtp(&b2, "@temperature=0.5", "-temperature 0.5", &err) == 0 &&

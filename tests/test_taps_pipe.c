@@ -352,9 +352,13 @@ int main(int argc, char **argv)
         snprintf(s1, sizeof s1, "pipe:@model=%s %s", np, helper);
         snprintf(s2, sizeof s2, "pipe:@model=%s %s -taps 1", np, helper);
         hc_backend v1 = {0}, v2 = {0}, ref = {0};
-        int o1 = hc_backend_open_with(&v1, &(hc_backend_open_opts){.spec = s1, .net = net, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err) == 0;
-        int o2 = o1 && hc_backend_open_with(&v2, &(hc_backend_open_opts){.spec = s2, .net = net, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err) == 0;
-        int o3 = o2 && hc_backend_open_with(&ref, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err) == 0;
+        int o1 = hc_backend_open_with(&v1, &(hc_backend_open_opts){.spec = s1, .net = net, .nx = 9, .ny = 9,
+                                                                   .max_batch = 1, .threads = 1}, &err) == 0;
+        int o2 = o1 && hc_backend_open_with(&v2, &(hc_backend_open_opts){.spec = s2, .net = net, .nx = 9, .ny = 9,
+                                                                         .max_batch = 1, .threads = 1}, &err) == 0;
+        int o3 = o2 && hc_backend_open_with(&ref, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = 9,
+                                                                          .ny = 9, .max_batch = 1,
+                                                                          .threads = 1}, &err) == 0;
         hc_check("tapspipe-0.1", o3 && !hc_backend_taps(&v1) && hc_backend_taps(&v2) && hc_backend_taps(&ref),
                  "version 1: no taps; version 2 and ref32: taps %s", o3 ? "" : err.msg);
         float *sp = calloc((size_t)net->num_input_c * 81, sizeof(float));
