@@ -180,8 +180,9 @@ typedef struct hc_backend_kind {
     void (*free_opts)(void *opts);
     /* Opens an instance from parsed options and o (net, sizes, threads, registry; profile and
      * layer subset where caps.profile). opts is NULL only for a caps.profile kind given
-     * o->profile with empty params (the profile in memory stands for them). The instance does
-     * not keep opts. Returns the instance or NULL with err. */
+     * o->profile: the profile in memory stands for the params (which are not parsed; the
+     * callers name "emulate" or "cuda:emulate"). The instance does not keep opts. Returns the
+     * instance or NULL with err. */
     void *(*open)(const void *opts, const hc_backend_open_opts *o, hc_err *err);
     const hc_backend_ops *ops;
 } hc_backend_kind;

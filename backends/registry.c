@@ -171,9 +171,10 @@ int hc_backend_open_with(hc_backend *b, const hc_backend_open_opts *o, hc_err *e
         return -1;
     if ((o->profile || o->active) && !k->caps.profile)
         return hc_err_set(err, HC_EUSAGE, "backend %s: takes no profile or layer subset", k->name);
-    /* A profile in memory stands for empty params (emulate given a profile it did not parse). */
+    /* A profile in memory stands for the params (spec "emulate" or "cuda:emulate" given a
+     * profile that taps or bisect-precision built): open gets no parsed options. */
     void *opts = NULL;
-    if (!(o->profile && k->caps.profile && !*params) && !(opts = k->parse(params, err)))
+    if (!(o->profile && k->caps.profile) && !(opts = k->parse(params, err)))
         return hc_err_prefix(err, "backend %s: ", o->spec);
     int rc = hc_backend_open_parsed(b, k, opts, o, err);
     free_opts(k, opts);
