@@ -208,8 +208,9 @@ extern const hc_backend_registry hc_backend_registry_builtin;
 const hc_backend_kind *hc_backend_find(const hc_backend_registry *reg, const char *spec, const char **params,
                                        hc_err *err);
 
-/* Checks a spec before any work (preflight): a kind found (hc_backend_find) whose params
- * parse. 0, or -1 with err (HC_ECONFIG) naming the spec. */
+/* Checks a spec before any work (preflight): a kind found as hc_backend_find does whose params
+ * parse (a missing kind's params are parsed first, then it is refused as not built). 0, or -1
+ * with err (HC_ECONFIG) naming the spec. */
 int hc_backend_check(const hc_backend_registry *reg, const char *spec, hc_err *err);
 
 /* An opened backend: its kind and its instance. */

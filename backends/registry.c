@@ -89,8 +89,9 @@ static int not_built(const hc_backend_registry *reg, const hc_backend_kind *k, h
                       k->summary, known);
 }
 
-const hc_backend_kind *hc_backend_find(const hc_backend_registry *reg, const char *spec, const char **params,
-                                       hc_err *err)
+/* The kind spec names; a missing one (cuda without nvcc) too when allow_missing, else refused. */
+static const hc_backend_kind *find(const hc_backend_registry *reg, const char *spec, const char **params,
+                                   int allow_missing, hc_err *err)
 {
     if (!reg)
         reg = &hc_backend_registry_builtin;
@@ -102,7 +103,7 @@ const hc_backend_kind *hc_backend_find(const hc_backend_registry *reg, const cha
         for (int i = 0; r->kinds[i]; i++)
             if (strlen(r->kinds[i]->name) == n && strncmp(r->kinds[i]->name, spec, n) == 0) {
                 /* A kind this binary lacks (cuda without nvcc) says so rather than "unknown". */
-                if (r->kinds[i]->missing) {
+                if (r->kinds[i]->missing && !allow_missing) {
                     not_built(reg, r->kinds[i], err);
                     return NULL;
                 }
@@ -134,17 +135,24 @@ static void free_opts(const hc_backend_kind *k, void *opts)
         k->free_opts(opts);
 }
 
+const hc_backend_kind *hc_backend_find(const hc_backend_registry *reg, const char *spec, const char **params,
+                                       hc_err *err)
+{
+    return find(reg, spec, params, 0, err);
+}
+
 int hc_backend_check(const hc_backend_registry *reg, const char *spec, hc_err *err)
 {
     const char *params;
-    const hc_backend_kind *k = hc_backend_find(reg, spec, &params, err);
+    const hc_backend_kind *k = find(reg, spec, &params, 1, err);
     if (!k)
         return -1;
+    /* A missing kind's params are checked too (its parser is plain C): a typo is told as such. */
     void *opts = k->parse(params, err);
     if (!opts)
         return hc_err_prefix(err, "backend %s: ", spec);
     free_opts(k, opts);
-    return 0;
+    return k->missing ? not_built(reg, k, err) : 0;
 }
 
 int hc_backend_open_parsed(hc_backend *b, const hc_backend_kind *kind, const void *opts,
