@@ -195,7 +195,7 @@ endif
 
 # Every launch and copy goes to the calling thread's own default stream (not the legacy stream
 # that serializes the whole context), so that lanes of one process (several one-position passes
-# at once, hc_backend_vtbl.lanes) run side by side on the GPU. (An object built without it would
+# at once, hc_backend_caps.lanes) run side by side on the GPU. (An object built without it would
 # launch on the legacy stream, which waits for every other: hence the Makefile prerequisite.)
 CUDA_STREAM_FLAGS := --default-stream per-thread
 $(BUILD)/%.o: %.cu Makefile $(HC_FLAGS_STAMP) | setup
@@ -230,6 +230,11 @@ build/halfcheck: $(BUILD)/halfcheck FORCE
 FORCE:
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libhc.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The command line with the test registry (tests/lib/testkinds.h: fault: and the other test kinds):
+# every CLI object but main.o, whose main gives the user registry.
+$(BUILD)/tests/helper_halfcheck: $(BUILD)/tests/helper_halfcheck.o $(filter-out $(BUILD)/harness/cli/main.o,$(CLI_OBJ)) $(TESTLIB_OBJ) $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/bench_gemm.o: private CFLAGS += $(BLAS_CFLAGS)

@@ -1,5 +1,5 @@
 /* The cuda backend's instance (backends/cuda.h): open from typed options (hc_cuda_open_with),
- * eval, close, and its hc_backend_vtbl (hc_backend_cuda: params parsed by backends/cuda_opts.c).
+ * eval, close (the kind, hc_backend_cuda, and its parser are in backends/cuda_opts.c).
  * Modes cuda:fp32, cuda:fp16, cuda:ref32 and cuda:emulate:PROFILE run the one forward pass of
  * backends/cuda_graph.cu (whose comment says what each mode computes) on device 0; eval copies the
  * input rows to the device, runs the pass and copies the raw heads back in one wait. Errors: the
@@ -328,70 +328,3 @@ void hc_cuda_close(void *vi)
 {
     inst_free((inst *)vi);
 }
-
-namespace {
-
-void *cuda_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads, hc_err *err)
-{
-    hc_cuda_opts o;
-    if (hc_cuda_opts_parse(params, &o, err))
-        return NULL;
-    hc_backend_open_opts oo = {};
-    oo.net = net;
-    oo.nx = nx;
-    oo.ny = ny;
-    oo.max_batch = max_batch;
-    oo.threads = threads;
-    return hc_cuda_open_with(&o, &oo, err);
-}
-
-/* taps and bisect-precision: cuda:emulate with a profile they built (spec "cuda:emulate", the
- * profile in oo->profile) or a subset of layers. */
-void *cuda_open_opts(const char *params, const hc_backend_open_opts *oo, hc_err *err)
-{
-    hc_cuda_opts o;
-    if (oo->profile && params && strcmp(params, "emulate") == 0) {
-        memset(&o, 0, sizeof o);
-        o.mode = HC_CUDA_EMULATE;
-    } else if (hc_cuda_opts_parse(params, &o, err)) {
-        return NULL;
-    }
-    return hc_cuda_open_with(&o, oo, err);
-}
-
-/* Checked before any work, without a GPU: the params, and emulate's profile loads (whether the
- * GPU follows it depends on the net's layers: told at open). */
-int cuda_check(const char *params, hc_err *err)
-{
-    hc_cuda_opts o;
-    return hc_cuda_opts_parse(params, &o, err);
-}
-
-hc_backend_vtbl make_vtbl()
-{
-    hc_backend_vtbl v;
-    memset(&v, 0, sizeof v);
-    v.name = "cuda";
-    v.shape = HC_BACKEND_TENSOR;
-    v.help = "KataGo nets on an NVIDIA GPU (cuBLAS GEMMs, own kernels); params: ref32 (the fp32 "
-             "reference itself, bit-identical to ref32: own kernels in its operation order, no cuBLAS), "
-             "emulate:PROFILE (emulate:PROFILE's bits on the GPU: docs/EMULATION.md), "
-             "fp32 (fp32 everywhere, no TF32) or fp16 (half weights and activations, fp32 accumulation; "
-             "calibration knobs ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32); taps every layer it "
-             "computes; given threads, that many instances run side by side on their own streams (each with its "
-             "own weights and scratch on the GPU), each taking whole batches";
-    v.open = cuda_open;
-    v.open_opts = cuda_open_opts;
-    v.eval = hc_cuda_eval;
-    v.close = hc_cuda_close;
-    v.taps = hc_cuda_taps;
-    v.check = cuda_check;
-    /* with threads: several passes at once (each lane on its own thread's stream), each still
-     * of the evaluation's whole batch */
-    v.lanes = HC_LANES_WHOLE_BATCH;
-    return v;
-}
-
-} // namespace
-
-extern "C" const hc_backend_vtbl hc_backend_cuda = make_vtbl();

@@ -42,16 +42,17 @@ typedef struct hc_cuda_opts {
  * option, with a "did you mean" where one is close. */
 int hc_cuda_opts_parse(const char *params, hc_cuda_opts *o, hc_err *err);
 
-/* Defined only in a CUDA build (backends/cuda.cu; HC_HAVE_CUDA for the C files): */
+/* The kind (backends/cuda_opts.c, every build: without HC_HAVE_CUDA it is registered as missing,
+ * so a spec naming it is parsed and then refused as "not built"). */
+extern const hc_backend_kind hc_backend_cuda;
 
-/* The backend (hc_backend_vtbl): open parses with hc_cuda_opts_parse and calls hc_cuda_open_with. */
-extern const hc_backend_vtbl hc_backend_cuda;
+/* Defined only in a CUDA build (backends/cuda.cu; HC_HAVE_CUDA for the C files): */
 
 /* Opens an instance on device 0 for oo's net, board and max_batch (oo->spec and oo->threads are
  * not read; oo->profile and oo->active only in emulate mode). Faults are refused in a mode that
  * has no such fault. NULL with err on failure (no device: HC_EBACKEND "cuda: no CUDA device"). */
 void *hc_cuda_open_with(const hc_cuda_opts *o, const hc_backend_open_opts *oo, hc_err *err);
-/* hc_backend_vtbl.eval, .taps (always 1: every layer it computes) and .close of an instance. */
+/* The instance's ops: eval, taps (always 1: every layer it computes) and close. */
 int hc_cuda_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
                  hc_raw_heads *out, hc_err *err);
 int hc_cuda_taps(void *inst);

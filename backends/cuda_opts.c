@@ -1,6 +1,7 @@
-/* The cuda backend's spec parser (backends/cuda.h: hc_cuda_opts_parse): plain C, built with or
+/* The cuda backend kind and its spec parser (backends/cuda.h: hc_cuda_opts_parse): plain C, built with or
  * without the CUDA toolkit, so that a suite naming cuda is checked before any work anywhere. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/cuda.h"
@@ -88,3 +89,57 @@ int hc_cuda_opts_parse(const char *params, hc_cuda_opts *o, hc_err *err)
     }
     return 0;
 }
+
+/* The kind: its options are parsed in every build; an instance needs HC_HAVE_CUDA. */
+static void *cuda_parse(const char *params, hc_err *err)
+{
+    hc_cuda_opts *o = hc_calloc(1, sizeof *o, err, "cuda options");
+    if (o && hc_cuda_opts_parse(params, o, err)) {
+        free(o);
+        return NULL;
+    }
+    return o;
+}
+
+#ifdef HC_HAVE_CUDA
+/* opts NULL: a profile held in memory (hc_backend_open_opts.profile: taps, bisect-precision)
+ * stands for "emulate:PROFILE". */
+static void *cuda_open(const void *opts, const hc_backend_open_opts *oo, hc_err *err)
+{
+    hc_cuda_opts em = {.mode = HC_CUDA_EMULATE};
+    return hc_cuda_open_with(opts ? opts : &em, oo, err);
+}
+
+static const hc_backend_ops cuda_ops = {.eval = hc_cuda_eval, .taps = hc_cuda_taps, .close = hc_cuda_close};
+#else
+static void *cuda_open(const void *opts, const hc_backend_open_opts *oo, hc_err *err)
+{
+    (void)opts;
+    (void)oo;
+    hc_err_set(err, HC_ECONFIG, "backend kind \"cuda\" is not built into this halfcheck (built where nvcc is found)");
+    return NULL;
+}
+
+static void cuda_none_close(void *inst) { (void)inst; }
+
+static const hc_backend_ops cuda_ops = {.close = cuda_none_close};
+#endif
+
+const hc_backend_kind hc_backend_cuda = {
+    .name = "cuda",
+    .syntax = "cuda:ref32|emulate:PROFILE|PATH.yaml|fp32|fp16[,pool32][,mid32][,probs32][,emulike]",
+    .summary = "KataGo nets on an NVIDIA GPU: ref32 (the reference, bit for bit: own kernels in its operation "
+               "order), emulate:PROFILE (emulate:PROFILE's bits), fp32 (no TF32) and fp16 (cuBLAS GEMMs, halfcheck's "
+               "own kernels; ,pool32 ,mid32 ,probs32 ,emulike keep those values fp32); taps every layer; with threads, "
+               "instances side by side on their own streams, each taking whole batches; built where nvcc is found",
+#ifndef HC_HAVE_CUDA
+    .missing = "built where nvcc is found",
+#endif
+    /* with threads: several passes at once (each lane on its own thread's stream), each still of
+     * the evaluation's whole batch */
+    .caps = {.shape = HC_BACKEND_TENSOR, .lanes = HC_LANES_WHOLE_BATCH, .taps = HC_TAPS_RETURNED, .profile = 1},
+    .parse = cuda_parse,
+    .free_opts = free,
+    .open = cuda_open,
+    .ops = &cuda_ops,
+};

@@ -204,13 +204,13 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
         hc_backend b = {0};
         h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
         if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
-            (k < 2 ? hc_backend_open(&b, specs[k], net, NX, NY, B, k == 0 ? threads : 1, &err)
+            (k < 2 ? hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = specs[k], .net = net, .nx = NX, .ny = NY, .max_batch = B, .threads = k == 0 ? threads : 1}, &err)
                    : hc_test_cuda_open(&b, specs[1] + 5, plant, net, NX, NY, B, &err))) {
             printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
             continue;
         }
         h[k]->taps = k < 2 ? ts[k] : NULL;
-        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
+        ok[k] = hc_backend_eval(&b, B, sp, gl, meta, h[k], &err) == 0;
         if (!ok[k])
             printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
         h[k]->taps = NULL;
@@ -286,8 +286,8 @@ static int eval_rows(const char *spec, const hc_cuda_faults *faults, const hc_ne
     *out = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, err);
     if (*out && sp && gl &&
         (faults ? hc_test_cuda_open(&b, spec + 5, faults, net, NX, NY, B, err)
-                : hc_backend_open(&b, spec, net, NX, NY, B, threads, err)) == 0) {
-        rc = b.vt->eval(b.inst, B, sp, gl, meta, *out, err);
+                : hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY, .max_batch = B, .threads = threads}, err)) == 0) {
+        rc = hc_backend_eval(&b, B, sp, gl, meta, *out, err);
         hc_backend_close(&b);
     } else if (*out && (!sp || !gl)) {
         hc_err_set(err, HC_ENOMEM, "rows");
@@ -484,8 +484,10 @@ static void run_refused(const char *id, const hc_net *net)
     snprintf(nm, sizeof nm, "%s.refused", id);
     hc_backend b[2] = {{0}, {0}};
     hc_err e[2] = {{0}, {0}};
-    int rc0 = hc_backend_open(&b[0], "emulate:fp61", net, 19, 19, 2, 1, &e[0]);
-    int rc1 = hc_backend_open(&b[1], "cuda:emulate:fp61", net, 19, 19, 2, 1, &e[1]);
+    int rc0 = hc_backend_open_with(&b[0], &(hc_backend_open_opts){.spec = "emulate:fp61", .net = net, .nx = 19,
+                                                                  .ny = 19, .max_batch = 2, .threads = 1}, &e[0]);
+    int rc1 = hc_backend_open_with(&b[1], &(hc_backend_open_opts){.spec = "cuda:emulate:fp61", .net = net, .nx = 19,
+                                                                  .ny = 19, .max_batch = 2, .threads = 1}, &e[1]);
     hc_backend_close(&b[0]);
     hc_backend_close(&b[1]);
     hc_check(nm, rc0 != 0 && rc1 != 0 && strstr(e[1].msg, "fp61") && strstr(e[0].msg, "did you mean") &&
@@ -582,7 +584,8 @@ int main(void)
         }
         hc_net_reduce_activations(net);
         hc_backend b = {0};
-        if (hc_backend_open(&b, "cuda:emulate:fp16", net, 9, 9, 1, 1, &err)) {
+        if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "cuda:emulate:fp16", .net = net, .nx = 9,
+                                                             .ny = 9, .max_batch = 1, .threads = 1}, &err)) {
             if (strstr(err.msg, "no CUDA device") || strstr(err.msg, "unknown backend") ||
                 strstr(err.msg, "not built")) {
                 hc_skip_n(id, NET_CHECKS, "%s", err.msg);

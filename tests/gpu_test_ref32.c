@@ -153,13 +153,13 @@ static void run_raw(const char *id, const hc_net *net, int threads, int plant)
         hc_backend b = {0};
         h[k] = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, &err);
         if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
-            (k < 2 ? hc_backend_open(&b, specs[k], net, NX, NY, B, k == 0 ? threads : 1, &err)
+            (k < 2 ? hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = specs[k], .net = net, .nx = NX, .ny = NY, .max_batch = B, .threads = k == 0 ? threads : 1}, &err)
                    : hc_test_cuda_open(&b, "ref32", &split, net, NX, NY, B, &err))) {
             printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
             continue;
         }
         h[k]->taps = k < 2 ? ts[k] : NULL;
-        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
+        ok[k] = hc_backend_eval(&b, B, sp, gl, meta, h[k], &err) == 0;
         if (!ok[k])
             printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
         h[k]->taps = NULL;
@@ -412,7 +412,8 @@ int main(void)
         }
         hc_net_reduce_activations(net);
         hc_backend b = {0};
-        if (hc_backend_open(&b, "cuda:ref32", net, 9, 9, 1, 1, &err)) {
+        if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "cuda:ref32", .net = net, .nx = 9, .ny = 9,
+                                                             .max_batch = 1, .threads = 1}, &err)) {
             if (strstr(err.msg, "no CUDA device") || strstr(err.msg, "unknown backend") ||
                 strstr(err.msg, "not built")) {
                 hc_skip_n(id, NET_CHECKS, "%s", err.msg);

@@ -30,8 +30,11 @@ static int fp16_errors(const hc_net *net, const hc_position *ps, size_t n, const
     hc_nnoutput *ref = calloc(n, sizeof *ref), *out = calloc(n, sizeof *out);
     hc_eval_failure fail;
     int rc = -1;
-    if (ref && out && hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
-        hc_backend_open(&tb, "emulate:fp16", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
+    if (ref && out && hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = s->nn_x,
+                                                                        .ny = s->nn_y, .max_batch = 4,
+                                                                        .threads = 1}, err) == 0 &&
+        hc_backend_open_with(&tb, &(hc_backend_open_opts){.spec = "emulate:fp16", .net = net, .nx = s->nn_x,
+                                                          .ny = s->nn_y, .max_batch = 4, .threads = 1}, err) == 0 &&
         hc_eval_positions(&rb, net, ps, n, NULL, 4, s, ref, NULL, &fail, NULL, NULL, err) == 0 &&
         hc_eval_positions(&tb, net, ps, n, NULL, 4, s, out, NULL, &fail, NULL, NULL, err) == 0)
         rc = hc_stats_compute(ref, out, n, st, err);

@@ -107,8 +107,12 @@ char *cli_command_line(const char *cmd, int argc, char **argv);
 
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_katago(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_run(int argc, char **argv);
+/* The whole command line: argv[1] names the command. reg: where run and eval look backend specs
+ * up (NULL: the user registry; tests/helper_halfcheck gives the test registry). */
+struct hc_backend_registry;
+int hc_cli_main(int argc, char **argv, const struct hc_backend_registry *reg);
+int cmd_eval(int argc, char **argv, const struct hc_backend_registry *reg);
+int cmd_run(int argc, char **argv, const struct hc_backend_registry *reg);
 /* run's core, which katago shares (katago builds its suite in memory and runs it here): runs
  * suite, loaded or built with its nets in place, under o, which the caller fills from its own
  * options (threads, timeout_s, seed, only, cache_dir, ref_spec, repeat); this adds the rerun

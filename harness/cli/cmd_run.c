@@ -139,7 +139,7 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     ps->what[0] = '\0';
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv, const struct hc_backend_registry *reg)
 {
     cli_args a;
     hc_err err = {0};
@@ -153,6 +153,7 @@ int cmd_run(int argc, char **argv)
     if (done >= 0)
         return done;
     hc_run_options o = hc_run_options_default();
+    o.registry = reg;
     int threads, seed;
     double timeout;
     if (cli_get_int(&a, "threads", 2, &threads, &err) || cli_get_double(&a, "timeout", 600, &timeout, &err) ||

@@ -906,12 +906,12 @@ hc_suite *hc_suite_load(const char *path, hc_err *err)
     return s;
 }
 
-int hc_suite_check_backends(const hc_suite *s, hc_err *err)
+int hc_suite_check_backends(const hc_suite *s, const struct hc_backend_registry *reg, hc_err *err)
 {
     for (size_t i = 0; i < s->n_backends; i++) {
         const char *params;
         hc_err e = {0};
-        if (!hc_backend_find(s->backends[i].spec, &params, &e))
+        if (!hc_backend_find(reg, s->backends[i].spec, &params, &e))
             return hc_err_set(err, HC_ECONFIG, "%s: %s (in backends[%zu])", s->backends[i].where, e.msg, i);
     }
     return 0;

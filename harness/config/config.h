@@ -182,7 +182,9 @@ char *hc_suite_format(const hc_suite *s, const char *path, const char *comment, 
  * error names the place in the suite, e.g. "suite.yaml:12:5: unknown backend kind "emu"
  * (known: ref32, emulate) (in backends[2])". Separate from loading so that a suite can be
  * read (listed, validated) before every backend exists in the build. */
-int hc_suite_check_backends(const hc_suite *s, hc_err *err);
+struct hc_backend_registry;
+/* reg: where the specs are looked up; NULL: the user registry. */
+int hc_suite_check_backends(const hc_suite *s, const struct hc_backend_registry *reg, hc_err *err);
 int hc_suite_find_tier(const hc_suite *s, const char *name);
 
 /* Which cases --only selects. A filter is "net=N,board=B,backend=K", any subset of the keys,

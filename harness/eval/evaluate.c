@@ -230,7 +230,7 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const eval_job *j, int k, hc_
     while (ready < k && prepare_row(bb, ready, j->net, &ps[idx[ready]], j->s, &prep_err) == 0)
         ready++;
     if (ready > 0) {
-        if (b->vt->eval(b->inst, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
+        if (hc_backend_eval(b, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
             hc_err_prefix(err, "batch of %d: ", ready);
             describe(&ps[idx[0]], (long)idx[0], fail, err);
             return -1;
@@ -255,7 +255,7 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const eval_job *j, int k, hc_
 
 /* A position backend's calls (it post-processes itself: it gets the settings, then positions).
  * A call takes the next positions of the order: when the backend takes its own number per call
- * (hc_backend_vtbl.positions_per_call: an engine that batches concurrent queries), gathered into
+ * (hc_backend_ops.positions_per_call: an engine that batches concurrent queries), gathered into
  * one call whatever their indices, so that a shuffled batched case is evaluated in batches too;
  * otherwise up to batch positions that follow each other in ps (one when the order's do not).
  * A call refused with a skip (req->skip set) is retried in smaller calls until the refused
@@ -267,10 +267,10 @@ static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
     const hc_eval_request *q = j->req;
     const hc_eval_settings *s = j->s;
     size_t n = q->n;
-    if (b->vt->configure && b->vt->configure(b->inst, s, err))
+    if (hc_backend_configure(b, s, err))
         return -1;
-    int gather = b->vt->positions_per_call != NULL;
-    int per = gather ? b->vt->positions_per_call(b->inst, j->batch) : j->batch;
+    int gather = hc_backend_positions_per_call(b, j->batch) > 0;
+    int per = gather ? hc_backend_positions_per_call(b, j->batch) : j->batch;
     if (per < 1)
         per = 1;
     hc_position *gp = hc_malloc(sizeof *gp * (size_t)per, err, "gathered positions");
@@ -297,7 +297,7 @@ static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
         }
         if (rc)
             break;
-        int erc = b->vt->eval_positions(b->inst, k, gp, go, err);
+        int erc = hc_backend_eval_positions(b, k, gp, go, err);
         for (int r = 0; r < k; r++)
             q->outs[gi[r]] = go[r]; /* the same buffers; the scalars were filled in the copy */
         if (erc) {
@@ -357,7 +357,7 @@ static int eval_one(hc_backend *b, const eval_job *j, hc_err *err)
         memset(q->fail, 0, sizeof *q->fail), q->fail->position = -1;
     if (check_settings(j->s, j->batch, err))
         return -1;
-    if (b->vt->shape == HC_BACKEND_POSITION)
+    if (hc_backend_caps_of(b)->shape == HC_BACKEND_POSITION)
         return eval_position_calls(b, j, err);
 
     batch_buf bb;
@@ -463,8 +463,8 @@ static int eval_lanes(hc_backend *lanes, int n_lanes, const eval_job *j, hc_err 
     if (n_lanes < 1)
         return hc_err_set(err, HC_EUSAGE, "no evaluation lanes");
     for (int l = 0; l < n_lanes; l++)
-        if (lanes[l].vt->shape != HC_BACKEND_TENSOR || !lanes[l].vt->lanes)
-            return hc_err_set(err, HC_EUSAGE, "backend %s cannot run as parallel lanes", lanes[l].vt->name);
+        if (hc_backend_caps_of(&lanes[l])->shape != HC_BACKEND_TENSOR || !hc_backend_caps_of(&lanes[l])->lanes)
+            return hc_err_set(err, HC_EUSAGE, "backend %s cannot run as parallel lanes", lanes[l].kind->name);
     if (check_settings(j->s, j->batch, err))
         return -1;
     lanes_ctx c = {.j = j, .n = n, .fail_seq = n};
@@ -542,8 +542,8 @@ static int eval_features(hc_backend *b, const hc_evaluator_opts *o, const char *
     *n_out = 0;
     if (check_settings(s, batch, err))
         return -1;
-    if (b->vt->shape != HC_BACKEND_TENSOR)
-        return hc_err_set(err, HC_EUSAGE, "--features needs a tensor backend (%s takes positions)", b->vt->name);
+    if (hc_backend_caps_of(b)->shape != HC_BACKEND_TENSOR)
+        return hc_err_set(err, HC_EUSAGE, "--features needs a tensor backend (%s takes positions)", b->kind->name);
     if (net->num_input_meta_c > 0 && !ps)
         return hc_err_set(err, HC_EUSAGE, "a net with SGF-metadata input needs --positions with --features");
     hc_istream *in = hc_istream_open(features_path, err);
@@ -612,7 +612,7 @@ static int eval_features(hc_backend *b, const hc_evaluator_opts *o, const char *
         }
         if (rc || k == 0)
             break;
-        if (b->vt->eval(b->inst, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
+        if (hc_backend_eval(b, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
             rc = -1;
             break;
         }
@@ -669,8 +669,8 @@ struct hc_evaluator {
 
 int hc_evaluator_lanes_for(const char *spec, int batch, int threads)
 {
-    const hc_backend_vtbl *vt = hc_backend_find(spec, NULL, NULL);
-    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+    const hc_backend_kind *k = hc_backend_find(NULL, spec, NULL, NULL);
+    return k && k->caps.lanes && k->caps.shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
 }
 
 int hc_evaluator_lane_batch(int batch, int n_lanes)
@@ -719,11 +719,11 @@ hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err)
     const hc_eval_settings *s = &ev->o.settings;
     hc_backend_open_opts bo = {.spec = o->spec, .net = o->net, .nx = s->nn_x, .ny = s->nn_y,
                                .max_batch = ev->o.batch, .threads = ev->o.threads, .profile = o->profile,
-                               .active = o->active, .n_active = o->n_active};
+                               .active = o->active, .n_active = o->n_active, .registry = o->registry};
     ev->n_lanes = o->one_instance ? 0 : hc_evaluator_lanes_for(o->spec, ev->o.batch, ev->o.threads);
     if (ev->n_lanes > 0) {
-        const hc_backend_vtbl *vt = hc_backend_find(o->spec, NULL, NULL);
-        ev->lane_batch = vt->lanes == HC_LANES_WHOLE_BATCH ? ev->o.batch : hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
+        const hc_backend_kind *kind = hc_backend_find(NULL, o->spec, NULL, NULL);
+        ev->lane_batch = kind->caps.lanes == HC_LANES_WHOLE_BATCH ? ev->o.batch : hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
         bo.max_batch = ev->lane_batch;
         bo.threads = 1;
         ev->lanes = open_lanes(&bo, ev->n_lanes, err);
@@ -763,8 +763,7 @@ int hc_evaluator_run_features(hc_evaluator *ev, const char *features_path, const
 
 const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev)
 {
-    const hc_backend *b = ev->use;
-    return b && b->vt && b->vt->resolution ? b->vt->resolution(b->inst) : NULL;
+    return hc_backend_resolution(ev->use);
 }
 
 const char *hc_evaluator_identity(const hc_evaluator *ev)
@@ -775,10 +774,7 @@ const char *hc_evaluator_identity(const hc_evaluator *ev)
 int hc_evaluator_finish(hc_evaluator *ev, hc_engine_stats *st, hc_err *err)
 {
     *st = hc_engine_stats_unknown();
-    const hc_backend *b = ev->use;
-    if (!b || !b->vt || !b->vt->finish || !b->inst)
-        return 0;
-    return b->vt->finish(b->inst, st, err);
+    return hc_backend_finish(ev->use, st, err);
 }
 
 int hc_evaluator_lanes(const hc_evaluator *ev)

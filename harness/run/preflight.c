@@ -82,7 +82,8 @@ struct hc_preflight {
 };
 
 /* hc_preflight_run: the first mistake is the error (see preflight.h). */
-static int check(hc_preflight *pf, const hc_suite *s, hc_preflight_expand expand_spec, hc_err *err)
+static int check(hc_preflight *pf, const hc_suite *s, const hc_backend_registry *reg, hc_preflight_expand expand_spec,
+                 hc_err *err)
 {
     pf->nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *pf->nets, err, "nets");
     pf->net_digest = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *pf->net_digest, err, "nets");
@@ -96,7 +97,7 @@ static int check(hc_preflight *pf, const hc_suite *s, hc_preflight_expand expand
         const hc_backend_cfg *bc = &s->backends[c->backend];
         char spec[2048];
         hc_err e = {0};
-        if (expand_spec(s, c, bc->spec, spec, sizeof spec, &e) || hc_backend_check(spec, &e))
+        if (expand_spec(s, c, bc->spec, spec, sizeof spec, &e) || hc_backend_check(reg, spec, &e))
             return hc_err_set(err, HC_ECONFIG, "%s: %s (in backend \"%s\")", bc->spec_where ? bc->spec_where : bc->where,
                               e.msg, bc->name);
     }
@@ -160,13 +161,14 @@ static int check(hc_preflight *pf, const hc_suite *s, hc_preflight_expand expand
     return 0;
 }
 
-hc_preflight *hc_preflight_run(const hc_suite *s, hc_preflight_expand expand, hc_err *err)
+hc_preflight *hc_preflight_run(const hc_suite *s, const hc_backend_registry *reg, hc_preflight_expand expand,
+                               hc_err *err)
 {
     hc_preflight *p = hc_calloc(1, sizeof *p, err, "preflight");
     if (!p)
         return NULL;
     p->suite = s;
-    if (check(p, s, expand, err)) {
+    if (check(p, s, reg, expand, err)) {
         hc_preflight_free(p);
         return NULL;
     }

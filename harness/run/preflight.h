@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "backends/backend.h"
 #include "harness/base/err.h"
 #include "harness/config/config.h"
 #include "harness/go/position.h"
@@ -23,7 +24,8 @@ typedef struct hc_preflight hc_preflight;
 
 /* Checks and loads what the cases of s (which outlives the result) need; NULL with err at the
  * first mistake. */
-hc_preflight *hc_preflight_run(const hc_suite *s, hc_preflight_expand expand, hc_err *err);
+hc_preflight *hc_preflight_run(const hc_suite *s, const hc_backend_registry *reg, hc_preflight_expand expand,
+                               hc_err *err);
 /* Net ni of the suite (activations reduced as KataGo does at load), or NULL when no case needs
  * it or it was released; its sha256, lowercase hex ("" when not loaded). */
 hc_net *hc_preflight_net(const hc_preflight *p, size_t ni);

@@ -493,8 +493,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (!(s->modes & mode))
             continue;
         int batch = mode == HC_MODE_BATCHED ? c->settings.max_batch_size : 1;
-        const hc_backend_vtbl *kind = hc_backend_find(spec, NULL, NULL);
-        if (mode == HC_MODE_BATCHED && kind && kind->never_batches) {
+        const hc_backend_kind *kind = hc_backend_find(opts->registry, spec, NULL, NULL);
+        if (mode == HC_MODE_BATCHED && kind && kind->caps.never_batches) {
             /* Running it would only repeat the unbatched case in another order. */
             char *m = strdup("not a batched check: this backend evaluates one position at a time; its unbatched "
                              "case checks it, the analysis: backend checks a build's batches");
@@ -525,7 +525,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         snprintf(prefix, sizeof prefix, "%s/case%u", run->scratch, run->n_children++);
         progress_ctx pc = {opts, what};
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .order = order, .batch = batch,
-                              .settings = &es, .threads = opts->threads, .timeout_s = opts->timeout_s,
+                              .settings = &es, .threads = opts->threads, .registry = opts->registry, .timeout_s = opts->timeout_s,
                               .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc,
                               .no_pdeathsig = opts->no_pdeathsig};
         int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
@@ -587,7 +587,7 @@ static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c
         opts->progress(opts->progress_user, what, 0, (size_t)reps * in->n);
     progress_ctx pc = {opts, what};
     hc_repeat_opts ro = {.spec = spec, .net = net, .ps = in->ps, .n = in->n, .settings = es,
-                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps,
+                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps, .registry = opts->registry,
                          .seed = case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
                                            "repeat"),
                          .timeout_s = opts->timeout_s, .scratch_prefix = prefix, .stopped = case_stopped,
@@ -887,7 +887,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     if (run->seed != suite_seed)
         snprintf(run->rerun_tail + strlen(ra), 32, " --seed %u", run->seed);
     if (!(run->prov = hc_prov_builder_new(suite, opts->command, err)) ||
-        !(run->pf = hc_preflight_run(suite, expand_spec, err))) {
+        !(run->pf = hc_preflight_run(suite, opts->registry, expand_spec, err))) {
         rmdir(run->scratch);
         hc_run_free(run);
         return NULL;

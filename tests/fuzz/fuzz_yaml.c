@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             need_name(&err, "suite.yaml");
             break;
         }
-        hc_suite_check_backends(s, &err);
+        hc_suite_check_backends(s, NULL, &err);
         size_t l1 = 0, l2 = 0;
         char *t1 = hc_suite_format(s, name, NULL, &l1, &err);
         hc_suite *r = t1 ? hc_suite_parse(t1, l1, name, &err) : NULL;

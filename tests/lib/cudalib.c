@@ -2,34 +2,23 @@
 #include "cudalib.h"
 
 #include <stdio.h>
-#include <string.h>
 
 int hc_test_cuda_open(hc_backend *b, const char *params, const hc_cuda_faults *faults, const hc_net *net, int nx,
                       int ny, int max_batch, hc_err *err)
 {
-    b->vt = NULL;
+    b->kind = NULL;
     b->inst = NULL;
-#ifdef HC_HAVE_CUDA
-    hc_cuda_opts o;
-    if (hc_cuda_opts_parse(params, &o, err) == 0) {
-        if (faults)
-            o.faults = *faults;
-        hc_backend_open_opts oo = {.net = net, .nx = nx, .ny = ny, .max_batch = max_batch, .threads = 1};
-        b->inst = hc_cuda_open_with(&o, &oo, err);
-    }
-    if (b->inst) {
-        b->vt = &hc_backend_cuda;
-        return 0;
-    }
-#else
-    (void)faults;
-    (void)net;
-    (void)nx;
-    (void)ny;
-    (void)max_batch;
-    hc_err_set(err, HC_EBACKEND, "cuda: not built into this halfcheck (built where nvcc is found)");
-#endif
-    return hc_err_prefix(err, "backend cuda:%s: ", params ? params : "");
+    hc_cuda_opts *o = hc_backend_cuda.parse(params, err);
+    if (!o)
+        return hc_err_prefix(err, "backend cuda:%s: ", params ? params : "");
+    if (faults)
+        o->faults = *faults;
+    char spec[1200];
+    snprintf(spec, sizeof spec, "cuda:%s", params ? params : "");
+    hc_backend_open_opts oo = {.spec = spec, .net = net, .nx = nx, .ny = ny, .max_batch = max_batch, .threads = 1};
+    int rc = hc_backend_open_parsed(b, &hc_backend_cuda, o, &oo, err);
+    hc_backend_cuda.free_opts(o);
+    return rc;
 }
 
 const char *hc_test_cuda_faults_text(const hc_cuda_faults *f, char *buf, size_t len)

@@ -105,6 +105,16 @@ const char *hc_halfcheck_bin(void)
     return buf;
 }
 
+const char *hc_test_halfcheck_bin(const char *argv0)
+{
+    static char buf[4096];
+    char rel[4096];
+    const char *slash = strrchr(argv0, '/');
+    snprintf(rel, sizeof rel, "%.*s/helper_halfcheck", slash ? (int)(slash - argv0) : 1, slash ? argv0 : ".");
+    hc_abspath(rel, buf, sizeof buf);
+    return buf;
+}
+
 const char *hc_path(const char *dir, const char *name)
 {
     static char buf[8][2048];

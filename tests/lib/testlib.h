@@ -26,6 +26,10 @@ int hc_shf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * command run from another directory still finds it. */
 const char *hc_halfcheck_bin(void);
 
+/* tests/helper_halfcheck beside the test program argv0 names, absolute: halfcheck's command line
+ * with the test registry (tests/lib/testkinds.h), for the CLI tests whose suites name fault:. */
+const char *hc_test_halfcheck_bin(const char *argv0);
+
 /* dir/name in one of 8 rotating static buffers: enough for the paths of one call. */
 const char *hc_path(const char *dir, const char *name);
 
