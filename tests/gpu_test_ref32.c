@@ -7,8 +7,8 @@
  * split_k, every GEMM sums k in two halves) must be caught: its outputs differ. The runner
  * (gpu-ref32-run): a reference cache entry computed with --ref cuda:ref32 is byte for byte the
  * one computed with ref32; the planted reorder as the reference must fail the CPU's self-check,
- * naming the position, caching nothing (gpu-ref32-run.3: skipped until the runner can open its
- * reference with planted faults, which no spec names).
+ * naming the position, caching nothing (gpu-ref32-run.3: this test's own registry opens the
+ * reference with the planted fault, which no user spec names).
  * Synthetic nets of every model version 3..17 and the large presets (run_synth): raw heads and
  * taps. cuda:ref32 runs on HC_GPU_THREADS lanes (whole batches side by side, gpu-ref32-lanes).
  * Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "backends/cuda.h"
 #include "harness/config/config.h"
 #include "harness/eval/evaluate.h"
 #include "hc_test.h"
@@ -253,11 +254,34 @@ static int only_file(const char *dir, char *path, size_t cap)
     return k == 1;
 }
 
+/* A registry for this test only: "cuda" whose params may end in ",split-k" (faults.split_k), ahead
+ * of the user registry, so that the runner can be given the planted reorder as its reference
+ * (no user spec names a fault). */
+static void *split_parse(const char *params, hc_err *err)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s", params ? params : "");
+    size_t l = strlen(p);
+    int split = l >= 8 && strcmp(p + l - 8, ",split-k") == 0;
+    if (split)
+        p[l - 8] = '\0';
+    hc_cuda_opts *o = hc_backend_cuda.parse(p, err);
+    if (o)
+        o->faults.split_k = split;
+    return o;
+}
+
+static hc_backend_kind split_kind(void)
+{
+    hc_backend_kind k = hc_backend_cuda;
+    k.parse = split_parse;
+    return k;
+}
+
 /* halfcheck run's reference from the GPU: a suite of g170 on 48 19x19 positions (cuda:ref32 as
  * its backend, tier exact) run twice: --ref ref32, --ref cuda:ref32, each into its own cache.
- * The third run, the planted reorder as the reference (its self-check must fail, naming the
- * position), needs the runner to open its reference with hc_cuda_faults.split_k: no spec names a
- * fault, so gpu-ref32-run.3 is skipped, saying so, until the runner can be given one. */
+ * The third, the planted reorder as the reference ("cuda:ref32,split-k" in this test's registry):
+ * its self-check must fail, naming the position, and cache nothing. */
 static void run_runner(int threads)
 {
     enum { CHECKS = 3 };
@@ -298,19 +322,25 @@ static void run_runner(int threads)
         hc_fail_n("gpu-ref32-run", CHECKS, "suite: %s", err.msg);
         return;
     }
-    const char *refs[2] = {"ref32", "cuda:ref32"};
-    int status[2] = {-1, -1};
-    char msg[2][600] = {"", ""};
-    for (int k = 0; k < 2; k++) {
-        snprintf(caches[k], sizeof caches[k], "%s/cache%d", dir, k);
-        snprintf(cmd, sizeof cmd, "rm -rf %s", caches[k]);
-        if (system(cmd) != 0)
-            continue;
+    const hc_backend_kind split = split_kind();
+    const hc_backend_kind *const kinds[] = {&split, NULL};
+    const hc_backend_registry reg = {kinds, hc_backend_registry_user()};
+    const char *refs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
+    int status[3] = {-1, -1, -1};
+    char msg[3][600] = {"", "", ""};
+    for (int k = 0; k < 3; k++) {
+        if (k < 2) {
+            snprintf(caches[k], sizeof caches[k], "%s/cache%d", dir, k);
+            snprintf(cmd, sizeof cmd, "rm -rf %s", caches[k]);
+            if (system(cmd) != 0)
+                continue;
+        }
         hc_run_options o = hc_run_options_default();
         o.threads = threads;
-        o.cache_dir = caches[k];
+        o.cache_dir = k < 2 ? caches[k] : NULL;
         o.timeout_s = 300;
         o.ref_spec = refs[k];
+        o.registry = k == 2 ? &reg : NULL;
         hc_run *r = hc_run_suite(suite, &o, &err);
         if (!r) {
             snprintf(msg[k], sizeof msg[k], "%s", err.msg);
@@ -335,8 +365,8 @@ static void run_runner(int threads)
              status[0], msg[0], status[1], msg[1]);
     hc_check("gpu-ref32-run.2", b0 && b1 && n0 == n1 && n0 > 0 && memcmp(b0, b1, n0) == 0 && strcmp(strrchr(f0, '/'), strrchr(f1, '/')) == 0,
              "the cache entry written from the GPU (%s, %zu bytes) is not the CPU's (%s, %zu bytes)", f1, n1, f0, n0);
-    hc_skip("gpu-ref32-run.3", "the planted reorder as the reference: the runner opens its reference by spec, and "
-                               "no spec names a planted fault (hc_cuda_faults.split_k)");
+    hc_check("gpu-ref32-run.3", status[2] == 2 && strstr(msg[2], "differs from ref32 on the CPU at position"),
+             "the planted reorder as the reference: status %d, \"%s\"", status[2], msg[2]);
     free(b0);
     free(b1);
     hc_suite_free(suite);

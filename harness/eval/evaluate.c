@@ -667,10 +667,16 @@ struct hc_evaluator {
     int n_lanes, lane_batch;
 };
 
+/* hc_evaluator_lanes_for with spec looked up in reg (NULL: the user registry). */
+static int lanes_in(const hc_backend_registry *reg, const char *spec, int batch, int threads)
+{
+    const hc_backend_kind *k = hc_backend_find(reg, spec, NULL, NULL);
+    return k && k->caps.lanes && k->caps.shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+}
+
 int hc_evaluator_lanes_for(const char *spec, int batch, int threads)
 {
-    const hc_backend_kind *k = hc_backend_find(NULL, spec, NULL, NULL);
-    return k && k->caps.lanes && k->caps.shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+    return lanes_in(NULL, spec, batch, threads);
 }
 
 int hc_evaluator_lane_batch(int batch, int n_lanes)
@@ -720,9 +726,9 @@ hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err)
     hc_backend_open_opts bo = {.spec = o->spec, .net = o->net, .nx = s->nn_x, .ny = s->nn_y,
                                .max_batch = ev->o.batch, .threads = ev->o.threads, .profile = o->profile,
                                .active = o->active, .n_active = o->n_active, .registry = o->registry};
-    ev->n_lanes = o->one_instance ? 0 : hc_evaluator_lanes_for(o->spec, ev->o.batch, ev->o.threads);
+    ev->n_lanes = o->one_instance ? 0 : lanes_in(o->registry, o->spec, ev->o.batch, ev->o.threads);
     if (ev->n_lanes > 0) {
-        const hc_backend_kind *kind = hc_backend_find(NULL, o->spec, NULL, NULL);
+        const hc_backend_kind *kind = hc_backend_find(o->registry, o->spec, NULL, NULL);
         ev->lane_batch = kind->caps.lanes == HC_LANES_WHOLE_BATCH ? ev->o.batch : hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
         bo.max_batch = ev->lane_batch;
         bo.threads = 1;

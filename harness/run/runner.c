@@ -360,7 +360,8 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     progress_ctx pc = {opts, what};
     int rc;
     if (cpu) {
-        hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = 16, .threads = opts->threads};
+        hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = 16, .threads = opts->threads,
+                                .registry = opts->registry};
         hc_evaluator *ev = hc_evaluator_open(&eo, err);
         if (!ev)
             return -1;
@@ -380,7 +381,7 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         hc_isolate_side cs = {0};
         cs.skipped = calloc(n ? n : 1, 1);
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .batch = 128, .settings = s,
-                              .threads = opts->threads, .timeout_s = opts->timeout_s, .scratch_prefix = prefix,
+                              .registry = opts->registry, .threads = opts->threads, .timeout_s = opts->timeout_s, .scratch_prefix = prefix,
                               .stopped = case_stopped, .progress = case_progress, .user = &pc};
         rc = cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
         size_t skipped = 0;
