@@ -174,7 +174,16 @@ ifneq ($(SETUP),0)
 	@sh ci/setup-deps --bench
 endif
 
-$(BUILD)/%.o: %.c | setup $(HC_DEPS_STAMP)
+# The flags a build folder's objects were compiled with: rewritten only when they change (CUDA=0
+# or not, SAN, a -D), so that switching them recompiles what they affect instead of linking
+# objects built two ways.
+HC_FLAGS_STAMP := $(BUILD)/.flags
+HC_FLAGS_TEXT := $(CC) $(CFLAGS) $(if $(CU_SRC),$(NVCC) $(NVCCFLAGS))
+$(HC_FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(subst ','\'',$(HC_FLAGS_TEXT))' | cmp -s - $@ || printf '%s\n' '$(subst ','\'',$(HC_FLAGS_TEXT))' > $@
+
+$(BUILD)/%.o: %.c $(HC_FLAGS_STAMP) | setup $(HC_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -186,10 +195,10 @@ endif
 
 # Every launch and copy goes to the calling thread's own default stream (not the legacy stream
 # that serializes the whole context), so that lanes of one process (several one-position passes
-# at once, hc_backend_vtbl.lanes) run side by side on the GPU. (An object built without it would
+# at once, hc_backend_caps.lanes) run side by side on the GPU. (An object built without it would
 # launch on the legacy stream, which waits for every other: hence the Makefile prerequisite.)
 CUDA_STREAM_FLAGS := --default-stream per-thread
-$(BUILD)/%.o: %.cu Makefile | setup
+$(BUILD)/%.o: %.cu Makefile $(HC_FLAGS_STAMP) | setup
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(CUDA_STREAM_FLAGS) $(INC_FLAGS) -MMD -MP -c $< -o $@
 
@@ -221,6 +230,11 @@ build/halfcheck: $(BUILD)/halfcheck FORCE
 FORCE:
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TESTLIB_OBJ) $(BUILD)/libhc.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The command line with the test registry (tests/lib/testkinds.h: fault: and the other test kinds):
+# every CLI object but main.o, whose main gives the user registry.
+$(BUILD)/tests/helper_halfcheck: $(BUILD)/tests/helper_halfcheck.o $(filter-out $(BUILD)/harness/cli/main.o,$(CLI_OBJ)) $(TESTLIB_OBJ) $(BUILD)/libhc.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/bench_gemm.o: private CFLAGS += $(BLAS_CFLAGS)

@@ -46,6 +46,7 @@
 #include "harness/go/history.h"
 #include "harness/features/nnfeatures.h"
 #include "harness/go/rules.h"
+#include "harness/base/template.h"
 #include "backends/settings.h"
 #include "backends/specopts.h"
 
@@ -169,36 +170,12 @@ static int engine_threads(const analysis_backend *a)
 /* The command for symmetry s: {symmetry}, {batch} and {threads} replaced. */
 static char *engine_command(const analysis_backend *a, int s, hc_err *err)
 {
-    size_t cap = strlen(a->cmd) + 64, o = 0;
-    char *out = hc_malloc(cap, err, "analysis command");
-    if (!out)
-        return NULL;
-    for (const char *p = a->cmd; *p;) {
-        if (strncmp(p, "{symmetry}", 10) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "%d", s);
-            p += 10;
-        } else if (strncmp(p, "{batch}", 7) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "%d", a->max_batch);
-            p += 7;
-        } else if (strncmp(p, "{threads}", 9) == 0) {
-            o += (size_t)snprintf(out + o, cap - o, "%d", engine_threads(a));
-            p += 9;
-        } else {
-            if (o + 2 >= cap) {
-                cap *= 2;
-                char *t = realloc(out, cap);
-                if (!t) {
-                    free(out);
-                    hc_err_set(err, HC_ENOMEM, "out of memory");
-                    return NULL;
-                }
-                out = t;
-            }
-            out[o++] = *p++;
-        }
-        out[o] = '\0';
-    }
-    return out;
+    char sym[16], batch[16], threads[16];
+    snprintf(sym, sizeof sym, "%d", s);
+    snprintf(batch, sizeof batch, "%d", a->max_batch);
+    snprintf(threads, sizeof threads, "%d", engine_threads(a));
+    const hc_template_var vars[] = {{"symmetry", sym}, {"batch", batch}, {"threads", threads}};
+    return hc_template_expand(a->cmd, vars, sizeof vars / sizeof vars[0], err);
 }
 
 /* Starts the engine of symmetry s and asks its version (query_version), which it answers once
@@ -281,12 +258,53 @@ static int start_engine(analysis_backend *a, int s, hc_err *err)
 
 /* --- open, settings --------------------------------------------------------------------------- */
 
-static int analysis_check(const char *params, hc_err *err);
+/* What an analysis: spec says: its @options (with their defaults) and the command template. */
+typedef struct analysis_opts {
+    double timeout_s, startup_timeout_s;
+    int handicap;
+    char *cmd;
+} analysis_opts;
 
-static void *analysis_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                           hc_err *err)
+static void analysis_free_opts(void *opts)
 {
-    (void)threads;
+    analysis_opts *ao = opts;
+    if (ao)
+        free(ao->cmd);
+    free(ao);
+}
+
+/* The spec without opening anything (preflight): its options, a command, and {symmetry}. */
+static void *analysis_parse(const char *params, hc_err *err)
+{
+    analysis_opts *ao = hc_calloc(1, sizeof *ao, err, "analysis options");
+    if (!ao)
+        return NULL;
+    ao->timeout_s = 120;
+    ao->startup_timeout_s = 600;
+    ao->handicap = 1;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &ao->timeout_s},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &ao->startup_timeout_s},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &ao->handicap},
+    };
+    ao->cmd = hc_specopts_command("analysis", params, opts, sizeof opts / sizeof opts[0], err);
+    if (ao->cmd && !strstr(ao->cmd, "{symmetry}"))
+        hc_err_set(err, HC_ECONFIG,
+                   "analysis: the command must contain {symmetry} (e.g. -override-config "
+                   "nnForcedSymmetry={symmetry}): the analysis engine takes no symmetry per query, so "
+                   "halfcheck runs one engine per symmetry");
+    if (!ao->cmd || !strstr(ao->cmd, "{symmetry}")) {
+        analysis_free_opts(ao);
+        return NULL;
+    }
+    return ao;
+}
+
+static void *analysis_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
+{
+    const analysis_opts *ao = opts;
+    const hc_net *net = o->net;
+    int nx = o->nx, ny = o->ny, max_batch = o->max_batch;
     analysis_backend *a = hc_calloc(1, sizeof *a, err, "analysis backend");
     if (!a)
         return NULL;
@@ -294,9 +312,9 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
         a->eng[s].proc.pid = -1;
         a->eng[s].proc.to_fd = a->eng[s].proc.from_fd = a->eng[s].proc.err_fd = -1;
     }
-    a->timeout_s = 120;
-    a->startup_timeout_s = 600;
-    a->engine_handicap = 1;
+    a->timeout_s = ao->timeout_s;
+    a->startup_timeout_s = ao->startup_timeout_s;
+    a->engine_handicap = ao->handicap;
     a->engine_max = -1;
     a->net = net;
     a->nx = nx;
@@ -307,21 +325,7 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
      * 5e-9 |x|: 5e-9 for probabilities and ownership; whiteWin = rawWinrate - noResult/2 and
      * whiteLoss from both, 1e-8; scores 5e-7 (|score| < 1000). */
     a->res = (hc_resolution){.winrate = 1e-8, .score = 5e-7, .policy = 5e-9, .ownership = 5e-9};
-    const hc_specopt opts[] = {
-        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &a->timeout_s},
-        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &a->startup_timeout_s},
-        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &a->engine_handicap},
-    };
-    const char *p = hc_specopts_parse("analysis", params, opts, sizeof opts / sizeof opts[0], err);
-    if (!p)
-        goto fail;
-    if (!*p) {
-        hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
-        goto fail;
-    }
-    if (analysis_check(params, err))
-        goto fail;
-    a->cmd = strdup(p);
+    a->cmd = strdup(ao->cmd);
     a->line = hc_malloc(LINE_CAP, err, "analysis reply");
     if (!a->cmd || !a->line)
         goto fail;
@@ -338,29 +342,6 @@ static void *analysis_open(const char *params, const hc_net *net, int nx, int ny
 fail:
     analysis_close(a);
     return NULL;
-}
-
-/* The spec without opening anything (preflight): its options, a command, and {symmetry}. */
-static int analysis_check(const char *params, hc_err *err)
-{
-    double t = 0;
-    int f = 0;
-    const hc_specopt opts[] = {
-        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &f},
-    };
-    const char *p = hc_specopts_parse("analysis", params, opts, sizeof opts / sizeof opts[0], err);
-    if (!p)
-        return -1;
-    if (!*p)
-        return hc_err_set(err, HC_ECONFIG, "analysis: needs a command (analysis:[@OPTION=V ...] PROGRAM ARGS...)");
-    if (!strstr(p, "{symmetry}"))
-        return hc_err_set(err, HC_ECONFIG,
-                          "analysis: the command must contain {symmetry} (e.g. -override-config "
-                          "nnForcedSymmetry={symmetry}): the analysis engine takes no symmetry per query, so "
-                          "halfcheck runs one engine per symmetry");
-    return 0;
 }
 
 /* What the engine says it is (provenance): KataGo's version and git hash, the model it loaded
@@ -913,20 +894,24 @@ static int analysis_finish(void *inst, hc_engine_stats *st, hc_err *err)
     return 0;
 }
 
-const hc_backend_vtbl hc_backend_analysis = {
-    .name = "analysis",
-    .shape = HC_BACKEND_POSITION,
-    .help = "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD runs KataGo's JSON analysis engine "
-            "($KATAGO analysis -model {model} -config $CFG -override-config nnForcedSymmetry={symmetry},"
-            "nnMaxBatchSize={batch},numAnalysisThreads={threads},...), one per symmetry, and reads the root's raw "
-            "outputs (docs/ANALYSIS.md)",
-    .open = analysis_open,
+static const hc_backend_ops analysis_ops = {
     .eval_positions = analysis_eval_positions,
-    .close = analysis_close,
     .resolution = analysis_resolution,
     .configure = analysis_configure,
+    .identity = analysis_identity,
     .positions_per_call = analysis_per_call,
     .finish = analysis_finish,
-    .check = analysis_check,
-    .identity = analysis_identity,
+    .close = analysis_close,
+};
+
+const hc_backend_kind hc_backend_analysis = {
+    .name = "analysis",
+    .syntax = "analysis:[@timeout=S @startup-timeout=S @handicap=0|1] CMD",
+    .summary = "runs KataGo's JSON analysis engine, one per symmetry ({symmetry}, {batch}, {threads} in CMD), queries sent "
+               "concurrently so that it batches; reads the root's raw outputs; $VAR unset means skipped",
+    .caps = {.shape = HC_BACKEND_POSITION, .resolution = 1, .engine = 1},
+    .parse = analysis_parse,
+    .free_opts = analysis_free_opts,
+    .open = analysis_open,
+    .ops = &analysis_ops,
 };

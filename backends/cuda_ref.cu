@@ -15,6 +15,7 @@
  * Limits of the claim: NaN payloads (a GPU's arithmetic returns the canonical NaN where x86
  * propagates an operand's), which no finite net produces. */
 #include "backends/cuda_ref.h"
+#include "backends/cuda_shared.cuh"
 
 extern "C" {
 #include "harness/base/hcmath.h"
@@ -107,17 +108,6 @@ __device__ __forceinline__ float bn_act1(float v, float sc, float bi, int act, f
     default: y = act_apply(act, x); break;
     }
     return mk == 1.0f ? y : 0.0f;
-}
-
-#define GRID_LOOP(i, n) for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-                             i += (size_t)gridDim.x * blockDim.x)
-
-inline unsigned nblocks(size_t n, int threads = 256)
-{
-    size_t b = (n + threads - 1) / threads;
-    if (b > (1u << 30))
-        b = 1u << 30;
-    return (unsigned)(b ? b : 1);
 }
 
 /* ---- GEMM: one fmaf chain per output, k in order ---------------------------------------- */
@@ -319,20 +309,6 @@ __global__ void k_wino_out(hc_wt_geom w, int oc, const float *__restrict__ Mt, f
     }
 }
 
-/* col[(i*kh + dy)*kw + dx][b*hw + p] = in[i][b][p shifted] or 0 outside the buffer (refs/conv.c) */
-__global__ void k_im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, float *col)
-{
-    int hw = nx * ny;
-    size_t S = (size_t)B * hw;
-    GRID_LOOP(i, (size_t)ic * kh * kw * S) {
-        size_t j = i % S, r = i / S;
-        int dx = (int)(r % kw), dy = (int)((r / kw) % kh), c = (int)(r / ((size_t)kw * kh));
-        int b = (int)(j / hw), p = (int)(j % hw);
-        int y = p / nx + dy - kh / 2, x = p % nx + dx - kw / 2;
-        col[i] = x >= 0 && x < nx && y >= 0 && y < ny ? in[((size_t)c * B + b) * hw + (size_t)y * nx + x] : 0.0f;
-    }
-}
-
 /* ---- elementwise, pooling, norms (refs/norm_pool.c) -------------------------------------- */
 
 __global__ void k_bn_act(int C, int B, int hw, const float *in, float *out, const float *sc, const float *bi,
@@ -346,16 +322,6 @@ __global__ void k_bn_act(int C, int B, int hw, const float *in, float *out, cons
         if (row_bias)
             v = v + row_bias[(j / hw) * C + c];
         out[i] = bn_act1(v, sc[c], bi[c], act, mask[j]);
-    }
-}
-
-__global__ void k_add_bias_bc(int C, int B, int hw, float *x, const float *bias)
-{
-    size_t S = (size_t)B * hw;
-    GRID_LOOP(i, (size_t)C * S) {
-        int c = (int)(i / S);
-        int b = (int)((i % S) / hw);
-        x[i] = x[i] + bias[(size_t)b * C + c];
     }
 }
 
@@ -391,27 +357,6 @@ __global__ void k_bias_act_bc(int B, int C, float *x, const float *bias, int act
         if (bias)
             v = v + bias[i % C];
         x[i] = act_apply(act, v);
-    }
-}
-
-/* hc_rmsnorm_cols: one thread per column, the squares summed in channel order. */
-__global__ void k_rmsnorm_pos(int C, size_t S, const float *in, float *out, const float *w, float eps,
-                              const float *mask)
-{
-    GRID_LOOP(j, S) {
-        float ss = 0.0f;
-        for (int c = 0; c < C; c++) {
-            float v = in[(size_t)c * S + j];
-            ss += v * v;
-        }
-        float d = ss / (float)C + eps;
-        d = sqrtf(d);
-        bool off = mask[j] == 0.0f;
-        float rms = off ? 0.0f : 1.0f / d;
-        for (int c = 0; c < C; c++) {
-            float v = in[(size_t)c * S + j];
-            out[(size_t)c * S + j] = off ? 0.0f : v * rms * w[c];
-        }
     }
 }
 
@@ -513,44 +458,11 @@ __global__ void k_tip_apply_fmt(int fmt, int C, size_t S, const float *in, float
     }
 }
 
-__global__ void k_residual(int C, size_t S, float *x, const float *d, const float *mask)
-{
-    GRID_LOOP(i, (size_t)C * S) x[i] = x[i] + d[i] * mask[i % S];
-}
-
 __global__ void k_swiglu(size_t n, float *a, const float *g)
 {
     GRID_LOOP(i, n) {
         float x = a[i];
         a[i] = x / (1.0f + vexp(-x)) * g[i];
-    }
-}
-
-__global__ void k_rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t,
-                       const float *sin_t, float *x)
-{
-    int pairs = hd / 2;
-    size_t S = (size_t)B * hw;
-    GRID_LOOP(i, (size_t)heads * pairs * S) {
-        size_t j = i % S;
-        int p = (int)((i / S) % pairs), h = (int)(i / (S * pairs));
-        size_t t = (size_t)p * hw + j % hw;
-        if (learnable)
-            t += (size_t)(h * kvh / heads) * pairs * hw;
-        float *r0 = x + ((size_t)h * hd + 2 * p) * S + j, *r1 = r0 + S;
-        float x0 = *r0, x1 = *r1, c = cos_t[t], s = sin_t[t];
-        *r0 = x0 * c - x1 * s;
-        *r1 = x0 * s + x1 * c;
-    }
-}
-
-__global__ void k_mask_sum(int B, int hw, const float *mask, float *msum)
-{
-    GRID_LOOP(b, (size_t)B) {
-        float s = 0.0f;
-        for (int p = 0; p < hw; p++)
-            s += mask[b * hw + p];
-        msum[b] = s;
     }
 }
 
@@ -802,7 +714,7 @@ void bn_act(int C, int B, int hw, const float *in, float *out, const float *scal
 
 void add_bias_bc(int C, int B, int hw, float *x, const float *bias)
 {
-    k_add_bias_bc<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, x, bias);
+    k_add_bias_bc<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, x, bias, 0);
 }
 
 void pool(int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out, int value_head)
@@ -817,7 +729,7 @@ void bias_act_bc(int B, int C, float *x, const float *bias, int act)
 
 void rmsnorm_pos(int C, size_t S, const float *in, float *out, const float *w, float eps, const float *mask)
 {
-    k_rmsnorm_pos<<<nblocks(S, 128), 128>>>(C, S, in, out, w, eps, mask);
+    k_rmsnorm_pos<<<nblocks(S, 128), 128>>>(C, S, in, out, w, eps, mask, 0);
 }
 
 void rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float *gamma, const float *beta,
@@ -859,7 +771,7 @@ void rmsnorm_tip_fmt(int fmt, int C, int B, int hw, const float *in, float *out,
 
 void residual(int C, size_t S, float *x, const float *d, const float *mask)
 {
-    k_residual<<<nblocks((size_t)C * S), 256>>>(C, S, x, d, mask);
+    k_residual<<<nblocks((size_t)C * S), 256>>>(C, S, x, d, mask, 0);
 }
 
 void swiglu(size_t n, float *a, const float *g)
@@ -870,7 +782,8 @@ void swiglu(size_t n, float *a, const float *g)
 void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t, const float *sin_t,
           float *x)
 {
-    k_rope<<<nblocks((size_t)heads * (hd / 2) * B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x);
+    k_rope<<<nblocks((size_t)heads * (hd / 2) * B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x,
+                                                                0);
 }
 
 void mask_sum(int B, int hw, const float *mask, float *msum)

@@ -41,7 +41,7 @@ struct epi {
  * refs/emulated.c does (the emulation's), U [16][oc][ic] (hc_kconv_use_winograd2's). acc: the
  * tile GEMMs' fp16 accumulation (gemm's). tiles16: the emulation's fp16 tiles
  * (hc_kconv_set_modes' tiles_fp16: V and M rounded; U comes rounded). plant (tests only, a
- * planted moved rounding point, ",plant-tiles"): with tiles16, the products M are left
+ * planted moved rounding point, hc_cuda_faults.tiles): with tiles16, the products M are left
  * unrounded. ws wino_ws floats. */
 enum { WINO_F4 = 0, WINO_F2_5 = 1, WINO_F2 = 2 };
 size_t wino_ws(int kind, int ic, int oc, int B, int nx, int ny);

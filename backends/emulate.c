@@ -533,19 +533,23 @@ int hc_emulate_layer_storage(const hc_emulate *em, const char *layer)
 
 /* ---- the backend ---- */
 
-static int emu_check(const char *params, hc_err *err)
+/* PROFILE|PATH.yaml: the profile, loaded (and so checked) here. */
+static void *emu_parse(const char *params, hc_err *err)
 {
-    if (!params || !*params)
-        return hc_err_set(err, HC_ECONFIG, "emulate needs a profile: emulate:NAME or emulate:PATH.yaml");
-    hc_profile *prof = hc_profile_load(params, err);
-    hc_profile_free(prof);
-    return prof ? 0 : -1;
+    if (!params || !*params) {
+        hc_err_set(err, HC_ECONFIG, "emulate needs a profile: emulate:NAME or emulate:PATH.yaml");
+        return NULL;
+    }
+    return hc_profile_load(params, err);
 }
 
-static void *emu_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                      hc_err *err)
+static void emu_free_opts(void *opts) { hc_profile_free(opts); }
+
+/* The parsed profile, or (taps and bisect-precision) a profile they built, and a subset of layers. */
+static void *emu_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
 {
-    return hc_emulate_open(params, net, nx, ny, max_batch, threads, err);
+    const hc_profile *prof = o->profile ? o->profile : opts;
+    return hc_emulate_open_profile(prof, o->net, o->nx, o->ny, o->max_batch, o->threads, o->active, o->n_active, err);
 }
 
 static int emu_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
@@ -589,16 +593,6 @@ static void *emu_open_sharing(void *base, int max_batch, int threads, hc_err *er
 
 static void emu_close(void *inst) { hc_emulate_close(inst); }
 
-/* taps and bisect-precision: a profile they built or a subset of layers, through the registry. */
-static void *emu_open_opts(const char *params, const hc_backend_open_opts *o, hc_err *err)
-{
-    if (o->profile)
-        return hc_emulate_open_profile(o->profile, o->net, o->nx, o->ny, o->max_batch, o->threads, o->active,
-                                       o->n_active, err);
-    return hc_emulate_open_subset(params, o->net, o->nx, o->ny, o->max_batch, o->threads, o->active, o->n_active,
-                                  err);
-}
-
 static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *err)
 {
     (void)err;
@@ -606,19 +600,22 @@ static int emu_set_taps(void *inst, hc_engine_hook_fn fn, void *user, hc_err *er
     return 0;
 }
 
-const hc_backend_vtbl hc_backend_emulate = {
-    .name = "emulate",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "reduced precision emulated on the fp32 engine; params: a built-in profile (fp16, bf16, fp16-acc16, "
-            "fp16-winograd, fp16-winograd2, coreml-tiers, ane-fp16, cuda-fp16) or a profile .yaml path",
-    .open = emu_open,
+static const hc_backend_ops emu_ops = {
     .eval = emu_eval,
-    .eval_positions = NULL,
-    .close = emu_close,
     .set_taps = emu_set_taps, /* the hook sees each layer after its rounding */
     .taps = emu_taps,
-    .lanes = HC_LANES_ALWAYS,
     .open_sharing = emu_open_sharing,
-    .open_opts = emu_open_opts,
-    .check = emu_check,
+    .close = emu_close,
+};
+
+const hc_backend_kind hc_backend_emulate = {
+    .name = "emulate",
+    .syntax = "emulate:PROFILE|PATH.yaml",
+    .summary = "reduced precision emulated on the fp32 engine, as a precision profile says (built-in profiles below)",
+    .caps = {.shape = HC_BACKEND_TENSOR, .lanes = HC_LANES_ALWAYS, .taps = HC_TAPS_HOOK | HC_TAPS_RETURNED,
+             .profile = 1},
+    .parse = emu_parse,
+    .free_opts = emu_free_opts,
+    .open = emu_open,
+    .ops = &emu_ops,
 };

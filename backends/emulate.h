@@ -34,8 +34,8 @@
 
 typedef struct hc_emulate hc_emulate;
 
-/* The registry's vtable (instances are hc_emulate). */
-extern const hc_backend_vtbl hc_backend_emulate;
+/* The registry's kind (instances are hc_emulate). */
+extern const hc_backend_kind hc_backend_emulate;
 
 /* net: borrowed only during the call (the instance clones it). */
 hc_emulate *hc_emulate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,

@@ -36,41 +36,30 @@ static void file_close(void *inst)
     free(f);
 }
 
-/* The path (after an @resolution= option) must name a readable file: found before any work. */
-static int file_check(const char *params, hc_err *err)
+typedef struct file_opts {
+    hc_resolution res;
+    char *path;
+} file_opts;
+
+static void file_free_opts(void *opts)
 {
-    const char *p = params ? params : "";
-    if (strncmp(p, "@resolution=", 12) == 0) {
-        p += 12 + strcspn(p + 12, " \t");
-        while (*p == ' ' || *p == '\t')
-            p++;
-    }
-    if (!*p)
-        return hc_err_set(err, HC_ECONFIG, "file: needs a path (file:[@resolution=...] PATH to an outputs file)");
-    if (access(p, R_OK) != 0)
-        return hc_err_set(err, HC_ECONFIG, "file: %s: %s", p, strerror(errno));
-    return 0;
+    file_opts *fo = opts;
+    if (fo)
+        free(fo->path);
+    free(fo);
 }
 
-static void *file_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                       hc_err *err)
+/* [@resolution=W,S,P,O|kata-raw-nn] PATH; the path must name a readable file: found before any work. */
+static void *file_parse(const char *params, hc_err *err)
 {
-    (void)net;
-    (void)max_batch;
-    (void)threads;
-    if (!params || !*params) {
-        hc_err_set(err, HC_ECONFIG, "file: needs a path (file:PATH to an outputs file)");
+    const char *p = params ? params : "";
+    file_opts *fo = hc_calloc(1, sizeof *fo, err, "file options");
+    if (!fo)
         return NULL;
-    }
-    file_backend *f = hc_calloc(1, sizeof *f, err, "file backend");
-    if (!f)
-        return NULL;
-    f->nx = nx;
-    f->ny = ny;
-    if (strncmp(params, "@resolution=", 12) == 0) {
-        const char *v = params + 12;
+    if (strncmp(p, "@resolution=", 12) == 0) {
+        const char *v = p + 12;
         size_t len = strcspn(v, " \t");
-        hc_resolution *r = &f->res;
+        hc_resolution *r = &fo->res;
         char extra;
         if (len == 11 && strncmp(v, "kata-raw-nn", 11) == 0) {
             *r = (hc_resolution){.winrate = 5e-7, .score = 5e-4, .policy = 5e-7, .ownership = 5e-8};
@@ -81,20 +70,43 @@ static void *file_open(const char *params, const hc_net *net, int nx, int ny, in
                 !(r->winrate >= 0 && r->score >= 0 && r->policy >= 0 && r->ownership >= 0)) {
                 hc_err_set(err, HC_ECONFIG, "file: @resolution=%s: expected W,S,P,O (four numbers >= 0) or kata-raw-nn",
                            buf);
-                file_close(f);
+                file_free_opts(fo);
                 return NULL;
             }
         }
-        params = v + len;
-        while (*params == ' ' || *params == '\t')
-            params++;
-        if (!*params) {
-            hc_err_set(err, HC_ECONFIG, "file: needs a path after @resolution=...");
-            file_close(f);
-            return NULL;
-        }
+        p = v + len;
+        while (*p == ' ' || *p == '\t')
+            p++;
     }
-    f->path = strdup(params);
+    if (!*p) {
+        hc_err_set(err, HC_ECONFIG, "file: needs a path (file:[@resolution=...] PATH to an outputs file)");
+        file_free_opts(fo);
+        return NULL;
+    }
+    if (access(p, R_OK) != 0) {
+        hc_err_set(err, HC_ECONFIG, "file: %s: %s", p, strerror(errno));
+        file_free_opts(fo);
+        return NULL;
+    }
+    if (!(fo->path = strdup(p))) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        file_free_opts(fo);
+        return NULL;
+    }
+    return fo;
+}
+
+static void *file_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
+{
+    const file_opts *fo = opts;
+    int nx = o->nx, ny = o->ny;
+    file_backend *f = hc_calloc(1, sizeof *f, err, "file backend");
+    if (!f)
+        return NULL;
+    f->nx = nx;
+    f->ny = ny;
+    f->res = fo->res;
+    f->path = strdup(fo->path);
     if (!f->path) {
         hc_err_set(err, HC_ENOMEM, "out of memory");
         file_close(f);
@@ -166,16 +178,19 @@ static const hc_resolution *file_resolution(void *inst)
     return &f->res;
 }
 
-const hc_backend_vtbl hc_backend_file = {
-    .name = "file",
-    .shape = HC_BACKEND_POSITION,
-    .help = "file:[@resolution=W,S,P,O|kata-raw-nn] PATH plays back recorded outputs (golden or KataGo "
-            "reference-file JSONL, .gz ok); record i is the position with index i; buffer size must match the board "
-            "config; @resolution declares the values rounded (printed) to that resolution",
-    .open = file_open,
-    .eval = NULL,
+static const hc_backend_ops file_ops = {
     .eval_positions = file_eval_positions,
-    .close = file_close,
-    .check = file_check,
     .resolution = file_resolution,
+    .close = file_close,
+};
+
+const hc_backend_kind hc_backend_file = {
+    .name = "file",
+    .syntax = "file:[@resolution=W,S,P,O|kata-raw-nn] PATH",
+    .summary = "plays back recorded outputs (golden or KataGo reference-file JSONL); record i is position i",
+    .caps = {.shape = HC_BACKEND_POSITION, .resolution = 1},
+    .parse = file_parse,
+    .free_opts = file_free_opts,
+    .open = file_open,
+    .ops = &file_ops,
 };

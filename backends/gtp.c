@@ -198,60 +198,66 @@ static int parse_double(const char *s, double *out)
     return end != s && *end == '\0';
 }
 
-/* The spec's @options and command, without starting the engine. */
-static int gtp_check(const char *params, hc_err *err)
+/* What a gtp: spec says: its @options (with their defaults) and the command. */
+typedef struct gtp_opts {
+    double timeout_s, startup_timeout_s, temperature;
+    int handicap;
+    char *cmd;
+} gtp_opts;
+
+static void gtp_free_opts(void *opts)
 {
-    double t = 0;
-    int f = 0;
-    const hc_specopt opts[] = {
-        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &f},
-    };
-    const char *p = hc_specopts_parse("gtp", params, opts, sizeof opts / sizeof opts[0], err);
-    if (!p)
-        return -1;
-    if (!*p)
-        return hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");
-    return 0;
+    gtp_opts *go = opts;
+    if (go)
+        free(go->cmd);
+    free(go);
 }
 
-static void *gtp_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                      hc_err *err)
+/* The spec's @options and command, without starting the engine. */
+static void *gtp_parse(const char *params, hc_err *err)
 {
-    (void)max_batch;
-    (void)threads;
+    gtp_opts *go = hc_calloc(1, sizeof *go, err, "gtp options");
+    if (!go)
+        return NULL;
+    go->timeout_s = 60;
+    go->startup_timeout_s = 600;
+    go->temperature = 1;
+    go->handicap = 1;
+    const hc_specopt opts[] = {
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &go->timeout_s},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &go->startup_timeout_s},
+        {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &go->temperature},
+        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &go->handicap},
+    };
+    if (!(go->cmd = hc_specopts_command("gtp", params, opts, sizeof opts / sizeof opts[0], err))) {
+        gtp_free_opts(go);
+        return NULL;
+    }
+    return go;
+}
+
+static void *gtp_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
+{
+    const gtp_opts *go = opts;
+    const hc_net *net = o->net;
+    int nx = o->nx, ny = o->ny;
     gtp_backend *g = hc_calloc(1, sizeof *g, err, "gtp backend");
     if (!g)
         return NULL;
     g->proc.pid = -1;
     g->proc.to_fd = g->proc.from_fd = g->proc.err_fd = -1;
-    g->timeout_s = 60;
-    g->startup_timeout_s = 600;
-    g->engine_temperature = 1;
-    g->engine_handicap = 1;
+    g->timeout_s = go->timeout_s;
+    g->startup_timeout_s = go->startup_timeout_s;
+    g->engine_temperature = go->temperature;
+    g->engine_handicap = go->handicap;
     g->net = net;
     g->nx = nx;
     g->ny = ny;
     g->settings = hc_eval_settings_default(nx, ny);
     g->opt_arg = -1;
     g->res = (hc_resolution){.winrate = 5e-7, .score = 5e-4, .policy = 5e-7, .ownership = 5e-8};
-    const hc_specopt opts[] = {
-        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &g->timeout_s},
-        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &g->startup_timeout_s},
-        {.name = "temperature", .hint = "T", .kind = HC_SPECOPT_POSITIVE, .num = &g->engine_temperature},
-        {.name = "handicap", .hint = "0|1", .kind = HC_SPECOPT_01, .flag = &g->engine_handicap},
-    };
-    const char *p = hc_specopts_parse("gtp", params, opts, sizeof opts / sizeof opts[0], err);
-    if (!p)
-        goto fail;
-    snprintf(g->cmdline, sizeof g->cmdline, "%s", p);
-    if (!*p) {
-        hc_err_set(err, HC_ECONFIG, "gtp: needs a command (gtp:[@OPTION=V ...] PROGRAM ARGS...)");
-        goto fail;
-    }
-    g->argv = hc_extproc_split(p, err);
+    snprintf(g->cmdline, sizeof g->cmdline, "%s", go->cmd);
+    g->argv = hc_extproc_split(go->cmd, err);
     if (!g->argv)
         goto fail;
     g->reply = hc_malloc(REPLY_MAX, err, "GTP reply");
@@ -691,20 +697,22 @@ static int gtp_eval_one_call(gtp_backend *g, int n, const hc_position *pos, hc_n
     return 0;
 }
 
-const hc_backend_vtbl hc_backend_gtp = {
-    .name = "gtp",
-    .shape = HC_BACKEND_POSITION,
-    .help = "gtp:[@timeout=S @startup-timeout=S @temperature=T @handicap=0|1] CMD runs a GTP engine "
-            "(e.g. KataGo: $KATAGO gtp -model {model} -config $KATAGO_CONFIG) and reads kata-raw-nn; "
-            "$VAR from the environment, unset means skipped (docs/GTP.md)",
-    .open = gtp_open,
-    .eval = NULL,
+static const hc_backend_ops gtp_ops = {
     .eval_positions = gtp_eval_positions,
-    .close = gtp_close,
     .resolution = gtp_resolution,
     .configure = gtp_configure,
-    .check = gtp_check,
     .identity = gtp_identity,
     .finish = gtp_finish,
-    .never_batches = 1,
+    .close = gtp_close,
+};
+
+const hc_backend_kind hc_backend_gtp = {
+    .name = "gtp",
+    .syntax = "gtp:[@timeout=S @startup-timeout=S @temperature=T @handicap=0|1] CMD",
+    .summary = "runs a GTP engine (e.g. KataGo) and reads kata-raw-nn; $VAR from the environment, unset means skipped",
+    .caps = {.shape = HC_BACKEND_POSITION, .never_batches = 1, .resolution = 1, .engine = 1},
+    .parse = gtp_parse,
+    .free_opts = gtp_free_opts,
+    .open = gtp_open,
+    .ops = &gtp_ops,
 };

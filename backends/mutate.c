@@ -80,7 +80,21 @@ static void mutate_close(void *inst)
     free(m);
 }
 
-static int mutate_check(const char *params, hc_err *err)
+typedef struct mutate_opts {
+    int kind;    /* enum mutation */
+    char *inner; /* the tensor backend's spec */
+} mutate_opts;
+
+static void mutate_free_opts(void *opts)
+{
+    mutate_opts *mo = opts;
+    if (mo)
+        free(mo->inner);
+    free(mo);
+}
+
+/* KIND:BACKEND; BACKEND is checked in the user registry. */
+static void *mutate_parse(const char *params, hc_err *err)
 {
     const char *colon = params ? strchr(params, ':') : NULL;
     const char *names[sizeof kinds / sizeof kinds[0]];
@@ -95,34 +109,27 @@ static int mutate_check(const char *params, hc_err *err)
         char hint[96] = "";
         if (kind < 0)
             hc_suggest_text(hint, sizeof hint, params ? params : "", klen, names, (int)(sizeof kinds / sizeof kinds[0]));
-        return hc_err_set(err, HC_ECONFIG, "mutate: expects KIND:BACKEND, got \"%s\"%s", params ? params : "", hint);
+        hc_err_set(err, HC_ECONFIG, "mutate: expects KIND:BACKEND, got \"%s\"%s", params ? params : "", hint);
+        return NULL;
     }
-    return hc_backend_check(colon + 1, err);
+    if (hc_backend_check(NULL, colon + 1, err))
+        return NULL;
+    mutate_opts *mo = hc_calloc(1, sizeof *mo, err, "mutate options");
+    if (mo && !(mo->inner = strdup(colon + 1))) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        mutate_free_opts(mo);
+        return NULL;
+    }
+    if (mo)
+        mo->kind = kind;
+    return mo;
 }
 
-static void *mutate_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                         hc_err *err)
+static void *mutate_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
 {
-    const char *colon = params ? strchr(params, ':') : NULL;
-    char known[256] = "";
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        strcat(known, i ? ", " : "");
-        strcat(known, kinds[i].name);
-    }
-    if (!colon || colon[1] == '\0') {
-        hc_err_set(err, HC_ECONFIG, "mutate: expects KIND:BACKEND (kinds: %s), got \"%s\"", known,
-                   params ? params : "");
-        return NULL;
-    }
-    size_t klen = (size_t)(colon - params);
-    int kind = -1;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strlen(kinds[i].name) == klen && strncmp(kinds[i].name, params, klen) == 0)
-            kind = kinds[i].kind;
-    if (kind < 0) {
-        hc_err_set(err, HC_ECONFIG, "mutate: unknown kind \"%.*s\" (kinds: %s)", (int)klen, params, known);
-        return NULL;
-    }
+    const mutate_opts *mo = opts;
+    const hc_net *net = o->net;
+    int nx = o->nx, ny = o->ny, max_batch = o->max_batch, kind = mo->kind;
     if (!net) {
         hc_err_set(err, HC_ECONFIG, "mutate: needs a net");
         return NULL;
@@ -136,12 +143,14 @@ static void *mutate_open(const char *params, const hc_net *net, int nx, int ny, 
     m->area = nx * ny;
     m->c_spatial = net->num_input_c;
     m->max_batch = max_batch;
-    if (hc_backend_open(&m->inner, colon + 1, net, nx, ny, max_batch, threads, err)) {
+    hc_backend_open_opts io = *o;
+    io.spec = mo->inner;
+    if (hc_backend_open_with(&m->inner, &io, err)) {
         free(m);
         return NULL;
     }
-    if (m->inner.vt->shape != HC_BACKEND_TENSOR) {
-        hc_err_set(err, HC_ECONFIG, "mutate: %s is not a tensor backend (mutations act on raw heads)", colon + 1);
+    if (hc_backend_caps_of(&m->inner)->shape != HC_BACKEND_TENSOR) {
+        hc_err_set(err, HC_ECONFIG, "mutate: %s is not a tensor backend (mutations act on raw heads)", mo->inner);
         mutate_close(m);
         return NULL;
     }
@@ -227,7 +236,7 @@ static int mutate_eval(void *inst, int batch, const float *spatial, const float 
             memcpy(m->spatial + (size_t)r * row_floats, spatial, sizeof(float) * area);
         rows = m->spatial;
     }
-    if (m->inner.vt->eval(m->inner.inst, batch, rows, global, meta, out, err))
+    if (hc_backend_eval(&m->inner, batch, rows, global, meta, out, err))
         return -1;
     const size_t pc = (size_t)out->policy_channels;
     switch (m->kind) {
@@ -278,14 +287,19 @@ static int mutate_eval(void *inst, int batch, const float *spatial, const float 
     return 0;
 }
 
-const hc_backend_vtbl hc_backend_mutate = {
-    .name = "mutate",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "mutate:KIND:BACKEND plants a shipped backend bug into a tensor backend; KIND: mask-stride, "
-            "pass-dropped, policy-transposed, symmetry-not-inverted, fp16-overflow, stale-row",
-    .open = mutate_open,
+static const hc_backend_ops mutate_ops = {
     .eval = mutate_eval,
-    .eval_positions = NULL,
     .close = mutate_close,
-    .check = mutate_check,
+};
+
+const hc_backend_kind hc_backend_mutate = {
+    .name = "mutate",
+    .syntax = "mutate:KIND:BACKEND",
+    .summary = "plants a shipped backend bug into a tensor backend (KIND: mask-stride, pass-dropped, policy-transposed, "
+               "symmetry-not-inverted, fp16-overflow, stale-row)",
+    .caps = {.shape = HC_BACKEND_TENSOR},
+    .parse = mutate_parse,
+    .free_opts = mutate_free_opts,
+    .open = mutate_open,
+    .ops = &mutate_ops,
 };

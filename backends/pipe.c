@@ -344,23 +344,41 @@ static int start(pipe_backend *b, hc_err *err)
     return 0;
 }
 
-/* The spec's @options and command, without starting the program. */
-static int pipe_check(const char *params, hc_err *err)
+/* What a pipe: spec says: its @options (with their defaults) and the command. */
+typedef struct pipe_opts {
+    double timeout_s, startup_timeout_s;
+    char *model;
+    char *cmd;
+} pipe_opts;
+
+static void pipe_free_opts(void *opts)
 {
-    double t = 0;
-    char *model = NULL;
+    pipe_opts *po = opts;
+    if (po) {
+        free(po->model);
+        free(po->cmd);
+    }
+    free(po);
+}
+
+/* The spec's @options and command, without starting the program. */
+static void *pipe_parse(const char *params, hc_err *err)
+{
+    pipe_opts *po = hc_calloc(1, sizeof *po, err, "pipe options");
+    if (!po)
+        return NULL;
+    po->timeout_s = 60;
+    po->startup_timeout_s = 600;
     const hc_specopt opts[] = {
-        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &t},
-        {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &model},
+        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &po->timeout_s},
+        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &po->startup_timeout_s},
+        {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &po->model},
     };
-    const char *p = hc_specopts_parse("pipe", params, opts, sizeof opts / sizeof opts[0], err);
-    free(model);
-    if (!p)
-        return -1;
-    if (!*p)
-        return hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@OPTION=V ...] PROGRAM ARGS...)");
-    return 0;
+    if (!(po->cmd = hc_specopts_command("pipe", params, opts, sizeof opts / sizeof opts[0], err))) {
+        pipe_free_opts(po);
+        return NULL;
+    }
+    return po;
 }
 
 static const char *pipe_identity(void *inst)
@@ -368,10 +386,11 @@ static const char *pipe_identity(void *inst)
     return ((pipe_backend *)inst)->identity;
 }
 
-static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                       hc_err *err)
+static void *pipe_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
 {
-    (void)threads;
+    const pipe_opts *po = opts;
+    const hc_net *net = o->net;
+    int nx = o->nx, ny = o->ny, max_batch = o->max_batch;
     if (!net) {
         hc_err_set(err, HC_EUSAGE, "pipe: needs the net");
         return NULL;
@@ -381,30 +400,17 @@ static void *pipe_open(const char *params, const hc_net *net, int nx, int ny, in
         return NULL;
     b->proc.pid = -1;
     b->proc.to_fd = b->proc.from_fd = b->proc.err_fd = -1;
-    b->timeout_s = 60;
-    b->startup_timeout_s = 600;
+    b->timeout_s = po->timeout_s;
+    b->startup_timeout_s = po->startup_timeout_s;
     b->net = net;
     b->nx = nx;
     b->ny = ny;
     b->max_batch = max_batch;
-    const hc_specopt opts[] = {
-        {.name = "timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &b->timeout_s},
-        {.name = "startup-timeout", .hint = "S", .kind = HC_SPECOPT_POSITIVE, .num = &b->startup_timeout_s},
-        {.name = "model", .hint = "PATH", .kind = HC_SPECOPT_STRING, .str = &b->model},
-    };
-    const char *p = hc_specopts_parse("pipe", params, opts, sizeof opts / sizeof opts[0], err);
-    if (!p)
-        goto fail;
-    snprintf(b->cmdline, sizeof b->cmdline, "%s", p);
-    if (!*p) {
-        hc_err_set(err, HC_ECONFIG, "pipe: needs a command (pipe:[@timeout=S] PROGRAM ARGS...)");
-        goto fail;
-    }
-    b->argv = hc_extproc_split(p, err);
+    snprintf(b->cmdline, sizeof b->cmdline, "%s", po->cmd);
+    b->argv = hc_extproc_split(po->cmd, err);
     if (!b->argv)
         goto fail;
-    if (!b->model)
-        b->model = strdup("");
+    b->model = strdup(po->model ? po->model : "");
     size_t area = (size_t)nx * (size_t)ny, mb = (size_t)max_batch;
     size_t in = 8 + 4 * mb * ((size_t)net->num_input_c * area + (size_t)net->num_input_global_c +
                               (size_t)net->num_input_meta_c);
@@ -502,17 +508,21 @@ static int pipe_taps(void *inst)
     return b->n_taps > 0;
 }
 
-const hc_backend_vtbl hc_backend_pipe = {
-    .name = "pipe",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD runs a program speaking docs/PROTOCOL.md (input rows in, raw "
-            "heads out, float32); $VAR from the environment, unset means skipped",
-    .open = pipe_open,
+static const hc_backend_ops pipe_ops = {
     .eval = pipe_eval,
-    .eval_positions = NULL,
-    .close = pipe_close,
     .taps = pipe_taps,
-    .check = pipe_check,
     .identity = pipe_identity,
     .finish = pipe_finish,
+    .close = pipe_close,
+};
+
+const hc_backend_kind hc_backend_pipe = {
+    .name = "pipe",
+    .syntax = "pipe:[@timeout=S @startup-timeout=S @model=PATH] CMD",
+    .summary = "runs a program speaking docs/PROTOCOL.md (input rows in, raw heads out); $VAR unset means skipped",
+    .caps = {.shape = HC_BACKEND_TENSOR, .taps = HC_TAPS_RETURNED, .engine = 1},
+    .parse = pipe_parse,
+    .free_opts = pipe_free_opts,
+    .open = pipe_open,
+    .ops = &pipe_ops,
 };

@@ -2,18 +2,23 @@
 #include "backends/backend.h"
 #include "refs/engine.h"
 
-static void *ref32_open(const char *params, const hc_net *net, int nx, int ny, int max_batch,
-                        int threads, hc_err *err)
+static void *ref32_parse(const char *params, hc_err *err)
 {
     if (params && *params) {
         hc_err_set(err, HC_ECONFIG, "ref32 takes no parameters (got \"%s\")", params);
         return NULL;
     }
-    if (!net) {
+    return hc_backend_no_opts();
+}
+
+static void *ref32_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
+{
+    (void)opts;
+    if (!o->net) {
         hc_err_set(err, HC_ECONFIG, "ref32 needs a net");
         return NULL;
     }
-    return hc_engine_new(net, max_batch, nx, ny, threads, err);
+    return hc_engine_new(o->net, o->max_batch, o->nx, o->ny, o->threads, err);
 }
 
 static int ref32_eval(void *inst, int batch, const float *spatial, const float *global,
@@ -54,16 +59,20 @@ static void ref32_close(void *inst)
     hc_engine_free(inst);
 }
 
-const hc_backend_vtbl hc_backend_ref32 = {
-    .name = "ref32",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "fp32 reference forward pass (KataGo's Eigen arithmetic, one FMA chain per GEMM output); no params",
-    .open = ref32_open,
+static const hc_backend_ops ref32_ops = {
     .eval = ref32_eval,
-    .eval_positions = NULL,
-    .close = ref32_close,
     .set_taps = ref32_set_taps,
     .taps = ref32_taps,
-    .lanes = HC_LANES_ALWAYS,
     .open_sharing = ref32_open_sharing,
+    .close = ref32_close,
+};
+
+const hc_backend_kind hc_backend_ref32 = {
+    .name = "ref32",
+    .syntax = "ref32",
+    .summary = "the fp32 reference forward pass (KataGo's Eigen arithmetic, one FMA chain per GEMM output)",
+    .caps = {.shape = HC_BACKEND_TENSOR, .lanes = HC_LANES_ALWAYS, .taps = HC_TAPS_HOOK | HC_TAPS_RETURNED},
+    .parse = ref32_parse,
+    .open = ref32_open,
+    .ops = &ref32_ops,
 };

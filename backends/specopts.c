@@ -97,3 +97,14 @@ const char *hc_specopts_parse(const char *backend, const char *spec, const hc_sp
         p = e;
     }
 }
+
+char *hc_specopts_command(const char *backend, const char *spec, const hc_specopt *opts, size_t n, hc_err *err)
+{
+    const char *p = hc_specopts_parse(backend, spec, opts, n, err);
+    char *cmd = NULL;
+    if (p && !*p)
+        hc_err_set(err, HC_ECONFIG, "%s: needs a command (%s:[@OPTION=V ...] PROGRAM ARGS...)", backend, backend);
+    else if (p && !(cmd = strdup(p)))
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+    return cmd;
+}

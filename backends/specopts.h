@@ -28,4 +28,8 @@ typedef struct hc_specopt {
  * naming the backend, the token and every known option. */
 const char *hc_specopts_parse(const char *backend, const char *spec, const hc_specopt *opts, size_t n, hc_err *err);
 
+/* hc_specopts_parse for the kinds that run a command (gtp:, pipe:, analysis:): the command after
+ * the options must not be empty; returns it malloc'd, or NULL with err. */
+char *hc_specopts_command(const char *backend, const char *spec, const hc_specopt *opts, size_t n, hc_err *err);
+
 #endif

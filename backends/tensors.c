@@ -521,12 +521,78 @@ static const src *find_role(const tensors_backend *b, int role)
     return NULL;
 }
 
-static void *tensors_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                          hc_err *err)
+/* What a tensors: spec says: the name map, the layout, the directory or file. */
+typedef struct tensors_opts {
+    char *mapfile; /* NULL: none */
+    int layout;    /* -1: the map's (or NCHW) */
+    char *path;
+} tensors_opts;
+
+static void tensors_free_opts(void *opts)
 {
-    (void)max_batch;
-    (void)threads;
-    char *mapfile = NULL, *layout_s = NULL;
+    tensors_opts *to = opts;
+    if (to) {
+        free(to->mapfile);
+        free(to->path);
+    }
+    free(to);
+}
+
+/* [@map=NAMES.yaml] [@layout=nchw|nhwc] PATH: the map is read (and so checked) and the path
+ * must exist; the tensors themselves are read at open. */
+static void *tensors_parse(const char *params, hc_err *err)
+{
+    char *layout_s = NULL;
+    tapmap m = {0};
+    tensors_opts *to = hc_calloc(1, sizeof *to, err, "tensors options");
+    if (!to)
+        return NULL;
+    to->layout = -1;
+    const hc_specopt opts[] = {
+        {.name = "map", .hint = "NAMES.yaml", .kind = HC_SPECOPT_STRING, .str = &to->mapfile},
+        {.name = "layout", .hint = "nchw|nhwc", .kind = HC_SPECOPT_STRING, .str = &layout_s},
+    };
+    const char *p = hc_specopts_parse("tensors", params, opts, sizeof opts / sizeof opts[0], err);
+    if (!p)
+        goto fail;
+    while (*p == ' ')
+        p++;
+    if (!*p) {
+        hc_err_set(err, HC_ECONFIG, "tensors: needs a directory or a .safetensors file (tensors:[@map=NAMES.yaml] "
+                   "[@layout=nchw|nhwc] PATH)");
+        goto fail;
+    }
+    if (!(to->path = strdup(p))) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (to->mapfile && tapmap_load(to->mapfile, &m, err))
+        goto fail;
+    if (layout_s && (to->layout = parse_layout(layout_s)) < 0) {
+        hc_err_set(err, HC_ECONFIG, "tensors: @layout=%s (nchw or nhwc)", layout_s);
+        goto fail;
+    }
+    struct stat st;
+    if (stat(to->path, &st) != 0) {
+        hc_err_set(err, HC_EIO, "%s: no such file or directory", to->path);
+        goto fail;
+    }
+    free(layout_s);
+    tapmap_free(&m);
+    return to;
+fail:
+    free(layout_s);
+    tapmap_free(&m);
+    tensors_free_opts(to);
+    return NULL;
+}
+
+static void *tensors_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
+{
+    const tensors_opts *to = opts;
+    const hc_net *net = o->net;
+    int nx = o->nx, ny = o->ny;
+    const char *mapfile = to->mapfile;
     tapmap m = {0};
     loaded l = {0};
     m.fmt = -1;
@@ -536,27 +602,11 @@ static void *tensors_open(const char *params, const hc_net *net, int nx, int ny,
     b->net = net;
     b->nx = nx;
     b->ny = ny;
-    const hc_specopt opts[] = {
-        {.name = "map", .hint = "NAMES.yaml", .kind = HC_SPECOPT_STRING, .str = &mapfile},
-        {.name = "layout", .hint = "nchw|nhwc", .kind = HC_SPECOPT_STRING, .str = &layout_s},
-    };
-    const char *p = hc_specopts_parse("tensors", params, opts, sizeof opts / sizeof opts[0], err);
-    if (!p)
-        goto fail;
-    while (*p == ' ')
-        p++;
-    snprintf(b->path, sizeof b->path, "%s", p);
-    if (!*p) {
-        hc_err_set(err, HC_ECONFIG, "tensors: needs a directory or a .safetensors file (tensors:[@map=NAMES.yaml] "
-                   "[@layout=nchw|nhwc] PATH)");
-        goto fail;
-    }
+    snprintf(b->path, sizeof b->path, "%s", to->path);
     if (mapfile && tapmap_load(mapfile, &m, err))
         goto fail;
-    if (layout_s && (m.layout = parse_layout(layout_s)) < 0) {
-        hc_err_set(err, HC_ECONFIG, "tensors: @layout=%s (nchw or nhwc)", layout_s);
-        goto fail;
-    }
+    if (to->layout >= 0)
+        m.layout = to->layout;
     struct stat st;
     if (stat(b->path, &st) != 0) {
         hc_err_set(err, HC_EIO, "%s: no such file or directory", b->path);
@@ -657,14 +707,10 @@ static void *tensors_open(const char *params, const hc_net *net, int nx, int ny,
         b->pos_row[k] = -1;
     for (int j = 0; j < b->rows; j++)
         b->pos_row[m.rows ? m.rows[j] : j] = j;
-    free(mapfile);
-    free(layout_s);
     tapmap_free(&m);
     loaded_free(&l);
     return b;
 fail:
-    free(mapfile);
-    free(layout_s);
     tapmap_free(&m);
     loaded_free(&l);
     tensors_close(b);
@@ -765,12 +811,20 @@ static int tensors_taps(void *inst)
     return 1;
 }
 
-const hc_backend_vtbl hc_backend_tensors = {
-    .name = "tensors",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "per-layer tensors from .npy / .safetensors files, as taps of the positions in order (docs/TAPS.md)",
-    .open = tensors_open,
+static const hc_backend_ops tensors_ops = {
     .eval = tensors_eval,
-    .close = tensors_close,
     .taps = tensors_taps,
+    .close = tensors_close,
+};
+
+const hc_backend_kind hc_backend_tensors = {
+    .name = "tensors",
+    .syntax = "tensors:[@map=NAMES.yaml @layout=nchw|nhwc] DIR|FILE.safetensors",
+    .summary = "a tap source: per-layer tensors another tool wrote (.npy, safetensors) for the positions in order, "
+               "compared by `taps` (docs/TAPS.md)",
+    .caps = {.shape = HC_BACKEND_TENSOR, .taps = HC_TAPS_RETURNED},
+    .parse = tensors_parse,
+    .free_opts = tensors_free_opts,
+    .open = tensors_open,
+    .ops = &tensors_ops,
 };

@@ -127,6 +127,14 @@ int hc_engine_batch_note(int batching, long rows, long batches, long max_batch, 
  * a rerun may differ slightly" into buf; its length, 0 (buf "") for any other result (their
  * figures are the same bits on a rerun). */
 int hc_engine_batches_note(const hc_result *r, char *buf, size_t len);
+/* Whether a batched case checked the batched path at all, judged by its engine's own rows per
+ * batch (e: the case's engine figures, NULL when none came back): HC_BATCHED_CHECKED when it did
+ * or nothing says otherwise; else why into buf (600 bytes hold it), HC_BATCHED_SKIP for an
+ * engine that never batches (its unbatched case is its check), HC_BATCHED_ERROR for one meant to
+ * batch that averaged at most 1.05 rows per batch or whose counts are unknown (the KataGo
+ * settings that make it batch in the text). */
+enum { HC_BATCHED_CHECKED = 0, HC_BATCHED_SKIP, HC_BATCHED_ERROR };
+int hc_engine_batched_check(const hc_engine_stats *e, char *buf, size_t len);
 
 /* Provenance: what produced a run's figures, so that a reader can tell what was evaluated and
  * rerun it elsewhere with the same figures. One per run; a merge keeps one per job (its input). */
@@ -252,10 +260,10 @@ const char *hc_bias_limit_text(const hc_result *r, size_t tier, int metric, char
  * systematic" ("" for a metric without them). */
 const char *hc_bias_text(const hc_stats *s, int metric, char *buf, size_t len);
 
-/* Writes results.json atomically. */
+/* Writes results.json atomically (results_write.c). */
 int hc_results_write_json(const hc_results *rs, const char *path, hc_err *err);
 
-/* results.json read back (halfcheck merge): every figure as written (17 significant digits,
+/* results.json read back (halfcheck merge; results_read.c): every figure as written (17 significant digits,
  * so doubles round-trip), the tiers' limits, and the tier checks recomputed from the stats
  * with hc_tier_check_stats; a stored verdict that disagrees with the recomputed one is an
  * HC_EFORMAT error, as is any missing or mistyped field (named: "results[3].stats.metrics.

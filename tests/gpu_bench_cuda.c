@@ -52,18 +52,20 @@ int main(void)
                     int B = batches[bi];
                     hc_backend b = {0};
                     hc_raw_heads *out = hc_raw_heads_new(B, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
-                    if (!out || hc_backend_open(&b, specs[k], net, nx, ny, B, 1, &err)) {
+                    if (!out || hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = specs[k], .net = net,
+                                                                                 .nx = nx, .ny = ny, .max_batch = B,
+                                                                                 .threads = 1}, &err)) {
                         printf("# %s %dx%d %s batch %d: %s\n", net->name, nx, ny, specs[k], B, err.msg);
                         hc_raw_heads_free(out);
                         continue;
                     }
                     int ok = 1;
                     for (int w = 0; w < 3 && ok; w++)
-                        ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0;
+                        ok = hc_backend_eval(&b, B, sp, gl, meta, out, &err) == 0;
                     double t0 = hc_now_s(), el = 0;
                     long evals = 0;
                     while (ok && (el < 0.5 || evals < 5)) {
-                        ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0;
+                        ok = hc_backend_eval(&b, B, sp, gl, meta, out, &err) == 0;
                         evals++;
                         el = hc_now_s() - t0;
                     }

@@ -88,14 +88,16 @@ static double rate(const char *spec, const hc_net *net, int nx, int ny, int B, i
     hc_backend b = {0};
     hc_raw_heads *out = hc_raw_heads_new(B, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
     double r = 0;
-    if (!sp || !gl || !out || hc_backend_open(&b, spec, net, nx, ny, B, threads, &err)) {
+    if (!sp || !gl || !out || hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = nx,
+                                                                               .ny = ny, .max_batch = B,
+                                                                               .threads = threads}, &err)) {
         printf("# %s %s batch %d: %s\n", net->name, spec, B, err.msg);
     } else {
-        int ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0; /* warm-up */
+        int ok = hc_backend_eval(&b, B, sp, gl, meta, out, &err) == 0; /* warm-up */
         double t0 = hc_now_s(), el = 0;
         long evals = 0;
         while (ok && (el < min_s || evals < 3)) {
-            ok = b.vt->eval(b.inst, B, sp, gl, meta, out, &err) == 0;
+            ok = hc_backend_eval(&b, B, sp, gl, meta, out, &err) == 0;
             evals++;
             el = hc_now_s() - t0;
         }

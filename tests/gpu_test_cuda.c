@@ -138,7 +138,8 @@ static unsigned cfg_checks(void)
 static int no_device(const hc_net *net, const cfg *c, hc_err *err)
 {
     hc_backend b = {0};
-    int rc = hc_backend_open(&b, "cuda:fp32", net, c->nx, c->ny, 1, 1, err);
+    int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "cuda:fp32", .net = net, .nx = c->nx,
+                                                              .ny = c->ny, .max_batch = 1, .threads = 1}, err);
     hc_backend_close(&b);
     return rc != 0 && strstr(err->msg, "no CUDA device") != NULL;
 }

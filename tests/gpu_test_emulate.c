@@ -9,11 +9,11 @@
  * the raw heads and every tap on random rows (19x19 buffer, rows on a 13x13 board too, batch 5)
  * are the same bits as the CPU emulation's; on the shared nets also every post-processed output
  * of the rectangular-board positions in a 19x19 buffer at batch 1 and 5. A profile that does not
- * exist is refused at open with the CPU's error. A moved rounding point (",noround=LAYER": one
- * layer's storage rounding left out) must be caught, and so must acc16 chunks of 8 products
- * (",plant-acc16") wherever the profile accumulates in fp16 (ane-fp16-acc16 on the convnet:
- * nowhere, so there the bits must not move) and unrounded Winograd tile products
- * (",plant-tiles": every shared net has a 3x3 convolution). bisect-precision with the device
+ * exist is refused at open with the CPU's error. Planted faults (backends/cuda.h: hc_cuda_faults,
+ * set here after parsing the spec): a moved rounding point (noround: one layer's storage rounding
+ * left out) must be caught, and so must acc16 chunks of 8 products (acc16_chunk8) wherever the
+ * profile accumulates in fp16 (ane-fp16-acc16 on the convnet: nowhere, so there the bits must not
+ * move) and unrounded Winograd tile products (tiles: every shared net has a 3x3 convolution). bisect-precision with the device
  * cuda finds and verifies the same profile as on the CPU (g170, 9x9, fp16 against the fp32
  * tier), and taps --precision --device cuda every layer's errors bit for bit
  * (gpu-emu-taps-precision). Positions per set: HC_EMU_LIMIT (default 24).
@@ -21,7 +21,7 @@
  * fp16 and bf16 (sums_profiles[], written to a scratch directory): the same bits on every net,
  * the trunk tip's normSum included; sums pushed past 65504 (a weight tweak per net: a pooling
  * sum, a transformer pre-norm, a trunk tip) fail the eval on the GPU with the CPU's message
- * naming the layer; the planted moved rounding point ",plant-sums" must be caught.
+ * naming the layer; the planted moved rounding point (faults.sums) must be caught.
  * Skips without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@
 #include "backends/backend.h"
 #include "harness/eval/evaluate.h"
 #include "hc_test.h"
+#include "lib/cudalib.h"
 #include "harness/model/model.h"
 #include "harness/run/precbisect.h"
 #include "harness/model/synth.h"
@@ -154,11 +155,11 @@ static void run_positions(const char *id, const hc_net *net, const char *prof, i
 static const hc_rows_spec rows_spec = {.seed = 2026, .gl_levels = 11, .gl_step = 0.1f, .meta_levels = 7, .meta_step = 0.3f};
 
 /* Raw heads (.raw) and taps (.taps) of specs[0] (CPU) and specs[1] (GPU) on random rows;
- * with a planted fault (plant: the params added to the GPU's spec, e.g. ",noround=conv1"), check
+ * with planted faults (plant: set on a third GPU instance, e.g. noround = conv1), check
  * `plant_check` that its raw heads differ from the CPU's (plant_differs) or, where the fault has
  * nothing to act on, that they do not. label: the profile's name in the checks' names. */
 static void run_raw_as(const char *id, const hc_net *net, const char *label, const char *prof, int threads,
-                       const char *plant, const char *plant_check, int plant_differs)
+                       const hc_cuda_faults *plant, const char *plant_check, int plant_differs)
 {
     enum { B = 5, NX = 19, NY = 19 };
     char nm[3][200], specs[3][900];
@@ -167,12 +168,14 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
     snprintf(nm[2], sizeof nm[2], "%s.%s", id, plant_check ? plant_check : "plant");
     snprintf(specs[0], sizeof specs[0], "emulate:%s", prof);
     snprintf(specs[1], sizeof specs[1], "cuda:emulate:%s", prof);
-    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s%s", prof, plant ? plant : "");
-    const char *spec_of[3] = {specs[0], specs[1], specs[2]};
+    char ftext[300];
+    snprintf(specs[2], sizeof specs[2], "cuda:emulate:%s with faults %s", prof,
+             plant ? hc_test_cuda_faults_text(plant, ftext, sizeof ftext) : "none");
+    const char *spec_of[2] = {specs[0], specs[1]};
     char who[300];
     snprintf(who, sizeof who, "%s %s", net->name, label);
     hc_rows_cmp c;
-    hc_compare_rows(net, &rows_spec, B, NX, NY, spec_of, plant ? 3 : 2, threads, who, &c);
+    hc_compare_rows(net, &rows_spec, B, NX, NY, spec_of, plant, threads, who, &c);
     hc_check(nm[0], c.same[1], "%s: raw heads of %s differ from %s's%s", net->name, specs[1], specs[0],
              c.ok[0] && c.ok[1] ? "" : " (an eval failed)");
     hc_check(nm[1], c.ok[0] && c.ok[1] && c.n_bad == 0 && c.n_taps > 0, "%s: taps: %d of %d differ, the first %s", who,
@@ -184,7 +187,7 @@ static void run_raw_as(const char *id, const hc_net *net, const char *label, con
                  net->name, specs[2], c.ok[2] ? "" : " (its eval failed)");
 }
 
-static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const char *plant,
+static void run_raw(const char *id, const hc_net *net, const char *prof, int threads, const hc_cuda_faults *plant,
                     const char *plant_check, int plant_differs)
 {
     char lb[96];
@@ -200,8 +203,10 @@ static int has_attention(const hc_net *net)
     return 0;
 }
 
-/* One eval of spec on the random rows: 0, or -1 with err (the raw heads are kept either way). */
-static int eval_rows(const char *spec, const hc_net *net, int threads, hc_raw_heads **out, hc_err *err)
+/* One eval of spec on the random rows: 0, or -1 with err (the raw heads are kept either way).
+ * faults (NULL: none): planted in a "cuda:" spec's instance. */
+static int eval_rows(const char *spec, const hc_cuda_faults *faults, const hc_net *net, int threads, hc_raw_heads **out,
+                     hc_err *err)
 {
     enum { B = 5, NX = 19, NY = 19 };
     float *sp, *gl, *meta;
@@ -209,8 +214,10 @@ static int eval_rows(const char *spec, const hc_net *net, int threads, hc_raw_he
     hc_backend b = {0};
     int rc = -1;
     *out = hc_raw_heads_new(B, NX, NY, net->num_policy_c, net->num_score_value_c, err);
-    if (*out && sp && gl && hc_backend_open(&b, spec, net, NX, NY, B, threads, err) == 0) {
-        rc = b.vt->eval(b.inst, B, sp, gl, meta, *out, err);
+    if (*out && sp && gl &&
+        (faults ? hc_test_cuda_open(&b, spec + 5, faults, net, NX, NY, B, err)
+                : hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY, .max_batch = B, .threads = threads}, err)) == 0) {
+        rc = hc_backend_eval(&b, B, sp, gl, meta, *out, err);
         hc_backend_close(&b);
     } else if (*out && (!sp || !gl)) {
         hc_err_set(err, HC_ENOMEM, "rows");
@@ -221,7 +228,7 @@ static int eval_rows(const char *spec, const hc_net *net, int threads, hc_raw_he
     return rc;
 }
 
-/* The planted moved rounding point of the emulated sums (",plant-sums": sums rounded after every
+/* The planted moved rounding point of the emulated sums (faults.sums: sums rounded after every
  * second add only) changes the GPU's raw heads, where the CPU's and the GPU's are otherwise the
  * same bits (run_raw_as). */
 static void run_plant_sums(const char *id, const hc_net *net, int si, int threads)
@@ -229,11 +236,12 @@ static void run_plant_sums(const char *id, const hc_net *net, int si, int thread
     char nm[160], cpu[700], gpu[720];
     snprintf(nm, sizeof nm, "%s.%s.plant-sums", id, sums_profiles[si].label);
     snprintf(cpu, sizeof cpu, "emulate:%s", sums_path[si]);
-    snprintf(gpu, sizeof gpu, "cuda:emulate:%s,plant-sums", sums_path[si]);
+    snprintf(gpu, sizeof gpu, "cuda:emulate:%s", sums_path[si]);
+    hc_cuda_faults plant = {.sums = 1};
     hc_raw_heads *h[2] = {NULL, NULL};
     hc_err e[2] = {{0}, {0}};
-    int ok0 = eval_rows(cpu, net, threads, &h[0], &e[0]) == 0, ok1 = eval_rows(gpu, net, 1, &h[1], &e[1]) == 0;
-    hc_check(nm, ok0 && ok1 && !hc_raw_heads_equal(h[0], h[1], 5), "%s: the planted sums fault (%s) was not caught%s%s %s",
+    int ok0 = eval_rows(cpu, NULL, net, threads, &h[0], &e[0]) == 0, ok1 = eval_rows(gpu, &plant, net, 1, &h[1], &e[1]) == 0;
+    hc_check(nm, ok0 && ok1 && !hc_raw_heads_equal(h[0], h[1], 5), "%s: the planted sums fault (%s, faults.sums) was not caught%s%s %s",
              net->name, gpu, ok0 && ok1 ? "" : ": an eval failed: ", e[0].msg, e[1].msg);
     hc_raw_heads_free(h[0]);
     hc_raw_heads_free(h[1]);
@@ -267,7 +275,8 @@ static void run_overflow(const char *nm, hc_net *net, int si, const tweak *tw, i
     snprintf(gpu, sizeof gpu, "cuda:emulate:%s", sums_path[si]);
     hc_raw_heads *h[2] = {NULL, NULL};
     hc_err e[2] = {{0}, {0}};
-    int rc0 = ok ? eval_rows(cpu, net, threads, &h[0], &e[0]) : 0, rc1 = ok ? eval_rows(gpu, net, 1, &h[1], &e[1]) : 0;
+    int rc0 = ok ? eval_rows(cpu, NULL, net, threads, &h[0], &e[0]) : 0,
+        rc1 = ok ? eval_rows(gpu, NULL, net, 1, &h[1], &e[1]) : 0;
     for (int t = 0; t < n_tw && t < 4; t++)
         if (saved[t]) {
             memcpy(tw[t].p, saved[t], tw[t].n * sizeof(float));
@@ -405,8 +414,10 @@ static void run_refused(const char *id, const hc_net *net)
     snprintf(nm, sizeof nm, "%s.refused", id);
     hc_backend b[2] = {{0}, {0}};
     hc_err e[2] = {{0}, {0}};
-    int rc0 = hc_backend_open(&b[0], "emulate:fp61", net, 19, 19, 2, 1, &e[0]);
-    int rc1 = hc_backend_open(&b[1], "cuda:emulate:fp61", net, 19, 19, 2, 1, &e[1]);
+    int rc0 = hc_backend_open_with(&b[0], &(hc_backend_open_opts){.spec = "emulate:fp61", .net = net, .nx = 19,
+                                                                  .ny = 19, .max_batch = 2, .threads = 1}, &e[0]);
+    int rc1 = hc_backend_open_with(&b[1], &(hc_backend_open_opts){.spec = "cuda:emulate:fp61", .net = net, .nx = 19,
+                                                                  .ny = 19, .max_batch = 2, .threads = 1}, &e[1]);
     hc_backend_close(&b[0]);
     hc_backend_close(&b[1]);
     hc_check(nm, rc0 != 0 && rc1 != 0 && strstr(e[1].msg, "fp61") && strstr(e[0].msg, "did you mean") &&
@@ -493,20 +504,20 @@ int main(void)
         if (hc_unrun_n(id, NET_CHECKS, hc_gpu_shared_net(nets[ni], "cuda:emulate:fp16", 9, 9, &net, why, sizeof why), why))
             continue;
         any_device = 1;
-        char noround[160];
-        snprintf(noround, sizeof noround, ",noround=%s", net->trunk.initial_conv.name);
+        hc_cuda_faults noround = {0}, acc16 = {.acc16_chunk8 = 1}, tiles = {.tiles = 1};
+        snprintf(noround.noround, sizeof noround.noround, "%s", net->trunk.initial_conv.name);
         for (int pi = 0; pi < N_PROF; pi++) {
             /* fp16: a moved rounding point; the acc16 profiles: chunks of 8 (ane-fp16-acc16
              * accumulates in fp16 only in transformer blocks); the Winograd ones: unrounded tile
              * products */
             if (pi == 0)
-                run_raw(id, net, profiles[pi], threads, noround, "plant", 1);
+                run_raw(id, net, profiles[pi], threads, &noround, "plant", 1);
             else if (pi == P_ACC16 || pi == P_ANE_ACC16 || pi == P_ACC_F2)
-                run_raw(id, net, profiles[pi], threads, ",plant-acc16",
+                run_raw(id, net, profiles[pi], threads, &acc16,
                         pi == P_ACC16 ? "plant-acc16" : pi == P_ACC_F2 ? "plant-acc16-f2" : "plant-acc16-ane",
                         pi != P_ANE_ACC16 || has_attention(net));
             else if (pi == P_WINO || pi == P_F2) /* the Winograd tile products left unrounded */
-                run_raw(id, net, profiles[pi], threads, ",plant-tiles", pi == P_WINO ? "plant-tiles" : "plant-tiles-f2",
+                run_raw(id, net, profiles[pi], threads, &tiles, pi == P_WINO ? "plant-tiles" : "plant-tiles-f2",
                         1);
             else
                 run_raw(id, net, profiles[pi], threads, NULL, NULL, 0);

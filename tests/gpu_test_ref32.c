@@ -3,10 +3,12 @@
  * (9x9, 19x19, 10x14, rectangular boards in 19x19): every output float of cuda:ref32 at batch 1
  * and at a ragged batch (7) equals the CPU ref32's (memcmp of the post-processed outputs). On
  * random input rows (19x19 buffer, some rows on a 13x13 board, batch 5): the raw heads and every
- * tap ref32 hands back are the same bits. A planted reorder (",split-k": every GEMM sums k in two
- * halves) must be caught: its outputs differ. The runner (gpu-ref32-run): a reference cache entry
- * computed with --ref cuda:ref32 is byte for byte the one computed with ref32, and the planted
- * reorder as the reference fails the CPU's self-check, naming the position, caching nothing.
+ * tap ref32 hands back are the same bits. A planted reorder (backends/cuda.h: hc_cuda_faults
+ * split_k, every GEMM sums k in two halves) must be caught: its outputs differ. The runner
+ * (gpu-ref32-run): a reference cache entry computed with --ref cuda:ref32 is byte for byte the
+ * one computed with ref32; the planted reorder as the reference must fail the CPU's self-check,
+ * naming the position, caching nothing (gpu-ref32-run.3: this test's own registry opens the
+ * reference with the planted fault, which no user spec names).
  * Synthetic nets of every model version 3..17 and the large presets (run_synth): raw heads and
  * taps. cuda:ref32 runs on HC_GPU_THREADS lanes (whole batches side by side, gpu-ref32-lanes).
  * Positions per set: HC_REF_LIMIT (default 160). Skips everything without a CUDA device. */
@@ -17,9 +19,11 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
+#include "backends/cuda.h"
 #include "harness/config/config.h"
 #include "harness/eval/evaluate.h"
 #include "hc_test.h"
+#include "lib/cudalib.h"
 #include "harness/model/model.h"
 #include "harness/run/runner.h"
 #include "harness/model/synth.h"
@@ -105,7 +109,7 @@ static void run_sets(const char *id, const hc_net *net, int threads, int limit)
 static const hc_rows_spec rows_spec = {.seed = 2024, .gl_levels = 5, .gl_step = 0.25f, .meta_levels = 2, .meta_step = 1.0f};
 
 /* Raw heads and taps of ref32 and cuda:ref32 on the same rows (checks .raw and .taps); then the
- * planted reorder (.plant): cuda:ref32,split-k must not give ref32's raw heads. */
+ * planted reorder (.plant): cuda:ref32 with faults.split_k must not give ref32's raw heads. */
 static void run_raw(const char *id, const hc_net *net, int threads, int plant)
 {
     enum { B = 5, NX = 19, NY = 19 };
@@ -113,17 +117,18 @@ static void run_raw(const char *id, const hc_net *net, int threads, int plant)
     snprintf(nm[0], sizeof nm[0], "%s.raw", id);
     snprintf(nm[1], sizeof nm[1], "%s.taps", id);
     snprintf(nm[2], sizeof nm[2], "%s.plant", id);
-    const char *specs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
+    const char *specs[2] = {"ref32", "cuda:ref32"};
+    const hc_cuda_faults split = {.split_k = 1};
     hc_rows_cmp c;
-    hc_compare_rows(net, &rows_spec, B, NX, NY, specs, plant ? 3 : 2, threads, net->name, &c);
+    hc_compare_rows(net, &rows_spec, B, NX, NY, specs, plant ? &split : NULL, threads, net->name, &c);
     hc_check(nm[0], c.same[1], "%s: raw heads of cuda:ref32 differ from ref32's%s", net->name,
              c.ok[0] && c.ok[1] ? "" : " (an eval failed)");
     /* every tap of ref32 is in cuda:ref32's set with the same shape, format and bits */
     hc_check(nm[1], c.ok[0] && c.ok[1] && c.n_bad == 0 && c.n_taps > 0, "%s: taps: %d of %d differ, the first %s",
              net->name, c.n_bad, c.n_taps, c.first);
     if (plant)
-        hc_check(nm[2], c.ok[0] && c.ok[2] && !c.same[2], "%s: the planted reorder (split-k) was not caught%s", net->name,
-                 c.ok[2] ? "" : " (its eval failed)");
+        hc_check(nm[2], c.ok[0] && c.ok[2] && !c.same[2], "%s: the planted reorder (faults.split_k) was not caught%s",
+                 net->name, c.ok[2] ? "" : " (its eval failed)");
 }
 
 /* The bytes of a file (malloc'd, *n its size), NULL when unreadable. */
@@ -171,9 +176,34 @@ static int only_file(const char *dir, char *path, size_t cap)
     return k == 1;
 }
 
+/* A registry for this test only: "cuda" whose params may end in ",split-k" (faults.split_k), ahead
+ * of the user registry, so that the runner can be given the planted reorder as its reference
+ * (no user spec names a fault). */
+static void *split_parse(const char *params, hc_err *err)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s", params ? params : "");
+    size_t l = strlen(p);
+    int split = l >= 8 && strcmp(p + l - 8, ",split-k") == 0;
+    if (split)
+        p[l - 8] = '\0';
+    hc_cuda_opts *o = hc_backend_cuda.parse(p, err);
+    if (o)
+        o->faults.split_k = split;
+    return o;
+}
+
+static hc_backend_kind split_kind(void)
+{
+    hc_backend_kind k = hc_backend_cuda;
+    k.parse = split_parse;
+    return k;
+}
+
 /* halfcheck run's reference from the GPU: a suite of g170 on 48 19x19 positions (cuda:ref32 as
- * its backend, tier exact) run three times: --ref ref32, --ref cuda:ref32, each into its own
- * cache, then --ref cuda:ref32,split-k without a cache. */
+ * its backend, tier exact) run twice: --ref ref32, --ref cuda:ref32, each into its own cache.
+ * The third, the planted reorder as the reference ("cuda:ref32,split-k" in this test's registry):
+ * its self-check must fail, naming the position, and cache nothing. */
 static void run_runner(int threads)
 {
     enum { CHECKS = 3 };
@@ -214,6 +244,9 @@ static void run_runner(int threads)
         hc_fail_n("gpu-ref32-run", CHECKS, "suite: %s", err.msg);
         return;
     }
+    const hc_backend_kind split = split_kind();
+    const hc_backend_kind *const kinds[] = {&split, NULL};
+    const hc_backend_registry reg = {kinds, hc_backend_registry_user()};
     const char *refs[3] = {"ref32", "cuda:ref32", "cuda:ref32,split-k"};
     int status[3] = {-1, -1, -1};
     char msg[3][600] = {"", "", ""};
@@ -229,6 +262,7 @@ static void run_runner(int threads)
         o.cache_dir = k < 2 ? caches[k] : NULL;
         o.timeout_s = 300;
         o.ref_spec = refs[k];
+        o.registry = k == 2 ? &reg : NULL;
         hc_run *r = hc_run_suite(suite, &o, &err);
         if (!r) {
             snprintf(msg[k], sizeof msg[k], "%s", err.msg);

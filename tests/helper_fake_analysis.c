@@ -369,7 +369,9 @@ int main(int argc, char **argv)
     f.net = hc_net_load(model, &err);
     if (f.net)
         hc_net_reduce_activations(f.net); /* as KataGo's loader and halfcheck's reference do */
-    if (!f.net || hc_backend_open(&f.ref, "ref32", f.net, f.nx, f.ny, 1, 1, &err)) {
+    if (!f.net || hc_backend_open_with(&f.ref, &(hc_backend_open_opts){.spec = "ref32", .net = f.net, .nx = f.nx,
+                                                                       .ny = f.ny, .max_batch = 1,
+                                                                       .threads = 1}, &err)) {
         fprintf(stderr, "fake analysis engine: %s\n", err.msg);
         return 1;
     }

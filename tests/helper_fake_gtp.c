@@ -149,9 +149,11 @@ static void raw_nn(fake *f, char **tok, int nt)
     hc_nnoutput o;
     memset(&o, 0, sizeof o);
     hc_err err = {0};
-    if (f->ref.vt && (f->ref_x != nx || f->ref_y != ny))
+    if (f->ref.kind && (f->ref_x != nx || f->ref_y != ny))
         hc_backend_close(&f->ref);
-    if ((!f->ref.vt && hc_backend_open(&f->ref, "ref32", f->net, nx, ny, 1, 1, &err)) ||
+    if ((!f->ref.kind && hc_backend_open_with(&f->ref, &(hc_backend_open_opts){.spec = "ref32", .net = f->net,
+                                                                               .nx = nx, .ny = ny, .max_batch = 1,
+                                                                               .threads = 1}, &err)) ||
         hc_eval_positions(&f->ref, f->net, &p, 1, NULL, 1, &s, &o, NULL, NULL, NULL, NULL, &err)) {
         fail(err.msg);
         return;

@@ -6,7 +6,7 @@
  * their strided tiles), the BC and CS matmuls and the attention's fp16-accumulation path with
  * its score and probability formats (grouped heads, rows on a 13x13 board in a 19x19 buffer).
  * Shapes are odd on purpose: K not a multiple of 16, channel counts 5..105. The chunk of 8 (the
- * GPU test's planted ",plant-acc16") must differ, and acc16 must differ from fp32 accumulation. */
+ * GPU test's planted fault acc16_chunk8) must differ, and acc16 must differ from fp32 accumulation. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

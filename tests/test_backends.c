@@ -1,5 +1,6 @@
 /* The file:, mutate: and fault: backends.
- *  - registry: the three kinds are found by prefix and their params passed on;
+ *  - registry: the three kinds are found by prefix and their params passed on, fault: only
+ *    through the test registry (tests/lib/testkinds.h); every kind has its help;
  *  - file: KataGo's golden outputs of g170 on the 10x14 set (golden format) and the same
  *    outputs rewritten in KataGo's reference-file format pass the fp32 gates against ref32 in a
  *    suite; records are picked by the position's index (a reversed subset); errors name the
@@ -21,6 +22,7 @@
 #include "harness/data/positions.h"
 #include "reports/results.h"
 #include "harness/run/runner.h"
+#include "tests/lib/testkinds.h"
 
 static const char *const net_rel = "nets/g170-b6c96-s175395328-d26788732.bin.gz";
 static const char *const golden_rel = "golden/outputs/g170_size10x14.jsonl.gz";
@@ -35,26 +37,34 @@ static void test_registry(void)
 {
     hc_err err = {0};
     const char *params = NULL;
-    const hc_backend_vtbl *vt = hc_backend_find("file:/x/y.jsonl", &params, &err);
-    hc_check("backends-1.1", vt && strcmp(vt->name, "file") == 0 && vt->shape == HC_BACKEND_POSITION && vt->eval_positions &&
-                                 !vt->eval && strcmp(params, "/x/y.jsonl") == 0,
+    const hc_backend_registry *treg = hc_test_registry();
+    const hc_backend_kind *k = hc_backend_find(NULL, "file:/x/y.jsonl", &params, &err);
+    hc_check("backends-1.1", k && strcmp(k->name, "file") == 0 && k->caps.shape == HC_BACKEND_POSITION &&
+                                 k->ops->eval_positions && !k->ops->eval && strcmp(params, "/x/y.jsonl") == 0,
              "file: not found or wrong shape (params \"%s\")", params ? params : "");
-    vt = hc_backend_find("mutate:stale-row:ref32", &params, &err);
-    hc_check("backends-1.2", vt && strcmp(vt->name, "mutate") == 0 && vt->shape == HC_BACKEND_TENSOR &&
+    k = hc_backend_find(NULL, "mutate:stale-row:ref32", &params, &err);
+    hc_check("backends-1.2", k && strcmp(k->name, "mutate") == 0 && k->caps.shape == HC_BACKEND_TENSOR &&
                                  strcmp(params, "stale-row:ref32") == 0,
              "mutate: not found (params \"%s\")", params ? params : "");
-    vt = hc_backend_find("fault:segv@5", &params, &err);
-    hc_check("backends-1.3", vt && strcmp(vt->name, "fault") == 0 && vt->shape == HC_BACKEND_TENSOR &&
+    const hc_backend_kind *user_fault = hc_backend_find(NULL, "fault:segv@5", NULL, &err);
+    k = hc_backend_find(treg, "fault:segv@5", &params, &err);
+    hc_check("backends-1.3", !user_fault && k && strcmp(k->name, "fault") == 0 && k->caps.shape == HC_BACKEND_TENSOR &&
                                  strcmp(params, "segv@5") == 0,
-             "fault: not found (params \"%s\")", params ? params : "");
-    vt = hc_backend_find("nosuch:1", &params, &err);
-    hc_check("backends-1.4", !vt && contains(err.msg, "file") && contains(err.msg, "mutate") && contains(err.msg, "fault"),
+             "fault: in the user registry %d, not in the test one (params \"%s\")", user_fault != NULL,
+             params ? params : "");
+    k = hc_backend_find(treg, "nosuch:1", &params, &err);
+    hc_check("backends-1.4", !k && contains(err.msg, "file") && contains(err.msg, "mutate") && contains(err.msg, "fault"),
              "unknown kind message does not list the new kinds: %s", err.msg);
-    for (int i = 0; hc_backends[i]; i++) {
-        char name[48];
-        snprintf(name, sizeof name, "backends-1.5.%d", i + 1);
-        hc_check(name, hc_backends[i]->help && strlen(hc_backends[i]->help) > 10, "%s has no help", hc_backends[i]->name);
-    }
+    int i = 0;
+    for (const hc_backend_registry *r = treg; r; r = r->next)
+        for (const hc_backend_kind *const *kk = r->kinds; *kk; kk++) {
+            char name[48];
+            snprintf(name, sizeof name, "backends-1.5.%d", ++i);
+            hc_check(name, (*kk)->syntax && strncmp((*kk)->syntax, (*kk)->name, strlen((*kk)->name)) == 0 &&
+                               (*kk)->summary && strlen((*kk)->summary) > 10 && (*kk)->parse && (*kk)->open &&
+                               (*kk)->ops && (*kk)->ops->close,
+                     "%s: no syntax, summary, parse, open or close", (*kk)->name);
+        }
 }
 
 /* --- file: ------------------------------------------------------------------------------ */
@@ -139,7 +149,8 @@ static int eval_file(const char *spec, const hc_position *ps, size_t n, int nx, 
                      hc_err *err)
 {
     hc_backend b = {0};
-    if (hc_backend_open(&b, spec, NULL, nx, ny, batch, 1, err))
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = nx, .ny = ny,
+                                                         .max_batch = batch, .threads = 1}, err))
         return -1;
     hc_eval_settings s = hc_eval_settings_default(nx, ny);
     int rc = hc_eval_positions(&b, NULL, ps, n, NULL, batch, &s, outs, NULL, NULL, NULL, NULL, err);
@@ -247,14 +258,17 @@ static void test_file(const char *tmp)
     /* Errors, each naming the file. */
     snprintf(spec, sizeof spec, "file:%s/no-such-file.jsonl", tmp);
     hc_backend b = {0};
-    rc = hc_backend_open(&b, spec, NULL, 10, 14, 1, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.1", rc == -1 && contains(err.msg, "no-such-file.jsonl"), "missing file: %s", err.msg);
 
-    rc = hc_backend_open(&b, "file:", NULL, 10, 14, 1, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "file:", .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.2", rc == -1 && contains(err.msg, "path"), "no path: %s", err.msg);
 
     snprintf(spec, sizeof spec, "file:%s", golden);
-    rc = hc_backend_open(&b, spec, NULL, 19, 19, 1, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 19, .ny = 19,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.3", rc == -1 && contains(err.msg, golden) && contains(err.msg, "10x14") && contains(err.msg, "19x19"),
              "buffer size mismatch: %s", err.msg);
 
@@ -283,7 +297,8 @@ static void test_file(const char *tmp)
         fclose(f);
     }
     snprintf(spec, sizeof spec, "file:%s", path);
-    rc = hc_backend_open(&b, spec, NULL, 10, 14, 1, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     char at[2400];
     snprintf(at, sizeof at, "%s:2", path);
     hc_check("backends-5.6", rc == -1 && contains(err.msg, at), "malformed line: %s", err.msg);
@@ -294,7 +309,8 @@ static void test_file(const char *tmp)
     if (f)
         fclose(f);
     snprintf(spec, sizeof spec, "file:%s", path);
-    rc = hc_backend_open(&b, spec, NULL, 10, 14, 1, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = NULL, .nx = 10, .ny = 14,
+                                                          .max_batch = 1, .threads = 1}, &err);
     hc_check("backends-5.7", rc == -1 && contains(err.msg, path) && contains(err.msg, "no outputs"), "empty file: %s",
              err.msg);
 
@@ -357,14 +373,16 @@ static int eval_spec(const char *spec, const hc_net *net, const rows *rw, int ba
                      hc_err *err)
 {
     hc_backend b = {0};
-    if (hc_backend_open(&b, spec, net, NX, NY, BATCH, 1, err))
+    hc_backend_open_opts o = {.spec = spec, .net = net, .nx = NX, .ny = NY, .max_batch = BATCH, .threads = 1,
+                              .registry = hc_test_registry()};
+    if (hc_backend_open_with(&b, &o, err))
         return -1;
     int rc = 0;
     for (int t = 0; t < times && rc == 0; t++) {
         const float *sp = rw->spatial + (size_t)(t % 2) * (size_t)rw->c * AREA; /* shifts rows on odd evals */
         const float *gl = rw->global + (size_t)(t % 2) * (size_t)rw->g;
         int k = t % 2 ? (batch > BATCH - 1 ? BATCH - 1 : batch) : batch;
-        rc = b.vt->eval(b.inst, k, sp, gl, NULL, out, err);
+        rc = hc_backend_eval(&b, k, sp, gl, NULL, out, err);
     }
     hc_backend_close(&b);
     return rc;
@@ -542,14 +560,17 @@ static void test_wrappers(void)
     for (size_t i = 0; i < N_BAD; i++) {
         char name[48];
         snprintf(name, sizeof name, "backends-9.%zu", i + 1);
-        rc = hc_backend_open(&b, bad_specs[i].spec, net, NX, NY, BATCH, 1, &err);
+        hc_backend_open_opts o = {.spec = bad_specs[i].spec, .net = net, .nx = NX, .ny = NY, .max_batch = BATCH,
+                                  .threads = 1, .registry = hc_test_registry()};
+        rc = hc_backend_open_with(&b, &o, &err);
         hc_check(name, rc == -1 && contains(err.msg, bad_specs[i].want) && contains(err.msg, bad_specs[i].spec),
                  "%s: rc %d: %s", bad_specs[i].spec, rc, err.msg);
         if (rc == 0)
             hc_backend_close(&b);
     }
     /* A wrapper has no layer hooks of its own: "not supported", naming it. */
-    if (hc_backend_open(&b, "mutate:stale-row:ref32", net, NX, NY, BATCH, 1, &err) == 0) {
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "mutate:stale-row:ref32", .net = net, .nx = NX,
+                                                         .ny = NY, .max_batch = BATCH, .threads = 1}, &err) == 0) {
         int t = hc_backend_set_taps(&b, NULL, NULL, &err);
         hc_check("backends-9.19", t == -1 && contains(err.msg, "mutate") && contains(err.msg, "not supported"), "taps: %d: %s",
                  t, err.msg);
@@ -562,7 +583,8 @@ static void test_wrappers(void)
     if (gp) {
         char spec[2300];
         snprintf(spec, sizeof spec, "mutate:pass-dropped:file:%s", gp);
-        rc = hc_backend_open(&b, spec, net, 10, 14, BATCH, 1, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = 10, .ny = 14,
+                                                              .max_batch = BATCH, .threads = 1}, &err);
         hc_check("backends-9.20", rc == -1 && contains(err.msg, "not a tensor backend"), "rc %d: %s", rc, err.msg);
         if (rc == 0)
             hc_backend_close(&b);
@@ -584,8 +606,9 @@ done:
 int main(void)
 {
     unsigned n_kinds = 0;
-    while (hc_backends[n_kinds])
-        n_kinds++;
+    for (const hc_backend_registry *r = hc_test_registry(); r; r = r->next)
+        for (const hc_backend_kind *const *kk = r->kinds; *kk; kk++)
+            n_kinds++;
     /* the registry (4, and one per backend kind); 2-5 against KataGo golden outputs; 6-9 on the
      * g170 net */
     hc_plan(4 + n_kinds + FILE_CHECKS + WRAP_CHECKS);

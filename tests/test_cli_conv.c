@@ -66,21 +66,21 @@ int main(void)
     rc = hc_shf("%s zzzzqqq 2> %s", hc, err);
     hc_check("cliconv-2.4", rc == 2 && !strstr(hc_text(err), "did you mean"), "rc %d: %s", rc, hc_text(err));
 
-    /* halfcheck backends: every registered kind, with its doc's syntax and line, and every
-     * built-in profile, straight from the tables the code uses. */
+    /* halfcheck backends: every kind of the user registry, with its syntax and summary, and every
+     * built-in profile, straight from the tables the code uses; no test kind. */
     rc = hc_shf("%s backends > %s", hc, out);
     const char *bl = hc_text(out);
     int kinds = 0, missing = 0;
     char what[256] = "";
-    for (int i = 0; hc_backends[i]; i++, kinds++) {
-        const hc_backend_doc *d = hc_backend_doc_find(hc_backends[i]->name);
-        if (!d || !strstr(bl, d->syntax) || !strstr(bl, d->summary)) {
+    const hc_backend_kind *const *uk = hc_backend_registry_user()->kinds;
+    for (int i = 0; uk[i]; i++, kinds++) {
+        if (!strstr(bl, uk[i]->syntax) || !strstr(bl, uk[i]->summary)) {
             missing++;
-            snprintf(what, sizeof what, "%s", hc_backends[i]->name);
+            snprintf(what, sizeof what, "%s", uk[i]->name);
         }
     }
-    hc_check("cliconv-3.1", rc == 0 && kinds > 0 && missing == 0, "rc %d, %d of %d kinds missing (last %s)", rc,
-             missing, kinds, what);
+    hc_check("cliconv-3.1", rc == 0 && kinds > 0 && missing == 0 && !strstr(bl, "fault:"),
+             "rc %d, %d of %d kinds missing (last %s), or a test kind listed", rc, missing, kinds, what);
     int profs = 0;
     missing = 0;
     for (const char *const *n = hc_profile_builtin_names(); *n; n++, profs++) {

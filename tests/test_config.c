@@ -117,13 +117,13 @@ static void test_backends(void)
                        "defaultTiers: [fp16]\nbackends:\n  - ref32\n  - backend: emu\n";
     hc_err err = {0};
     hc_suite *s = parse(text, &err);
-    hc_check("config-5.1", s && hc_suite_check_backends(s, &err) == -1 && err.code == HC_ECONFIG &&
+    hc_check("config-5.1", s && hc_suite_check_backends(s, NULL, &err) == -1 && err.code == HC_ECONFIG &&
              strstr(err.msg, "cfg/t.yaml:6:5: unknown backend kind \"emu\"") && strstr(err.msg, "(in backends[1])"),
              "got \"%s\"", err.msg);
     hc_suite_free(s);
     s = parse("nets: [{name: n, model: m}]\nboards: [{name: b, positions: p, nnBuffer: 9}]\n"
               "backends: [{backend: 'ref32', tiers: [fp32-strict]}]\n", &err);
-    hc_check("config-5.2", s && hc_suite_check_backends(s, &err) == 0, "ref32 refused: %s", err.msg);
+    hc_check("config-5.2", s && hc_suite_check_backends(s, NULL, &err) == 0, "ref32 refused: %s", err.msg);
     hc_suite_free(s);
 }
 

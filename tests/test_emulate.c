@@ -34,7 +34,8 @@ static run_out run(const char *spec, const hc_net *net, const hc_position *ps, s
     r.n = n;
     r.o = calloc(n, sizeof *r.o);
     hc_backend b = {0};
-    r.rc = hc_backend_open(&b, spec, net, nx, ny, 8, threads, &r.err);
+    r.rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = nx, .ny = ny,
+                                                            .max_batch = 8, .threads = threads}, &r.err);
     if (r.rc == 0) {
         hc_eval_settings s = hc_eval_settings_default(nx, ny);
         hc_eval_failure fail;
@@ -657,14 +658,17 @@ int main(void)
              cm.err.msg);
     snprintf(spec, sizeof spec, "emulate:%s", pacc);
     hc_backend b = {0};
-    int rc = hc_backend_open(&b, spec, net, 10, 14, 8, 1, &err);
+    int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = 10, .ny = 14,
+                                                              .max_batch = 8, .threads = 1}, &err);
     hc_check("emulate-3.3", rc != 0 && strstr(err.msg, "accumulation") && strstr(err.msg, "acc16.yaml:4:5"),
              "fp16 accumulation of a batch norm must be refused, naming the rule: %s", rc ? err.msg : "opened");
     hc_backend_close(&b);
-    rc = hc_backend_open(&b, "emulate", net, 10, 14, 8, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "emulate", .net = net, .nx = 10, .ny = 14,
+                                                          .max_batch = 8, .threads = 1}, &err);
     hc_check("emulate-3.4", rc != 0 && err.code == HC_ECONFIG, "emulate without a profile: %s", err.msg);
     hc_backend_close(&b);
-    rc = hc_backend_open(&b, "emulate:fp8", net, 10, 14, 8, 1, &err);
+    rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "emulate:fp8", .net = net, .nx = 10, .ny = 14,
+                                                          .max_batch = 8, .threads = 1}, &err);
     hc_check("emulate-3.5", rc != 0 && strstr(err.msg, "fp8"), "unknown profile: %s", err.msg);
     hc_backend_close(&b);
 

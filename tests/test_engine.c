@@ -540,13 +540,15 @@ static void api_checks(void)
     const unsigned long mark = hc_test_reported; /* API_CHECKS */
     hc_err err = {0};
     const char *params = NULL;
-    const hc_backend_vtbl *vt = hc_backend_find("ref32", &params, &err);
+    const hc_backend_kind *vt = hc_backend_find(NULL, "ref32", &params, &err);
     hc_check("engine-api.1", vt && strcmp(vt->name, "ref32") == 0 && params && *params == '\0', "find ref32");
-    vt = hc_backend_find("nosuch:x", &params, &err);
+    vt = hc_backend_find(NULL, "nosuch:x", &params, &err);
     hc_check("engine-api.2", !vt && err.code == HC_ECONFIG && strstr(err.msg, "ref32"), "unknown kind: %s", err.msg);
     hc_backend b;
     hc_err_clear(&err);
-    hc_check("engine-api.3", hc_backend_open(&b, "ref32:bogus", NULL, 19, 19, 1, 1, &err) != 0 && err.code == HC_ECONFIG,
+    hc_check("engine-api.3", hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32:bogus", .net = NULL,
+                                                                              .nx = 19, .ny = 19, .max_batch = 1,
+                                                                              .threads = 1}, &err) != 0 && err.code == HC_ECONFIG,
              "ref32 with params must fail: %s", err.msg);
     const char *p = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
     if (!p) {
@@ -558,21 +560,23 @@ static void api_checks(void)
         fail_left("engine-api.rest", mark, API_CHECKS);
         return;
     }
-    int ok = hc_backend_open(&b, "ref32", net, 9, 9, 2, 1, &err) == 0;
+    int ok = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = 9, .ny = 9,
+                                                              .max_batch = 2, .threads = 1}, &err) == 0;
     hc_check("engine-api.5", ok, "open ref32: %s", err.msg);
     if (ok) {
         hc_check("engine-api.6", hc_backend_set_taps(&b, NULL, NULL, &err) == 0, "ref32 taps: %s", err.msg);
-        const hc_backend_vtbl *fv = hc_backend_find("file:x", NULL, &err);
-        hc_check("engine-api.6c", fv && !fv->set_taps, "a position backend has no layer hooks");
+        const hc_backend_kind *fv = hc_backend_find(NULL, "file:x", NULL, &err);
+        hc_check("engine-api.6c", fv && !fv->ops->set_taps && !(fv->caps.taps & HC_TAPS_HOOK),
+                 "a position backend has no layer hooks");
         hc_backend none = {0};
         hc_check("engine-api.6b", hc_backend_set_taps(&none, NULL, NULL, &err) < 0 && strstr(err.msg, "not supported"),
                  "taps on a backend without them must say not supported");
         hc_raw_heads *h = hc_raw_heads_new(2, 9, 9, net->num_policy_c, net->num_score_value_c, &err);
         float *sp = calloc((size_t)3 * 22 * 81, sizeof(float)), gl[3 * 19] = {0};
-        hc_check("engine-api.7", b.vt->eval(b.inst, 3, sp, gl, NULL, h, &err) != 0, "batch above max must fail");
-        hc_check("engine-api.8", b.vt->eval(b.inst, 1, sp, gl, gl, h, &err) != 0, "meta for a net without encoder must fail");
+        hc_check("engine-api.7", hc_backend_eval(&b, 3, sp, gl, NULL, h, &err) != 0, "batch above max must fail");
+        hc_check("engine-api.8", hc_backend_eval(&b, 1, sp, gl, gl, h, &err) != 0, "meta for a net without encoder must fail");
         hc_raw_heads *wrong = hc_raw_heads_new(2, 9, 8, net->num_policy_c, net->num_score_value_c, &err);
-        hc_check("engine-api.9", b.vt->eval(b.inst, 1, sp, gl, NULL, wrong, &err) != 0, "mismatched output must fail");
+        hc_check("engine-api.9", hc_backend_eval(&b, 1, sp, gl, NULL, wrong, &err) != 0, "mismatched output must fail");
         hc_raw_heads_free(wrong);
         hc_raw_heads_free(h);
         free(sp);

@@ -102,7 +102,8 @@ int main(int argc, char **argv)
     memset(ref, 0, sizeof ref);
     hc_backend rb = {0};
     hc_eval_settings es = hc_eval_settings_default(NX, NY);
-    int ok = hc_backend_open(&rb, "ref32", net, NX, NY, 4, 1, &err) == 0 &&
+    int ok = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY,
+                                                               .max_batch = 4, .threads = 1}, &err) == 0 &&
              hc_eval_positions(&rb, net, ps, N, NULL, 4, &es, ref, NULL, NULL, NULL, NULL, &err) == 0;
     hc_backend_close(&rb);
     hc_nnoutwriter *w = ok ? hc_nnoutwriter_open(outs_path, HC_NNOUT_GOLDEN, &err) : NULL;

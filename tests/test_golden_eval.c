@@ -146,7 +146,8 @@ static void run_config(json_t *c, const char *id)
     outs = calloc(nsub ? nsub : 1, sizeof *outs);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (hc_backend_open(&b, "ref32", net, nx, ny, 16, 2, &err) ||
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = nx, .ny = ny,
+                                                         .max_batch = 16, .threads = 2}, &err) ||
         hc_eval_positions(&b, net, sub_ps, nsub, NULL, 16, &s, outs, NULL, NULL, NULL, NULL, &err)) {
         fail_metrics(id, mark, name, err.msg);
         goto done;

@@ -63,7 +63,8 @@ static int open_gtp(hc_backend *b, const char *extra_opts, const char *extra_arg
     char spec[12000];
     snprintf(spec, sizeof spec, "gtp:@timeout=20 %s %s %s -nn %d %d %s", extra_opts, helper, model, NX, NY,
              extra_args);
-    return hc_backend_open(b, spec, net, NX, NY, 1, 1, err);
+    return hc_backend_open_with(b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY,
+                                                           .max_batch = 1, .threads = 1}, err);
 }
 
 static int eval1(hc_backend *b, const hc_position *p, hc_nnoutput *o, hc_err *err)
@@ -99,7 +100,7 @@ static void misbehaviour(const char *name, const char *mode, const char *expect)
     hc_err_clear(&err);
     rc = eval1(&b, &ps[1], &o2, &err);
     double mx[4] = {0};
-    const hc_resolution *res = b.vt->resolution(b.inst);
+    const hc_resolution *res = hc_backend_resolution(&b);
     snprintf(cname, sizeof cname, "%s.2", name);
     hc_check(cname, rc == 0 && compare(res, &ref[1], &o2, mx), "next position after the restart: rc %d %s", rc,
              err.msg);
@@ -121,14 +122,19 @@ int main(int argc, char **argv)
     {
         hc_backend b = {0};
         unsetenv("HC_TEST_GTP_UNSET");
-        int rc = hc_backend_open(&b, "gtp:$HC_TEST_GTP_UNSET gtp -model m", NULL, 9, 9, 1, 1, &err);
+        int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:$HC_TEST_GTP_UNSET gtp -model m",
+                                                                  .net = NULL, .nx = 9, .ny = 9, .max_batch = 1,
+                                                                  .threads = 1}, &err);
         hc_check("gtp-1.1", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "HC_TEST_GTP_UNSET"),
                  "unset variable: skipped, naming it: %s", err.msg);
-        rc = hc_backend_open(&b, "gtp:/nonexistent/katago gtp", NULL, 9, 9, 1, 1, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:/nonexistent/katago gtp", .net = NULL,
+                                                              .nx = 9, .ny = 9, .max_batch = 1, .threads = 1}, &err);
         hc_check("gtp-1.2", rc == -1 && strstr(err.msg, "cannot execute /nonexistent/katago"), "%s", err.msg);
-        rc = hc_backend_open(&b, "gtp:@bogus=1 x", NULL, 9, 9, 1, 1, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:@bogus=1 x", .net = NULL, .nx = 9,
+                                                              .ny = 9, .max_batch = 1, .threads = 1}, &err);
         hc_check("gtp-1.3", rc == -1 && strstr(err.msg, "unknown option"), "%s", err.msg);
-        rc = hc_backend_open(&b, "gtp:'unterminated", NULL, 9, 9, 1, 1, &err);
+        rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "gtp:'unterminated", .net = NULL, .nx = 9,
+                                                              .ny = 9, .max_batch = 1, .threads = 1}, &err);
         hc_check("gtp-1.4", rc == -1 && strstr(err.msg, "quote"), "%s", err.msg);
     }
 
@@ -147,7 +153,9 @@ int main(int argc, char **argv)
     hc_net_reduce_activations(net);
     hc_backend rb = {0};
     hc_eval_settings s = hc_eval_settings_default(NX, NY);
-    if (!hc_check("gtp-2.1", hc_backend_open(&rb, "ref32", net, NX, NY, 4, 1, &err) == 0 &&
+    if (!hc_check("gtp-2.1", hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX,
+                                                                               .ny = NY, .max_batch = 4,
+                                                                               .threads = 1}, &err) == 0 &&
                                  hc_eval_positions(&rb, net, ps, N, NULL, 4, &s, ref, NULL, NULL, NULL, NULL, &err) == 0,
                   "ref32: %s", err.msg)) {
         hc_fail_rest("gtp-2.rest", "not run: no ref32 outputs to compare with");
@@ -158,7 +166,7 @@ int main(int argc, char **argv)
     /* Agreement on the first positions of the 10x14 set. */
     hc_backend b = {0};
     if (hc_check("gtp-2.2", open_gtp(&b, "", "", &err) == 0, "open: %s", err.msg)) {
-        const hc_resolution *res = b.vt->resolution ? b.vt->resolution(b.inst) : NULL;
+        const hc_resolution *res = hc_backend_resolution(&b);
         hc_check("gtp-2.3", res && res->winrate == 5e-7 && res->score == 5e-4 && res->ownership == 5e-8,
                  "resolution of kata-raw-nn's printing");
         double mx[4] = {0};
@@ -212,7 +220,8 @@ int main(int argc, char **argv)
         q.initial_pla = q.next_pla = HC_WHITE;
         hc_nnoutput rq = {0}, gq = {0};
         hc_eval_settings ds = hc_eval_settings_default(NX, NY);
-        rc = hc_backend_open(&rb, "ref32", net, NX, NY, 1, 1, &err);
+        rc = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY,
+                                                               .max_batch = 1, .threads = 1}, &err);
         rc = rc ? rc : hc_eval_positions(&rb, net, &q, 1, NULL, 1, &ds, &rq, NULL, NULL, NULL, NULL, &err);
         hc_backend_close(&rb);
         rc = rc ? rc : eval1(&b, &q, &gq, &err);
@@ -240,7 +249,7 @@ int main(int argc, char **argv)
         /* Settings: temperature only through the command line, declared. */
         hc_eval_settings t = hc_eval_settings_default(NX, NY);
         t.policy_temperature = 0.5f;
-        rc = b.vt->configure(b.inst, &t, &err);
+        rc = hc_backend_configure(&b, &t, &err);
         hc_check("gtp-4.1", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "nnPolicyTemperature"),
                  "%s", err.msg);
         hc_backend_close(&b);
@@ -255,16 +264,17 @@ int main(int argc, char **argv)
         t.playout_doubling_advantage = 0.5;
         hc_nnoutput r2[3] = {{0}}, o2[3] = {{0}};
         hc_backend b2 = {0};
-        int ok = hc_backend_open(&rb, "ref32", net, NX, NY, 1, 1, &err) == 0 &&
+        int ok = hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = NX, .ny = NY,
+                                                                   .max_batch = 1, .threads = 1}, &err) == 0 &&
                  hc_eval_positions(&rb, net, ps + 3, 3, NULL, 1, &t, r2, NULL, NULL, NULL, NULL, &err) == 0;
         hc_backend_close(&rb);
         ok = ok && open_gtp(&b2, "@temperature=0.5", "-temperature 0.5", &err) == 0 &&
-             b2.vt->configure(b2.inst, &t, &err) == 0 &&
+             hc_backend_configure(&b2, &t, &err) == 0 &&
              hc_eval_positions(&b2, net, ps + 3, 3, NULL, 1, &t, o2, NULL, NULL, NULL, NULL, &err) == 0;
         double mx[4] = {0};
         int agree = 1;
         for (int i = 0; ok && i < 3; i++)
-            agree &= compare(b2.vt->resolution(b2.inst), &r2[i], &o2[i], mx);
+            agree &= compare(hc_backend_resolution(&b2), &r2[i], &o2[i], mx);
         hc_check("gtp-4.2", ok && agree, "temperature 0.5, PDA 0.5: %s (max policy diff %.3g)", err.msg, mx[2]);
         for (int i = 0; i < 3; i++)
             hc_nnoutput_free(&r2[i]), hc_nnoutput_free(&o2[i]);
@@ -278,12 +288,12 @@ int main(int argc, char **argv)
         int rc = open_gtp(&b3, "", "-no-optimism-arg", &err);
         rc = rc ? rc : eval1(&b3, &ps[0], &o, &err);
         double mx[4] = {0};
-        hc_check("gtp-4.3", rc == 0 && compare(b3.vt->resolution(b3.inst), &ref[0], &o, mx), "%s", err.msg);
+        hc_check("gtp-4.3", rc == 0 && compare(hc_backend_resolution(&b3), &ref[0], &o, mx), "%s", err.msg);
         hc_nnoutput_free(&o);
         hc_eval_settings t = hc_eval_settings_default(NX, NY);
         t.policy_optimism = 1.0;
         if (rc == 0) {
-            b3.vt->configure(b3.inst, &t, &err);
+            hc_backend_configure(&b3, &t, &err);
             rc = hc_eval_positions(&b3, net, ps + 1, 1, NULL, 1, &t, &o, NULL, NULL, NULL, NULL, &err);
             hc_check("gtp-4.4", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "optimism"), "%s",
                      err.msg);

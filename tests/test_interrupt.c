@@ -122,14 +122,15 @@ static void run_case(int sig, const char *tag, const char *name)
     free(md);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
     /* As if started in the background (sh -c 'make test &', nohup, a CI runner without a
      * terminal): SIGINT ignored on entry, inherited by whatever the test starts unless it says
      * otherwise. The checks below must pass all the same (hc_start_session gives its commands the default
      * dispositions, as a user's terminal would). */
     signal(SIGINT, SIG_IGN);
-    const char *h = hc_halfcheck_bin();
+    const char *h = hc_test_halfcheck_bin(argv[0]); /* the CLI with fault: */
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", h); /* absolute already */

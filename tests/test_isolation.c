@@ -2,7 +2,8 @@
  * NaN next to plain ref32 cases. Every faulty case must become an error result that names the
  * backend, what happened and (where the runner knows it) the position; every other case must
  * still run and pass; the run's status is 3 and the JUnit report carries an <error> per faulty
- * case. Uses the g170 net and the first 20 positions of the 10x14 set. */
+ * case. Uses the g170 net and the first 20 positions of the 10x14 set. fault: is a test kind: the
+ * library runs get the test registry, the CLI run is tests/helper_halfcheck. */
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "reports/results.h"
 #include "harness/run/runner.h"
 #include "harness/base/stream.h"
+#include "tests/lib/testkinds.h"
 
 #define N_POSITIONS 20
 
@@ -109,11 +111,10 @@ static void check_junit(const char *path)
 
 /* The CLI as CI runs it: `halfcheck run` on a suite file with a crashing and an exiting
  * backend exits with status 3 and still writes a JUnit report with their <error>s. */
-static void check_cli(const char *tmp, const char *net)
+static void check_cli(const char *tmp, const char *net, const char *bin)
 {
-    const char *bin = getenv("HALFCHECK");
-    if (!bin || access(bin, X_OK) != 0) {
-        hc_skip_n("isolation-5", 3, "HALFCHECK (the halfcheck binary, set by make test) not set");
+    if (access(bin, X_OK) != 0) {
+        hc_skip_n("isolation-5", 3, "%s (halfcheck with the test kinds) not built", bin);
         return;
     }
     char path[2300], cmd[8192];
@@ -147,8 +148,9 @@ static void check_cli(const char *tmp, const char *net)
     free(xml);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
     hc_plan(64);
     const char *tmp = hc_tmpdir("test_isolation");
     const char *netp = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
@@ -192,6 +194,7 @@ int main(void)
     o.timeout_s = 2.5;
     o.threads = 1;
     o.tmp_dir = tmp;
+    o.registry = hc_test_registry();
     hc_run *run = hc_run_suite(suite, &o, &err);
     if (!hc_check("isolation-1.3", run != NULL, "run: %s", err.msg)) {
         hc_suite_free(suite);
@@ -263,7 +266,7 @@ int main(void)
 
     hc_run_free(run);
     hc_suite_free(suite);
-    check_cli(tmp, net);
+    check_cli(tmp, net, hc_test_halfcheck_bin(argv[0]));
     xmlCleanupParser();
     return hc_test_exit();
 }

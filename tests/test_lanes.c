@@ -83,7 +83,8 @@ static int eval_single(const char *spec, const hc_net *net, const hc_position *p
 {
     hc_err err = {0};
     hc_backend b = {0};
-    if (hc_backend_open(&b, spec, net, NX, NY, 1, 1, &err))
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY,
+                                                         .max_batch = 1, .threads = 1}, &err))
         return -1;
     hc_eval_settings s = hc_eval_settings_default(NX, NY);
     int rc = hc_eval_positions(&b, net, ps, n, NULL, 1, &s, outs, NULL, NULL, NULL, NULL, &err);

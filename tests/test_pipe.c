@@ -36,7 +36,8 @@ static int open_pipe(hc_backend *b, const char *opts, const char *args, hc_err *
 {
     char spec[12000];
     snprintf(spec, sizeof spec, "pipe:@model=%s %s %s %s", model, opts, helper, args);
-    return hc_backend_open(b, spec, net, NX, NY, B, 1, err);
+    return hc_backend_open_with(b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY,
+                                                           .max_batch = B, .threads = 1}, err);
 }
 
 static int run(hc_backend *b, size_t first, size_t n, int batch, hc_nnoutput *outs, hc_err *err)
@@ -94,7 +95,9 @@ int main(int argc, char **argv)
     hc_net_reduce_activations(net);
     hc_backend rb = {0};
     hc_eval_settings s = hc_eval_settings_default(NX, NY);
-    if (!hc_check("pipe-1.1", hc_backend_open(&rb, "ref32", net, NX, NY, B, 1, &err) == 0 &&
+    if (!hc_check("pipe-1.1", hc_backend_open_with(&rb, &(hc_backend_open_opts){.spec = "ref32", .net = net,
+                                                                                .nx = NX, .ny = NY, .max_batch = B,
+                                                                                .threads = 1}, &err) == 0 &&
                                   hc_eval_positions(&rb, net, ps, N, NULL, B, &s, ref, NULL, NULL, NULL, NULL, &err) == 0,
                   "ref32: %s", err.msg))
         return hc_fail_rest("pipe-1.1.rest", "not run: %s failed", "pipe-1.1"), hc_test_exit();
@@ -103,7 +106,9 @@ int main(int argc, char **argv)
     {
         hc_backend b = {0};
         unsetenv("HC_TEST_PIPE_UNSET");
-        int rc = hc_backend_open(&b, "pipe:$HC_TEST_PIPE_UNSET/client", net, NX, NY, B, 1, &err);
+        int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "pipe:$HC_TEST_PIPE_UNSET/client",
+                                                                  .net = net, .nx = NX, .ny = NY, .max_batch = B,
+                                                                  .threads = 1}, &err);
         hc_check("pipe-1.2", rc == -1 && strstr(err.msg, HC_BACKEND_SKIP) && strstr(err.msg, "HC_TEST_PIPE_UNSET"),
                  "%s", err.msg);
     }
@@ -134,7 +139,8 @@ int main(int argc, char **argv)
                  err.msg);
         rc = open_pipe(&b2, "", "-misbehave refuse", &err);
         hc_check("pipe-3.2", rc == -1 && strstr(err.msg, "refusing on purpose"), "%s", err.msg);
-        rc = hc_backend_open(&b2, "pipe:/nonexistent/client", net, NX, NY, B, 1, &err);
+        rc = hc_backend_open_with(&b2, &(hc_backend_open_opts){.spec = "pipe:/nonexistent/client", .net = net,
+                                                               .nx = NX, .ny = NY, .max_batch = B, .threads = 1}, &err);
         hc_check("pipe-3.3", rc == -1 && strstr(err.msg, "cannot execute"), "%s", err.msg);
     }
     misbehaviour("pipe-4.1", "crash", "killed by signal 6");
@@ -148,7 +154,8 @@ int main(int argc, char **argv)
         char spec[8192];
         snprintf(spec, sizeof spec, "pipe:@model=%s /usr/bin/python3 examples/pipe_client.py", model);
         hc_nnoutput o[2] = {{0}};
-        int rc = hc_backend_open(&b3, spec, net, NX, NY, B, 1, &err);
+        int rc = hc_backend_open_with(&b3, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = NX, .ny = NY,
+                                                                   .max_batch = B, .threads = 1}, &err);
         rc = rc ? rc : run(&b3, 0, 2, 2, o, &err);
         int uniform = rc == 0;
         for (int i = 0; uniform && i < 2; i++) {

@@ -344,7 +344,8 @@ static int eval_at(const hc_net *net, int board, int nn, hc_err *err)
     hc_backend b;
     /* opened at a size the backend takes, so that the evaluation's own check is what refuses */
     int bn = nn >= 1 && nn <= 19 ? nn : 19;
-    int rc = hc_backend_open(&b, "ref32", net, bn, bn, 1, 1, err);
+    int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = bn, .ny = bn,
+                                                              .max_batch = 1, .threads = 1}, err);
     if (rc == 0) {
         hc_eval_settings s = hc_eval_settings_default(nn, nn);
         hc_nnoutput out;

@@ -16,6 +16,7 @@
 
 static const char *dir;
 static char fake_engine[1200]; /* tests/helper_fake_analysis, absolute */
+static char hc[4096];           /* tests/helper_halfcheck, absolute: the CLI with fault: */
 
 static int is_perm(const size_t *o, size_t n)
 {
@@ -145,7 +146,7 @@ static int suite(const char *name, const char *flaky_extra)
 static int run(const char *suite_name, const char *args, const char *out)
 {
     return hc_shf("cd %s && rm -rf %s && %s run %s --no-cache --threads 1 --quiet --out %s %s > %s.txt 2>&1", dir, out,
-                  hc_halfcheck_bin(), suite_name, out, args, out);
+                  hc, suite_name, out, args, out);
 }
 
 static void runs(void)
@@ -153,7 +154,7 @@ static void runs(void)
     char oc[32], msg[4000];
     int rc = hc_shf("cd %s && %s synth-net --arch res,gpool --channels 16 --seed 5 --out net.bin.gz > /dev/null 2>&1 && "
                     "%s selfplay --size 9 --games 5 --seed 3 --moves 80 --out p9.jsonl.gz > /dev/null 2>&1",
-                    dir, hc_halfcheck_bin(), hc_halfcheck_bin());
+                    dir, hc, hc);
     if (rc || suite("suite.yaml", "") || suite("suite-key.yaml", ", repeat: 3") ||
         suite("suite-limit.yaml", ", repeat: 3, repeat_limit: 0.001") || suite("suite-bad.yaml", ", repeat: 1")) {
         hc_fail_n("rep-3", 9, "setup: exit %d", rc);
@@ -216,6 +217,7 @@ int main(int argc, char **argv)
         snprintf(cwd, sizeof cwd, ".");
     snprintf(fake_engine, sizeof fake_engine, "%s%s%s/helper_fake_analysis", self[0] == '/' ? "" : cwd,
              self[0] == '/' ? "" : "/", slash ? self : ".");
+    snprintf(hc, sizeof hc, "%s", hc_test_halfcheck_bin(argv[0])); /* the CLI with fault: */
     hc_plan(1 + 5 + 10);
     dir = hc_tmpdir("test_repeat");
     plans();

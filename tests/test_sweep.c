@@ -43,10 +43,11 @@ static int job_done(const char *sw, int i)
     return stat(path, &st) == 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
     hc_plan(1 + 4 + 9 + 7 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
-    const char *h = hc_halfcheck_bin();
+    const char *h = hc_test_halfcheck_bin(argv[0]); /* the CLI with fault: */
     if (!getcwd(root, sizeof root - 64))
         return 1;
     snprintf(hc, sizeof hc, "%s", h); /* absolute already */

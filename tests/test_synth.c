@@ -289,7 +289,8 @@ static int eval(const hc_net *net, const hc_position *ps, size_t n, int nx, int 
 {
     hc_backend b = {0};
     hc_eval_settings s = hc_eval_settings_default(nx, ny);
-    int rc = hc_backend_open(&b, "ref32", net, nx, ny, batch, 1, err);
+    int rc = hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = nx, .ny = ny,
+                                                              .max_batch = batch, .threads = 1}, err);
     if (rc == 0)
         rc = hc_eval_positions(&b, net, ps, n, NULL, batch, &s, outs, NULL, NULL, NULL, NULL, err);
     hc_backend_close(&b);

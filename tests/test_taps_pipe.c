@@ -352,9 +352,13 @@ int main(int argc, char **argv)
         snprintf(s1, sizeof s1, "pipe:@model=%s %s", np, helper);
         snprintf(s2, sizeof s2, "pipe:@model=%s %s -taps 1", np, helper);
         hc_backend v1 = {0}, v2 = {0}, ref = {0};
-        int o1 = hc_backend_open(&v1, s1, net, 9, 9, 1, 1, &err) == 0;
-        int o2 = o1 && hc_backend_open(&v2, s2, net, 9, 9, 1, 1, &err) == 0;
-        int o3 = o2 && hc_backend_open(&ref, "ref32", net, 9, 9, 1, 1, &err) == 0;
+        int o1 = hc_backend_open_with(&v1, &(hc_backend_open_opts){.spec = s1, .net = net, .nx = 9, .ny = 9,
+                                                                   .max_batch = 1, .threads = 1}, &err) == 0;
+        int o2 = o1 && hc_backend_open_with(&v2, &(hc_backend_open_opts){.spec = s2, .net = net, .nx = 9, .ny = 9,
+                                                                         .max_batch = 1, .threads = 1}, &err) == 0;
+        int o3 = o2 && hc_backend_open_with(&ref, &(hc_backend_open_opts){.spec = "ref32", .net = net, .nx = 9,
+                                                                          .ny = 9, .max_batch = 1,
+                                                                          .threads = 1}, &err) == 0;
         hc_check("tapspipe-0.1", o3 && !hc_backend_taps(&v1) && hc_backend_taps(&v2) && hc_backend_taps(&ref),
                  "version 1: no taps; version 2 and ref32: taps %s", o3 ? "" : err.msg);
         float *sp = calloc((size_t)net->num_input_c * 81, sizeof(float));
@@ -366,11 +370,11 @@ int main(int argc, char **argv)
         int ok = o3 && o && t1 && t2 && tr;
         if (ok) {
             o->taps = t1;
-            ok = v1.vt->eval(v1.inst, 1, sp, gl, NULL, o, &err) == 0;
+            ok = hc_backend_eval(&v1, 1, sp, gl, NULL, o, &err) == 0;
             o->taps = t2;
-            ok = ok && v2.vt->eval(v2.inst, 1, sp, gl, NULL, o, &err) == 0;
+            ok = ok && hc_backend_eval(&v2, 1, sp, gl, NULL, o, &err) == 0;
             o->taps = tr;
-            ok = ok && ref.vt->eval(ref.inst, 1, sp, gl, NULL, o, &err) == 0;
+            ok = ok && hc_backend_eval(&ref, 1, sp, gl, NULL, o, &err) == 0;
         }
         hc_check("tapspipe-0.2", ok && hc_tapset_count(t1) == 0, "a version-1 program fills no taps %s", err.msg);
         int same = ok && hc_tapset_count(t2) == hc_tapset_count(tr) && hc_tapset_count(tr) > 10;

@@ -3,7 +3,7 @@
  * the tile GEMMs as one fmaf chain per output, one output transform per (channel, tile)) must give
  * hc_kconv_run's bits for F(4x4,3x3), F(2x2,5x5) and F(2x2,3x3), with and without the emulation's
  * fp16 tiles, on boards whose tiles cross the buffer's edge, stored and accumulated; and a moved
- * rounding point (the products left unrounded, cuda:emulate's ",plant-tiles") must not. And what
+ * rounding point (the products left unrounded, cuda:emulate's planted fault tiles) must not. And what
  * cuda:emulate asks per convolution (hc_emulate_conv_mode, prepared by hc_engine_conv_prepare):
  * fp16 tiles on 3x3 convolutions only, F(2x2,3x3) where the profile says f2x2 (fp16-winograd2
  * too). */

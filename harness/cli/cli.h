@@ -107,11 +107,22 @@ char *cli_command_line(const char *cmd, int argc, char **argv);
 
 /* Commands (one file each under harness/cli/). argv[0] is the command name. */
 int cmd_katago(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-/* cmd_run with the command line the reports' provenance names (NULL: run's own): halfcheck
- * katago runs its suite through it under the user's katago command line. */
-int cmd_run_as(int argc, char **argv, const char *command_line);
+/* The whole command line: argv[1] names the command. reg: where run and eval look backend specs
+ * up (NULL: the user registry; tests/helper_halfcheck gives the test registry). */
+struct hc_backend_registry;
+int hc_cli_main(int argc, char **argv, const struct hc_backend_registry *reg);
+int cmd_eval(int argc, char **argv, const struct hc_backend_registry *reg);
+int cmd_run(int argc, char **argv, const struct hc_backend_registry *reg);
+/* run's core, which katago shares (katago builds its suite in memory and runs it here): runs
+ * suite, loaded or built with its nets in place, under o, which the caller fills from its own
+ * options (threads, timeout_s, seed, only, cache_dir, ref_spec, repeat); this adds the rerun
+ * options of a (cli_rerun_args), command (the command line, for the provenance), the progress,
+ * warning and stop hooks (SIGINT, SIGTERM) and HC_NO_PDEATHSIG. Writes the reports into
+ * out_dir, shows them unless a has --quiet, prints every failure and the final line as
+ * "halfcheck run: ...", and returns the exit status. The suite stays the caller's. */
+struct hc_run_options;
+int cli_run_suite(struct hc_suite *suite, struct hc_run_options *o, const cli_args *a, const char *command,
+                  const char *out_dir);
 int cmd_demo(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_backends(int argc, char **argv);

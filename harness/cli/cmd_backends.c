@@ -11,14 +11,6 @@ static const cli_opt opts[] = {
     {NULL, 0, 0, NULL, NULL},
 };
 
-static int built_in(const char *name)
-{
-    for (int i = 0; hc_backends[i]; i++)
-        if (strcmp(hc_backends[i]->name, name) == 0)
-            return 1;
-    return 0;
-}
-
 /* A profile's description is a paragraph; its first sentence is what the list shows, whole,
  * after the name and wrapped at about 100 columns under itself (a line break in the YAML is a
  * space). */
@@ -61,13 +53,14 @@ int cmd_backends(int argc, char **argv)
     if (done >= 0)
         return done;
     printf("backend kinds (SPEC):\n");
-    for (int i = 0; hc_backends[i]; i++) {
-        const hc_backend_doc *d = hc_backend_doc_find(hc_backends[i]->name);
-        printf("  %s\n      %s\n", d ? d->syntax : hc_backends[i]->name, d ? d->summary : hc_backends[i]->help);
-    }
-    for (const hc_backend_doc *d = hc_backend_docs; d->name; d++)
-        if (!built_in(d->name))
-            printf("  %s\n      %s (not in this binary)\n", d->syntax, d->summary);
+    /* The user registry only (test kinds are not halfcheck's); the kinds this binary has first. */
+    const hc_backend_kind *const *kinds = hc_backend_registry_user()->kinds;
+    for (int i = 0; kinds[i]; i++)
+        if (!kinds[i]->missing)
+            printf("  %s\n      %s\n", kinds[i]->syntax, kinds[i]->summary);
+    for (int i = 0; kinds[i]; i++)
+        if (kinds[i]->missing)
+            printf("  %s\n      %s (not in this binary)\n", kinds[i]->syntax, kinds[i]->summary);
     printf("\nbuilt-in precision profiles (emulate:NAME; bisect-precision --profile NAME):\n");
     for (const char *const *n = hc_profile_builtin_names(); *n; n++) {
         hc_profile *p = hc_profile_load(*n, &err);

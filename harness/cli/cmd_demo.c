@@ -106,5 +106,5 @@ int cmd_demo(int argc, char **argv)
     snprintf(reports, sizeof reports, "%s/reports", dir);
     char *rargv[] = {"run", path, "--out", reports, "--no-cache", "--threads", threads_text, "--timeout", "300",
                      quiet ? "--quiet" : NULL, NULL};
-    return cmd_run(quiet ? 10 : 9, rargv);
+    return cmd_run(quiet ? 10 : 9, rargv, NULL);
 }

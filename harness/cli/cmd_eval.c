@@ -93,7 +93,7 @@ static int show_progress(void *user, size_t done, size_t total)
     return 0;
 }
 
-int cmd_eval(int argc, char **argv)
+int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
 {
     cli_args a;
     hc_err err = {0};
@@ -166,7 +166,7 @@ int cmd_eval(int argc, char **argv)
         hc_net_reduce_activations(net);
         /* feature rows are read as one stream, on one instance */
         hc_evaluator_opts eo = {.spec = cli_get(&a, "backend", "ref32"), .net = net, .settings = s, .batch = batch,
-                                .threads = threads, .one_instance = feat_path != NULL};
+                                .threads = threads, .one_instance = feat_path != NULL, .registry = reg};
         open_failed = !(ev = hc_evaluator_open(&eo, &open_err));
     }
     if (pos_threaded)

@@ -1,6 +1,7 @@
 /* halfcheck katago: check a KataGo build on its nets in one command, as `katago testgpuerror` plus
- * rungpuerrortest.sh do, with halfcheck's reference and reports. It writes a suite into the
- * output directory and runs it with `halfcheck run`: every net given (--model, repeatable, or a
+ * rungpuerrortest.sh do, with halfcheck's reference and reports. It builds a suite in memory
+ * (harness/config/katago), writes it into the output directory for reruns (hc_suite_write) and
+ * runs it through run's core (cli_run_suite), as `halfcheck run` would: every net given (--model, repeatable, or a
  * directory, whose nets are told from its other files by their header) with the boards and
  * settings rungpuerrortest.sh gives a net of its family (suites/katago/families.yaml, chosen by
  * model version), the build as an analysis: backend
@@ -25,13 +26,12 @@
 #include "harness/cli/cli.h"
 #include "harness/base/files.h"
 #include "harness/config/config.h"
+#include "harness/config/katago.h"
 #include "harness/model/model.h"
 #include "harness/run/runner.h"
 #include "harness/base/stream.h"
-#include "harness/base/strbuf.h"
 #include "harness/base/suggest.h"
 #include "harness/metrics/tiers.h"
-#include "harness/base/yamlcfg.h"
 
 static const cli_opt opts[] = {
     {"katago", 1, 0, "the katago binary to check (a path, or a name found on PATH)", "PATH"},
@@ -62,19 +62,6 @@ static const cli_opt opts[] = {
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
-
-/* Appends s as one word for the gtp: backend's splitter, which splits as a shell does
- * (hc_shell_word: quoted unless plain, so no $ expansion). -1 when it does not fit. */
-static int word_quote(char *out, size_t len, const char *s)
-{
-    size_t o = strlen(out);
-    if (o + 2 >= len)
-        return -1;
-    out[o++] = ' ';
-    size_t w = hc_shell_word(out + o, len - o, s);
-    return o + w + 1 >= len ? -1 : 0; /* a word that filled the buffer may have been cut */
-}
-
 
 static int exists(const char *dir, const char *rel)
 {
@@ -156,163 +143,15 @@ static void net_name(const char *model, char *out, size_t len)
         snprintf(out, len, "model");
 }
 
-/* The start of an engine's command: started in workdir through sh (the backends run no shell
- * themselves), KATAGO SUBCOMMAND -model MODEL -config CONFIG. */
-static int spec_start(char *spec, size_t len, const char *kind, const char *workdir, const char *katago,
-                      const char *sub, const char *model, const char *config)
-{
-    snprintf(spec, len, "%s:@timeout=300 @startup-timeout=900 sh -c 'cd \"$0\" && exec \"$@\"'", kind);
-    if (word_quote(spec, len, workdir) || word_quote(spec, len, katago))
-        return -1;
-    size_t o = strlen(spec);
-    /* model is "{model}": the suite's net file, so that `halfcheck run katago-suite.yaml --net
-     * OTHER` has KataGo evaluate the file the reference evaluates; quoted (single quotes: the
-     * splitter expands no $ inside them; a net path holding a single quote is refused). */
-    if (snprintf(spec + o, len - o, " %s -model", sub) >= (int)(len - o) || word_quote(spec, len, model))
-        return -1;
-    o = strlen(spec);
-    if (snprintf(spec + o, len - o, " -config") >= (int)(len - o) || word_quote(spec, len, config))
-        return -1;
-    return 0;
-}
-
-/* The gtp: backend: kata-raw-nn only, one thread, batch 1, no log on stderr, and the board
- * config's NN buffer (KataGo's GTP engine otherwise sizes it to each board, and outputs depend
- * on it: docs/GTP.md). */
-/* The user's own overrides (--override), as one more -override-config (KataGo takes several). */
-static int add_extra(char *spec, size_t len, const char *extra)
-{
-    if (!extra)
-        return 0;
-    size_t o = strlen(spec);
-    return snprintf(spec + o, len - o, " -override-config") >= (int)(len - o) || word_quote(spec, len, extra) ? -1 : 0;
-}
-
-static int build_gtp_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
-                          const char *extra)
-{
-    if (spec_start(spec, len, "gtp", workdir, katago, "gtp", "{model}", config))
-        return -1;
-    size_t o = strlen(spec);
-    int n = snprintf(spec + o, len - o,
-                     " -override-config numSearchThreads=1,nnMaxBatchSize=1,logToStderr=false,"
-                     "logAllGTPCommunication=false,ponderingEnabled=false,gtpForceMaxNNSize=true,"
-                     "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false");
-    return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;
-}
-
-/* The analysis: backend (docs/ANALYSIS.md): one engine per symmetry (nnForcedSymmetry, no
- * randomizing), the mode's batch as nnMaxBatchSize and the analysis threads the backend asks for
- * ({threads}: several per row batched, so that a batch's worth is always queued), one search
- * thread each, no NN cache (so no evaluation is ever a cache hit: the batched pass evaluates
- * again), the board config's NN buffer, and its log on stderr, where it says its rows and
- * batches at exit. */
-static int build_analysis_spec(char *spec, size_t len, const char *workdir, const char *katago, const char *config,
-                               const char *extra)
-{
-    if (spec_start(spec, len, "analysis", workdir, katago, "analysis", "{model}", config))
-        return -1;
-    size_t o = strlen(spec);
-    int n = snprintf(spec + o, len - o,
-                     " -override-config nnForcedSymmetry={symmetry},nnRandomize=false,nnMaxBatchSize={batch},"
-                     "numAnalysisThreads={threads},numSearchThreadsPerAnalysisThread=1,nnCacheSizePowerOfTwo=-1,"
-                     "maxBoardXSizeForNNBuffer={nnX},maxBoardYSizeForNNBuffer={nnY},requireMaxBoardSize=false,"
-                     "logToStderr=true,logAllRequests=false,logAllResponses=false,logSearchInfo=false");
-    return n < (int)(len - o) ? add_extra(spec, len, extra) : -1;
-}
-
 /* --- the nets and their families ------------------------------------------------------------- */
 
-enum { MAX_NETS = 64, MAX_FAMILIES = 16, MAX_FBOARDS = 32 };
-
-typedef struct family {
-    char name[64];
-    int lo, hi;
-    int n_boards;
-    char boards[MAX_FBOARDS][64];
-    int exact[MAX_FBOARDS]; /* requireExactNNLen: -1 unset, 0, 1 */
-} family;
+enum { MAX_NETS = 64 };
 
 typedef struct knet {
     char path[PATH_MAX];
     char name[256];
     int version;      /* from the file's header (hc_model_sniff_file) */
-    const family *fam;
 } knet;
-
-/* suites/katago/families.yaml: which boards each model family gets. */
-static int load_families(const char *data, family *fams, int *n_fams, hc_err *err)
-{
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/katago/families.yaml", data);
-    hc_ydoc d;
-    if (hc_ydoc_load_file(&d, path, 1 << 20, "document", err))
-        return -1;
-    int rc = -1;
-    yaml_node_t *root = hc_ydoc_root(&d), *list;
-    static const char *const top_keys[] = {"families", NULL};
-    static const char *const fam_keys[] = {"name", "notes", "modelVersions", "boards", NULL};
-    static const char *const board_keys[] = {"board", "requireExactNNLen", NULL};
-    if (hc_ydoc_expect(&d, root, YAML_MAPPING_NODE, "families file", "", err) ||
-        hc_ydoc_check_keys(&d, root, "families file", "", top_keys, err) ||
-        !(list = hc_ydoc_require(&d, root, "families", "", err)) ||
-        hc_ydoc_expect(&d, list, YAML_SEQUENCE_NODE, "families", "", err))
-        goto out;
-    *n_fams = 0;
-    for (size_t i = 0; i < hc_ynode_seq_len(list); i++) {
-        yaml_node_t *f = hc_ydoc_seq_at(&d, list, i), *nm, *mv, *bl;
-        if (*n_fams >= MAX_FAMILIES) {
-            hc_ydoc_err(&d, &f->start_mark, "", err, "more than %d families", MAX_FAMILIES);
-            goto out;
-        }
-        family *fa = &fams[(*n_fams)++];
-        memset(fa, 0, sizeof *fa);
-        if (hc_ydoc_expect(&d, f, YAML_MAPPING_NODE, "family", "", err) ||
-            hc_ydoc_check_keys(&d, f, "family", "", fam_keys, err) || !(nm = hc_ydoc_require(&d, f, "name", "", err)) ||
-            hc_ydoc_expect(&d, nm, YAML_SCALAR_NODE, "name", "", err) ||
-            !(mv = hc_ydoc_require(&d, f, "modelVersions", "", err)) ||
-            hc_ydoc_expect(&d, mv, YAML_SEQUENCE_NODE, "modelVersions", "", err) ||
-            !(bl = hc_ydoc_require(&d, f, "boards", "", err)) ||
-            hc_ydoc_expect(&d, bl, YAML_SEQUENCE_NODE, "boards", "", err))
-            goto out;
-        snprintf(fa->name, sizeof fa->name, "%s", hc_ynode_str(nm));
-        if (hc_ynode_seq_len(mv) != 2 ||
-            hc_ydoc_int(&d, hc_ydoc_seq_at(&d, mv, 0), "modelVersions", fa->name, 0, 1000, &fa->lo, err) ||
-            hc_ydoc_int(&d, hc_ydoc_seq_at(&d, mv, 1), "modelVersions", fa->name, fa->lo, 1000, &fa->hi, err)) {
-            if (!err->msg[0])
-                hc_ydoc_err(&d, &mv->start_mark, fa->name, err, "modelVersions: expected [LOWEST, HIGHEST]");
-            goto out;
-        }
-        for (size_t k = 0; k < hc_ynode_seq_len(bl); k++) {
-            yaml_node_t *b = hc_ydoc_seq_at(&d, bl, k), *bn, *ex;
-            if (fa->n_boards >= MAX_FBOARDS) {
-                hc_ydoc_err(&d, &b->start_mark, fa->name, err, "more than %d boards", MAX_FBOARDS);
-                goto out;
-            }
-            if (hc_ydoc_expect(&d, b, YAML_MAPPING_NODE, "board", fa->name, err) ||
-                hc_ydoc_check_keys(&d, b, "board", fa->name, board_keys, err) ||
-                !(bn = hc_ydoc_require(&d, b, "board", fa->name, err)) ||
-                hc_ydoc_expect(&d, bn, YAML_SCALAR_NODE, "board", fa->name, err))
-                goto out;
-            snprintf(fa->boards[fa->n_boards], sizeof fa->boards[0], "%s", hc_ynode_str(bn));
-            fa->exact[fa->n_boards] = -1;
-            if ((ex = hc_ydoc_get(&d, b, "requireExactNNLen")) != NULL &&
-                hc_ydoc_bool(&d, ex, "requireExactNNLen", fa->name, &fa->exact[fa->n_boards], err))
-                goto out;
-            char bp[PATH_MAX];
-            snprintf(bp, sizeof bp, "%s/boards/%s.yaml", data, fa->boards[fa->n_boards]);
-            if (access(bp, R_OK) != 0) {
-                hc_ydoc_err(&d, &bn->start_mark, fa->name, err, "board %s: no %s", fa->boards[fa->n_boards], bp);
-                goto out;
-            }
-            fa->n_boards++;
-        }
-    }
-    rc = 0;
-out:
-    hc_ydoc_free(&d);
-    return rc;
-}
 
 /* A model file name's rank among the encodings of one net: binary floats before text (smaller and
  * faster to read), gzip'd before plain; other names last. */
@@ -492,20 +331,6 @@ static int add_model_arg(knet *nets, int *n, const char *arg, hc_err *err)
     return rc;
 }
 
-/* Every net's family, by the model version its header gave. */
-static int classify(knet *nets, int n, const family *fams, int n_fams, hc_err *err)
-{
-    for (int i = 0; i < n; i++) {
-        for (int f = 0; f < n_fams && !nets[i].fam; f++)
-            if (nets[i].version >= fams[f].lo && nets[i].version <= fams[f].hi)
-                nets[i].fam = &fams[f];
-        if (!nets[i].fam)
-            return hc_err_set(err, HC_EUSAGE, "%s: model version %d is in no family of suites/katago/families.yaml",
-                              nets[i].path, nets[i].version);
-    }
-    return 0;
-}
-
 /* --- KataGo's config ------------------------------------------------------------------------- */
 
 /* Whether KataGo's config at path sets key: its "key = value" lines, '#' starting a comment
@@ -589,102 +414,6 @@ static int check_tiers(const char *const *tiers, int n, hc_err *err)
 
 /* --- the suite ------------------------------------------------------------------------------- */
 
-/* The suite is built in an hc_strbuf, then written in one go. */
-
-/* A YAML double-quoted scalar. */
-static void g_quoted(hc_strbuf *b, const char *s)
-{
-    hc_strbuf_printf(b, "\"");
-    for (; *s; s++)
-        hc_strbuf_printf(b, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-    hc_strbuf_printf(b, "\"");
-}
-
-/* The suite's text into *b (empty on entry); -1 (err set) when out of memory. rerun: the
- * command that reruns it. */
-static int build_suite(hc_strbuf *sb, const char *rerun, const char *data, const knet *nets, int n_nets,
-                       const char *specs[2], const char *const *tiers, int n_tiers, int batched, hc_err *err)
-{
-    static const char *const bnames[2] = {"katago-analysis", "katago-gtp"};
-#define b (*sb)
-    hc_strbuf_printf(&b, "# Written by halfcheck katago: KataGo's testgpuerror boards, as rungpuerrortest.sh gives them to a\n"
-              "# net of each family (suites/katago/families.yaml), evaluated by a KataGo build against\n"
-              "# halfcheck's fp32 reference. Rerun: %s\nname: katago\nnets:\n", rerun);
-    for (int i = 0; i < n_nets; i++) {
-        hc_strbuf_printf(&b, "  - {name: ");
-        g_quoted(&b, nets[i].name);
-        hc_strbuf_printf(&b, ", model: ");
-        g_quoted(&b, nets[i].path);
-        hc_strbuf_printf(&b, ", modelVersion: %d}\n", nets[i].version);
-    }
-    /* Every board any net's family uses, once. */
-    hc_strbuf_printf(&b, "boards:\n");
-    const family *seen[MAX_NETS];
-    int n_seen = 0;
-    char listed[MAX_FAMILIES * MAX_FBOARDS][64];
-    int n_listed = 0;
-    for (int i = 0; i < n_nets; i++) {
-        int dup = 0;
-        for (int k = 0; k < n_seen; k++)
-            dup |= seen[k] == nets[i].fam;
-        if (dup)
-            continue;
-        seen[n_seen++] = nets[i].fam;
-        for (int j = 0; j < nets[i].fam->n_boards; j++) {
-            int have = 0;
-            for (int k = 0; k < n_listed; k++)
-                have |= strcmp(listed[k], nets[i].fam->boards[j]) == 0;
-            if (have)
-                continue;
-            snprintf(listed[n_listed++], sizeof listed[0], "%s", nets[i].fam->boards[j]);
-            char bp[PATH_MAX + 80];
-            snprintf(bp, sizeof bp, "%s/boards/%s.yaml", data, nets[i].fam->boards[j]);
-            hc_strbuf_printf(&b, "  - ");
-            g_quoted(&b, bp);
-            hc_strbuf_printf(&b, "\n");
-        }
-    }
-    hc_strbuf_printf(&b, "backends:\n");
-    for (int k = 0; k < 2; k++) {
-        if (!specs[k])
-            continue;
-        hc_strbuf_printf(&b, "  - name: %s\n    backend: ", bnames[k]);
-        g_quoted(&b, specs[k]);
-        hc_strbuf_printf(&b, "\n    tiers: [");
-        for (int t = 0; t < n_tiers; t++) {
-            hc_strbuf_printf(&b, "%s", t ? ", " : "");
-            g_quoted(&b, tiers[t]);
-        }
-        hc_strbuf_printf(&b, "]\n");
-    }
-    hc_strbuf_printf(&b, "modes: [unbatched%s]\nmatrix:\n", batched ? ", batched" : "");
-    for (int i = 0; i < n_nets; i++)
-        for (int j = 0; j < nets[i].fam->n_boards; j++) {
-            hc_strbuf_printf(&b, "  - {nets: [");
-            g_quoted(&b, nets[i].name);
-            hc_strbuf_printf(&b, "], boards: [");
-            g_quoted(&b, nets[i].fam->boards[j]);
-            hc_strbuf_printf(&b, "]");
-            if (nets[i].fam->exact[j] >= 0)
-                hc_strbuf_printf(&b, ", overrides: {requireExactNNLen: %s}", nets[i].fam->exact[j] ? "true" : "false");
-            hc_strbuf_printf(&b, "}\n");
-        }
-#undef b
-    return hc_strbuf_failed(sb) ? hc_err_set(err, HC_ENOMEM, "out of memory writing the suite") : 0;
-}
-
-static int write_text(const char *path, const hc_strbuf *b, hc_err *err)
-{
-    hc_ostream *os = hc_ostream_open(path, err);
-    if (!os)
-        return -1;
-    if (hc_ostream_write(os, hc_strbuf_str(b), hc_strbuf_len(b), err)) {
-        hc_ostream_abort(os);
-        return -1;
-    }
-    return hc_ostream_commit(os, err); /* frees os either way */
-}
-
 /* " --only F ... --timeout T --ref R" (shell-quoted): what a rerun of the whole suite repeats
  * beyond the suite, into out; -1 when it does not fit. */
 static int rerun_tail(const cli_args *a, char *out, size_t len)
@@ -705,38 +434,6 @@ static int rerun_tail(const cli_args *a, char *out, size_t len)
                 return -1;
         }
     return 0;
-}
-
-/* Builds the suite for out (an absolute path), its engine specs and rerun line; -1 with err. */
-typedef struct plan {
-    const char *data, *katago, *config, *aconfig, *extra;
-    int use_analysis, use_gtp;
-    const knet *nets;
-    int n_nets;
-    const char *const *tiers;
-    int n_tiers;
-    const char *tail; /* rerun_tail */
-} plan;
-
-static int make_suite(const plan *p, const char *out, hc_strbuf *b, char *suite, size_t suite_len, char *workdir,
-                      size_t workdir_len, hc_err *err)
-{
-    static char aspec[8192], gspec[8192];
-    const char *specs[2] = {NULL, NULL};
-    snprintf(workdir, workdir_len, "%s/katago-engine", out);
-    snprintf(suite, suite_len, "%s/katago-suite.yaml", out);
-    if ((p->use_analysis && build_analysis_spec(aspec, sizeof aspec, workdir, p->katago, p->aconfig, p->extra)) ||
-        (p->use_gtp && build_gtp_spec(gspec, sizeof gspec, workdir, p->katago, p->config, p->extra)))
-        return hc_err_set(err, HC_EUSAGE, "the engine's command line is too long (paths too long?)");
-    specs[0] = p->use_analysis ? aspec : NULL;
-    specs[1] = p->use_gtp ? gspec : NULL;
-    char rerun[PATH_MAX * 2 + 4096];
-    size_t o = (size_t)snprintf(rerun, sizeof rerun, "halfcheck run ");
-    o += hc_shell_word(rerun + o, sizeof rerun - o, suite);
-    snprintf(rerun + o, sizeof rerun - o, "%s", p->tail);
-    /* GTP's kata-raw-nn never batches: a GTP-only check runs unbatched (with both paths, the
-     * GTP batched cases are skipped as "not a batched check"). */
-    return build_suite(b, rerun, p->data, p->nets, p->n_nets, specs, p->tiers, p->n_tiers, p->use_analysis, err);
 }
 
 int cmd_katago(int argc, char **argv)
@@ -837,7 +534,7 @@ int cmd_katago(int argc, char **argv)
     if (find_data(cli_get(&a, "data", NULL), argv[-1], data, &err))
         return cli_fail("katago", &err);
     static knet nets[MAX_NETS];
-    static family fams[MAX_FAMILIES];
+    static hc_katago_family fams[HC_KATAGO_MAX_FAMILIES];
     int n_nets = 0, n_fams = 0;
     const char *models[MAX_NETS + 1];
     int n_models = cli_get_all(&a, "model", models, MAX_NETS + 1);
@@ -848,18 +545,23 @@ int cmd_katago(int argc, char **argv)
     for (int i = 0; i < n_models; i++)
         if (add_model_arg(nets, &n_nets, models[i], &err))
             return cli_fail("katago", &err);
-    if (load_families(data, fams, &n_fams, &err) || classify(nets, n_nets, fams, n_fams, &err))
+    if (hc_katago_families_load(data, fams, &n_fams, &err))
         return cli_fail("katago", &err);
 
-    /* The suite as it will be written, parsed here (under --out's path, not yet created), so that
-     * --only is checked against its cases before anything is written or started. */
-    char tail[8192], o_abs[PATH_MAX + 1], workdir[PATH_MAX + 32], suite[PATH_MAX + 32];
+    /* The suite, built under --out's path (not yet created), so that --only is checked against its
+     * cases before anything is written or started. */
+    char tail[8192], o_abs[PATH_MAX + 1], workdir[PATH_MAX + 32], suite_path[PATH_MAX + 32];
     if (rerun_tail(&a, tail, sizeof tail)) {
         hc_err_set(&err, HC_EUSAGE, "--only: the filters are too long");
         return cli_fail("katago", &err);
     }
-    plan pl = {data, k_abs, c_abs, ac_abs, cli_get(&a, "override", NULL), use_analysis, use_gtp, nets, n_nets,
-               tiers, n_tiers, tail};
+    hc_katago_net knets[MAX_NETS];
+    for (int i = 0; i < n_nets; i++)
+        knets[i] = (hc_katago_net){nets[i].name, nets[i].path, nets[i].version};
+    hc_katago_plan pl = {.suite = suite_path, .workdir = workdir, .data = data, .fams = fams, .n_fams = n_fams,
+                         .nets = knets, .n_nets = (size_t)n_nets, .katago = k_abs,
+                         .analysis_config = use_analysis ? ac_abs : NULL, .gtp_config = use_gtp ? c_abs : NULL,
+                         .extra = cli_get(&a, "override", NULL), .tiers = tiers, .n_tiers = (size_t)n_tiers};
     char cwd[PATH_MAX];
     if (!realpath(out, o_abs)) {
         if (out[0] == '/' || !getcwd(cwd, sizeof cwd))
@@ -869,22 +571,18 @@ int cmd_katago(int argc, char **argv)
             return cli_fail("katago", &err);
         }
     }
-    hc_strbuf b = HC_STRBUF_INIT;
-    if (make_suite(&pl, o_abs, &b, suite, sizeof suite, workdir, sizeof workdir, &err)) {
-        hc_strbuf_free(&b);
-        return cli_fail("katago", &err);
-    }
-    hc_suite *parsed = hc_suite_parse(hc_strbuf_str(&b), hc_strbuf_len(&b), suite, &err);
-    hc_strbuf_free(&b);
-    unsigned char *sel = parsed ? calloc(parsed->n_cases ? parsed->n_cases : 1, 1) : NULL;
-    if (parsed && !sel)
+    snprintf(workdir, sizeof workdir, "%s/katago-engine", o_abs);
+    snprintf(suite_path, sizeof suite_path, "%s/katago-suite.yaml", o_abs);
+    hc_suite *suite = hc_katago_suite(&pl, &err);
+    unsigned char *sel = suite ? calloc(suite->n_cases ? suite->n_cases : 1, 1) : NULL;
+    if (suite && !sel)
         hc_err_set(&err, HC_ENOMEM, "out of memory");
-    int bad = !sel || hc_suite_select(parsed, only, (size_t)n_only, sel, &err);
+    int bad = !sel || hc_suite_select(suite, only, (size_t)n_only, sel, &err);
     /* Each net a selected case needs loads (KataGo's loader refuses what halfcheck's does). */
     for (int i = 0; i < n_nets && !bad; i++) {
         int used = 0;
-        for (size_t c = 0; c < parsed->n_cases && !used; c++)
-            used = sel[c] && !strcmp(parsed->nets[parsed->cases[c].net].name, nets[i].name);
+        for (size_t c = 0; c < suite->n_cases && !used; c++)
+            used = sel[c] && suite->cases[c].net == (size_t)i;
         hc_net *net = used ? hc_net_load(nets[i].path, &err) : NULL;
         if (used && !net) {
             hc_err_prefix(&err, "--model: ");
@@ -893,58 +591,55 @@ int cmd_katago(int argc, char **argv)
         hc_net_free(net);
     }
     free(sel);
-    hc_suite_free(parsed);
-    if (bad)
+    if (bad) {
+        hc_suite_free(suite);
         return cli_fail("katago", &err);
+    }
 
+    /* --out now exists: its real path may differ (a symbolic link), so the suite is built again
+     * under it. */
     if (hc_mkdir_p(out, &err) || !realpath(out, o_abs)) {
         if (!err.msg[0])
             hc_err_set(&err, HC_EIO, "--out %s: %s", out, strerror(errno));
+        hc_suite_free(suite);
         return cli_fail("katago", &err);
     }
-    b = (hc_strbuf)HC_STRBUF_INIT;
-    if (make_suite(&pl, o_abs, &b, suite, sizeof suite, workdir, sizeof workdir, &err) || hc_mkdir_p(workdir, &err) ||
-        write_text(suite, &b, &err)) {
-        hc_strbuf_free(&b);
+    snprintf(workdir, sizeof workdir, "%s/katago-engine", o_abs);
+    snprintf(suite_path, sizeof suite_path, "%s/katago-suite.yaml", o_abs);
+    hc_suite_free(suite);
+    char qsuite[PATH_MAX * 4 + 8], comment[PATH_MAX * 4 + 8500];
+    hc_shell_word(qsuite, sizeof qsuite, suite_path);
+    snprintf(comment, sizeof comment, "Written by halfcheck katago: KataGo's testgpuerror boards, as rungpuerrortest.sh "
+             "gives them to a\nnet of each family (suites/katago/families.yaml), evaluated by a KataGo build against\n"
+             "halfcheck's fp32 reference. Rerun: halfcheck run %s%s", qsuite, tail);
+    if (!(suite = hc_katago_suite(&pl, &err)) || hc_mkdir_p(workdir, &err) ||
+        hc_suite_write(suite, suite_path, comment, &err)) {
+        hc_suite_free(suite);
         return cli_fail("katago", &err);
     }
-    hc_strbuf_free(&b);
-    char qsuite[PATH_MAX * 4 + 8];
-    hc_shell_word(qsuite, sizeof qsuite, suite);
     fprintf(stderr, "halfcheck katago: %d net%s; suite %s (rerun: halfcheck run %s%s); KataGo runs in %s/\n", n_nets,
-            n_nets == 1 ? "" : "s", suite, qsuite, tail, workdir);
-    for (int i = 0; i < n_nets; i++)
+            n_nets == 1 ? "" : "s", suite_path, qsuite, tail, workdir);
+    for (int i = 0; i < n_nets; i++) {
+        const hc_katago_family *f = hc_katago_family_of(fams, n_fams, nets[i].version);
         fprintf(stderr, "halfcheck katago: %s: %s, model version %d, family %s (%d boards)\n", nets[i].name,
-                nets[i].path, nets[i].version, nets[i].fam->name, nets[i].fam->n_boards);
+                nets[i].path, nets[i].version, f->name, f->n_boards);
+    }
 
-    /* The same runner and reports as `halfcheck run`, through its own command line. */
-    static const char *const fwd[][2] = {{"cache", "--cache"}, {"threads", "--threads"}, {"timeout", "--timeout"},
-                                         {"ref", "--ref"}, {"repeat", "--repeat"}, {"repeat-limit", "--repeat-limit"}};
-    char *rargv[32 + 2 * CLI_MAX_ONLY];
-    int rn = 0;
-    rargv[rn++] = "run";
-    rargv[rn++] = suite;
-    rargv[rn++] = "--out";
-    rargv[rn++] = o_abs;
-    for (size_t i = 0; i < sizeof fwd / sizeof fwd[0]; i++) {
-        const char *v = cli_get(&a, fwd[i][0], NULL);
-        if (v) {
-            rargv[rn++] = (char *)fwd[i][1];
-            rargv[rn++] = (char *)v;
-        }
-    }
-    for (int i = 0; i < n_only; i++) {
-        rargv[rn++] = "--only";
-        rargv[rn++] = (char *)only[i];
-    }
-    if (cli_has(&a, "no-cache"))
-        rargv[rn++] = "--no-cache";
-    if (cli_has(&a, "quiet"))
-        rargv[rn++] = "--quiet";
-    rargv[rn] = NULL;
+    /* The same runner and reports as `halfcheck run`, on the suite as built. */
+    hc_run_options o = hc_run_options_default();
+    o.threads = threads;
+    o.timeout_s = timeout;
+    o.repeat = repeat;
+    o.repeat_limit = repeat_limit;
+    o.only = only;
+    o.n_only = (size_t)n_only;
+    o.seed = 1;
+    o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
+    o.ref_spec = ref;
     char *command = cli_command_line("katago", argc, argv);
-    int status = cmd_run_as(rn, rargv, command);
+    int status = cli_run_suite(suite, &o, &a, command, o_abs);
     free(command);
+    hc_suite_free(suite);
     /* run printed the reports' tables, the per-net summary.md last, before its final line. */
     return status;
 }

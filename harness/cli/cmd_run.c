@@ -139,12 +139,7 @@ static void case_end(void *user, const char *what, size_t total, double seconds,
     ps->what[0] = '\0';
 }
 
-int cmd_run(int argc, char **argv)
-{
-    return cmd_run_as(argc, argv, NULL);
-}
-
-int cmd_run_as(int argc, char **argv, const char *command_line)
+int cmd_run(int argc, char **argv, const struct hc_backend_registry *reg)
 {
     cli_args a;
     hc_err err = {0};
@@ -158,6 +153,7 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     if (done >= 0)
         return done;
     hc_run_options o = hc_run_options_default();
+    o.registry = reg;
     int threads, seed;
     double timeout;
     if (cli_get_int(&a, "threads", 2, &threads, &err) || cli_get_double(&a, "timeout", 600, &timeout, &err) ||
@@ -189,24 +185,11 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
         return cli_fail("run", &err);
     o.only = only;
     o.n_only = (size_t)n_only;
-    /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
-     * proves the portable lifeline alone ends them (README, "macOS"). */
-    const char *npd = getenv("HC_NO_PDEATHSIG");
-    o.no_pdeathsig = npd && strcmp(npd, "0") != 0 && *npd;
     o.cache_dir = cli_has(&a, "no-cache") ? NULL : cli_get(&a, "cache", ".halfcheck-cache");
     o.ref_spec = cli_get(&a, "ref", NULL);
     if (o.ref_spec && !hc_run_ref_spec_ok(o.ref_spec)) {
         hc_err_set(&err, HC_EUSAGE, "--ref %s: the reference is ref32 or cuda:ref32 (the same bits on a GPU)", o.ref_spec);
         return cli_fail("run", &err);
-    }
-    int quiet = cli_has(&a, "quiet");
-    progress_state ps = {0};
-    ps.tty = isatty(2);
-    o.warn = warn_line;
-    o.progress_user = &ps;
-    if (!quiet) {
-        o.progress = progress;
-        o.case_end = case_end;
     }
     const char *out_dir = cli_get(&a, "out", "halfcheck-out");
 
@@ -217,6 +200,29 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
         hc_suite_free(suite);
         return cli_fail("run", &err);
     }
+    char *command = cli_command_line("run", argc, argv);
+    int status = cli_run_suite(suite, &o, &a, command, out_dir);
+    free(command);
+    hc_suite_free(suite);
+    return status;
+}
+
+int cli_run_suite(hc_suite *suite, hc_run_options *o, const cli_args *a, const char *command, const char *out_dir)
+{
+    hc_err err = {0};
+    int quiet = cli_has(a, "quiet");
+    /* HC_NO_PDEATHSIG=1: the case children without Linux's parent-death signal, so that a test
+     * proves the portable lifeline alone ends them (README, "macOS"). */
+    const char *npd = getenv("HC_NO_PDEATHSIG");
+    o->no_pdeathsig = npd && strcmp(npd, "0") != 0 && *npd;
+    progress_state ps = {0};
+    ps.tty = isatty(2);
+    o->warn = warn_line;
+    o->progress_user = &ps;
+    if (!quiet) {
+        o->progress = progress;
+        o->case_end = case_end;
+    }
     /* No SA_RESTART: the signal interrupts the runner's poll at once. A SIGINT ignored on entry
      * (a background job of a script) stays ignored, as the shell meant. */
     struct sigaction sa, old;
@@ -226,22 +232,19 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
         sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    o.stop = &stop_flag;
-    char *rerun_args = cli_rerun_args(&a), *command = command_line ? NULL : cli_command_line("run", argc, argv);
-    o.rerun_args = rerun_args;
-    o.command = command_line ? command_line : command;
-    hc_run *run = hc_run_suite(suite, &o, &err);
+    o->stop = &stop_flag;
+    char *rerun_args = cli_rerun_args(a);
+    o->rerun_args = rerun_args;
+    o->command = command;
+    hc_run *run = hc_run_suite(suite, o, &err);
     free(rerun_args);
-    free(command);
-    if (!run) {
-        hc_suite_free(suite);
+    o->rerun_args = NULL;
+    if (!run)
         return cli_fail("run", &err);
-    }
     int interrupted = hc_run_interrupted(run);
     int status = hc_run_status(run);
     if (hc_run_write_reports(run, out_dir, &err)) {
         hc_run_free(run);
-        hc_suite_free(suite);
         return cli_fail("run", &err);
     }
     if (!quiet && !interrupted)
@@ -285,6 +288,5 @@ int cmd_run_as(int argc, char **argv, const char *command_line)
     fprintf(stderr, "halfcheck run: %zu checks: %zu passed, %zu failed, %zu errored, %zu skipped: %s; reports in %s%s\n",
             c.checks, c.passed, c.failed, c.errored, c.skipped, why, out_dir, ol && out_dir[ol - 1] == '/' ? "" : "/");
     hc_run_free(run);
-    hc_suite_free(suite);
     return interrupted ? HC_EXIT_INTERRUPTED : status;
 }

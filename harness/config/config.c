@@ -24,6 +24,7 @@
 typedef struct pool {
     void **p;
     size_t n, cap;
+    int built; /* the suite's arrays grow by doubling (hc_suite_new): the adders may append */
 } pool;
 
 static void *pool_alloc(pool *pl, size_t size, hc_err *err)
@@ -54,6 +55,25 @@ static char *pool_strdup(pool *pl, const char *s, hc_err *err)
     if (d)
         memcpy(d, s, n + 1);
     return d;
+}
+
+/* Grows an allocation of the pool (the suite builder's arrays); the new bytes are zero. */
+static void *pool_grow(pool *pl, void *old, size_t old_size, size_t size, hc_err *err)
+{
+    for (size_t i = pl->n; old && i-- > 0;)
+        if (pl->p[i] == old) {
+            char *m = realloc(old, size);
+            if (!m) {
+                hc_err_set(err, HC_ENOMEM, "out of memory building a suite");
+                return NULL;
+            }
+            memset(m + old_size, 0, size - old_size);
+            return pl->p[i] = m;
+        }
+    char *m = pool_alloc(pl, size, err);
+    if (m && old_size)
+        memcpy(m, old, old_size);
+    return m;
 }
 
 static void pool_free(pool *pl)
@@ -419,6 +439,18 @@ int hc_suite_find_tier(const hc_suite *s, const char *name)
     return -1;
 }
 
+/* " (did you mean ...?)" for an unknown tier: among the suite's own tiers and the built-in ones. */
+static void tier_hint(const hc_suite *s, const char *w, char *hint, size_t len)
+{
+    const char *names[64];
+    int nn = 0;
+    for (size_t k = 0; k < s->n_tiers && nn < 48; k++)
+        names[nn++] = s->tiers[k].name;
+    for (const char *const *b = hc_tier_builtin_names; *b && nn < 64; b++)
+        names[nn++] = *b;
+    hc_suggest_text(hint, len, w, strlen(w), names, nn);
+}
+
 /* A tier by name: user tiers were loaded first; a built-in is added on first use. */
 static int tier_ref(sctx *c, yaml_node_t *v, const char *ctx, hc_err *err)
 {
@@ -429,16 +461,9 @@ static int tier_ref(sctx *c, yaml_node_t *v, const char *ctx, hc_err *err)
         return i;
     hc_tier t;
     if (hc_tier_builtin(hc_ynode_str(v), &t, NULL) || c->s->n_tiers >= c->tier_cap) {
-        /* The suite's own tiers and the built-in ones, for "did you mean". */
-        const char *names[64];
-        int nn = 0;
-        for (size_t k = 0; k < c->s->n_tiers && nn < 48; k++)
-            names[nn++] = c->s->tiers[k].name;
-        for (const char *const *b = hc_tier_builtin_names; *b && nn < 64; b++)
-            names[nn++] = *b;
         const char *w = hc_ynode_str(v);
         char hint[96];
-        hc_suggest_text(hint, sizeof hint, w, strlen(w), names, nn);
+        tier_hint(c->s, w, hint, sizeof hint);
         return hc_ydoc_err(c->d, &v->start_mark, ctx, err, "unknown tier \"%s\"%s", w, hint);
     }
     c->s->tiers[c->s->n_tiers] = t;
@@ -517,7 +542,7 @@ static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_
             return -1;
         doc *dd = sub.loaded ? &sub : c->d;
         int rc;
-        const char *name;
+        const char *name, *file = NULL;
         if (sub.loaded) {
             /* Kept for halfcheck cases --files (ci/sweep sends them to hosts that share no files). */
             const char **inc = pool_alloc(c->pl, (s->n_includes + 1) * sizeof *inc, err);
@@ -530,16 +555,20 @@ static int parse_items(sctx *c, yaml_node_t *seq, const char *key, int kind, hc_
                 memcpy(inc, s->includes, s->n_includes * sizeof *inc);
             inc[s->n_includes++] = f;
             s->includes = inc;
+            file = f;
         }
         if (kind == 0) {
             rc = parse_net(dd, m, ctx, c->pl, &s->nets[i], err);
             name = s->nets[i].name;
+            s->nets[i].file = file;
         } else if (kind == 1) {
             rc = parse_board(dd, m, ctx, c->pl, &s->boards[i], err);
             name = s->boards[i].name;
+            s->boards[i].file = file;
         } else {
             rc = parse_tier(dd, m, ctx, c->pl, &s->tiers[i], err);
             name = s->tiers[i].name;
+            s->tier_files[i] = file;
         }
         yaml_node_t *nm = rc ? NULL : hc_ydoc_get(dd, m, "name");
         if (!rc) {
@@ -584,6 +613,7 @@ static int parse_backends(sctx *c, yaml_node_t *seq, int *default_tiers, size_t 
             if (get_str(c->d, it, "backend", ctx, c->pl, &b->spec, err))
                 return -1;
             b->name = b->spec;
+            b->taps_positions = 4;
         } else {
             if (hc_ydoc_check_keys(c->d, it, "backend", ctx, backend_keys, err))
                 return -1;
@@ -747,7 +777,8 @@ static int parse_suite(sctx *c, hc_err *err)
         n_user = hc_ynode_seq_len(tiers);
     }
     c->tier_cap = n_user + 8;
-    if (!(s->tiers = pool_alloc(c->pl, c->tier_cap * sizeof *s->tiers, err)))
+    if (!(s->tiers = pool_alloc(c->pl, c->tier_cap * sizeof *s->tiers, err)) ||
+        !(s->tier_files = pool_alloc(c->pl, c->tier_cap * sizeof *s->tier_files, err)))
         return -1;
     if (tiers && parse_items(c, tiers, "tiers", 2, err))
         return -1;
@@ -875,12 +906,12 @@ hc_suite *hc_suite_load(const char *path, hc_err *err)
     return s;
 }
 
-int hc_suite_check_backends(const hc_suite *s, hc_err *err)
+int hc_suite_check_backends(const hc_suite *s, const struct hc_backend_registry *reg, hc_err *err)
 {
     for (size_t i = 0; i < s->n_backends; i++) {
         const char *params;
         hc_err e = {0};
-        if (!hc_backend_find(s->backends[i].spec, &params, &e))
+        if (!hc_backend_find(reg, s->backends[i].spec, &params, &e))
             return hc_err_set(err, HC_ECONFIG, "%s: %s (in backends[%zu])", s->backends[i].where, e.msg, i);
     }
     return 0;
@@ -890,6 +921,177 @@ void hc_suite_free(hc_suite *s)
 {
     if (s)
         pool_free(s->mem_);
+}
+
+/* ---- suites built in memory (hc_suite_new and the adders) ---- */
+
+hc_suite *hc_suite_new(const char *path, const char *name, hc_err *err)
+{
+    pool *pl = calloc(1, sizeof *pl);
+    hc_suite *s = pl ? pool_alloc(pl, sizeof *s, err) : NULL;
+    if (!s) {
+        if (!pl)
+            hc_err_set(err, HC_ENOMEM, "out of memory");
+        pool_free(pl);
+        return NULL;
+    }
+    s->mem_ = pl;
+    pl->built = 1;
+    s->modes = HC_MODE_UNBATCHED | HC_MODE_BATCHED;
+    s->headroom_positions = 64;
+    if (!(s->path = pool_strdup(pl, path, err)) || !(s->name = pool_strdup(pl, name, err))) {
+        pool_free(pl);
+        return NULL;
+    }
+    return s;
+}
+
+/* arr (n items of size bytes) with room for one more (capacity: the next power of two): arr
+ * itself, or where it moved; NULL with err. */
+static void *room(hc_suite *s, void *arr, size_t n, size_t size, hc_err *err)
+{
+    if (!((pool *)s->mem_)->built) {
+        hc_err_set(err, HC_EINTERNAL, "%s: a suite read from a file takes no more items", s->path);
+        return NULL;
+    }
+    if (n != 0 && (n & (n - 1)) != 0)
+        return arr;
+    return pool_grow(s->mem_, arr, n * size, (n ? 2 * n : 1) * size, err);
+}
+
+/* "PATH: key[i]", the place of a built item in the suite as written. */
+static const char *built_where(hc_suite *s, const char *key, size_t i, hc_err *err)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s: %s[%zu]", s->path, key, i);
+    return pool_strdup(s->mem_, buf, err);
+}
+
+static const char *dup_or_null(hc_suite *s, const char *str, hc_err *err, int *bad)
+{
+    const char *d = str ? pool_strdup(s->mem_, str, err) : NULL;
+    *bad |= str && !d;
+    return d;
+}
+
+int hc_suite_add_net(hc_suite *s, const hc_net_cfg *net, hc_err *err)
+{
+    for (size_t j = 0; j < s->n_nets; j++)
+        if (!strcmp(s->nets[j].name, net->name))
+            return hc_err_set(err, HC_ECONFIG, "%s: nets[%zu]: duplicate name \"%s\" (also nets[%zu])", s->path,
+                              s->n_nets, net->name, j);
+    hc_net_cfg *nets = room(s, s->nets, s->n_nets, sizeof *s->nets, err);
+    if (!nets)
+        return -1;
+    s->nets = nets;
+    hc_net_cfg *n = &s->nets[s->n_nets];
+    int bad = 0;
+    *n = *net;
+    n->name = dup_or_null(s, net->name, err, &bad);
+    n->model = dup_or_null(s, net->model, err, &bad);
+    n->sha256 = dup_or_null(s, net->sha256, err, &bad);
+    n->notes = dup_or_null(s, net->notes, err, &bad);
+    n->file = dup_or_null(s, net->file, err, &bad);
+    if (bad || !(n->where = built_where(s, "nets", s->n_nets, err)))
+        return -1;
+    return (int)s->n_nets++;
+}
+
+int hc_suite_add_board_file(hc_suite *s, const char *path, hc_err *err)
+{
+    pool *pl = s->mem_;
+    hc_board_cfg *boards = room(s, s->boards, s->n_boards, sizeof *s->boards, err);
+    if (boards)
+        s->boards = boards;
+    const char **inc = boards ? room(s, s->includes, s->n_includes, sizeof *s->includes, err) : NULL;
+    if (!inc)
+        return -1;
+    s->includes = inc;
+    hc_board_cfg *b = &s->boards[s->n_boards];
+    doc d;
+    const char *file = pool_strdup(pl, path, err);
+    if (!file || hc_ydoc_load_file(&d, file, MAX_CONFIG_BYTES, "document", err))
+        return -1;
+    int rc = parse_board(&d, hc_ydoc_root(&d), "", pl, b, err);
+    hc_ydoc_free(&d);
+    if (rc)
+        return -1;
+    for (size_t j = 0; j < s->n_boards; j++)
+        if (!strcmp(s->boards[j].name, b->name))
+            return hc_err_set(err, HC_ECONFIG, "%s: boards[%zu]: duplicate name \"%s\" (also boards[%zu], %s)",
+                              s->path, s->n_boards, b->name, j, s->boards[j].where);
+    b->file = file;
+    s->includes[s->n_includes++] = file;
+    return (int)s->n_boards++;
+}
+
+int hc_suite_add_backend(hc_suite *s, const char *name, const char *spec, const char *const *tiers, size_t n_tiers,
+                         hc_err *err)
+{
+    size_t i = s->n_backends;
+    for (size_t j = 0; j < i; j++)
+        if (!strcmp(s->backends[j].name, name))
+            return hc_err_set(err, HC_ECONFIG, "%s: backends[%zu]: duplicate backend name \"%s\" (also backends[%zu])",
+                              s->path, i, name, j);
+    if (n_tiers == 0)
+        return hc_err_set(err, HC_ECONFIG, "%s: backends[%zu]: backend \"%s\" names no tiers", s->path, i, name);
+    int *idx = pool_alloc(s->mem_, n_tiers * sizeof *idx, err);
+    if (!idx)
+        return -1;
+    for (size_t t = 0; t < n_tiers; t++) {
+        int k = hc_suite_find_tier(s, tiers[t]);
+        hc_tier tier;
+        if (k < 0 && hc_tier_builtin(tiers[t], &tier, NULL) == 0) {
+            hc_tier *ts = room(s, s->tiers, s->n_tiers, sizeof *s->tiers, err);
+            if (ts)
+                s->tiers = ts;
+            const char **tf = ts ? room(s, s->tier_files, s->n_tiers, sizeof *s->tier_files, err) : NULL;
+            if (!tf)
+                return -1;
+            s->tier_files = tf;
+            s->tiers[s->n_tiers] = tier;
+            k = (int)s->n_tiers++;
+        }
+        if (k < 0) {
+            char hint[96];
+            tier_hint(s, tiers[t], hint, sizeof hint);
+            return hc_err_set(err, HC_ECONFIG, "%s: backends[%zu]: unknown tier \"%s\"%s", s->path, i, tiers[t], hint);
+        }
+        idx[t] = k;
+    }
+    hc_backend_cfg *bs = room(s, s->backends, i, sizeof *s->backends, err);
+    if (!bs)
+        return -1;
+    s->backends = bs;
+    hc_backend_cfg *b = &s->backends[i];
+    int bad = 0;
+    b->name = dup_or_null(s, name, err, &bad);
+    b->spec = dup_or_null(s, spec, err, &bad);
+    b->tiers = idx;
+    b->n_tiers = n_tiers;
+    b->taps_positions = 4;
+    if (bad || !(b->where = b->spec_where = built_where(s, "backends", i, err)))
+        return -1;
+    return (int)s->n_backends++;
+}
+
+long hc_suite_add_case(hc_suite *s, size_t net, size_t board, size_t backend, hc_err *err)
+{
+    if (net >= s->n_nets || board >= s->n_boards || backend >= s->n_backends)
+        return hc_err_set(err, HC_EINTERNAL, "%s: a case of net %zu, board %zu, backend %zu: no such index", s->path,
+                          net, board, backend);
+    hc_case *cs = room(s, s->cases, s->n_cases, sizeof *s->cases, err);
+    if (!cs)
+        return -1;
+    s->cases = cs;
+    hc_case *c = &s->cases[s->n_cases];
+    c->net = net;
+    c->board = board;
+    c->backend = backend;
+    c->settings = s->boards[board];
+    c->tiers = s->backends[backend].tiers;
+    c->n_tiers = s->backends[backend].n_tiers;
+    return (long)s->n_cases++;
 }
 
 /* ---- standalone files ---- */
@@ -979,6 +1181,7 @@ static int replace_net(hc_suite *s, size_t i, const char *path, int keep_version
     if (!p)
         return -1;
     s->nets[i].model = p;
+    s->nets[i].file = NULL; /* the net file names the model replaced */
     s->nets[i].sha256 = NULL;
     if (!keep_version)
         s->nets[i].model_version = -1;

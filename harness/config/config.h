@@ -73,6 +73,7 @@ typedef struct hc_net_cfg {
     int model_version;      /* -1 when not given */
     const char *notes;      /* or NULL */
     const char *where;      /* "file:line:col" of its definition */
+    const char *file;       /* the net file a suite names for it (resolved), or NULL when inline */
 } hc_net_cfg;
 
 typedef struct hc_board_cfg {
@@ -86,6 +87,7 @@ typedef struct hc_board_cfg {
     int max_batch_size;
     int require_exact_nn_len;
     const char *where;
+    const char *file;       /* the board file a suite names for it (resolved), or NULL when inline */
 } hc_board_cfg;
 
 typedef struct hc_backend_cfg {
@@ -123,6 +125,7 @@ typedef struct hc_suite {
     hc_board_cfg *boards;     size_t n_boards;
     hc_backend_cfg *backends; size_t n_backends;
     hc_tier *tiers;           size_t n_tiers;   /* every tier referenced or defined: built-ins and user */
+    const char **tier_files;                    /* per tier: the tier file a suite names for it, or NULL */
     int modes;                                  /* HC_MODE_* bits */
     int has_seed, seed;                         /* seed: (has_seed 0: absent) */
     int allow_skips;                            /* allow_skips: */
@@ -134,16 +137,54 @@ typedef struct hc_suite {
     void *mem_;                                 /* private: owns every pointer above */
 } hc_suite;
 
-/* Loads a suite file. Strings and arrays are owned by the suite. */
+/* Loads a suite file. Strings and arrays are owned by the suite. A backend given as a bare spec
+ * has the defaults of a mapping naming only that spec (name = spec, taps_positions 4). */
 hc_suite *hc_suite_load(const char *path, hc_err *err);
 /* The same from memory; path names the document in messages and anchors relative paths. */
 hc_suite *hc_suite_parse(const char *yaml, size_t len, const char *path, hc_err *err);
 void hc_suite_free(hc_suite *s);
+/* Building a suite in memory (halfcheck katago), the same struct hc_suite_load gives, run as it is
+ * and written by hc_suite_write. hc_suite_new: an empty suite named name whose file would be path
+ * (messages, {suite_dir} and rerun lines name it; nothing is read from it), both modes, no seed,
+ * headroom off (headroom_positions 64); the caller sets those plain fields. The adders copy what
+ * they are given and set each item's where to "PATH: nets[I]" (boards[I], backends[I]); they may
+ * move the arrays they grow, so hold indices across calls. Errors as the reader's: a duplicate
+ * name, an unknown tier, a bad board file. */
+hc_suite *hc_suite_new(const char *path, const char *name, hc_err *err);
+/* net->name and net->model required; net->where is ignored; returns the index, or -1. */
+int hc_suite_add_net(hc_suite *s, const hc_net_cfg *net, hc_err *err);
+/* A board file read as a suite's boards: entry naming it reads it (listed in includes, its where
+ * its own, its file set); returns the index, or -1. */
+int hc_suite_add_board_file(hc_suite *s, const char *path, hc_err *err);
+/* A backend and its tiers by name (the suite's own or built-in; n_tiers >= 1), taps off;
+ * returns the index, or -1. */
+int hc_suite_add_backend(hc_suite *s, const char *name, const char *spec, const char *const *tiers, size_t n_tiers,
+                         hc_err *err);
+/* A case of net x board x backend (indices) with the board's settings and the backend's tiers,
+ * as a matrix entry without overrides gives; the caller may then change its settings' board
+ * keys (policyOptimism ... requireExactNNLen). Returns the case's index, or -1. */
+long hc_suite_add_case(hc_suite *s, size_t net, size_t board, size_t backend, hc_err *err);
+
+/* Writes s as a suite file at path that hc_suite_load reads back as the same suite (the fields
+ * above but where, spec_where and path): nets, boards and tiers the suite read from files are
+ * named by their files again, the others written inline; a relative path is written relative to
+ * path's directory (absolute when the suite's is elsewhere); the matrix lists the cases (none
+ * when they are every net x board x backend as they stand). comment (may be NULL) heads the file
+ * as # lines. Every string is one double-quoted YAML scalar, escaped in one place. Backend specs
+ * are written as they are: a {suite_dir} in one names the directory of the file written. Atomic
+ * (harness/base/stream's temporary file and rename). Errors: a string that is not UTF-8, a case
+ * that differs from its board in what no override can say (its NN buffer, its positions). */
+int hc_suite_write(const hc_suite *s, const char *path, const char *comment, hc_err *err);
+/* The same text, into a string the caller frees (*len its length). */
+char *hc_suite_format(const hc_suite *s, const char *path, const char *comment, size_t *len, hc_err *err);
+
 /* Checks that every backend spec names a registered backend kind (backends/backend.h); the
  * error names the place in the suite, e.g. "suite.yaml:12:5: unknown backend kind "emu"
  * (known: ref32, emulate) (in backends[2])". Separate from loading so that a suite can be
  * read (listed, validated) before every backend exists in the build. */
-int hc_suite_check_backends(const hc_suite *s, hc_err *err);
+struct hc_backend_registry;
+/* reg: where the specs are looked up; NULL: the user registry. */
+int hc_suite_check_backends(const hc_suite *s, const struct hc_backend_registry *reg, hc_err *err);
 int hc_suite_find_tier(const hc_suite *s, const char *name);
 
 /* Which cases --only selects. A filter is "net=N,board=B,backend=K", any subset of the keys,

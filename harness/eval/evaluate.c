@@ -26,6 +26,8 @@ typedef struct batch_buf {
     hc_raw_heads *raw;
     hc_sgfmeta meta_profile;
     hc_history_cache *histories; /* consecutive positions of a game continue one history */
+    size_t *idx;            /* [max_batch]: the positions of the batch's rows */
+    hc_pp_model m;          /* the net's post-processing facts */
 } batch_buf;
 
 static void batch_free(batch_buf *bb)
@@ -39,40 +41,8 @@ static void batch_free(batch_buf *bb)
     free(bb->pp);
     hc_raw_heads_free(bb->raw);
     hc_history_cache_free(bb->histories);
+    free(bb->idx);
     memset(bb, 0, sizeof *bb);
-}
-
-static int batch_init(batch_buf *bb, const hc_net *net, int max_batch, const hc_eval_settings *s, hc_err *err)
-{
-    memset(bb, 0, sizeof *bb);
-    bb->max_batch = max_batch;
-    bb->area = s->nn_x * s->nn_y;
-    bb->c_spatial = net->num_input_c;
-    bb->c_global = net->num_input_global_c;
-    bb->c_meta = net->num_input_meta_c;
-    size_t rows = (size_t)max_batch;
-    bb->spatial = hc_malloc(sizeof(float) * rows * (size_t)bb->c_spatial * (size_t)bb->area, err, "input rows");
-    bb->global = hc_malloc(sizeof(float) * rows * (size_t)(bb->c_global ? bb->c_global : 1), err, "global rows");
-    bb->unsym = hc_malloc(sizeof(float) * (size_t)bb->c_spatial * (size_t)bb->area, err, "feature scratch");
-    bb->scratch = hc_malloc(sizeof(float) * (size_t)(bb->area + 1), err, "policy scratch");
-    bb->legal = hc_malloc(rows * (size_t)(bb->area + 1), err, "legal maps");
-    bb->pp = hc_calloc(rows, sizeof(hc_pp_position), err, "row facts");
-    bb->histories = hc_history_cache_new(err);
-    if (bb->c_meta > 0) {
-        bb->meta = hc_malloc(sizeof(float) * rows * (size_t)bb->c_meta, err, "metadata rows");
-        if (bb->meta && hc_sgfmeta_profile(s->meta_profile, &bb->meta_profile, err))
-            goto fail;
-    }
-    if (!bb->spatial || !bb->global || !bb->unsym || !bb->scratch || !bb->legal || !bb->pp || !bb->histories ||
-        (bb->c_meta > 0 && !bb->meta))
-        goto fail;
-    bb->raw = hc_raw_heads_new(max_batch, s->nn_x, s->nn_y, net->num_policy_c, net->num_score_value_c, err);
-    if (!bb->raw)
-        goto fail;
-    return 0;
-fail:
-    batch_free(bb);
-    return -1;
 }
 
 static hc_pp_model pp_model_of(const hc_net *net)
@@ -91,6 +61,41 @@ static hc_pp_model pp_model_of(const hc_net *net)
         .output_scale_multiplier = net->post.output_scale_multiplier,
     };
     return m;
+}
+
+static int batch_init(batch_buf *bb, const hc_net *net, int max_batch, const hc_eval_settings *s, hc_err *err)
+{
+    memset(bb, 0, sizeof *bb);
+    bb->max_batch = max_batch;
+    bb->area = s->nn_x * s->nn_y;
+    bb->c_spatial = net->num_input_c;
+    bb->c_global = net->num_input_global_c;
+    bb->c_meta = net->num_input_meta_c;
+    size_t rows = (size_t)max_batch;
+    bb->spatial = hc_malloc(sizeof(float) * rows * (size_t)bb->c_spatial * (size_t)bb->area, err, "input rows");
+    bb->global = hc_malloc(sizeof(float) * rows * (size_t)(bb->c_global ? bb->c_global : 1), err, "global rows");
+    bb->unsym = hc_malloc(sizeof(float) * (size_t)bb->c_spatial * (size_t)bb->area, err, "feature scratch");
+    bb->scratch = hc_malloc(sizeof(float) * (size_t)(bb->area + 1), err, "policy scratch");
+    bb->legal = hc_malloc(rows * (size_t)(bb->area + 1), err, "legal maps");
+    bb->pp = hc_calloc(rows, sizeof(hc_pp_position), err, "row facts");
+    bb->histories = hc_history_cache_new(err);
+    bb->idx = hc_malloc(sizeof(size_t) * rows, err, "batch indices");
+    bb->m = pp_model_of(net);
+    if (bb->c_meta > 0) {
+        bb->meta = hc_malloc(sizeof(float) * rows * (size_t)bb->c_meta, err, "metadata rows");
+        if (bb->meta && hc_sgfmeta_profile(s->meta_profile, &bb->meta_profile, err))
+            goto fail;
+    }
+    if (!bb->spatial || !bb->global || !bb->unsym || !bb->scratch || !bb->legal || !bb->pp || !bb->histories ||
+        !bb->idx || (bb->c_meta > 0 && !bb->meta))
+        goto fail;
+    bb->raw = hc_raw_heads_new(max_batch, s->nn_x, s->nn_y, net->num_policy_c, net->num_score_value_c, err);
+    if (!bb->raw)
+        goto fail;
+    return 0;
+fail:
+    batch_free(bb);
+    return -1;
 }
 
 static void describe(const hc_position *p, long i, hc_eval_failure *fail, hc_err *err)
@@ -153,9 +158,9 @@ static int all_finite(const float *v, size_t n)
 }
 
 /* Post-processes row r of bb->raw into out (initialised here). */
-static int finish_row(batch_buf *bb, int r, const hc_pp_model *m, const hc_eval_settings *s, hc_nnoutput *out,
-                      hc_err *err)
+static int finish_row(batch_buf *bb, int r, const hc_eval_settings *s, hc_nnoutput *out, hc_err *err)
 {
+    const hc_pp_model *m = &bb->m;
     const hc_raw_heads *raw = bb->raw;
     int area = bb->area;
     hc_raw_row row = {
@@ -198,28 +203,40 @@ static int check_settings(const hc_eval_settings *s, int batch, hc_err *err)
 }
 
 
-/* One batch of a tensor backend: rows ps[idx[0..k)] featurized, evaluated in one call,
+/* What every call of one evaluation shares: the net, its settings, the positions per call
+ * and the request (positions, order, outputs, callbacks). */
+typedef struct eval_job {
+    const hc_net *net;
+    const hc_eval_settings *s;
+    int batch;
+    const hc_eval_request *req;
+} eval_job;
+
+/* One batch of a tensor backend: rows ps[bb->idx[0..k)] featurized, evaluated in one call,
  * post-processed into outs (done_mask set per finished row). On failure err and *fail name
  * the position, and *finished says how many rows, a prefix of idx, were finished before it (the
  * failing row is idx[*finished]): a position that cannot be featurized does not cost the rows
  * before it, which are evaluated first. */
-static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_position *ps, const size_t *idx,
-                     int k, const hc_eval_settings *s, const hc_pp_model *m, hc_nnoutput *outs,
-                     unsigned char *done_mask, hc_eval_failure *fail, hc_err *err, int *finished)
+static int eval_rows(batch_buf *bb, hc_backend *b, const eval_job *j, int k, hc_eval_failure *fail, hc_err *err,
+                     int *finished)
 {
+    const hc_position *ps = j->req->ps;
+    const size_t *idx = bb->idx;
+    hc_nnoutput *outs = j->req->outs;
+    unsigned char *done_mask = j->req->done_mask;
     *finished = 0;
     int ready = 0;
     hc_err prep_err = {0};
-    while (ready < k && prepare_row(bb, ready, net, &ps[idx[ready]], s, &prep_err) == 0)
+    while (ready < k && prepare_row(bb, ready, j->net, &ps[idx[ready]], j->s, &prep_err) == 0)
         ready++;
     if (ready > 0) {
-        if (b->vt->eval(b->inst, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
+        if (hc_backend_eval(b, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
             hc_err_prefix(err, "batch of %d: ", ready);
             describe(&ps[idx[0]], (long)idx[0], fail, err);
             return -1;
         }
         for (int r = 0; r < ready; r++) {
-            if (finish_row(bb, r, m, s, &outs[idx[r]], err)) {
+            if (finish_row(bb, r, j->s, &outs[idx[r]], err)) {
                 describe(&ps[idx[r]], (long)idx[r], fail, err);
                 return -1;
             }
@@ -236,27 +253,31 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const hc_net *net, const hc_p
     return 0;
 }
 
-/* A position backend that takes its own number of positions per call
- * (hc_backend_vtbl.positions_per_call: an engine that batches concurrent queries): the next
- * positions of the order, gathered into one call whatever their indices, so that a shuffled
- * batched case is evaluated in batches too. A call refused with a skip is retried in halves
- * until the refused position is alone (and skipped), so that one position the engine cannot
- * take costs a few calls, not a call per position of a large call (which would leave the
- * engine's batches empty); after it, calls are full again. */
-static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const size_t *order, int batch,
-                         const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask, hc_eval_failure *fail,
-                         hc_eval_progress progress, hc_eval_skip_fn skip, void *user, hc_err *err)
+/* A position backend's calls (it post-processes itself: it gets the settings, then positions).
+ * A call takes the next positions of the order: when the backend takes its own number per call
+ * (hc_backend_ops.positions_per_call: an engine that batches concurrent queries), gathered into
+ * one call whatever their indices, so that a shuffled batched case is evaluated in batches too;
+ * otherwise up to batch positions that follow each other in ps (one when the order's do not).
+ * A call refused with a skip (req->skip set) is retried in smaller calls until the refused
+ * position is alone, and skipped: gathered calls in halves, so that one position the engine
+ * cannot take costs a few calls, not a call per position of a large call (which would leave the
+ * engine's batches empty), and full calls again after it; other calls one position at a time. */
+static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
 {
-    if (b->vt->configure && b->vt->configure(b->inst, s, err))
+    const hc_eval_request *q = j->req;
+    const hc_eval_settings *s = j->s;
+    size_t n = q->n;
+    if (hc_backend_configure(b, s, err))
         return -1;
-    int per = b->vt->positions_per_call(b->inst, batch);
+    int gather = hc_backend_positions_per_call(b, j->batch) > 0;
+    int per = gather ? hc_backend_positions_per_call(b, j->batch) : j->batch;
     if (per < 1)
         per = 1;
     hc_position *gp = hc_malloc(sizeof *gp * (size_t)per, err, "gathered positions");
     hc_nnoutput *go = hc_malloc(sizeof *go * (size_t)per, err, "gathered outputs");
     size_t *gi = hc_malloc(sizeof *gi * (size_t)per, err, "gathered indices");
     int rc = gp && go && gi ? 0 : -1;
-    int limit = per;        /* the call size while a refused call's positions are bisected */
+    int limit = per;        /* the call size while a refused call's positions are retried */
     size_t limit_until = 0; /* ... up to this many positions done */
     for (size_t done = 0; rc == 0 && done < n;) {
         int k = (int)(n - done < (size_t)per ? n - done : (size_t)per);
@@ -264,54 +285,59 @@ static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const s
             k = (int)(limit_until - done);
         if (k > limit)
             k = limit;
+        for (int r = 1; r < k && !gather && q->order; r++)
+            if (q->order[done + (size_t)r] != q->order[done] + (size_t)r)
+                k = 1; /* not consecutive in ps */
         for (int r = 0; r < k && rc == 0; r++) {
-            gi[r] = order ? order[done + (size_t)r] : done + (size_t)r;
-            if (hc_nnoutput_init(&outs[gi[r]], s->nn_x, s->nn_y, 1, err))
+            gi[r] = q->order ? q->order[done + (size_t)r] : done + (size_t)r;
+            if (hc_nnoutput_init(&q->outs[gi[r]], s->nn_x, s->nn_y, 1, err))
                 rc = -1;
-            gp[r] = ps[gi[r]];
-            go[r] = outs[gi[r]];
+            gp[r] = q->ps[gi[r]];
+            go[r] = q->outs[gi[r]];
         }
         if (rc)
             break;
-        int erc = b->vt->eval_positions(b->inst, k, gp, go, err);
+        int erc = hc_backend_eval_positions(b, k, gp, go, err);
         for (int r = 0; r < k; r++)
-            outs[gi[r]] = go[r]; /* the same buffers; the scalars were filled in the copy */
+            q->outs[gi[r]] = go[r]; /* the same buffers; the scalars were filled in the copy */
         if (erc) {
-            const char *why = skip ? strstr(err->msg, HC_BACKEND_SKIP) : NULL;
+            const char *why = q->skip ? strstr(err->msg, HC_BACKEND_SKIP) : NULL;
             if (!why) {
-                describe(&ps[gi[0]], (long)gi[0], fail, err);
+                describe(&q->ps[gi[0]], (long)gi[0], q->fail, err);
                 rc = -1;
                 break;
             }
             for (int r = 0; r < k; r++) {
-                hc_nnoutput_free(&outs[gi[r]]);
-                memset(&outs[gi[r]], 0, sizeof outs[0]);
+                hc_nnoutput_free(&q->outs[gi[r]]);
+                memset(&q->outs[gi[r]], 0, sizeof q->outs[0]);
             }
             if (k > 1) {
-                limit = (k + 1) / 2;
+                limit = gather ? (k + 1) / 2 : 1;
                 limit_until = done + (size_t)k;
                 continue;
             }
-            limit = per;
-            limit_until = 0;
+            if (gather) {
+                limit = per;
+                limit_until = 0;
+            }
             char reason[sizeof err->msg];
             snprintf(reason, sizeof reason, "%s", why + strlen(HC_BACKEND_SKIP));
             err->code = 0;
             err->msg[0] = '\0';
-            if (done_mask)
-                done_mask[gi[0]] = 0;
-            if (skip(user, gi[0], reason)) {
+            if (q->done_mask)
+                q->done_mask[gi[0]] = 0;
+            if (q->skip(q->user, gi[0], reason)) {
                 rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
                 break;
             }
         } else {
-            for (int r = 0; r < k && done_mask; r++)
-                done_mask[gi[r]] = 1;
+            for (int r = 0; r < k && q->done_mask; r++)
+                q->done_mask[gi[r]] = 1;
         }
         done += (size_t)k;
         if (done >= limit_until)
             limit = per;
-        if (progress && progress(user, done, n)) {
+        if (q->progress && q->progress(q->user, done, n)) {
             rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
             break;
         }
@@ -322,90 +348,38 @@ static int eval_gathered(hc_backend *b, const hc_position *ps, size_t n, const s
     return rc;
 }
 
-static int eval_one(hc_backend *b, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
-                    int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
-                    hc_eval_failure *fail, hc_eval_progress progress, hc_eval_skip_fn skip, void *user, hc_err *err)
+/* The evaluation on one instance, j->batch positions per call. */
+static int eval_one(hc_backend *b, const eval_job *j, hc_err *err)
 {
-    if (fail)
-        memset(fail, 0, sizeof *fail), fail->position = -1;
-    if (check_settings(s, batch, err))
+    const hc_eval_request *q = j->req;
+    size_t n = q->n;
+    if (q->fail)
+        memset(q->fail, 0, sizeof *q->fail), q->fail->position = -1;
+    if (check_settings(j->s, j->batch, err))
         return -1;
-    if (b->vt->shape == HC_BACKEND_POSITION) {
-        if (b->vt->positions_per_call)
-            return eval_gathered(b, ps, n, order, batch, s, outs, done_mask, fail, progress, skip, user, err);
-        /* Position backends post-process themselves; they get the settings, then one batch at a time. */
-        if (b->vt->configure && b->vt->configure(b->inst, s, err))
-            return -1;
-        int single = 0; /* positions of a refused batch still to retry one at a time */
-        for (size_t done = 0; done < n;) {
-            int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
-            size_t first = order ? order[done] : done;
-            int contiguous = 1;
-            for (int r = 0; r < k && order; r++)
-                contiguous &= order[done + (size_t)r] == first + (size_t)r;
-            if (!contiguous || single > 0)
-                k = 1;
-            for (int r = 0; r < k; r++)
-                if (hc_nnoutput_init(&outs[first + (size_t)r], s->nn_x, s->nn_y, 1, err))
-                    return -1;
-            if (b->vt->eval_positions(b->inst, k, ps + first, outs + first, err)) {
-                const char *why = skip ? strstr(err->msg, HC_BACKEND_SKIP) : NULL;
-                if (!why) {
-                    describe(&ps[first], (long)first, fail, err);
-                    return -1;
-                }
-                for (int r = 0; r < k; r++) {
-                    hc_nnoutput_free(&outs[first + (size_t)r]);
-                    memset(&outs[first + (size_t)r], 0, sizeof outs[0]);
-                }
-                if (k > 1) {
-                    single = k;
-                    continue;
-                }
-                char reason[sizeof err->msg];
-                snprintf(reason, sizeof reason, "%s", why + strlen(HC_BACKEND_SKIP));
-                err->code = 0;
-                err->msg[0] = '\0';
-                if (done_mask)
-                    done_mask[first] = 0;
-                if (skip(user, first, reason))
-                    return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
-            } else {
-                for (int r = 0; r < k && done_mask; r++)
-                    done_mask[first + (size_t)r] = 1;
-            }
-            if (single > 0)
-                single--;
-            done += (size_t)k;
-            if (progress && progress(user, done, n))
-                return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
-        }
-        return 0;
-    }
+    if (hc_backend_caps_of(b)->shape == HC_BACKEND_POSITION)
+        return eval_position_calls(b, j, err);
 
     batch_buf bb;
-    if (batch_init(&bb, net, batch, s, err))
+    if (batch_init(&bb, j->net, j->batch, j->s, err))
         return -1;
-    hc_pp_model m = pp_model_of(net);
-    size_t *idx = hc_malloc(sizeof(size_t) * (size_t)batch, err, "batch indices");
-    int rc = idx ? 0 : -1;
+    int rc = 0;
     for (size_t done = 0; rc == 0 && done < n;) {
-        int k = (int)(n - done < (size_t)batch ? n - done : (size_t)batch);
+        int k = (int)(n - done < (size_t)j->batch ? n - done : (size_t)j->batch);
         for (int r = 0; r < k; r++)
-            idx[r] = order ? order[done + (size_t)r] : done + (size_t)r;
+            bb.idx[r] = q->order ? q->order[done + (size_t)r] : done + (size_t)r;
         int finished;
-        rc = eval_rows(&bb, b, net, ps, idx, k, s, &m, outs, done_mask, fail, err, &finished);
+        rc = eval_rows(&bb, b, j, k, q->fail, err, &finished);
         if (rc) {
             /* the rows before the failing one are done: let a streaming caller have them */
-            if (finished > 0 && progress)
-                progress(user, done + (size_t)finished, n);
+            if (finished > 0 && q->progress)
+                q->progress(q->user, done + (size_t)finished, n);
             break;
         }
         done += (size_t)k;
-        if (rc == 0 && progress && progress(user, done, n))
+        if (rc == 0 && q->progress && q->progress(q->user, done, n))
             rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
-    free(idx);
     batch_free(&bb);
     return rc;
 }
@@ -413,15 +387,8 @@ static int eval_one(hc_backend *b, const hc_net *net, const hc_position *ps, siz
 /* ---- lanes: one instance per thread ----------------------------------------------- */
 
 typedef struct lanes_ctx {
-    const hc_net *net;
-    const hc_position *ps;
-    size_t n;
-    const size_t *order;
-    const hc_eval_settings *s;
-    int lane_batch;        /* rows per call on each lane */
-    hc_nnoutput *outs;
-    unsigned char *done_mask;
-    hc_pp_model m;
+    const eval_job *j;     /* j->batch: rows per call on each lane */
+    size_t n;              /* j->req->n */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     size_t next;           /* the next place in the order to hand out */
@@ -442,10 +409,10 @@ static void *lane_main(void *arg)
 {
     lane_arg *la = arg;
     lanes_ctx *c = la->c;
+    const eval_job *j = c->j;
     hc_err err = {0};
     batch_buf bb;
-    size_t *idx = hc_malloc(sizeof(size_t) * (size_t)c->lane_batch, &err, "lane batch indices");
-    int ok = idx && batch_init(&bb, c->net, c->lane_batch, c->s, &err) == 0;
+    int ok = batch_init(&bb, j->net, j->batch, j->s, &err) == 0;
     pthread_mutex_lock(&c->mu);
     if (!ok && c->next < c->fail_seq) {
         /* No scratch for this lane: fail at the place it would have taken next. */
@@ -456,15 +423,15 @@ static void *lane_main(void *arg)
     while (ok && !c->stop && c->next < c->n) {
         /* a run of consecutive places in the order, so that the finished prefix grows evenly */
         size_t seq = c->next;
-        int k = c->n - seq < (size_t)c->lane_batch ? (int)(c->n - seq) : c->lane_batch;
+        int k = c->n - seq < (size_t)j->batch ? (int)(c->n - seq) : j->batch;
         c->next += (size_t)k;
         pthread_mutex_unlock(&c->mu);
         for (int r = 0; r < k; r++)
-            idx[r] = c->order ? c->order[seq + (size_t)r] : seq + (size_t)r;
+            bb.idx[r] = j->req->order ? j->req->order[seq + (size_t)r] : seq + (size_t)r;
         hc_eval_failure f = {.position = -1};
         hc_err e = {0};
         int finished = 0;
-        int rc = eval_rows(&bb, la->b, c->net, c->ps, idx, k, c->s, &c->m, c->outs, c->done_mask, &f, &e, &finished);
+        int rc = eval_rows(&bb, la->b, j, k, &f, &e, &finished);
         pthread_mutex_lock(&c->mu);
         for (int r = 0; r < finished; r++)
             c->done[seq + (size_t)r] = 1;
@@ -481,27 +448,26 @@ static void *lane_main(void *arg)
     pthread_mutex_unlock(&c->mu);
     if (ok)
         batch_free(&bb);
-    free(idx);
     return NULL;
 }
 
-static int eval_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_net *net, const hc_position *ps,
-                      size_t n, const size_t *order, const hc_eval_settings *s, hc_nnoutput *outs,
-                      unsigned char *done_mask, hc_eval_failure *fail, hc_eval_progress progress, void *user,
-                      hc_err *err)
+/* The evaluation on n_lanes instances side by side, j->batch rows per call each. */
+static int eval_lanes(hc_backend *lanes, int n_lanes, const eval_job *j, hc_err *err)
 {
+    size_t n = j->req->n;
+    hc_eval_failure *fail = j->req->fail;
+    hc_eval_progress progress = j->req->progress;
+    void *user = j->req->user;
     if (fail)
         memset(fail, 0, sizeof *fail), fail->position = -1;
     if (n_lanes < 1)
         return hc_err_set(err, HC_EUSAGE, "no evaluation lanes");
     for (int l = 0; l < n_lanes; l++)
-        if (lanes[l].vt->shape != HC_BACKEND_TENSOR || !lanes[l].vt->lanes)
-            return hc_err_set(err, HC_EUSAGE, "backend %s cannot run as parallel lanes", lanes[l].vt->name);
-    if (check_settings(s, lane_batch, err))
+        if (hc_backend_caps_of(&lanes[l])->shape != HC_BACKEND_TENSOR || !hc_backend_caps_of(&lanes[l])->lanes)
+            return hc_err_set(err, HC_EUSAGE, "backend %s cannot run as parallel lanes", lanes[l].kind->name);
+    if (check_settings(j->s, j->batch, err))
         return -1;
-    lanes_ctx c = {.net = net, .ps = ps, .n = n, .order = order, .s = s, .lane_batch = lane_batch, .outs = outs,
-                   .done_mask = done_mask,
-                   .m = pp_model_of(net), .fail_seq = n};
+    lanes_ctx c = {.j = j, .n = n, .fail_seq = n};
     c.done = hc_calloc(n ? n : 1, 1, err, "lane flags");
     lane_arg *args = hc_calloc((size_t)n_lanes, sizeof *args, err, "lanes");
     pthread_t *tids = hc_calloc((size_t)n_lanes, sizeof *tids, err, "lane threads");
@@ -566,16 +532,18 @@ static int eval_lanes(hc_backend *lanes, int n_lanes, int lane_batch, const hc_n
     return rc;
 }
 
-static int eval_features(hc_backend *b, const hc_net *net, const char *features_path, const hc_position *ps,
-                         size_t n_ps, int batch, const hc_eval_settings *s, hc_nnoutput **outs_out, size_t *n_out,
-                         hc_err *err)
+static int eval_features(hc_backend *b, const hc_evaluator_opts *o, const char *features_path, const hc_position *ps,
+                         size_t n_ps, hc_nnoutput **outs_out, size_t *n_out, hc_err *err)
 {
+    const hc_net *net = o->net;
+    int batch = o->batch;
+    const hc_eval_settings *s = &o->settings;
     *outs_out = NULL;
     *n_out = 0;
     if (check_settings(s, batch, err))
         return -1;
-    if (b->vt->shape != HC_BACKEND_TENSOR)
-        return hc_err_set(err, HC_EUSAGE, "--features needs a tensor backend (%s takes positions)", b->vt->name);
+    if (hc_backend_caps_of(b)->shape != HC_BACKEND_TENSOR)
+        return hc_err_set(err, HC_EUSAGE, "--features needs a tensor backend (%s takes positions)", b->kind->name);
     if (net->num_input_meta_c > 0 && !ps)
         return hc_err_set(err, HC_EUSAGE, "a net with SGF-metadata input needs --positions with --features");
     hc_istream *in = hc_istream_open(features_path, err);
@@ -586,7 +554,6 @@ static int eval_features(hc_backend *b, const hc_net *net, const char *features_
         hc_istream_close(in);
         return -1;
     }
-    hc_pp_model m = pp_model_of(net);
     size_t cap = 0, n = 0;
     hc_nnoutput *outs = NULL;
     int rc = 0, at_eof = 0;
@@ -645,7 +612,7 @@ static int eval_features(hc_backend *b, const hc_net *net, const char *features_
         }
         if (rc || k == 0)
             break;
-        if (b->vt->eval(b->inst, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
+        if (hc_backend_eval(b, k, bb.spatial, bb.global, bb.c_meta > 0 ? bb.meta : NULL, bb.raw, err)) {
             rc = -1;
             break;
         }
@@ -659,7 +626,7 @@ static int eval_features(hc_backend *b, const hc_net *net, const char *features_
             outs = no;
         }
         for (int r = 0; r < k; r++) {
-            if (finish_row(&bb, r, &m, s, &outs[n], err)) {
+            if (finish_row(&bb, r, s, &outs[n], err)) {
                 hc_err_prefix(err, "record %zu: ", n);
                 rc = -1;
                 break;
@@ -684,7 +651,10 @@ int hc_eval_positions(hc_backend *b, const hc_net *net, const hc_position *ps, s
                       int batch, const hc_eval_settings *s, hc_nnoutput *outs, unsigned char *done_mask,
                       hc_eval_failure *fail, hc_eval_progress progress, void *user, hc_err *err)
 {
-    return eval_one(b, net, ps, n, order, batch, s, outs, done_mask, fail, progress, NULL, user, err);
+    hc_eval_request req = {.ps = ps, .n = n, .order = order, .outs = outs, .done_mask = done_mask, .fail = fail,
+                           .progress = progress, .user = user};
+    eval_job j = {.net = net, .s = s, .batch = batch, .req = &req};
+    return eval_one(b, &j, err);
 }
 
 /* ---- the evaluator ------------------------------------------------------------------ */
@@ -697,10 +667,16 @@ struct hc_evaluator {
     int n_lanes, lane_batch;
 };
 
+/* hc_evaluator_lanes_for with spec looked up in reg (NULL: the user registry). */
+static int lanes_in(const hc_backend_registry *reg, const char *spec, int batch, int threads)
+{
+    const hc_backend_kind *k = hc_backend_find(reg, spec, NULL, NULL);
+    return k && k->caps.lanes && k->caps.shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+}
+
 int hc_evaluator_lanes_for(const char *spec, int batch, int threads)
 {
-    const hc_backend_vtbl *vt = hc_backend_find(spec, NULL, NULL);
-    return vt && vt->lanes && vt->shape == HC_BACKEND_TENSOR && batch >= 1 && threads > 1 ? threads : 0;
+    return lanes_in(NULL, spec, batch, threads);
 }
 
 int hc_evaluator_lane_batch(int batch, int n_lanes)
@@ -749,11 +725,11 @@ hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err)
     const hc_eval_settings *s = &ev->o.settings;
     hc_backend_open_opts bo = {.spec = o->spec, .net = o->net, .nx = s->nn_x, .ny = s->nn_y,
                                .max_batch = ev->o.batch, .threads = ev->o.threads, .profile = o->profile,
-                               .active = o->active, .n_active = o->n_active};
-    ev->n_lanes = o->one_instance ? 0 : hc_evaluator_lanes_for(o->spec, ev->o.batch, ev->o.threads);
+                               .active = o->active, .n_active = o->n_active, .registry = o->registry};
+    ev->n_lanes = o->one_instance ? 0 : lanes_in(o->registry, o->spec, ev->o.batch, ev->o.threads);
     if (ev->n_lanes > 0) {
-        const hc_backend_vtbl *vt = hc_backend_find(o->spec, NULL, NULL);
-        ev->lane_batch = vt->lanes == HC_LANES_WHOLE_BATCH ? ev->o.batch : hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
+        const hc_backend_kind *kind = hc_backend_find(o->registry, o->spec, NULL, NULL);
+        ev->lane_batch = kind->caps.lanes == HC_LANES_WHOLE_BATCH ? ev->o.batch : hc_evaluator_lane_batch(ev->o.batch, ev->n_lanes);
         bo.max_batch = ev->lane_batch;
         bo.threads = 1;
         ev->lanes = open_lanes(&bo, ev->n_lanes, err);
@@ -775,11 +751,10 @@ hc_evaluator *hc_evaluator_open(const hc_evaluator_opts *o, hc_err *err)
 int hc_evaluator_run(hc_evaluator *ev, const hc_eval_request *req, hc_err *err)
 {
     const hc_evaluator_opts *o = &ev->o;
+    eval_job j = {.net = o->net, .s = &o->settings, .batch = ev->n_lanes > 0 ? ev->lane_batch : o->batch, .req = req};
     if (ev->n_lanes > 0)
-        return eval_lanes(ev->lanes, ev->n_lanes, ev->lane_batch, o->net, req->ps, req->n, req->order, &o->settings,
-                          req->outs, req->done_mask, req->fail, req->progress, req->user, err);
-    return eval_one(ev->use, o->net, req->ps, req->n, req->order, o->batch, &o->settings, req->outs, req->done_mask,
-                    req->fail, req->progress, req->skip, req->user, err);
+        return eval_lanes(ev->lanes, ev->n_lanes, &j, err);
+    return eval_one(ev->use, &j, err);
 }
 
 int hc_evaluator_run_features(hc_evaluator *ev, const char *features_path, const hc_position *ps, size_t n_ps,
@@ -789,13 +764,12 @@ int hc_evaluator_run_features(hc_evaluator *ev, const char *features_path, const
     *n_out = 0;
     if (ev->n_lanes > 0)
         return hc_err_set(err, HC_EINTERNAL, "feature rows need an evaluator of one instance (one_instance)");
-    return eval_features(ev->use, ev->o.net, features_path, ps, n_ps, ev->o.batch, &ev->o.settings, outs, n_out, err);
+    return eval_features(ev->use, &ev->o, features_path, ps, n_ps, outs, n_out, err);
 }
 
 const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev)
 {
-    const hc_backend *b = ev->use;
-    return b && b->vt && b->vt->resolution ? b->vt->resolution(b->inst) : NULL;
+    return hc_backend_resolution(ev->use);
 }
 
 const char *hc_evaluator_identity(const hc_evaluator *ev)
@@ -806,10 +780,7 @@ const char *hc_evaluator_identity(const hc_evaluator *ev)
 int hc_evaluator_finish(hc_evaluator *ev, hc_engine_stats *st, hc_err *err)
 {
     *st = hc_engine_stats_unknown();
-    const hc_backend *b = ev->use;
-    if (!b || !b->vt || !b->vt->finish || !b->inst)
-        return 0;
-    return b->vt->finish(b->inst, st, err);
+    return hc_backend_finish(ev->use, st, err);
 }
 
 int hc_evaluator_lanes(const hc_evaluator *ev)

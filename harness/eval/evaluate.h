@@ -69,13 +69,15 @@ typedef struct hc_evaluator_opts {
     const struct hc_profile *profile;
     const unsigned char *active;
     int n_active;
+    /* Where spec is looked up (backends/backend.h: hc_backend_registry); NULL: the user registry. */
+    const struct hc_backend_registry *registry;
     /* Instead of spec: an open tensor backend the caller composed of backends it opened through
      * the registry (taps' layer-by-layer pair); borrowed, never closed here, never run as lanes. */
     hc_backend *backend;
 } hc_evaluator_opts;
 
 /* Positions → outputs on one backend: it opens the backend through the registry and decides
- * how to run it. A kind whose instances are independent CPU computations (hc_backend_vtbl.lanes
+ * how to run it. A kind whose instances are independent CPU computations (hc_backend_caps.lanes
  * HC_LANES_ALWAYS) given several threads runs as that many single-threaded instances side by side
  * ("lanes"), each taking hc_evaluator_lane_batch rows of the order per call; a GPU kind
  * (HC_LANES_WHOLE_BATCH) runs lanes that each take the whole batch per call; anything else runs
@@ -105,7 +107,7 @@ const hc_resolution *hc_evaluator_resolution(const hc_evaluator *ev);
 const char *hc_evaluator_identity(const hc_evaluator *ev);
 /* The lanes it runs (0: one instance). */
 int hc_evaluator_lanes(const hc_evaluator *ev);
-/* Ends an external engine and fills st with its cost (hc_backend_vtbl.finish); st is all
+/* Ends an external engine and fills st with its cost (hc_backend_ops.finish); st is all
  * unknown (hc_engine_stats_unknown) for a backend without one. 0, or -1 with err. */
 int hc_evaluator_finish(hc_evaluator *ev, hc_engine_stats *st, hc_err *err);
 void hc_evaluator_close(hc_evaluator *ev);

@@ -46,7 +46,7 @@ typedef void (*hc_engine_hook_fn)(void *user, const hc_tap *tap);
  * element format the backend stored it in (its values are exactly representable in it), so a
  * comparison can tell the error that storage alone explains. A caller asks a backend for taps
  * by setting hc_raw_heads.taps before eval (NULL: none wanted, no cost); a backend that taps
- * (hc_backend_vtbl.taps) resets it and fills it; any other leaves it alone. */
+ * (hc_backend_ops.taps) resets it and fills it; any other leaves it alone. */
 enum hc_tap_fmt { HC_TAPFMT_F32 = 0, HC_TAPFMT_F16 = 1, HC_TAPFMT_BF16 = 2 };
 
 typedef struct hc_tapset_entry {

@@ -777,11 +777,13 @@ static int meas_eval(void *inst, int batch, const float *spatial, const float *g
     return 0;
 }
 
-static const hc_backend_vtbl meas_vt = {
+static const hc_backend_ops meas_ops = {.eval = meas_eval};
+/* Composed here around a backend opened through the registry; never registered. */
+static const hc_backend_kind meas_kind = {
     .name = "headroom",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "ref32 with taps, measured for headroom",
-    .eval = meas_eval,
+    .summary = "ref32 with taps, measured for headroom",
+    .caps = {.shape = HC_BACKEND_TENSOR},
+    .ops = &meas_ops,
 };
 
 hc_headroom *hc_headroom_measure(const hc_net *net, const hc_position *ps, size_t n, const hc_headroom_opts *o,
@@ -813,7 +815,7 @@ hc_headroom *hc_headroom_measure(const hc_net *net, const hc_position *ps, size_
         !(m.t = hc_tapped_open("ref32", net, h->nx, h->ny, batch, err)) ||
         !(outs = hc_calloc(n, sizeof *outs, err, "outputs")))
         goto done;
-    hc_backend b = {&meas_vt, &m};
+    hc_backend b = {&meas_kind, &m};
     hc_evaluator_opts eo = {.net = net, .settings = *s, .batch = batch, .backend = &b};
     hc_evaluator *ev = hc_evaluator_open(&eo, err);
     hc_eval_request req = {.ps = ps, .n = n, .outs = outs};

@@ -170,11 +170,12 @@ static void child_follow_parent(int lifeline, int pdeathsig)
 }
 
 static void child_main(const char *spec, const hc_net *net, const hc_position *ps, size_t n, const size_t *order,
-                       int batch, const hc_eval_settings *s, int threads, int records_fd, int progress_fd,
+                       int batch, const hc_isolate_case *c, int records_fd, int progress_fd,
                        const char *records_path, int side_fd, const char *err_path)
 {
     hc_err err = {0};
-    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = batch, .threads = threads};
+    hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *c->settings, .batch = batch, .threads = c->threads,
+                            .registry = c->registry};
     hc_evaluator *ev = hc_evaluator_open(&eo, &err);
     if (!ev)
         child_fail(err_path, &err, NULL);
@@ -397,7 +398,7 @@ int hc_isolate_run(const hc_isolate_case *c, hc_nnoutput *outs, hc_isolate_side 
         close(life[1]);
         child_follow_parent(life[0], !c->no_pdeathsig);
         close(pfd[0]);
-        child_main(spec, net, ps, n, order, batch, c->settings, c->threads, rfd, pfd[1], records, sfd, errfile);
+        child_main(spec, net, ps, n, order, batch, c, rfd, pfd[1], records, sfd, errfile);
     }
     setpgid(pid, pid); /* as the child does: whichever runs first */
     close(life[0]); /* life[1] stays open until the child is reaped */

@@ -18,7 +18,7 @@ typedef struct hc_isolate_side {
     size_t n_skipped;
     char *skip_text;        /* malloc'd description of the skipped positions, or NULL */
     char *engine;           /* malloc'd: the backend's identity as its engine reports it, or NULL */
-    int has_cost;           /* an external engine's cost (hc_backend_vtbl.finish) came back */
+    int has_cost;           /* an external engine's cost (hc_backend_ops.finish) came back */
     hc_engine_stats cost;
 } hc_isolate_side;
 
@@ -31,6 +31,7 @@ typedef struct hc_isolate_case {
     const size_t *order; /* or NULL */
     int batch, threads;
     const hc_eval_settings *settings;
+    const struct hc_backend_registry *registry; /* where spec is looked up; NULL: the user registry */
     double timeout_s;           /* no progress for this long: killed as hung */
     const char *scratch_prefix; /* the child's files: PREFIX.records, PREFIX.err, PREFIX.side */
     int (*stopped)(void *user); /* polled; nonzero: kill the child, return -2. Or NULL */

@@ -220,7 +220,7 @@ int hc_repeat_run(const hc_repeat_opts *o, hc_repeat *r, hc_stats **st, char **m
         snprintf(prefix, sizeof prefix, "%s-%d", o->scratch_prefix, k);
         prog pg = {o, k};
         hc_isolate_case ic = {.spec = o->spec, .net = o->net, .ps = o->ps, .n = n, .order = k ? order : NULL,
-                              .batch = batch_k, .settings = o->settings, .threads = o->threads,
+                              .batch = batch_k, .settings = o->settings, .threads = o->threads, .registry = o->registry,
                               .timeout_s = o->timeout_s, .scratch_prefix = prefix, .stopped = stopped,
                               .progress = progress, .user = &pg, .no_pdeathsig = o->no_pdeathsig};
         int ir = outs && side.skipped ? hc_isolate_run(&ic, outs, &side, &msg) : -1;

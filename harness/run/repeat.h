@@ -67,6 +67,7 @@ typedef struct hc_repeat_opts {
     size_t n;
     const hc_eval_settings *settings;
     int batch, threads, evaluations;
+    const struct hc_backend_registry *registry; /* where spec is looked up; NULL: the user registry */
     uint64_t seed;
     double timeout_s;
     const char *scratch_prefix; /* the children's files: PREFIX-K.* */

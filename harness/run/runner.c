@@ -17,21 +17,18 @@
 #include "harness/metrics/diagnose.h"
 #include "harness/eval/evaluate.h"
 #include "harness/base/files.h"
-#include "refs/gemm.h"
+#include "harness/base/template.h"
 #include "harness/run/headroom.h"
 #include "harness/model/heads.h"
-#include "refs/kernels.h"
-#include "harness/go/history.h"
 #include "harness/run/isolate.h"
+#include "harness/run/preflight.h"
+#include "harness/run/provenance.h"
 #include "harness/model/model.h"
 #include "harness/data/nnoutput.h"
-#include "harness/data/positions.h"
 #include "harness/run/refcache.h"
 #include "harness/run/repeat.h"
 #include "harness/run/shown.h"
-#include "harness/data/sgfwalk.h"
-#include "harness/data/sgf.h"
-#include "harness/base/sha256.h"
+#include "harness/run/verdict.h"
 #include "harness/metrics/stats.h"
 #include "harness/base/stream.h"
 #include "reports/reports.h"
@@ -67,19 +64,10 @@ struct hc_run {
     unsigned n_children; /* names each child's scratch files */
     hc_suite filtered;   /* the suite narrowed by opts->only (cases array owned) */
     int model_version;   /* of the net being run, for its results; 0 while none is loaded */
-    /* Loaded once, before any work (preflight): each net a selected case needs (NULL: none), its
-     * digest; each board's positions (NULL: no case needs it) and their digest. */
-    hc_net **nets;
-    char (*net_digest)[65];
-    hc_position **pos;
-    size_t *n_pos;
-    char (*pos_digest)[65];
+    /* Loaded once, before any work: the nets and positions the selected cases need. */
+    hc_preflight *pf;
     /* Provenance of the results (results.h): the nets as evaluated, the backends' engines. */
-    hc_provenance prov;
-    hc_prov_net *prov_nets;
-    hc_prov_backend *prov_backends;
-    char kernels[160];
-    char *command;
+    hc_prov_builder *prov;
     /* The suite's headroom rows (suite key headroom:), their layer and what strings malloc'd. */
     hc_result_headroom *headroom;
     size_t n_headroom;
@@ -97,7 +85,7 @@ hc_run_options hc_run_options_default(void)
 
 int hc_run_ref_spec_ok(const char *spec)
 {
-    /* cuda:ref32 with its test params (",split-k": a planted reorder the self-check must catch) */
+    /* cuda:ref32, also with params after a comma: its parser refuses them, naming them (it takes none) */
     return spec && (strcmp(spec, "ref32") == 0 || (strncmp(spec, "cuda:ref32", 10) == 0 && (!spec[10] || spec[10] == ',')));
 }
 
@@ -232,52 +220,6 @@ static int add_case_errors(hc_run *run, const hc_case *c, const char *msg, hc_er
     return 0;
 }
 
-typedef struct collect_ctx {
-    hc_position *ps;
-    size_t n, cap;
-} collect_ctx;
-
-static int collect_position(const hc_position *p, const hc_history *h, void *user, hc_err *err)
-{
-    (void)h;
-    collect_ctx *cc = user;
-    if (cc->n == cc->cap) {
-        size_t cap = cc->cap ? cc->cap * 2 : 256;
-        hc_position *np = realloc(cc->ps, cap * sizeof *np);
-        if (!np)
-            return hc_err_set(err, HC_ENOMEM, "out of memory recording positions");
-        cc->ps = np;
-        cc->cap = cap;
-    }
-    if (hc_position_copy(&cc->ps[cc->n], p, err))
-        return -1;
-    cc->n++;
-    return 0;
-}
-
-/* The positions of a board config, and a digest of their source for the cache key. */
-static int load_positions(const hc_board_cfg *b, hc_position **ps, size_t *n, char digest[65], hc_err *err)
-{
-    const char *src = b->positions ? b->positions : b->sgf;
-    if (hc_sha256_file(src, digest, err))
-        return -1;
-    if (b->positions)
-        return hc_positions_load(b->positions, ps, n, err);
-    hc_sgf_collection *c = hc_sgf_load(b->sgf, err);
-    if (!c)
-        return -1;
-    collect_ctx cc = {0};
-    int rc = hc_record_collection(c, collect_position, &cc, err);
-    hc_sgf_free(c);
-    if (rc) {
-        hc_positions_free(cc.ps, cc.n);
-        return -1;
-    }
-    *ps = cc.ps;
-    *n = cc.n;
-    return 0;
-}
-
 static hc_eval_settings settings_of(const hc_board_cfg *b)
 {
     hc_eval_settings s = hc_eval_settings_default(b->nn_x_len, b->nn_y_len);
@@ -309,15 +251,6 @@ static int case_stopped(void *user)
 static void case_progress(void *user, size_t done, size_t total)
 {
     report_progress(user, done, total);
-}
-
-static void free_outs(hc_nnoutput *o, size_t n)
-{
-    if (!o)
-        return;
-    for (size_t i = 0; i < n; i++)
-        hc_nnoutput_free(&o[i]);
-    free(o);
 }
 
 /* The reference outputs of one net x board x settings: from the cache, or ref32 in this
@@ -427,7 +360,8 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
     progress_ctx pc = {opts, what};
     int rc;
     if (cpu) {
-        hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = 16, .threads = opts->threads};
+        hc_evaluator_opts eo = {.spec = spec, .net = net, .settings = *s, .batch = 16, .threads = opts->threads,
+                                .registry = opts->registry};
         hc_evaluator *ev = hc_evaluator_open(&eo, err);
         if (!ev)
             return -1;
@@ -447,7 +381,7 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         hc_isolate_side cs = {0};
         cs.skipped = calloc(n ? n : 1, 1);
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .batch = 128, .settings = s,
-                              .threads = opts->threads, .timeout_s = opts->timeout_s, .scratch_prefix = prefix,
+                              .registry = opts->registry, .threads = opts->threads, .timeout_s = opts->timeout_s, .scratch_prefix = prefix,
                               .stopped = case_stopped, .progress = case_progress, .user = &pc};
         rc = cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
         size_t skipped = 0;
@@ -503,31 +437,16 @@ static int expand_spec(const hc_suite *s, const hc_case *c, const char *spec, ch
         snprintf(model_abs + l, sizeof model_abs - l, "/%s", model[0] == '.' && model[1] == '/' ? model + 2 : model);
         model = model_abs;
     }
-    const char *keys[] = {"{net_name}", "{board_name}", "{model}", "{suite_dir}", "{nnX}", "{nnY}"};
-    const char *vals[] = {s->nets[c->net].name, s->boards[c->board].name, model, suite_dir, nx, ny};
-    size_t o = 0;
-    for (const char *p = spec; *p;) {
-        int matched = 0;
-        for (int k = 0; k < 6 && !matched; k++) {
-            size_t kl = strlen(keys[k]);
-            if (strncmp(p, keys[k], kl) == 0) {
-                size_t vl = strlen(vals[k]);
-                if (o + vl >= len)
-                    return hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
-                memcpy(out + o, vals[k], vl);
-                o += vl;
-                p += kl;
-                matched = 1;
-            }
-        }
-        if (!matched) {
-            if (o + 1 >= len)
-                return hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
-            out[o++] = *p++;
-        }
-    }
-    out[o] = '\0';
-    return 0;
+    const hc_template_var vars[] = {{"net_name", s->nets[c->net].name}, {"board_name", s->boards[c->board].name},
+                                    {"model", model}, {"suite_dir", suite_dir}, {"nnX", nx}, {"nnY", ny}};
+    char *x = hc_template_expand(spec, vars, sizeof vars / sizeof vars[0], err);
+    if (!x)
+        return -1;
+    size_t xl = strlen(x);
+    if (xl < len)
+        memcpy(out, x, xl + 1);
+    free(x);
+    return xl < len ? 0 : hc_err_set(err, HC_ECONFIG, "backend spec too long after expansion: %s", spec);
 }
 
 /* The seed of a batched case's shuffle: FNV-1a 64 over the run's seed and the case's names,
@@ -552,13 +471,9 @@ static uint64_t case_seed(unsigned seed, const char *net, const char *board, con
 typedef struct case_inputs {
     const hc_position *ps;
     size_t n;
-    const hc_nnoutput *ref;
-    const size_t *order; /* the evaluation order (NULL: index order) ... */
-    int batch;           /* ... in batches of this many positions */
 } case_inputs;
 
-static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inputs *in, hc_nnoutput *outs,
-                        hc_isolate_side *side, int rc, char *message, const char *spec, double secs, hc_err *err);
+static int add_verdict(hc_run *run, const hc_case *c, int mode, hc_verdict_result *v, double secs, hc_err *err);
 static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c, const hc_net *net,
                        const case_inputs *in, const char *spec, const hc_eval_settings *es, hc_err *err);
 static void attach_diagnosis(hc_run *run, hc_diag_finding *diag, size_t n_diag);
@@ -579,8 +494,8 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (!(s->modes & mode))
             continue;
         int batch = mode == HC_MODE_BATCHED ? c->settings.max_batch_size : 1;
-        const hc_backend_vtbl *kind = hc_backend_find(spec, NULL, NULL);
-        if (mode == HC_MODE_BATCHED && kind && kind->never_batches) {
+        const hc_backend_kind *kind = hc_backend_find(opts->registry, spec, NULL, NULL);
+        if (mode == HC_MODE_BATCHED && kind && kind->caps.never_batches) {
             /* Running it would only repeat the unbatched case in another order. */
             char *m = strdup("not a batched check: this backend evaluates one position at a time; its unbatched "
                              "case checks it, the analysis: backend checks a build's batches");
@@ -611,7 +526,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         snprintf(prefix, sizeof prefix, "%s/case%u", run->scratch, run->n_children++);
         progress_ctx pc = {opts, what};
         hc_isolate_case ic = {.spec = spec, .net = net, .ps = ps, .n = n, .order = order, .batch = batch,
-                              .settings = &es, .threads = opts->threads, .timeout_s = opts->timeout_s,
+                              .settings = &es, .threads = opts->threads, .registry = opts->registry, .timeout_s = opts->timeout_s,
                               .scratch_prefix = prefix, .stopped = case_stopped, .progress = case_progress, .user = &pc,
                               .no_pdeathsig = opts->no_pdeathsig};
         int rc = outs && cs.skipped ? hc_isolate_run(&ic, outs, &cs, &message) : -1;
@@ -627,10 +542,17 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
             return 0;
         }
         size_t before = run->n;
-        case_inputs in = {ps, n, ref, order, batch};
-        int orc = case_outcome(run, c, mode, &in, outs, &cs, rc, message, spec, secs, err);
+        /* The backend's engine, as it reported itself: the first case that ran it says. */
+        hc_prov_builder_engine(run->prov, bc->name, &cs.engine);
+        char *rr = with_rerun(run, c, NULL);
+        hc_shown_case sc = {s, c, spec, rr ? rr + strlen("rerun: ") : ""};
+        hc_verdict_case vc = {.mode = mode, .spec = spec, .ps = ps, .n = n, .ref = ref, .order = order, .batch = batch,
+                              .shown = &sc};
+        hc_verdict_result v;
+        hc_verdict_of(&vc, rc, message, outs, &cs, &v);
+        free(rr);
         free(order);
-        if (orc)
+        if (add_verdict(run, c, mode, &v, secs, err))
             return -1;
         if (bc->taps_on_failure && run->n > before && hc_casetaps_wanted(&run->items[run->n - 1])) {
             hc_casetaps_opts to = {.spec = spec, .net = net, .ps = ps, .n = n, .settings = &es,
@@ -642,7 +564,7 @@ static int run_case(hc_run *run, const hc_run_options *opts, const hc_case *c, c
         if (opts->case_end && run->n > before)
             opts->case_end(opts->progress_user, what, n, secs, &run->items[run->n - 1]);
     }
-    case_inputs in = {ps, n, ref, NULL, 1};
+    case_inputs in = {ps, n};
     return run->interrupted ? 0 : repeat_case(run, opts, c, net, &in, spec, &es, err);
 }
 
@@ -666,7 +588,7 @@ static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c
         opts->progress(opts->progress_user, what, 0, (size_t)reps * in->n);
     progress_ctx pc = {opts, what};
     hc_repeat_opts ro = {.spec = spec, .net = net, .ps = in->ps, .n = in->n, .settings = es,
-                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps,
+                         .batch = c->settings.max_batch_size, .threads = opts->threads, .evaluations = reps, .registry = opts->registry,
                          .seed = case_seed(run->seed, s->nets[c->net].name, s->boards[c->board].name, bc->name,
                                            "repeat"),
                          .timeout_s = opts->timeout_s, .scratch_prefix = prefix, .stopped = case_stopped,
@@ -703,132 +625,26 @@ static int repeat_case(hc_run *run, const hc_run_options *opts, const hc_case *c
     return 0;
 }
 
-/* Turns what hc_isolate_run brought back into the case's result (adopting outs, cs's
- * buffers and message). */
-static int case_outcome(hc_run *run, const hc_case *c, int mode, const case_inputs *in, hc_nnoutput *outs,
-                        hc_isolate_side *side, int rc, char *message, const char *spec, double secs, hc_err *err)
+/* Records a case's verdict as its result (adopting v's buffers). */
+static int add_verdict(hc_run *run, const hc_case *c, int mode, hc_verdict_result *v, double secs, hc_err *err)
 {
-    size_t n = in->n;
-    const hc_nnoutput *ref = in->ref;
-    hc_isolate_side cs = *side; /* its buffers are adopted */
-    /* The backend's engine, as it reported itself: the first case that ran it says. */
-    for (size_t b = 0; b < run->prov.n_backends; b++)
-        if (cs.engine && !run->prov_backends[b].engine &&
-            strcmp(run->prov_backends[b].name, run->suite->backends[c->backend].name) == 0) {
-            run->prov_backends[b].engine = cs.engine;
-            cs.engine = NULL;
-        }
-    free(cs.engine);
-    side->engine = NULL;
-    if (rc == 0 && cs.n_skipped == n) {
-        /* Every position refused: the case is skipped, with the reasons. */
-        free(outs);
-        free(cs.skipped);
-        char *reason = cs.skip_text ? cs.skip_text : strdup("every position skipped");
-        return add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err);
-    }
-    const char *skip = message ? strstr(message, HC_BACKEND_SKIP) : NULL;
-    if (rc && skip) {
-        /* The backend cannot take this case (a setting, an unset engine path): not an error. */
-        char *reason = strdup(skip + strlen(HC_BACKEND_SKIP));
-        free(message);
-        free(outs);
-        free(cs.skipped);
-        free(cs.skip_text);
-        return add_result(run, c, mode_name(mode), HC_OUT_SKIPPED, reason, NULL, secs, err);
-    }
-    if (rc) {
-        if (!message)
-            message = strdup("out of memory");
-        char *full = NULL;
-        /* Open errors already carry "backend SPEC: " from the registry. */
-        if (message && strncmp(message, "backend ", 8) == 0)
-            full = strdup(message);
-        else if (message && (full = malloc(strlen(spec) + strlen(message) + 16)) != NULL)
-            sprintf(full, "backend %s: %s", spec, message);
-        free(message);
+    if (v->backend_error)
         run->backend_error = 1;
-        free(outs);
-        free(cs.skipped);
-        free(cs.skip_text);
-        return add_result(run, c, mode_name(mode), HC_OUT_ERROR, full, NULL, secs, err);
-    }
-    hc_stats *st = calloc(1, sizeof *st);
-    hc_err serr = {0};
-    if (!st || hc_stats_compute_ex(ref, outs, n, cs.skipped, cs.has_res ? &cs.res : NULL, st, &serr)) {
-        free(st);
-        free_outs(outs, n);
-        free(cs.skipped);
-        free(cs.skip_text);
-        char *m = strdup(serr.msg[0] ? serr.msg : "out of memory computing statistics");
-        run->backend_error = 1;
-        return add_result(run, c, mode_name(mode), HC_OUT_ERROR, m, NULL, secs, err);
-    }
-    if (mode == HC_MODE_BATCHED && cs.has_cost && (cs.cost.batching || cs.cost.avg_batch >= 0) &&
-        !(cs.cost.avg_batch > 1.05)) {
-        /* The engine evaluated (nearly) one row at a time: whatever its figures, this case did
-         * not check the batched path, so it must not pass as if it had. An engine meant to
-         * batch that did not is an error; one that never batches (GTP's kata-raw-nn) is
-         * skipped: its unbatched case is its check. */
-        char m[600];
-        int as_error = cs.cost.batching;
-        if (!as_error)
-            snprintf(m, sizeof m, "not a batched check: this backend evaluates one position at a time (%ld rows in "
-                     "%ld batches); its unbatched case checks it, the analysis: backend checks a build's batches",
-                     cs.cost.nn_rows, cs.cost.nn_batches);
-        else if (cs.cost.avg_batch >= 0)
-            snprintf(m, sizeof m, "not a batched check: the engine averaged %.3f rows per batch (%ld rows in %ld "
-                     "batches), not above 1.05; give it more concurrent queries (numAnalysisThreads and "
-                     "nnMaxBatchSize = the board's maxBatchSize)", cs.cost.avg_batch, cs.cost.nn_rows,
-                     cs.cost.nn_batches);
-        else
-            snprintf(m, sizeof m, "not a batched check: the engine's rows and batches are unknown (its log did "
-                     "not end with \"NN rows\" and \"NN batches\" on stderr: keep logToStderr=true; or it was "
-                     "restarted after a failure)");
-        free_outs(outs, n);
-        free(cs.skipped);
-        free(cs.skip_text);
-        if (as_error)
-            run->backend_error = 1;
-        else {
-            free(st);
-            st = NULL;
-        }
-        if (add_result(run, c, mode_name(mode), as_error ? HC_OUT_ERROR : HC_OUT_SKIPPED, strdup(m), st, secs, err))
-            return -1;
-        run->items[run->n - 1].has_engine = 1;
-        run->items[run->n - 1].engine = cs.cost;
-        return 0;
-    }
-    hc_shown_pos *shown = NULL;
-    char *rr = with_rerun(run, c, NULL);
-    hc_shown_case sc = {run->suite, c, spec, rr ? rr + strlen("rerun: ") : ""};
-    size_t n_shown = hc_shown_capture(&sc, in->ps, n, ref, outs, cs.skipped, st, &shown);
-    free(rr);
-    /* Whose outputs these are, kept for a failing case (attach_diagnosis); out of memory: none. */
-    hc_diag_finding *diag = NULL;
-    size_t n_diag = 0;
-    hc_diag_opts dop = {.skip = cs.skipped, .order = in->order, .batch = (size_t)in->batch};
-    hc_err derr = {0};
-    if (hc_diagnose(ref, outs, n, &dop, &diag, &n_diag, &derr))
-        n_diag = 0;
-    free_outs(outs, n);
-    free(cs.skipped);
-    if (add_result(run, c, mode_name(mode), HC_OUT_CHECKED, NULL, st, secs, err)) {
-        free(shown);
-        free(cs.skip_text);
-        free(diag);
+    if (add_result(run, c, mode_name(mode), v->outcome, v->message, v->stats, secs, err)) {
+        free(v->shown);
+        free(v->skip_message);
+        free(v->diag);
         return -1;
     }
-    attach_diagnosis(run, diag, n_diag);
-    run->items[run->n - 1].has_engine = cs.has_cost;
-    run->items[run->n - 1].engine = cs.cost;
-    run->items[run->n - 1].n_shown = n_shown;
-    run->items[run->n - 1].shown = shown;
-    run->own[run->n - 1].shown = shown;
-    run->items[run->n - 1].n_skipped = cs.n_skipped;
-    run->items[run->n - 1].skip_message = cs.skip_text;
-    run->own[run->n - 1].skip_message = cs.skip_text;
+    attach_diagnosis(run, v->diag, v->n_diag);
+    hc_result *r = &run->items[run->n - 1];
+    owned *o = &run->own[run->n - 1];
+    r->has_engine = v->has_engine;
+    r->engine = v->engine;
+    r->n_shown = v->n_shown;
+    r->shown = o->shown = v->shown;
+    r->n_skipped = v->n_skipped;
+    r->skip_message = o->skip_message = v->skip_message;
     return 0;
 }
 
@@ -863,18 +679,6 @@ static int settings_equal(const hc_board_cfg *a, const hc_board_cfg *b)
            a->pda == b->pda && a->policy_temperature == b->policy_temperature;
 }
 
-/* Checks a loaded net against its config: digest and expected version. */
-static int check_net(const hc_net_cfg *nc, const hc_net *net, const char *digest, hc_err *err)
-{
-    if (nc->sha256 && strcmp(nc->sha256, digest) != 0)
-        return hc_err_set(err, HC_ECONFIG, "%s: %s has sha256 %s, the config says %s", nc->where, nc->model, digest,
-                          nc->sha256);
-    if (nc->model_version >= 0 && nc->model_version != net->model_version)
-        return hc_err_set(err, HC_ECONFIG, "%s: %s is model version %d, the config says %d", nc->where, nc->model,
-                          net->model_version, nc->model_version);
-    return 0;
-}
-
 /* How many of a net x board's exact headroom figures the results keep: the few closest to the
  * format's limit say where a reduced-precision kernel must take care; the whole list is
  * `halfcheck headroom`'s. */
@@ -891,7 +695,8 @@ static int measure_headroom(hc_run *run, const hc_run_options *opts, size_t ni, 
     const hc_suite *s = run->suite;
     const char *fmt_name = s->headroom == HC_SUITE_HEADROOM_BF16 ? "bf16" : "fp16";
     double limit = hc_headroom_limit(s->headroom == HC_SUITE_HEADROOM_BF16 ? HC_TAPFMT_BF16 : HC_TAPFMT_F16);
-    size_t n = run->n_pos[bi];
+    size_t n;
+    const hc_position *ps = hc_preflight_positions(run->pf, bi, &n);
     if (s->headroom_positions > 0 && (size_t)s->headroom_positions < n)
         n = (size_t)s->headroom_positions;
     char what[512];
@@ -902,7 +707,7 @@ static int measure_headroom(hc_run *run, const hc_run_options *opts, size_t ni, 
     hc_eval_settings es = settings_of(cs);
     hc_headroom_opts ho = {.settings = &es, .batch = cs->max_batch_size};
     hc_err herr = {0};
-    hc_headroom *h = hc_headroom_measure(net, run->pos[bi], n, &ho, &herr);
+    hc_headroom *h = hc_headroom_measure(net, ps, n, &ho, &herr);
     if (!h) {
         if (herr.code == HC_ENOMEM)
             return hc_err_set(err, HC_ENOMEM, "%s: out of memory", what);
@@ -965,9 +770,9 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
     const hc_suite *s = run->suite;
     const hc_board_cfg *board = &s->boards[bi];
     /* Loaded and checked by preflight. */
-    const hc_position *ps = run->pos[bi];
-    size_t n = run->n_pos[bi];
-    const pos_set set = {ps, n, run->pos_digest[bi], board->positions};
+    size_t n;
+    const hc_position *ps = hc_preflight_positions(run->pf, bi, &n);
+    const pos_set set = {ps, n, hc_preflight_positions_digest(run->pf, bi), board->positions};
     /* Cases of this net x board, grouped by the settings that change the reference. */
     hc_nnoutput *ref = NULL;
     const hc_board_cfg *ref_settings = NULL;
@@ -979,17 +784,8 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
         hc_err cerr = {0};
         const hc_board_cfg *cs = &c->settings;
         int bad = 0;
-        for (size_t i = 0; i < n && !bad; i++) {
-            if (ps[i].x_size > cs->nn_x_len || ps[i].y_size > cs->nn_y_len ||
-                (cs->require_exact_nn_len && (ps[i].x_size != cs->nn_x_len || ps[i].y_size != cs->nn_y_len))) {
-                hc_err_set(&cerr, HC_ECONFIG, "%s: position %zu is %dx%d, which %s the %dx%d NN buffer", cs->where, i,
-                           ps[i].x_size, ps[i].y_size, cs->require_exact_nn_len ? "must exactly fill" : "does not fit",
-                           cs->nn_x_len, cs->nn_y_len);
-                bad = 1;
-            }
-        }
-        if (!bad && (!ref || !settings_equal(ref_settings, cs))) {
-            free_outs(ref, n);
+        if (!ref || !settings_equal(ref_settings, cs)) {
+            hc_nnoutputs_free(ref, n);
             ref = calloc(n, sizeof *ref);
             hc_eval_settings es = settings_of(cs);
             char what[512];
@@ -1032,7 +828,7 @@ static int run_net_board(hc_run *run, const hc_run_options *opts, size_t ni, siz
             break;
         }
     }
-    free_outs(ref, n);
+    hc_nnoutputs_free(ref, n);
     return rc;
 }
 
@@ -1051,116 +847,6 @@ static int filter_cases(hc_run *run, const hc_suite *suite, const char *const *o
         if (sel[i])
             run->filtered.cases[run->filtered.n_cases++] = suite->cases[i];
     free(sel);
-    return 0;
-}
-
-/* Everything that can be checked before any work starts, so that a mistake costs seconds and
- * not a reference computation: each selected case's backend spec (kind, params, profile names
- * and files: hc_backend_check), each net a case needs (loaded once, here, and kept for its
- * cases; its sha256 pin and model version checked), each board's positions (loaded once and
- * kept; every record fits each case's NN buffer). The first mistake is the one error of the
- * run (HC_ECONFIG or the reader's code: exit 2), naming the suite's file:line:col. */
-static int preflight(hc_run *run, const hc_suite *s, hc_err *err)
-{
-    run->nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->nets, err, "nets");
-    run->net_digest = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->net_digest, err, "nets");
-    run->pos = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->pos, err, "positions");
-    run->n_pos = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->n_pos, err, "positions");
-    run->pos_digest = hc_calloc(s->n_boards ? s->n_boards : 1, sizeof *run->pos_digest, err, "positions");
-    run->prov_nets = hc_calloc(s->n_nets ? s->n_nets : 1, sizeof *run->prov_nets, err, "provenance");
-    run->prov_backends = hc_calloc(s->n_backends ? s->n_backends : 1, sizeof *run->prov_backends, err, "provenance");
-    if (!run->nets || !run->net_digest || !run->pos || !run->n_pos || !run->pos_digest || !run->prov_nets ||
-        !run->prov_backends)
-        return -1;
-    /* Every backend a case uses, in the suite's order; its engine once a case has run. */
-    for (size_t b = 0; b < s->n_backends; b++) {
-        int used = 0;
-        for (size_t k = 0; k < s->n_cases; k++)
-            used |= s->cases[k].backend == b;
-        if (used)
-            run->prov_backends[run->prov.n_backends++].name = s->backends[b].name;
-    }
-    snprintf(run->kernels, sizeof run->kernels, "gemm %s, winograd %s, softmax %s, exp %s", hc_gemm_isa(),
-             hc_wino_isa(), hc_softmax_isa(), hc_vexp_isa());
-    run->prov.halfcheck = HC_VERSION;
-    run->prov.engine_version = HC_ENGINE_VERSION;
-    run->prov.kernels = run->kernels;
-#ifdef HC_HAVE_CUDA
-    run->prov.cuda = 1;
-#endif
-    run->prov.nets = run->prov_nets;
-    run->prov.backends = run->prov_backends;
-    for (size_t k = 0; k < s->n_cases; k++) {
-        const hc_case *c = &s->cases[k];
-        const hc_backend_cfg *bc = &s->backends[c->backend];
-        char spec[2048];
-        hc_err e = {0};
-        if (expand_spec(s, c, bc->spec, spec, sizeof spec, &e) || hc_backend_check(spec, &e))
-            return hc_err_set(err, HC_ECONFIG, "%s: %s (in backend \"%s\")", bc->spec_where ? bc->spec_where : bc->where,
-                              e.msg, bc->name);
-    }
-    for (size_t ni = 0; ni < s->n_nets; ni++) {
-        int used = 0;
-        for (size_t k = 0; k < s->n_cases; k++)
-            used |= s->cases[k].net == ni;
-        if (!used)
-            continue;
-        const hc_net_cfg *nc = &s->nets[ni];
-        hc_err e = {0};
-        if (hc_sha256_file(nc->model, run->net_digest[ni], &e) || !(run->nets[ni] = hc_net_load(nc->model, &e)) ||
-            check_net(nc, run->nets[ni], run->net_digest[ni], &e)) {
-            int code = e.code;
-            if (strncmp(e.msg, nc->where, strlen(nc->where)) == 0) /* check_net names the place already */
-                hc_err_set(err, code, "%s (net %s)", e.msg, nc->name);
-            else
-                hc_err_set(err, code, "%s: net %s: %s", nc->where, nc->name, e.msg);
-            return -1;
-        }
-        hc_net_reduce_activations(run->nets[ni]);
-        hc_prov_net *pn = &run->prov_nets[run->prov.n_nets++];
-        pn->name = nc->name;
-        pn->file = nc->model;
-        pn->sha256 = run->net_digest[ni];
-        pn->model_version = run->nets[ni]->model_version;
-    }
-    for (size_t bi = 0; bi < s->n_boards; bi++) {
-        int used = 0;
-        for (size_t k = 0; k < s->n_cases; k++)
-            used |= s->cases[k].board == bi;
-        if (!used)
-            continue;
-        const hc_board_cfg *b = &s->boards[bi];
-        const char *src = b->positions ? b->positions : b->sgf;
-        hc_err e = {0};
-        if (load_positions(b, &run->pos[bi], &run->n_pos[bi], run->pos_digest[bi], &e) ||
-            (run->n_pos[bi] == 0 && hc_err_set(&e, HC_EFORMAT, "%s: no positions", src))) {
-            int code = e.code;
-            hc_err_set(err, code, "%s: board %s: %s", b->where, b->name, e.msg);
-            return -1;
-        }
-        /* Each case's NN buffer (a matrix entry may override the board's) must hold every record. */
-        for (size_t k = 0; k < s->n_cases; k++) {
-            const hc_case *c = &s->cases[k];
-            const hc_board_cfg *cs = &c->settings;
-            if (c->board != bi)
-                continue;
-            for (size_t i = 0; i < run->n_pos[bi]; i++) {
-                const hc_position *p = &run->pos[bi][i];
-                if (p->x_size <= cs->nn_x_len && p->y_size <= cs->nn_y_len &&
-                    (!cs->require_exact_nn_len || (p->x_size == cs->nn_x_len && p->y_size == cs->nn_y_len)))
-                    continue;
-                char at[1200];
-                if (p->file_line > 0)
-                    snprintf(at, sizeof at, "%s:%ld: position %zu", src, p->file_line, i);
-                else
-                    snprintf(at, sizeof at, "%s: position %zu", src, i);
-                return hc_err_set(err, HC_ECONFIG, "%s: %s is %dx%d, which %s the %dx%d NN buffer of board %s", cs->where,
-                                  at, p->x_size, p->y_size,
-                                  cs->require_exact_nn_len ? "must exactly fill" : "does not fit", cs->nn_x_len,
-                                  cs->nn_y_len, b->name);
-            }
-        }
-    }
     return 0;
 }
 
@@ -1201,17 +887,17 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     snprintf(run->rerun_tail, strlen(ra) + 32, "%s", ra);
     if (run->seed != suite_seed)
         snprintf(run->rerun_tail + strlen(ra), 32, " --seed %u", run->seed);
-    if (opts->command && !(run->command = strdup(opts->command))) {
-        hc_err_set(err, HC_ENOMEM, "out of memory");
+    if (!(run->prov = hc_prov_builder_new(suite, opts->command, err)) ||
+        !(run->pf = hc_preflight_run(suite, opts->registry, expand_spec, err))) {
         rmdir(run->scratch);
         hc_run_free(run);
         return NULL;
     }
-    run->prov.command = run->command;
-    if (preflight(run, suite, err)) {
-        rmdir(run->scratch);
-        hc_run_free(run);
-        return NULL;
+    for (size_t ni = 0; ni < suite->n_nets; ni++) {
+        const hc_net *net = hc_preflight_net(run->pf, ni);
+        if (net)
+            hc_prov_builder_add_net(run->prov, &suite->nets[ni], hc_preflight_net_digest(run->pf, ni),
+                                    net->model_version);
     }
     hc_err cerr = {0};
     if (opts->cache_dir && hc_refcache_usable(opts->cache_dir, &cerr))
@@ -1227,18 +913,17 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
             used |= suite->cases[k].net == ni;
         if (!used)
             continue;
-        hc_net *net = run->nets[ni]; /* loaded and checked by preflight */
+        hc_net *net = hc_preflight_net(run->pf, ni); /* loaded and checked by preflight */
         run->model_version = net->model_version;
         for (size_t bi = 0; rc == 0 && !run->interrupted && bi < suite->n_boards; bi++) {
             int pair = 0;
             for (size_t k = 0; k < suite->n_cases; k++)
                 pair |= suite->cases[k].net == ni && suite->cases[k].board == bi;
             if (pair)
-                rc = run_net_board(run, opts, ni, bi, net, run->net_digest[ni], err);
+                rc = run_net_board(run, opts, ni, bi, net, hc_preflight_net_digest(run->pf, ni), err);
         }
         /* Its cases are done: the memory goes back before the next net's. */
-        hc_net_free(net);
-        run->nets[ni] = NULL;
+        hc_preflight_release_net(run->pf, ni);
         run->model_version = 0;
     }
     rmdir(run->scratch);
@@ -1249,7 +934,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
     run->results.n = run->n;
     run->results.interrupted = run->interrupted;
     run->results.allow_skips = opts->allow_skips || suite->allow_skips;
-    run->results.prov = &run->prov;
+    run->results.prov = hc_prov_builder_get(run->prov);
     run->results.n_prov = 1;
     run->results.headroom = run->headroom;
     run->results.n_headroom = run->n_headroom;
@@ -1312,21 +997,8 @@ void hc_run_free(hc_run *run)
     free(run->own);
     free(run->filtered.cases);
     free(run->rerun_tail);
-    const hc_suite *s = run->suite;
-    for (size_t i = 0; s && run->nets && i < s->n_nets; i++)
-        hc_net_free(run->nets[i]);
-    for (size_t i = 0; s && run->pos && i < s->n_boards; i++)
-        hc_positions_free(run->pos[i], run->n_pos[i]);
-    free(run->nets);
-    free(run->net_digest);
-    free(run->pos);
-    free(run->n_pos);
-    free(run->pos_digest);
-    for (size_t i = 0; run->prov_backends && i < run->prov.n_backends; i++)
-        free((char *)run->prov_backends[i].engine);
-    free(run->prov_nets);
-    free(run->prov_backends);
-    free(run->command);
+    hc_preflight_free(run->pf);
+    hc_prov_builder_free(run->prov);
     for (size_t i = 0; i < run->n_headroom; i++) {
         free((char *)run->headroom[i].layer);
         free((char *)run->headroom[i].what);

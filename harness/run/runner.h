@@ -69,6 +69,8 @@ typedef struct hc_run_options {
      * one more result per case (mode "repeat"); repeat_limit: the largest difference that passes. */
     int repeat;
     double repeat_limit;
+    /* Where the suite's backend specs are looked up (backends/backend.h); NULL: the user registry. */
+    const struct hc_backend_registry *registry;
 } hc_run_options;
 
 enum { HC_RUN_REF_CHECK = 3 };

@@ -43,7 +43,8 @@ hc_tapped *hc_tapped_open(const char *spec, const hc_net *net, int nx, int ny, i
 {
     hc_tapped *t = hc_calloc(1, sizeof *t, err, "tapped backend");
     if (!t || !(t->set = hc_tapset_new(max_batch, err)) ||
-        hc_backend_open(&t->b, spec, net, nx, ny, max_batch, 1, err))
+        hc_backend_open_with(&t->b, &(hc_backend_open_opts){.spec = spec, .net = net, .nx = nx, .ny = ny,
+                                                             .max_batch = max_batch, .threads = 1}, err))
         goto fail;
     if (!hc_backend_taps(&t->b)) {
         hc_err_set(err, HC_EUSAGE, "taps: backend \"%s\" has no layer taps (ref32, emulate:PROFILE, cuda:, tensors: "
@@ -62,7 +63,7 @@ int hc_tapped_eval(hc_tapped *t, int batch, const float *spatial, const float *g
     hc_tapset_reset(t->set);
     struct hc_tapset *keep = out->taps;
     out->taps = t->set;
-    int rc = t->b.vt->eval(t->b.inst, batch, spatial, global, meta, out, err);
+    int rc = hc_backend_eval(&t->b, batch, spatial, global, meta, out, err);
     out->taps = keep;
     return rc;
 }
@@ -411,11 +412,13 @@ static int pair_eval(void *inst, int batch, const float *spatial, const float *g
     return hc_tapcmp_add(p->cmp, hc_tapped_rec(p->a), hc_tapped_rec(p->b), spatial, p->nc, err);
 }
 
-static const hc_backend_vtbl pair_vt = {
+static const hc_backend_ops pair_ops = {.eval = pair_eval};
+/* Composed here of two backends opened through the registry; never registered, never opened by spec. */
+static const hc_backend_kind pair_kind = {
     .name = "taps-pair",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "two tapped backends compared layer by layer",
-    .eval = pair_eval,
+    .summary = "two tapped backends compared layer by layer",
+    .caps = {.shape = HC_BACKEND_TENSOR},
+    .ops = &pair_ops,
 };
 
 hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, const hc_eval_settings *s,
@@ -435,7 +438,7 @@ hc_tapcmp *hc_taps_compare(const hc_net *net, const hc_position *ps, size_t n, c
         !(p.cmp = hc_tapcmp_new(err)) || !(outs = hc_calloc(n, sizeof *outs, err, "outputs")))
         goto done;
     /* The pair is composed of two backends opened through the registry (hc_tapped_open). */
-    hc_backend b = {&pair_vt, &p};
+    hc_backend b = {&pair_kind, &p};
     hc_evaluator_opts eo = {.net = net, .settings = *s, .batch = batch, .backend = &b};
     hc_evaluator *ev = hc_evaluator_open(&eo, err);
     hc_eval_request req = {.ps = ps, .n = n, .outs = outs};

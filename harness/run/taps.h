@@ -2,7 +2,7 @@
  * layer by layer, to find where a reduced-precision backend first departs from the reference.
  *
  * Backends with taps are tensor backends that hand back an hc_tapset with their heads
- * (backends/backend.h: hc_backend_vtbl.taps): "ref32", "emulate:PROFILE" (tapped after its
+ * (backends/backend.h: hc_backend_ops.taps): "ref32", "emulate:PROFILE" (tapped after its
  * rounding) and "pipe:" programs speaking protocol version 2 (docs/PROTOCOL.md).
  *
  * Errors per layer, over every position and every value on the board (spatial taps skip the

@@ -120,11 +120,13 @@ static int rec_eval(void *inst, int batch, const float *spatial, const float *gl
     return 0;
 }
 
-static const hc_backend_vtbl rec_vt = {
+static const hc_backend_ops rec_ops = {.eval = rec_eval};
+/* Composed here around a backend opened through the registry; never registered. */
+static const hc_backend_kind rec_kind = {
     .name = "taps-save",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "a tapped backend whose rows, taps and heads are kept",
-    .eval = rec_eval,
+    .summary = "a tapped backend whose rows, taps and heads are kept",
+    .caps = {.shape = HC_BACKEND_TENSOR},
+    .ops = &rec_ops,
 };
 
 /* '%' and '/' (and anything a file name should not hold) as %XX. */
@@ -294,7 +296,7 @@ int hc_taps_save(const hc_net *net, const hc_position *ps, size_t n, const hc_ev
     if (!(r.t = hc_tapped_open(spec, net, s->nn_x, s->nn_y, batch, err)) ||
         !(outs = hc_calloc(n, sizeof *outs, err, "outputs")))
         goto done;
-    hc_backend b = {&rec_vt, &r};
+    hc_backend b = {&rec_kind, &r};
     hc_evaluator_opts eo = {.net = net, .settings = *s, .batch = batch, .backend = &b};
     hc_evaluator *ev = hc_evaluator_open(&eo, err);
     hc_eval_request req = {.ps = ps, .n = n, .outs = outs};

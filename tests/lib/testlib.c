@@ -1,5 +1,6 @@
 /* The one copy of the helpers the test programs share (tests/lib/testlib.h). */
 #include "testlib.h"
+#include "cudalib.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -239,7 +240,8 @@ int hc_gpu_shared_net(const char *rel, const char *spec, int nx, int ny, hc_net 
     }
     hc_net_reduce_activations(n);
     hc_backend b = {0};
-    if (hc_backend_open(&b, spec, n, nx, ny, 1, 1, &err)) {
+    if (hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = spec, .net = n, .nx = nx, .ny = ny, .max_batch = 1, .threads = 1},
+                             &err)) {
         hc_net_free(n);
         if (strstr(err.msg, "no CUDA device") || strstr(err.msg, "unknown backend") || strstr(err.msg, "not built")) {
             snprintf(why, len, "%s", err.msg);
@@ -280,25 +282,34 @@ void hc_random_rows(const hc_net *net, int B, int nx, int ny, const hc_rows_spec
     }
 }
 
-/* The rows evaluated by each of specs[0..n) into h[k] (new), ok[k] whether spec k evaluated; spec k < 2 records its taps
- * into ts[k]. */
+/* The rows evaluated by specs[0] and specs[1], and with plant (not NULL) by a third instance of
+ * specs[1]'s cuda with those faults, into h[k] (new); ok[k] whether it evaluated; the first two
+ * record their taps into ts[k]. */
 static void eval_rows_each(const hc_net *net, int B, int nx, int ny, const float *sp, const float *gl, const float *meta,
-                           const char *const *specs, int n, int threads, hc_tapset *const ts[2], hc_raw_heads **h, int *ok)
+                           const char *const specs[2], const hc_cuda_faults *plant, int threads, hc_tapset *const ts[2],
+                           hc_raw_heads **h, int *ok)
 {
     hc_err err = {0};
-    for (int k = 0; k < n; k++) {
+    char planted[400], ftext[300];
+    snprintf(planted, sizeof planted, "%s with faults %s", specs[1],
+             plant ? hc_test_cuda_faults_text(plant, ftext, sizeof ftext) : "none");
+    for (int k = 0; k < (plant ? 3 : 2); k++) {
         hc_backend b = {0};
+        const char *name = k < 2 ? specs[k] : planted;
         ok[k] = 0;
         h[k] = hc_raw_heads_new(B, nx, ny, net->num_policy_c, net->num_score_value_c, &err);
         if (!h[k] || !sp || !gl || !ts[0] || !ts[1] ||
-            hc_backend_open(&b, specs[k], net, nx, ny, B, k == 0 ? threads : 1, &err)) {
-            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
+            (k < 2 ? hc_backend_open_with(&b, &(hc_backend_open_opts){.spec = specs[k], .net = net, .nx = nx, .ny = ny,
+                                                                       .max_batch = B, .threads = k == 0 ? threads : 1},
+                                          &err)
+                   : hc_test_cuda_open(&b, specs[1] + strlen("cuda:"), plant, net, nx, ny, B, &err))) {
+            printf("INFO %s %s: %s\n", net->name, name, err.msg);
             continue;
         }
         h[k]->taps = k < 2 ? ts[k] : NULL;
-        ok[k] = b.vt->eval(b.inst, B, sp, gl, meta, h[k], &err) == 0;
+        ok[k] = hc_backend_eval(&b, B, sp, gl, meta, h[k], &err) == 0;
         if (!ok[k])
-            printf("INFO %s %s: %s\n", net->name, specs[k], err.msg);
+            printf("INFO %s %s: %s\n", net->name, name, err.msg);
         h[k]->taps = NULL;
         hc_backend_close(&b);
     }
@@ -333,8 +344,8 @@ static int tapsets_diff(const char *label, const hc_tapset *a, const hc_tapset *
     return n_bad;
 }
 
-void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, int ny, const char *const *specs, int n,
-                     int threads, const char *label, hc_rows_cmp *c)
+void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, int ny, const char *const specs[2],
+                     const hc_cuda_faults *plant, int threads, const char *label, hc_rows_cmp *c)
 {
     hc_err err = {0};
     float *sp, *gl, *meta;
@@ -342,8 +353,8 @@ void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, i
     hc_raw_heads *h[3] = {NULL, NULL, NULL};
     hc_tapset *ts[2] = {hc_tapset_new(B, &err), hc_tapset_new(B, &err)};
     memset(c, 0, sizeof *c);
-    eval_rows_each(net, B, nx, ny, sp, gl, meta, specs, n, threads, ts, h, c->ok);
-    for (int k = 0; k < n; k++)
+    eval_rows_each(net, B, nx, ny, sp, gl, meta, specs, plant, threads, ts, h, c->ok);
+    for (int k = 0; k < 3; k++)
         c->same[k] = c->ok[0] && c->ok[k] && hc_raw_heads_equal(h[0], h[k], B);
     if (c->ok[0] && c->ok[1]) {
         c->n_taps = hc_tapset_count(ts[0]);
@@ -358,6 +369,16 @@ void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, i
     free(sp);
     free(gl);
     free(meta);
+}
+
+const char *hc_test_halfcheck_bin(const char *argv0)
+{
+    static char buf[4096];
+    char rel[4096];
+    const char *slash = strrchr(argv0, '/');
+    snprintf(rel, sizeof rel, "%.*s/helper_halfcheck", slash ? (int)(slash - argv0) : 1, slash ? argv0 : ".");
+    hc_abspath(rel, buf, sizeof buf);
+    return buf;
 }
 
 const char *hc_path(const char *dir, const char *name)
@@ -664,8 +685,10 @@ int hc_errors_vs_ref32(const hc_net *net, const hc_position *ps, size_t n, const
     hc_nnoutput *ref = calloc(n, sizeof *ref), *out = calloc(n, sizeof *out);
     hc_eval_failure fail;
     int rc = -1;
-    if (ref && out && hc_backend_open(&rb, "ref32", net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
-        hc_backend_open(&tb, spec, net, s->nn_x, s->nn_y, 4, 1, err) == 0 &&
+    hc_backend_open_opts o = {.spec = "ref32", .net = net, .nx = s->nn_x, .ny = s->nn_y, .max_batch = 4, .threads = 1};
+    hc_backend_open_opts to = o;
+    to.spec = spec;
+    if (ref && out && hc_backend_open_with(&rb, &o, err) == 0 && hc_backend_open_with(&tb, &to, err) == 0 &&
         hc_eval_positions(&rb, net, ps, n, NULL, 4, s, ref, NULL, &fail, NULL, NULL, err) == 0 &&
         hc_eval_positions(&tb, net, ps, n, NULL, 4, s, out, NULL, &fail, NULL, NULL, err) == 0)
         rc = hc_stats_compute(ref, out, n, st, err);

@@ -75,19 +75,25 @@ typedef struct hc_rows_spec {
 void hc_random_rows(const hc_net *net, int B, int nx, int ny, const hc_rows_spec *rs, float **sp, float **gl,
                     float **meta);
 
-/* The rows of rs (B on an nx x ny buffer) evaluated by specs[0..n) (n 2 or 3; specs[0] with threads,
- * the others with 1) and compared with specs[0]'s. An eval that fails is printed as an INFO line;
- * so is each tap of specs[0] that specs[1] lacks or holds with another shape, format or any other
- * bit (how many floats, the first by row, channel and point, and whether it lies on the board),
- * prefixed by label. */
+/* The rows of rs (B on an nx x ny buffer) evaluated by specs[0] (with threads) and specs[1], and
+ * with plant (not NULL) by a third instance, specs[1]'s cuda with those planted faults
+ * (tests/lib/cudalib.h), each compared with specs[0]'s. An eval that fails is printed as an INFO
+ * line; so is each tap of specs[0] that specs[1] lacks or holds with another shape, format or any
+ * other bit (how many floats, the first by row, channel and point, and whether it lies on the
+ * board), prefixed by label. */
 typedef struct hc_rows_cmp {
-    int ok[3];              /* whether specs[k] evaluated */
-    int same[3];            /* whether specs[k]'s raw heads are specs[0]'s bits (both evaluated) */
+    int ok[3];              /* whether specs[0], specs[1] and the planted instance evaluated */
+    int same[3];            /* whether their raw heads are specs[0]'s bits (both evaluated) */
     int n_taps, n_bad;      /* specs[0]'s taps, and how many of them differ in specs[1] (both evaluated) */
     char first[160];        /* the first that differs */
 } hc_rows_cmp;
-void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, int ny, const char *const *specs, int n,
-                     int threads, const char *label, hc_rows_cmp *c);
+struct hc_cuda_faults;
+void hc_compare_rows(const hc_net *net, const hc_rows_spec *rs, int B, int nx, int ny, const char *const specs[2],
+                     const struct hc_cuda_faults *plant, int threads, const char *label, hc_rows_cmp *c);
+
+/* tests/helper_halfcheck beside the test program argv0 names, absolute: halfcheck's command line
+ * with the test registry (tests/lib/testkinds.h), for the CLI tests whose suites name fault:. */
+const char *hc_test_halfcheck_bin(const char *argv0);
 
 /* dir/name in one of 8 rotating static buffers: enough for the paths of one call. */
 const char *hc_path(const char *dir, const char *name);

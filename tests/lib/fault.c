@@ -1,7 +1,10 @@
-/* fault:KIND[@N][:BACKEND] — a deliberately broken tensor backend, for testing the runner's
- * isolation and for users to check their CI wiring (a crashing backend must turn into a
- * reported error, not a red build with no report). It wraps a real backend (BACKEND, opened
- * through the registry; ref32 when absent), so everything but the fault is real output.
+/* fault:KIND[@N][:BACKEND] — a deliberately broken tensor backend, a test-only kind (the test
+ * registry, tests/lib/testkinds.h; tests/helper_halfcheck is the CLI with it) for testing the
+ * runner's isolation and the CI scripts' wiring (a crashing backend must turn into a reported
+ * error, not a red build with no report) and that tests/test_backend_contract catches a kind
+ * that breaks its contract. It wraps a real backend (BACKEND, checked in the user registry,
+ * opened through the open's registry; ref32 when absent), so everything but the fault is real
+ * output.
  *
  * The fault fires in the eval call whose rows include row N (0-based, counting every row this
  * instance has evaluated, in the order given; N = 0 when absent): in the runner that is the
@@ -18,7 +21,10 @@
  *   flaky           a stand-in for a nondeterministic backend: 1 row in N (default 200; rows N-1,
  *                   2N-1, ... of this instance) comes back with its win logit 1e-4 (relative) higher,
  *                   an answer slightly other than the same position gets elsewhere (run --repeat); one
- *                   ulp would often vanish in the softmax's rounding */
+ *                   ulp would often vanish in the softmax's rounding
+ *   batch-drift     a backend whose batched path differs from its one-row path: in a call of more
+ *                   than one row, every row but the first comes back with its win logit 1e-4
+ *                   (relative) higher, so batch N no longer gives batch 1's bits */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +34,10 @@
 
 #include "backends/backend.h"
 #include "harness/base/suggest.h"
+#include "tests/lib/testkinds.h"
 
 enum fault_kind { F_SEGV, F_ABORT, F_HANG, F_EXIT, F_ERROR, F_NAN_VALUE, F_NAN_SCORE, F_NAN_POLICY, F_NAN_PASS, F_NAN_OWNERSHIP,
-                  F_FLAKY };
+                  F_FLAKY, F_BATCH_DRIFT };
 
 static const struct {
     const char *name;
@@ -39,7 +46,7 @@ static const struct {
     {"segv", F_SEGV},          {"abort", F_ABORT},         {"hang", F_HANG},           {"exit", F_EXIT},
     {"error", F_ERROR},        {"nan", F_NAN_VALUE},       {"nan-value", F_NAN_VALUE},
     {"nan-score", F_NAN_SCORE}, {"nan-policy", F_NAN_POLICY}, {"nan-pass", F_NAN_PASS},
-    {"nan-ownership", F_NAN_OWNERSHIP}, {"flaky", F_FLAKY},
+    {"nan-ownership", F_NAN_OWNERSHIP}, {"flaky", F_FLAKY}, {"batch-drift", F_BATCH_DRIFT},
 };
 
 static const char *const default_inner = "ref32";
@@ -79,7 +86,7 @@ static int fault_parse(const char *params, int *kind_out, long *at_out, const ch
         hc_suggest_text(hint, sizeof hint, p, klen, names, (int)(sizeof kinds / sizeof kinds[0]));
         return hc_err_set(err, HC_ECONFIG,
                           "fault: unknown kind \"%.*s\"%s (expected fault:KIND[@N][:BACKEND], KIND one of segv, hang, "
-                          "exit, error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership, flaky)",
+                          "exit, error, nan-value, nan-score, nan-policy, nan-pass, nan-ownership, flaky, batch-drift)",
                           (int)klen, p, hint);
     }
     p += klen;
@@ -114,39 +121,60 @@ static int fault_parse(const char *params, int *kind_out, long *at_out, const ch
     return 0;
 }
 
-static int fault_check(const char *params, hc_err *err)
-{
+typedef struct fault_opts {
     int kind;
     long at;
-    const char *inner;
-    if (fault_parse(params, &kind, &at, &inner, err))
-        return -1;
-    return hc_backend_check(inner, err);
+    char *inner;
+} fault_opts;
+
+static void fault_free_opts(void *opts)
+{
+    fault_opts *fo = opts;
+    if (fo)
+        free(fo->inner);
+    free(fo);
 }
 
-static void *fault_open(const char *params, const hc_net *net, int nx, int ny, int max_batch, int threads,
-                        hc_err *err)
+static void *fault_parse_opts(const char *params, hc_err *err)
 {
-    int kind;
-    long at;
-    const char *inner;
-    if (fault_parse(params, &kind, &at, &inner, err))
+    int kind = 0;
+    long at = 0;
+    const char *inner = NULL;
+    if (fault_parse(params, &kind, &at, &inner, err) || hc_backend_check(NULL, inner, err))
         return NULL;
-    if (at < 0) {
-        fire(kind, at, err);
+    fault_opts *fo = hc_calloc(1, sizeof *fo, err, "fault options");
+    if (fo && !(fo->inner = strdup(inner))) {
+        hc_err_set(err, HC_ENOMEM, "out of memory");
+        fault_free_opts(fo);
+        return NULL;
+    }
+    if (fo) {
+        fo->kind = kind;
+        fo->at = at;
+    }
+    return fo;
+}
+
+static void *fault_open(const void *opts, const hc_backend_open_opts *o, hc_err *err)
+{
+    const fault_opts *fo = opts;
+    if (fo->at < 0) {
+        fire(fo->kind, fo->at, err);
         return NULL;
     }
     fault_backend *f = hc_calloc(1, sizeof *f, err, "fault backend");
     if (!f)
         return NULL;
-    f->kind = kind;
-    f->at = at;
-    if (hc_backend_open(&f->inner, inner, net, nx, ny, max_batch, threads, err)) {
+    f->kind = fo->kind;
+    f->at = fo->at;
+    hc_backend_open_opts io = *o;
+    io.spec = fo->inner;
+    if (hc_backend_open_with(&f->inner, &io, err)) {
         free(f);
         return NULL;
     }
-    if (f->inner.vt->shape != HC_BACKEND_TENSOR) {
-        hc_err_set(err, HC_ECONFIG, "fault: %s is not a tensor backend", inner);
+    if (hc_backend_caps_of(&f->inner)->shape != HC_BACKEND_TENSOR) {
+        hc_err_set(err, HC_ECONFIG, "fault: %s is not a tensor backend", fo->inner);
         fault_close(f);
         return NULL;
     }
@@ -205,8 +233,17 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     fault_backend *f = inst;
     long first = f->rows;
     f->rows += batch;
+    if (f->kind == F_BATCH_DRIFT) {
+        if (hc_backend_eval(&f->inner, batch, spatial, global, meta, out, err))
+            return -1;
+        for (int r = 1; r < batch; r++) {
+            float *v = out->value + (size_t)r * 3;
+            v[0] += 1e-4f * (fabsf(v[0]) + 1.0f);
+        }
+        return 0;
+    }
     if (f->kind == F_FLAKY) {
-        if (f->inner.vt->eval(f->inner.inst, batch, spatial, global, meta, out, err))
+        if (hc_backend_eval(&f->inner, batch, spatial, global, meta, out, err))
             return -1;
         for (long g = first; g < first + batch; g++)
             if ((g + 1) % f->at == 0) {
@@ -218,7 +255,7 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     int fires = f->at >= first && f->at < first + batch;
     if (fires && fire(f->kind, f->at, err))
         return -1;
-    if (f->inner.vt->eval(f->inner.inst, batch, spatial, global, meta, out, err))
+    if (hc_backend_eval(&f->inner, batch, spatial, global, meta, out, err))
         return -1;
     if (!fires)
         return 0;
@@ -244,15 +281,27 @@ static int fault_eval(void *inst, int batch, const float *spatial, const float *
     return 0;
 }
 
-const hc_backend_vtbl hc_backend_fault = {
-    .name = "fault",
-    .shape = HC_BACKEND_TENSOR,
-    .help = "fault:KIND[@N|@open][:BACKEND] a broken backend for testing isolation: KIND segv, abort, hang, exit "
-            "(status 7), error, nan-value|score|policy|pass|ownership, fired at row N (default 0) or at open, "
-            "over BACKEND (default ref32); flaky@N: 1 row in N (default 200) answered slightly off (win logit +1e-4)",
-    .open = fault_open,
+static const hc_backend_ops fault_ops = {
     .eval = fault_eval,
-    .eval_positions = NULL,
     .close = fault_close,
-    .check = fault_check,
 };
+
+const hc_backend_kind hc_test_kind_fault = {
+    .name = "fault",
+    .syntax = "fault:KIND[@N|@open][:BACKEND]",
+    .summary = "a broken backend for testing isolation: KIND segv, abort, hang, exit (status 7), error, "
+               "nan-value|score|policy|pass|ownership, fired at row N (default 0) or at open, over BACKEND (default "
+               "ref32); flaky@N: 1 row in N (default 200) answered slightly off (win logit +1e-4); batch-drift: rows "
+               "after the first of a call answered slightly off",
+    .caps = {.shape = HC_BACKEND_TENSOR},
+    .parse = fault_parse_opts,
+    .free_opts = fault_free_opts,
+    .open = fault_open,
+    .ops = &fault_ops,
+};
+
+static const hc_backend_kind *const test_kinds[] = {&hc_test_kind_fault, NULL};
+
+static const hc_backend_registry test_registry = {test_kinds, &hc_backend_registry_builtin};
+
+const hc_backend_registry *hc_test_registry(void) { return &test_registry; }
