@@ -4,7 +4,8 @@
  * ((README, "X"), README's "X") is a heading of the README; help names every built-in tier
  * where it lists tiers; `backends` cites nothing users lack (shared/) and cuts no description;
  * `version` says whether the cuda backend is built in; no page keeps a diary (sessions, issue numbers,
- * branches). Run from the repository root (make test). */
+ * branches); docs/ARCHITECTURE.md lists the layers of ci/layers, in its order. Run from the repository
+ * root (make test). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,63 @@ static int check_diary(const char *text, const char *what, char *bad, size_t len
     return found;
 }
 
+enum { MAX_LAYERS = 64, LAYER_NAME = 64 };
+
+/* The folders of ci/layers' text in order (comments and blank lines skipped). Returns how many. */
+static int layers_listed(const char *text, char names[][LAYER_NAME])
+{
+    int n = 0;
+    for (const char *l = text; l && *l && n < MAX_LAYERS; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        size_t len = strcspn(l, "#\n");
+        while (len && isspace((unsigned char)l[len - 1]))
+            len--;
+        size_t skip = strspn(l, " \t");
+        if (len > skip)
+            snprintf(names[n++], LAYER_NAME, "%.*s", (int)(len - skip), l + skip);
+    }
+    return n;
+}
+
+/* The layer list of docs/ARCHITECTURE.md: under its "## Layers" heading, up to the next "## ", the
+ * first backticked name of each bullet ("- `harness/base/`: ..."), its trailing '/' dropped; at[i]
+ * (when not NULL) the offset of name i in text. Returns how many, or -1 without that heading. */
+static int layers_documented(const char *text, char names[][LAYER_NAME], size_t *at)
+{
+    const char *h = strstr(text, "\n## Layers\n");
+    if (!h)
+        return -1;
+    h += strlen("\n## Layers\n");
+    const char *end = strstr(h, "\n## ");
+    int n = 0;
+    for (const char *l = h; l && *l && (!end || l < end) && n < MAX_LAYERS;
+         l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, "- `", 3))
+            continue;
+        const char *name = l + 3;
+        size_t len = strcspn(name, "`\n");
+        if (name[len] != '`')
+            continue;
+        if (at)
+            at[n] = (size_t)(name - text);
+        snprintf(names[n++], LAYER_NAME, "%.*s", (int)(len && name[len - 1] == '/' ? len - 1 : len), name);
+    }
+    return n;
+}
+
+/* 1 when the documented list is the listed one in order; else 0 with the first difference in bad. */
+static int layers_agree(char listed[][LAYER_NAME], int nl, char doc[][LAYER_NAME], int nd, char *bad, size_t len)
+{
+    if (nd < 0)
+        return snprintf(bad, len, "docs/ARCHITECTURE.md has no \"## Layers\" heading"), 0;
+    for (int i = 0; i < nl || i < nd; i++)
+        if (i >= nl || i >= nd || strcmp(listed[i], doc[i])) {
+            snprintf(bad, len, "layer %d: ci/layers has %s, docs/ARCHITECTURE.md %s", i + 1,
+                     i < nl ? listed[i] : "nothing more", i < nd ? doc[i] : "nothing more");
+            return 0;
+        }
+    return nl > 0;
+}
+
 /* The output of a halfcheck command line (stdout and stderr), malloc'd. */
 static char *output_of(const char *args)
 {
@@ -131,7 +189,7 @@ static char *output_of(const char *args)
 
 int main(void)
 {
-    hc_plan(7);
+    hc_plan(9);
     char *readme = hc_slurp("README.md");
     if (!hc_check("docs-0.1", readme != NULL, "README.md not found: run from the repository root"))
         return hc_fail_rest("docs-1", "not run: no README"), hc_test_exit();
@@ -141,8 +199,9 @@ int main(void)
     int missing = check_paths(readme, "README.md", bad, sizeof bad);
     int diary = check_diary(readme, "README.md", dbad, sizeof dbad);
     static const char *const docs[] = {"docs/ANALYSIS.md", "docs/ARCHITECTURE.md", "docs/BISECT.md", "docs/CALIBRATION.md",
-                                       "docs/CI.md",       "docs/EMULATION.md",    "docs/FUZZING.md", "docs/GTP.md",
-                                       "docs/PERFORMANCE.md", "docs/PLATFORMS.md", "docs/PROTOCOL.md", "docs/TAPS.md"};
+                                       "docs/CI.md",       "docs/DECISIONS.md",    "docs/EMULATION.md", "docs/FUZZING.md",
+                                       "docs/GTP.md",      "docs/PERFORMANCE.md",  "docs/PLATFORMS.md", "docs/PROTOCOL.md",
+                                       "docs/TAPS.md"};
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         char *t = hc_slurp(docs[i]);
         if (!t) {
@@ -198,6 +257,38 @@ int main(void)
              b ? b : "", v ? v : "");
     free(b);
     free(v);
+
+    /* 4. docs/ARCHITECTURE.md's layers are ci/layers', in order; and the comparison fails on a copy
+     * of the page with two of its layers swapped. */
+    static char listed[MAX_LAYERS][LAYER_NAME], doc[MAX_LAYERS][LAYER_NAME];
+    char *lt = hc_slurp("ci/layers"), *arch = hc_slurp("docs/ARCHITECTURE.md");
+    char lbad[300] = "no ci/layers or docs/ARCHITECTURE.md";
+    int nl = lt ? layers_listed(lt, listed) : 0;
+    size_t at[MAX_LAYERS] = {0};
+    int nd = arch ? layers_documented(arch, doc, at) : -1;
+    hc_check("docs-4.1", lt && arch && layers_agree(listed, nl, doc, nd, lbad, sizeof lbad), "%s", lbad);
+    int refused = 0;
+    if (arch && nd >= 2) {
+        /* Swap the names of the first two layers in a copy. */
+        size_t l0 = strlen(doc[0]), l1 = strlen(doc[1]), n = strlen(arch);
+        char *sw = malloc(n + 1);
+        if (sw) {
+            size_t o = 0;
+            memcpy(sw + o, arch, at[0]), o += at[0];
+            memcpy(sw + o, doc[1], l1), o += l1;
+            memcpy(sw + o, arch + at[0] + l0, at[1] - at[0] - l0), o += at[1] - at[0] - l0;
+            memcpy(sw + o, doc[0], l0), o += l0;
+            memcpy(sw + o, arch + at[1] + l1, n - at[1] - l1 + 1);
+            static char swapped[MAX_LAYERS][LAYER_NAME];
+            char sbad[300];
+            int ns = layers_documented(sw, swapped, NULL);
+            refused = !layers_agree(listed, nl, swapped, ns, sbad, sizeof sbad) && strstr(sbad, "layer 1:");
+            free(sw);
+        }
+    }
+    hc_check("docs-4.2", refused, "a copy of docs/ARCHITECTURE.md with its first two layers swapped is not refused");
+    free(lt);
+    free(arch);
     free(readme);
     return hc_test_exit();
 }
