@@ -177,9 +177,11 @@ endif
 # The flags a build folder's objects were compiled with: rewritten only when they change (CUDA=0
 # or not, SAN, a -D), so that switching them recompiles what they affect instead of linking
 # objects built two ways.
+# Expanded when the stamp is made, after setup and a cross build's libraries: pkg-config's flags
+# are known only then (PKG_CFLAGS keeps its first answer).
 HC_FLAGS_STAMP := $(BUILD)/.flags
-HC_FLAGS_TEXT := $(CC) $(CFLAGS) $(if $(CU_SRC),$(NVCC) $(NVCCFLAGS))
-$(HC_FLAGS_STAMP): FORCE
+HC_FLAGS_TEXT = $(CC) $(CFLAGS) $(if $(CU_SRC),$(NVCC) $(NVCCFLAGS))
+$(HC_FLAGS_STAMP): FORCE | setup $(HC_DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@printf '%s\n' '$(subst ','\'',$(HC_FLAGS_TEXT))' | cmp -s - $@ || printf '%s\n' '$(subst ','\'',$(HC_FLAGS_TEXT))' > $@
 
