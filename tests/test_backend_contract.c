@@ -14,8 +14,8 @@
  *      engines leaves the figures unknown), and after close no child process is left.
  * Kinds needing an external program run against the repository's stand-ins (helper_fake_gtp,
  * helper_fake_analysis, helper_pipe_ref32), tensors: on ref32's taps of the positions
- * (hc_taps_save); a kind that cannot run here (cuda without a GPU) is reported as skipped with
- * its reason. contract-planted: the batch check (.4) finds the planted losses of batch
+ * (hc_taps_save); a kind that cannot run here (cuda not built, or built without a device) is
+ * reported as skipped with its reason. contract-planted: the batch check (.4) finds the planted losses of batch
  * invariance of fault:batch-drift and mutate:stale-row, so it can fail. Needs ../shared (the g170
  * net, the 10x14 positions and KataGo's outputs of them, for file:). */
 #include <errno.h>
@@ -232,6 +232,20 @@ static void check_kind(const hc_backend_kind *k, const hc_net *net, const hc_pos
     }
     char spec[8192];
     fill(ks->spec, spec, sizeof spec);
+    /* A kind built here whose hardware is absent (cuda without a device) cannot run either: its
+     * open says so, and the rest is skipped with that reason. */
+    {
+        hc_err e = {0};
+        hc_backend b = {0};
+        hc_backend_open_opts o = {.spec = spec, .net = net, .nx = NX, .ny = NY, .max_batch = 1, .threads = 1,
+                                  .registry = hc_test_registry()};
+        if (hc_backend_open_with(&b, &o, &e) == 0)
+            hc_backend_close(&b);
+        else if (strstr(e.msg, "no CUDA device")) {
+            hc_skip_n(name[1], CHECKS - 1, "%s cannot run here: %s", k->name, e.msg);
+            return;
+        }
+    }
     check_instance(k, spec, net, name[1], name[2]);
 
     hc_err err = {0};
