@@ -269,8 +269,10 @@ static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
     size_t n = q->n;
     if (hc_backend_configure(b, s, err))
         return -1;
-    int gather = hc_backend_positions_per_call(b, j->batch) > 0;
-    int per = gather ? hc_backend_positions_per_call(b, j->batch) : j->batch;
+    int per = hc_backend_positions_per_call(b, j->batch);
+    int gather = per > 0;
+    if (!gather)
+        per = j->batch;
     if (per < 1)
         per = 1;
     hc_position *gp = hc_malloc(sizeof *gp * (size_t)per, err, "gathered positions");
