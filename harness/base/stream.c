@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "harness/base/pgz.h"
+
 enum { HC_STREAM_BUF = 1 << 16 };
 
 struct hc_istream {
@@ -224,7 +226,7 @@ struct hc_ostream {
     char *path;
     char *tmp;
     int fd;
-    gzFile gz;
+    hc_pgz *gz; /* compressed on several threads: a large outputs file costs its writer little */
     FILE *fp;
     int is_stdout;
 };
@@ -266,13 +268,11 @@ hc_ostream *hc_ostream_open(const char *path, hc_err *err)
     }
     fchmod(s->fd, 0644);
     if (ends_with(path, ".gz")) {
-        s->gz = gzdopen(dup(s->fd), "wb6");
+        s->gz = hc_pgz_open(s->fd, path, 0, err);
         if (!s->gz) {
-            hc_err_set(err, HC_EIO, "%s: cannot start gzip stream", path);
             hc_ostream_abort(s);
             return NULL;
         }
-        gzbuffer(s->gz, HC_STREAM_BUF);
     } else {
         s->fp = fdopen(dup(s->fd), "wb");
         if (!s->fp) {
@@ -292,20 +292,8 @@ int hc_ostream_write(hc_ostream *s, const void *buf, size_t n, hc_err *err)
 {
     if (n == 0)
         return 0;
-    if (s->gz) {
-        const char *p = buf;
-        while (n > 0) {
-            unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
-            if (gzwrite(s->gz, p, chunk) != (int)chunk) {
-                int zerr;
-                const char *m = gzerror(s->gz, &zerr);
-                return hc_err_set(err, HC_EIO, "%s: write failed: %s", s->path, zerr == Z_ERRNO ? strerror(errno) : m);
-            }
-            p += chunk;
-            n -= chunk;
-        }
-        return 0;
-    }
+    if (s->gz)
+        return hc_pgz_write(s->gz, buf, n, err);
     if (fwrite(buf, 1, n, s->fp) != n)
         return hc_err_set(err, HC_EIO, "%s: write failed: %s", s->path, strerror(errno));
     return 0;
@@ -351,10 +339,8 @@ int hc_ostream_commit(hc_ostream *s, hc_err *err)
         return rc;
     }
     if (s->gz) {
-        int zrc = gzclose(s->gz);
+        rc = hc_pgz_finish(s->gz, err);
         s->gz = NULL;
-        if (zrc != Z_OK)
-            rc = hc_err_set(err, HC_EIO, "%s: write failed while finishing gzip stream", s->path);
     }
     if (s->fp) {
         if (fclose(s->fp) != 0 && rc == 0)
@@ -377,8 +363,7 @@ void hc_ostream_abort(hc_ostream *s)
 {
     if (!s)
         return;
-    if (s->gz)
-        gzclose(s->gz);
+    hc_pgz_abort(s->gz);
     if (s->fp && !s->is_stdout)
         fclose(s->fp);
     if (s->fd >= 0)
