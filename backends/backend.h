@@ -185,6 +185,11 @@ typedef struct hc_backend_kind {
      * instance or NULL with err. */
     void *(*open)(const void *opts, const hc_backend_open_opts *o, hc_err *err);
     const hc_backend_ops *ops;
+    /* Or NULL. Starts what every open of the kind needs and neither the net nor the options
+     * decide (a GPU's driver and context: a few tenths of a second), so that it overlaps
+     * loading the net (hc_backend_warm, on a thread of its own). Idempotent; its failures are
+     * left for the open to report. */
+    void (*warm)(void);
 } hc_backend_kind;
 
 /* A parsed options object for kinds that take none (never freed). */
@@ -212,6 +217,10 @@ const hc_backend_kind *hc_backend_find(const hc_backend_registry *reg, const cha
  * parse (a missing kind's params are parsed first, then it is refused as not built). 0, or -1
  * with err (HC_ECONFIG) naming the spec. */
 int hc_backend_check(const hc_backend_registry *reg, const char *spec, hc_err *err);
+
+/* The kind's warm where spec names one that has it (nothing otherwise, errors included: the
+ * open reports them). Safe on any thread, before or beside loading the net. */
+void hc_backend_warm(const hc_backend_registry *reg, const char *spec);
 
 /* An opened backend: its kind and its instance. */
 typedef struct hc_backend {

@@ -25,24 +25,26 @@ void inst_free(inst *I)
 {
     if (!I)
         return;
-    for (int i = 0; i < I->n_w; i++)
-        cudaFree(I->w[i].dev);
-    free(I->w);
-    for (int i = 0; i < I->n_ropes; i++) {
-        cudaFree(I->ropes[i].cos_t);
-        cudaFree(I->ropes[i].sin_t);
+    if (!I->borrowed) {
+        for (int i = 0; i < I->n_w; i++)
+            cudaFree(I->w[i].dev);
+        free(I->w);
+        for (int i = 0; i < I->n_ropes; i++) {
+            cudaFree(I->ropes[i].cos_t);
+            cudaFree(I->ropes[i].sin_t);
+        }
+        free(I->ropes);
+        for (int i = 0; i < I->n_wp; i++)
+            hc_kconv_free(&I->wp[i].k);
+        free(I->wp);
+        hc_emulate_close(I->emu);
     }
-    free(I->ropes);
-    for (int i = 0; i < I->n_wp; i++)
-        hc_kconv_free(&I->wp[i].k);
-    free(I->wp);
     free(I->tap_host);
     cudaFree(I->d_over);
     free(I->h_over);
     cudaFree(I->d_sum_over);
     free(I->h_sum_over);
     free(I->in_host);
-    hc_emulate_close(I->emu);
     cudaFree(I->arena);
     cudaFree(I->d_spatial);
     cudaFree(I->d_global);
@@ -55,6 +57,111 @@ void inst_free(inst *I)
     cudaFreeHost(I->h_stage);
     hc_cublas_close(&I->blas);
     free(I);
+}
+
+/* ref32 and emulate: the Winograd weights of every 3x3 and 5x5 convolution (what conv_ref asks
+ * wino_prep for), prepared side by side on the host's processors before the dry run uploads
+ * them: one by one they took most of a large net's open. */
+struct wino_list {
+    const hc_conv **cs;
+    int n, cap;
+};
+
+int want_wino(const hc_conv *c, void *user)
+{
+    wino_list *L = (wino_list *)user;
+    if (!((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)))
+        return 0;
+    if (L->n == L->cap) {
+        int cap = L->cap ? 2 * L->cap : 64;
+        const hc_conv **g = (const hc_conv **)realloc(L->cs, (size_t)cap * sizeof *g);
+        if (!g)
+            return -1;
+        L->cs = g;
+        L->cap = cap;
+    }
+    L->cs[L->n++] = c;
+    return 0;
+}
+
+void prepare_winograd(inst *I)
+{
+    wino_list L = {};
+    int n = 0;
+    hc_kconv **ks = NULL;
+    int *modes = NULL;
+    if (hc_engine_each_conv(I->net, want_wino, &L) == 0 && (n = L.n) > 0) {
+        I->wp = (wprep *)calloc((size_t)n, sizeof *I->wp);
+        ks = (hc_kconv **)calloc((size_t)n, sizeof *ks);
+        modes = (int *)calloc((size_t)n, sizeof *modes);
+    }
+    if (L.n > 0 && (!I->wp || !ks || !modes)) {
+        I->bad = 1;
+        hc_err_set(I->err, HC_ENOMEM, "cuda: Winograd table");
+    } else if (n > 0) {
+        for (int i = 0; i < n; i++) {
+            I->wp[i].src = L.cs[i];
+            ks[i] = &I->wp[i].k;
+            /* emulate: what the CPU emulation's engine asks for the convolution (wino_prep's) */
+            modes[i] = I->emu ? hc_emulate_conv_mode(I->emu, L.cs[i]) : 0;
+        }
+        if (hc_engine_convs_prepare(ks, L.cs, modes, n, 1, I->err))
+            I->bad = 1;
+        else
+            I->n_wp = n;
+    }
+    free(L.cs);
+    free(ks);
+    free(modes);
+}
+
+/* An instance's own device memory: the input and output rows, the pinned staging buffer, the
+ * emulation's overflow rows, and the activation arena sized by a dry run of the pass at
+ * max_batch (which, for an instance that is not a lane, uploads and prepares the weights). */
+void alloc_buffers(inst *I)
+{
+    const hc_net *net = I->net;
+    int max_batch = I->max_batch, nx = I->nx, ny = I->ny;
+    size_t hw = (size_t)I->hw, B = (size_t)max_batch;
+    int pc = net->num_policy_c, sc = net->num_score_value_c;
+    CK(I, cudaMalloc(&I->d_spatial, B * net->num_input_c * hw * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_global, B * (net->num_input_global_c + 1) * sizeof(float)), "open");
+    if (net->trunk.has_meta_encoder)
+        CK(I, cudaMalloc(&I->d_meta, B * net->num_input_meta_c * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_policy, B * pc * hw * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_pass, B * pc * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
+    CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
+    CK(I, cudaMallocHost(&I->h_stage, B * ((size_t)pc * hw + pc + 3 + sc + hw + 2) * sizeof(float)), "open");
+    if (I->emu) {
+        CK(I, cudaMalloc(&I->d_over, B * sizeof(int)), "open");
+        CK(I, cudaMalloc(&I->d_sum_over, B * sizeof(int)), "open");
+        I->h_over = (int *)malloc(B * sizeof(int));
+        I->h_sum_over = (int *)malloc(B * sizeof(int));
+        I->in_host_n = B * ((size_t)net->num_input_c * hw + net->num_input_global_c + net->num_input_meta_c);
+        I->in_host = (float *)malloc(I->in_host_n * sizeof(float) + 4);
+        if (!I->h_over || !I->h_sum_over || !I->in_host) {
+            I->bad = 1;
+            hc_err_set(I->err, HC_ENOMEM, "cuda: emulate buffers");
+        }
+    }
+    if (!I->bad && I->ref && !I->borrowed)
+        prepare_winograd(I);
+    if (!I->bad) {
+        fwd F = {};
+        F.I = I;
+        F.dry = 1;
+        F.B = max_batch;
+        F.nx = nx;
+        F.ny = ny;
+        F.hw = I->hw;
+        F.S = B * hw;
+        forward(&F);
+        I->arena_floats = F.peak;
+        if (!I->bad)
+            CK(I, cudaMalloc(&I->arena, (F.peak + 64) * sizeof(float)), "open (activation arena)");
+    }
 }
 
 /* Options set by a program rather than parsed: the knobs are fp16's, and the faults a mode has
@@ -99,12 +206,10 @@ void *hc_cuda_open_with(const hc_cuda_opts *o, const hc_backend_open_opts *oo, h
         hc_err_set(err, HC_EBACKEND, "cuda: bad arguments (batch %d, %dx%d)", max_batch, nx, ny);
         return NULL;
     }
-    /* The engine's checks of what the graph may hold (odd kernels, no dilation, SwiGLU ...):
-     * a tiny CPU engine validates the net exactly as ref32 would. */
-    hc_engine *probe = hc_engine_new(net, 1, nx, ny, 1, err);
-    if (!probe)
+    /* The engine's checks of what the graph may hold (odd kernels, no dilation, SwiGLU ...),
+     * exactly as ref32 makes them, without preparing its weights. */
+    if (hc_engine_check(net, err))
         return NULL;
-    hc_engine_free(probe);
     /* emulate: the CPU emulation's rounded net and layer table (one row, one thread: its own
      * engine never runs here); every rounding it asks is one this mode follows */
     hc_emulate *emu = NULL;
@@ -156,45 +261,73 @@ void *hc_cuda_open_with(const hc_cuda_opts *o, const hc_backend_open_opts *oo, h
         I->bad = 1;
     if (!I->bad)
         collect_ropes(I, net->trunk.blocks, net->trunk.num_blocks);
-    size_t hw = (size_t)I->hw, B = (size_t)max_batch;
-    int pc = net->num_policy_c, sc = net->num_score_value_c;
-    CK(I, cudaMalloc(&I->d_spatial, B * net->num_input_c * hw * sizeof(float)), "open");
-    CK(I, cudaMalloc(&I->d_global, B * (net->num_input_global_c + 1) * sizeof(float)), "open");
-    if (net->trunk.has_meta_encoder)
-        CK(I, cudaMalloc(&I->d_meta, B * net->num_input_meta_c * sizeof(float)), "open");
-    CK(I, cudaMalloc(&I->d_policy, B * pc * hw * sizeof(float)), "open");
-    CK(I, cudaMalloc(&I->d_pass, B * pc * sizeof(float)), "open");
-    CK(I, cudaMalloc(&I->d_value, B * 3 * sizeof(float)), "open");
-    CK(I, cudaMalloc(&I->d_score, B * sc * sizeof(float)), "open");
-    CK(I, cudaMalloc(&I->d_own, B * hw * sizeof(float)), "open");
-    CK(I, cudaMallocHost(&I->h_stage, B * ((size_t)pc * hw + pc + 3 + sc + hw + 2) * sizeof(float)), "open");
-    if (I->emu) {
-        CK(I, cudaMalloc(&I->d_over, B * sizeof(int)), "open");
-        CK(I, cudaMalloc(&I->d_sum_over, B * sizeof(int)), "open");
-        I->h_over = (int *)malloc(B * sizeof(int));
-        I->h_sum_over = (int *)malloc(B * sizeof(int));
-        I->in_host_n = B * ((size_t)net->num_input_c * hw + net->num_input_global_c + net->num_input_meta_c);
-        I->in_host = (float *)malloc(I->in_host_n * sizeof(float) + 4);
-        if (!I->h_over || !I->h_sum_over || !I->in_host) {
-            I->bad = 1;
-            hc_err_set(err, HC_ENOMEM, "cuda: emulate buffers");
-        }
-    }
-    if (!I->bad) {
-        fwd F = {};
-        F.I = I;
-        F.dry = 1;
-        F.B = max_batch;
-        F.nx = nx;
-        F.ny = ny;
-        F.hw = I->hw;
-        F.S = B * hw;
-        forward(&F);
-        I->arena_floats = F.peak;
-        if (!I->bad)
-            CK(I, cudaMalloc(&I->arena, (F.peak + 64) * sizeof(float)), "open (activation arena)");
-    }
+    alloc_buffers(I);
     /* The uploads done before another thread's stream (a lane's) reads them. */
+    if (!I->bad)
+        CK(I, cudaDeviceSynchronize(), "open");
+    if (I->bad) {
+        inst_free(I);
+        return NULL;
+    }
+    I->err = NULL;
+    return I;
+}
+
+void hc_cuda_warm(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
+        /* the flag an open sets, set first: it can only be set before the context exists */
+        if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess)
+            (void)cudaGetLastError();
+        if (cudaSetDevice(0) == cudaSuccess)
+            cudaFree(0); /* creates the context */
+    }
+    (void)cudaGetLastError();
+}
+
+void *hc_cuda_open_sharing(void *vbase, int max_batch, int threads, hc_err *err)
+{
+    (void)threads; /* a lane is one thread's stream */
+    const inst *base = (const inst *)vbase;
+    if (max_batch < 1) {
+        hc_err_set(err, HC_EBACKEND, "cuda: bad batch %d", max_batch);
+        return NULL;
+    }
+    inst *I = (inst *)calloc(1, sizeof *I);
+    if (!I) {
+        hc_err_set(err, HC_ENOMEM, "cuda: instance");
+        return NULL;
+    }
+    /* the base's net, mode, knobs and faults; its weights and tables borrowed */
+    I->net = base->net;
+    I->fp16 = base->fp16;
+    I->ref = base->ref;
+    I->faults = base->faults;
+    I->acc16_chunk = base->acc16_chunk;
+    I->pool32 = base->pool32;
+    I->mid32 = base->mid32;
+    I->probs32 = base->probs32;
+    I->sync_layers = base->sync_layers;
+    I->nx = base->nx;
+    I->ny = base->ny;
+    I->hw = base->hw;
+    I->max_batch = max_batch;
+    I->emu = base->emu;
+    I->w = base->w;
+    I->n_w = I->cap_w = base->n_w;
+    I->wp = base->wp;
+    I->n_wp = base->n_wp;
+    I->ropes = base->ropes;
+    I->n_ropes = base->n_ropes;
+    I->borrowed = 1;
+    I->err = err;
+    CK(I, cudaSetDevice(0), "open");
+    /* a cuBLAS handle of its own: one is not to be used by two threads at once */
+    if (!I->bad && !I->ref && hc_cublas_open(&I->blas, err))
+        I->bad = 1;
+    if (!I->bad)
+        alloc_buffers(I);
     if (!I->bad)
         CK(I, cudaDeviceSynchronize(), "open");
     if (I->bad) {

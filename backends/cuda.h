@@ -53,6 +53,11 @@ extern const hc_backend_kind hc_backend_cuda;
  * has no such fault. NULL with err on failure (no device: HC_EBACKEND "cuda: no CUDA device"). */
 void *hc_cuda_open_with(const hc_cuda_opts *o, const hc_backend_open_opts *oo, hc_err *err);
 /* The instance's ops: eval, taps (always 1: every layer it computes) and close. */
+/* Creates the device's context ahead of the first open (hc_backend_kind.warm). */
+void hc_cuda_warm(void);
+/* A lane beside base (hc_backend_ops.open_sharing): its own rows, arena, staging and cuBLAS
+ * handle, base's weights on the device and prepared tables (uploaded once); base outlives it. */
+void *hc_cuda_open_sharing(void *base, int max_batch, int threads, hc_err *err);
 int hc_cuda_eval(void *inst, int batch, const float *spatial, const float *global, const float *meta,
                  hc_raw_heads *out, hc_err *err);
 int hc_cuda_taps(void *inst);

@@ -186,7 +186,8 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
     for (int i = 0; i < I->n_w; i++)
         if (I->w[i].host == host && I->w[i].half == half)
             return I->w[i].dev;
-    if (!f->dry) {
+    /* a lane borrows its base's table, complete after the base's dry run: never added to */
+    if (!f->dry || I->borrowed) {
         if (!I->bad) {
             I->bad = 1;
             hc_err_set(I->err, HC_EINTERNAL, "cuda: %s: weights not uploaded", layer);
@@ -314,7 +315,7 @@ const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
     for (int i = 0; i < I->n_wp; i++)
         if (I->wp[i].src == c)
             return &I->wp[i].k;
-    if (!f->dry) {
+    if (!f->dry || I->borrowed) {
         if (!I->bad) {
             I->bad = 1;
             hc_err_set(I->err, HC_EINTERNAL, "cuda: %s: Winograd weights not prepared", c->name);

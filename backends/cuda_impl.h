@@ -81,6 +81,9 @@ struct inst {
     /* the first error of the current open or eval */
     int bad;
     hc_err *err;
+    /* a lane (hc_cuda_open_sharing): w, wp, ropes and emu are its base's, uploaded and prepared
+     * once, read-only after the base's open; freed with the base, which outlives it */
+    int borrowed;
 };
 
 /* One forward pass (or its dry run at open). */

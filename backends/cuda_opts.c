@@ -110,7 +110,8 @@ static void *cuda_open(const void *opts, const hc_backend_open_opts *oo, hc_err 
     return hc_cuda_open_with(opts ? opts : &em, oo, err);
 }
 
-static const hc_backend_ops cuda_ops = {.eval = hc_cuda_eval, .taps = hc_cuda_taps, .close = hc_cuda_close};
+static const hc_backend_ops cuda_ops = {.eval = hc_cuda_eval, .taps = hc_cuda_taps, .open_sharing = hc_cuda_open_sharing,
+                                        .close = hc_cuda_close};
 #else
 static void *cuda_open(const void *opts, const hc_backend_open_opts *oo, hc_err *err)
 {
@@ -142,4 +143,7 @@ const hc_backend_kind hc_backend_cuda = {
     .free_opts = free,
     .open = cuda_open,
     .ops = &cuda_ops,
+#ifdef HC_HAVE_CUDA
+    .warm = hc_cuda_warm,
+#endif
 };

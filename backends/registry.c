@@ -148,6 +148,14 @@ int hc_backend_open_with(hc_backend *b, const hc_backend_open_opts *o, hc_err *e
     return rc;
 }
 
+void hc_backend_warm(const hc_backend_registry *reg, const char *spec)
+{
+    hc_err err = {0};
+    const hc_backend_kind *k = spec ? hc_backend_find(reg, spec, NULL, &err) : NULL;
+    if (k && k->warm)
+        k->warm();
+}
+
 int hc_backend_open_like(hc_backend *b, const hc_backend *base, const hc_backend_open_opts *o, hc_err *err)
 {
     if (!base->kind->ops->open_sharing)

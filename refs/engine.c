@@ -179,19 +179,42 @@ static int check_net(const hc_net *net, hc_err *err)
 
 /* ---- prepared convolutions ----------------------------------------------------------- */
 
-static int add_conv(hc_engine *e, const hc_conv *c, hc_err *err)
+/* Every convolution of a stack of blocks, in the engine's order; fn's nonzero stops the walk. */
+static int walk_stack_convs(const hc_block *blocks, int n, int (*fn)(const hc_conv *, void *), void *user)
 {
-    conv_prep *grown = realloc(e->convs, (size_t)(e->n_convs + 1) * sizeof *grown);
-    if (!grown)
-        return hc_err_set(err, HC_ENOMEM, "engine conv table");
-    e->convs = grown;
-    conv_prep *p = &e->convs[e->n_convs];
-    p->src = c;
-    int m = e->opts.conv_mode ? e->opts.conv_mode(e->opts.conv_mode_user, c) : 0;
-    if (hc_engine_conv_prepare(&p->k, c, e->opts.winograd, m, err))
-        return -1;
-    e->n_convs++;
+    for (int i = 0; i < n; i++) {
+        const hc_block *b = &blocks[i];
+        int rc = 0;
+        switch (b->kind) {
+        case HC_BLOCK_ORDINARY:
+            rc = fn(&b->ordinary.regular_conv, user) || fn(&b->ordinary.final_conv, user);
+            break;
+        case HC_BLOCK_GPOOL:
+            rc = fn(&b->gpool.regular_conv, user) || fn(&b->gpool.gpool_conv, user) || fn(&b->gpool.final_conv, user);
+            break;
+        case HC_BLOCK_NESTED_BOTTLENECK:
+            rc = fn(&b->nbt.pre_conv, user) || walk_stack_convs(b->nbt.blocks, b->nbt.num_blocks, fn, user) ||
+                 fn(&b->nbt.post_conv, user);
+            break;
+        default:
+            break;
+        }
+        if (rc)
+            return rc;
+    }
     return 0;
+}
+
+int hc_engine_each_conv(const hc_net *n, int (*fn)(const hc_conv *c, void *user), void *user)
+{
+    int rc = fn(&n->trunk.initial_conv, user);
+    if (!rc)
+        rc = walk_stack_convs(n->trunk.blocks, n->trunk.num_blocks, fn, user);
+    const hc_conv *heads[5] = {&n->policy.p1_conv, &n->policy.g1_conv, &n->policy.p2_conv, &n->value.v1_conv,
+                               &n->value.ownership_conv};
+    for (int i = 0; i < 5 && !rc; i++)
+        rc = fn(heads[i], user);
+    return rc;
 }
 
 int hc_engine_conv_prepare(hc_kconv *k, const hc_conv *c, int winograd, int mode, hc_err *err)
@@ -207,43 +230,103 @@ int hc_engine_conv_prepare(hc_kconv *k, const hc_conv *c, int winograd, int mode
     return 0;
 }
 
-static int add_stack_convs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
+/* hc_engine_convs_prepare's work, shared by its threads: the next convolution to take. */
+typedef struct prep_work {
+    hc_kconv *const *ks;
+    const hc_conv *const *cs;
+    const int *modes;
+    int n, winograd, next, failed_at;
+    hc_err err;
+    pthread_mutex_t mu;
+} prep_work;
+
+static void *prep_worker(void *arg)
 {
-    for (int i = 0; i < n; i++) {
-        const hc_block *b = &blocks[i];
-        int rc = 0;
-        switch (b->kind) {
-        case HC_BLOCK_ORDINARY:
-            rc = add_conv(e, &b->ordinary.regular_conv, err) || add_conv(e, &b->ordinary.final_conv, err);
-            break;
-        case HC_BLOCK_GPOOL:
-            rc = add_conv(e, &b->gpool.regular_conv, err) || add_conv(e, &b->gpool.gpool_conv, err) ||
-                 add_conv(e, &b->gpool.final_conv, err);
-            break;
-        case HC_BLOCK_NESTED_BOTTLENECK:
-            rc = add_conv(e, &b->nbt.pre_conv, err) ||
-                 add_stack_convs(e, b->nbt.blocks, b->nbt.num_blocks, err) ||
-                 add_conv(e, &b->nbt.post_conv, err);
-            break;
-        default:
-            break;
+    prep_work *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        int i = w->next < w->n && w->failed_at < 0 ? w->next++ : -1;
+        pthread_mutex_unlock(&w->mu);
+        if (i < 0)
+            return NULL;
+        hc_err e = {0};
+        if (hc_engine_conv_prepare(w->ks[i], w->cs[i], w->winograd, w->modes ? w->modes[i] : 0, &e)) {
+            pthread_mutex_lock(&w->mu);
+            if (w->failed_at < 0 || i < w->failed_at) {
+                w->failed_at = i;
+                w->err = e;
+            }
+            pthread_mutex_unlock(&w->mu);
         }
-        if (rc)
-            return -1;
     }
+}
+
+int hc_engine_convs_prepare(hc_kconv *const *ks, const hc_conv *const *cs, const int *modes, int n, int winograd,
+                            hc_err *err)
+{
+    for (int i = 0; i < n; i++)
+        memset(ks[i], 0, sizeof *ks[i]);
+    prep_work w = {.ks = ks, .cs = cs, .modes = modes, .n = n, .winograd = winograd, .failed_at = -1};
+    pthread_mutex_init(&w.mu, NULL);
+    /* a large net's Winograd weights take a second on one core: spread over the host */
+    int nt = hc_processors();
+    if (nt > n)
+        nt = n;
+    if (nt > 16)
+        nt = 16;
+    pthread_t th[16];
+    int started = 0;
+    for (int t = 1; t < nt && hc_thread_start(&th[started], prep_worker, &w) == 0; t++)
+        started++;
+    prep_worker(&w);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_destroy(&w.mu);
+    if (w.failed_at >= 0) {
+        for (int i = 0; i < n; i++)
+            hc_kconv_free(ks[i]);
+        *err = w.err;
+        return -1;
+    }
+    return 0;
+}
+
+/* prepare_convs' walk: the engine's table of convolutions, filled in before they are prepared. */
+static int add_conv(const hc_conv *c, void *user)
+{
+    hc_engine *e = user;
+    conv_prep *grown = realloc(e->convs, (size_t)(e->n_convs + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    e->convs = grown;
+    memset(&e->convs[e->n_convs], 0, sizeof *grown);
+    e->convs[e->n_convs++].src = c;
     return 0;
 }
 
 static int prepare_convs(hc_engine *e, hc_err *err)
 {
-    const hc_net *n = e->net;
-    return add_conv(e, &n->trunk.initial_conv, err) ||
-                   add_stack_convs(e, n->trunk.blocks, n->trunk.num_blocks, err) ||
-                   add_conv(e, &n->policy.p1_conv, err) || add_conv(e, &n->policy.g1_conv, err) ||
-                   add_conv(e, &n->policy.p2_conv, err) || add_conv(e, &n->value.v1_conv, err) ||
-                   add_conv(e, &n->value.ownership_conv, err)
-               ? -1
-               : 0;
+    if (hc_engine_each_conv(e->net, add_conv, e))
+        return hc_err_set(err, HC_ENOMEM, "engine conv table");
+    int n = e->n_convs;
+    hc_kconv **ks = hc_calloc((size_t)n + 1, sizeof *ks, err, "engine conv table");
+    const hc_conv **cs = hc_calloc((size_t)n + 1, sizeof *cs, err, "engine conv table");
+    int *modes = hc_calloc((size_t)n + 1, sizeof *modes, err, "engine conv table");
+    int rc = ks && cs && modes ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        ks[i] = &e->convs[i].k;
+        cs[i] = e->convs[i].src;
+        /* asked here, one at a time: the emulation's callback need not be thread-safe */
+        modes[i] = e->opts.conv_mode ? e->opts.conv_mode(e->opts.conv_mode_user, cs[i]) : 0;
+    }
+    if (rc == 0)
+        rc = hc_engine_convs_prepare(ks, cs, modes, n, e->opts.winograd, err);
+    if (rc)
+        e->n_convs = 0; /* nothing prepared is left to free */
+    free(ks);
+    free(cs);
+    free(modes);
+    return rc;
 }
 
 static const hc_kconv *find_conv(const hc_engine *e, const hc_conv *c)
@@ -995,6 +1078,17 @@ hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, 
     return engine_create(net, max_batch, nx, ny, threads, opts, NULL, err);
 }
 
+int hc_engine_check(const hc_net *net, hc_err *err)
+{
+    if (!net)
+        return hc_err_set(err, HC_EBACKEND, "engine: no net");
+    if (check_net(net, err)) {
+        hc_err_prefix(err, "%s: ", net->name ? net->name : "net");
+        return -1;
+    }
+    return 0;
+}
+
 hc_engine *hc_engine_new_sharing(const hc_engine *base, int max_batch, int threads, const hc_engine_opts *opts,
                                  hc_err *err)
 {
@@ -1021,10 +1115,8 @@ static hc_engine *engine_create(const hc_net *net, int max_batch, int nx, int ny
                    max_batch, nx, ny, threads);
         return NULL;
     }
-    if (check_net(net, err)) {
-        hc_err_prefix(err, "%s: ", net->name ? net->name : "net");
+    if (hc_engine_check(net, err))
         return NULL;
-    }
     hc_engine *e = hc_calloc(1, sizeof *e, err, "engine");
     if (!e)
         return NULL;

@@ -103,6 +103,9 @@ hc_engine_opts hc_engine_default_opts(void);
  * convolutions, even kernels, FFN blocks without SwiGLU, unknown activations. */
 hc_engine *hc_engine_new(const hc_net *net, int max_batch, int nx, int ny, int threads,
                          hc_err *err);
+/* The checks hc_engine_new makes of the net (the layers it can run), without preparing
+ * anything: for a backend that runs the same graph elsewhere (the GPU). 0, or -1 and err. */
+int hc_engine_check(const hc_net *net, hc_err *err);
 /* The same with explicit options (opts NULL: defaults). */
 hc_engine *hc_engine_new_opts(const hc_net *net, int max_batch, int nx, int ny, int threads,
                               const hc_engine_opts *opts, hc_err *err);
@@ -156,6 +159,15 @@ void hc_engine_set_inner_taps(hc_engine *e, int on);
  * 0, or -1 with err (nothing left allocated). */
 struct hc_kconv;
 int hc_engine_conv_prepare(struct hc_kconv *k, const hc_conv *c, int winograd, int mode, hc_err *err);
+/* hc_engine_conv_prepare of ks[i] for cs[i] at modes[i] (modes NULL: 0), i < n, the
+ * convolutions side by side on the host's processors (a convolution's prepared weights are its
+ * own, the same bits as one by one). On failure every ks[i] is freed and err is the first
+ * failing convolution's. */
+int hc_engine_convs_prepare(struct hc_kconv *const *ks, const hc_conv *const *cs, const int *modes, int n,
+                            int winograd, hc_err *err);
+/* Calls fn on every convolution of the net in the engine's order (the trunk's, nested blocks'
+ * included, then the heads'); returns fn's first nonzero, else 0. */
+int hc_engine_each_conv(const hc_net *net, int (*fn)(const hc_conv *c, void *user), void *user);
 
 /* Engine facts, for callers that size buffers. */
 const hc_net *hc_engine_net(const hc_engine *e);

@@ -170,16 +170,6 @@ static void pgz_free(hc_pgz *z)
     free(z);
 }
 
-static int host_processors(void)
-{
-#ifdef _SC_NPROCESSORS_ONLN
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 && n < 1024 ? (int)n : 1;
-#else
-    return 1;
-#endif
-}
-
 hc_pgz *hc_pgz_open(int fd, const char *name, int threads, hc_err *err)
 {
     hc_pgz *z = hc_calloc(1, sizeof *z, err, "gzip writer");
@@ -191,7 +181,7 @@ hc_pgz *hc_pgz_open(int fd, const char *name, int threads, hc_err *err)
     z->fd = fd;
     z->name = strdup(name ? name : "(gzip)");
     if (threads <= 0)
-        threads = host_processors();
+        threads = hc_processors();
     z->want_threads = threads > PGZ_MAX_THREADS ? PGZ_MAX_THREADS : threads;
     if (z->want_threads == 1)
         z->want_threads = 0;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,11 +13,33 @@
 #include <zlib.h>
 
 #include "harness/base/pgz.h"
+#include "harness/base/thread.h"
 
 enum { HC_STREAM_BUF = 1 << 16 };
 
+/* A large file is read ahead on a thread of its own: decompressing it (zlib's inflate and CRC)
+ * then overlaps what the reader does with the bytes (a large net's weights: about half of its
+ * load). RA_SLOTS buffers of RA_SIZE bytes, filled in order. */
+enum { RA_SLOTS = 4, RA_SIZE = 256 << 10, RA_MIN_FILE = 1 << 20 };
+
+typedef struct readahead {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    gzFile gz;
+    unsigned char *slot[RA_SLOTS];
+    size_t len[RA_SLOTS];
+    int head, count; /* filled slots head .. head+count-1, the one the reader holds included */
+    int holding;     /* the reader is reading slot head */
+    int started;     /* a first read has ended (direct is known) */
+    int direct;      /* gzdirect: a plain file passed through */
+    int done, stop;
+    char fail[200];  /* what ended it, when not the end of the data */
+} readahead;
+
 struct hc_istream {
     char *name;
+    readahead *ra;      /* or NULL: read on the calling thread */
     gzFile gz;          /* NULL for memory streams */
     const unsigned char *mem;
     size_t mem_len;
@@ -43,6 +66,92 @@ static hc_istream *istream_new(const char *name, hc_err *err)
     return s;
 }
 
+static void *ra_main(void *arg)
+{
+    readahead *ra = arg;
+    pthread_mutex_lock(&ra->mu);
+    for (;;) {
+        while (ra->count == RA_SLOTS && !ra->stop)
+            pthread_cond_wait(&ra->cv, &ra->mu);
+        if (ra->stop)
+            break;
+        int at = (ra->head + ra->count) % RA_SLOTS; /* never the slot being read */
+        pthread_mutex_unlock(&ra->mu);
+        int n = gzread(ra->gz, ra->slot[at], RA_SIZE);
+        char fail[sizeof ra->fail] = "";
+        if (n < 0) {
+            int zerr;
+            const char *m = gzerror(ra->gz, &zerr);
+            snprintf(fail, sizeof fail, "read error: %s", zerr == Z_ERRNO ? strerror(errno) : m);
+        } else if (n == 0) {
+            /* gzread reports a truncated gzip member as EOF with an error set. */
+            int zerr;
+            const char *m = gzerror(ra->gz, &zerr);
+            if (zerr != Z_OK && zerr != Z_STREAM_END)
+                snprintf(fail, sizeof fail, "corrupt or truncated gzip data: %s", m);
+        }
+        int direct = gzdirect(ra->gz);
+        pthread_mutex_lock(&ra->mu);
+        ra->direct = direct;
+        ra->started = 1;
+        if (n > 0) {
+            ra->len[at] = (size_t)n;
+            ra->count++;
+        } else {
+            ra->done = 1;
+            memcpy(ra->fail, fail, sizeof fail);
+        }
+        pthread_cond_broadcast(&ra->cv);
+        if (n <= 0)
+            break;
+    }
+    pthread_mutex_unlock(&ra->mu);
+    return NULL;
+}
+
+static void ra_free(readahead *ra)
+{
+    if (!ra)
+        return;
+    pthread_mutex_lock(&ra->mu);
+    ra->stop = 1;
+    pthread_cond_broadcast(&ra->cv);
+    pthread_mutex_unlock(&ra->mu);
+    pthread_join(ra->th, NULL);
+    for (int i = 0; i < RA_SLOTS; i++)
+        free(ra->slot[i]);
+    pthread_cond_destroy(&ra->cv);
+    pthread_mutex_destroy(&ra->mu);
+    free(ra);
+}
+
+/* Starts reading gz ahead; NULL (the caller reads on its own thread) when it cannot. */
+static readahead *ra_start(gzFile gz)
+{
+    readahead *ra = calloc(1, sizeof *ra);
+    if (!ra)
+        return NULL;
+    ra->gz = gz;
+    for (int i = 0; i < RA_SLOTS; i++)
+        if (!(ra->slot[i] = malloc(RA_SIZE))) {
+            for (int k = 0; k < i; k++)
+                free(ra->slot[k]);
+            free(ra);
+            return NULL;
+        }
+    pthread_mutex_init(&ra->mu, NULL);
+    pthread_cond_init(&ra->cv, NULL);
+    if (hc_thread_start(&ra->th, ra_main, ra) != 0) {
+        for (int i = 0; i < RA_SLOTS; i++)
+            free(ra->slot[i]);
+        pthread_cond_destroy(&ra->cv);
+        pthread_mutex_destroy(&ra->mu);
+        free(ra);
+        return NULL;
+    }
+    return ra;
+}
+
 hc_istream *hc_istream_open(const char *path, hc_err *err)
 {
     hc_istream *s = istream_new(path, err);
@@ -58,6 +167,10 @@ hc_istream *hc_istream_open(const char *path, hc_err *err)
         return NULL;
     }
     gzbuffer(s->gz, HC_STREAM_BUF);
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RA_MIN_FILE &&
+        (s->ra = ra_start(s->gz)) != NULL)
+        return s; /* s->buf points into the slot being read */
     s->buf = malloc(HC_STREAM_BUF);
     if (!s->buf) {
         hc_err_set(err, HC_ENOMEM, "%s: out of memory for read buffer", path);
@@ -81,9 +194,12 @@ void hc_istream_close(hc_istream *s)
 {
     if (!s)
         return;
+    if (s->ra)
+        ra_free(s->ra); /* its thread stopped before the file closes */
+    else
+        free(s->buf);
     if (s->gz)
         gzclose(s->gz);
-    free(s->buf);
     free(s->line);
     free(s->name);
     free(s);
@@ -99,6 +215,37 @@ static long fill(hc_istream *s, hc_err *err)
         return (long)(s->buf_len - s->buf_pos);
     if (s->eof || !s->gz)
         return 0;
+    if (s->ra) {
+        readahead *ra = s->ra;
+        pthread_mutex_lock(&ra->mu);
+        if (ra->holding) { /* the slot just read is the reader thread's again */
+            ra->holding = 0;
+            ra->head = (ra->head + 1) % RA_SLOTS;
+            ra->count--;
+            pthread_cond_broadcast(&ra->cv);
+        }
+        while (ra->count == 0 && !ra->done)
+            pthread_cond_wait(&ra->cv, &ra->mu);
+        long got = 0;
+        char fail[sizeof ra->fail] = "";
+        if (ra->count > 0) {
+            ra->holding = 1;
+            s->buf = ra->slot[ra->head];
+            s->buf_pos = 0;
+            s->buf_len = ra->len[ra->head];
+            got = (long)s->buf_len;
+        } else {
+            memcpy(fail, ra->fail, sizeof fail);
+        }
+        pthread_mutex_unlock(&ra->mu);
+        if (got > 0)
+            return got;
+        if (fail[0])
+            return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: %s", s->name, hc_istream_offset_word(s),
+                              (unsigned long long)s->offset, fail);
+        s->eof = 1;
+        return 0;
+    }
     int n = gzread(s->gz, s->buf, HC_STREAM_BUF);
     if (n < 0) {
         int zerr;
@@ -216,7 +363,17 @@ uint64_t hc_istream_offset(const hc_istream *s) { return s->offset; }
 
 const char *hc_istream_offset_word(const hc_istream *s)
 {
-    /* gzdirect: 1 when zlib passes a plain file through, known once reading has begun. */
+    /* gzdirect: 1 when zlib passes a plain file through, known once reading has begun (on the
+     * reader thread, when there is one: asked of it once its first read ended). */
+    if (s->ra) {
+        readahead *ra = s->ra;
+        pthread_mutex_lock(&ra->mu);
+        while (!ra->started)
+            pthread_cond_wait(&ra->cv, &ra->mu);
+        int direct = ra->direct;
+        pthread_mutex_unlock(&ra->mu);
+        return direct ? "offset" : "uncompressed offset";
+    }
     return s->gz && !gzdirect(s->gz) ? "uncompressed offset" : "offset";
 }
 long hc_istream_lineno(const hc_istream *s) { return s->lineno; }

@@ -13,4 +13,8 @@
  * the error number pthread_create (or the attribute calls) returned. */
 int hc_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
+/* The processors online (1 where the system does not say): for one-off work spread over the
+ * host, such as preparing a net's weights or compressing an outputs file. */
+int hc_processors(void);
+
 #endif

@@ -20,12 +20,29 @@ typedef struct pos_job {
     size_t n;
     int failed;
     hc_err err;
+    struct timespec done; /* when it ended (--profile) */
 } pos_job;
 
 static void *load_positions(void *arg)
 {
     pos_job *j = arg;
     j->failed = hc_positions_load(j->path, &j->ps, &j->n, &j->err) != 0;
+    clock_gettime(CLOCK_MONOTONIC, &j->done);
+    return NULL;
+}
+
+/* The backend's warm (a GPU's context), on a thread of its own while the net loads. */
+typedef struct warm_job {
+    const hc_backend_registry *reg;
+    const char *spec;
+    struct timespec done;
+} warm_job;
+
+static void *warm_backend(void *arg)
+{
+    warm_job *w = arg;
+    hc_backend_warm(w->reg, w->spec);
+    clock_gettime(CLOCK_MONOTONIC, &w->done);
     return NULL;
 }
 
@@ -43,6 +60,8 @@ static const cli_opt opts[] = {
     {"human-profile", 1, 0, "SGF-metadata profile for human-SL nets (default preaz_5k, as testgpuerror)", "NAME"},
     {"format", 1, 0, "golden (default) or katago (katago testgpuerror -reference-file)", "golden|katago"},
     {"out", 1, 0, "outputs file (.jsonl or .jsonl.gz), written atomically", "PATH"},
+    {"profile", 0, 0, "print where the time went: loading, opening the backend, featurizing, the backend's calls, "
+                      "post-processing, writing", NULL},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
 };
@@ -67,6 +86,45 @@ static double seconds_since(const struct timespec *t0)
 }
 
 /* Writes (and frees) the outputs of positions [written, done); -1 once a write failed. */
+/* The steps of an eval, in seconds from its start (--profile). */
+typedef struct eval_clock {
+    double net, open, positions, warm, joined, eval, commit, close;
+    int lanes;
+    hc_eval_timing t;
+} eval_clock;
+
+static double seconds_between(const struct timespec *t0, const struct timespec *t1)
+{
+    return (double)(t1->tv_sec - t0->tv_sec) + 1e-9 * (double)(t1->tv_nsec - t0->tv_nsec);
+}
+
+static void print_profile(const eval_clock *c, size_t n, const char *spec)
+{
+    fprintf(stderr,
+            "halfcheck eval --profile: %zu positions on %s (wall seconds; the work inside the evaluation is summed "
+            "over its %d thread%s)\n",
+            n, spec, c->lanes > 0 ? c->lanes : 1, c->lanes > 1 ? "s" : "");
+    fprintf(stderr, "  %-36s %8.3f  (alongside the net, ended at %.3f)\n", "reading the positions", c->positions,
+            c->positions);
+    fprintf(stderr, "  %-36s %8.3f  ended at %.3f\n", "loading the net", c->net, c->net);
+    if (c->warm > 0)
+        fprintf(stderr, "  %-36s %8.3f  (alongside the net, ended at %.3f)\n", "starting the device", c->warm, c->warm);
+    fprintf(stderr, "  %-36s %8.3f  ended at %.3f\n", "opening the backend", c->open - c->net, c->open);
+    fprintf(stderr, "  %-36s %8.3f  ended at %.3f\n", "waiting for the positions", c->joined - c->open, c->joined);
+    fprintf(stderr, "  %-36s %8.3f  ended at %.3f\n", "evaluating (and writing as it goes)", c->eval - c->joined,
+            c->eval);
+    fprintf(stderr, "    %-34s %8.3f  thread-s\n", "featurizing", c->t.featurize);
+    char calls[64];
+    snprintf(calls, sizeof calls, "the backend's calls (%ld)", c->t.calls);
+    fprintf(stderr, "    %-34s %8.3f  thread-s\n", calls, c->t.backend);
+    fprintf(stderr, "    %-34s %8.3f  thread-s\n", "post-processing", c->t.postprocess);
+    fprintf(stderr, "    %-34s %8.3f  (this thread, while the others evaluate)\n", "writing the outputs",
+            c->t.progress);
+    fprintf(stderr, "  %-36s %8.3f  ended at %.3f\n", "finishing the outputs file", c->commit - c->eval, c->commit);
+    fprintf(stderr, "  %-36s %8.3f  ended at %.3f\n", "closing the backend, freeing", c->close - c->commit, c->close);
+    fprintf(stderr, "  %-36s %8.3f\n", "end to end (from main)", c->close);
+}
+
 static int write_prefix(progress_state *ps, size_t done)
 {
     for (; !ps->write_failed && ps->written < done; ps->written++) {
@@ -142,6 +200,8 @@ int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
     snprintf(s.meta_profile, sizeof s.meta_profile, "%s", cli_get(&a, "human-profile", "preaz_5k"));
 
     int rc = HC_EXIT_OK;
+    int profile = cli_has(&a, "profile");
+    eval_clock ck = {0};
     hc_position *ps = NULL;
     size_t n = 0, n_out = 0;
     hc_nnoutput *outs = NULL;
@@ -158,7 +218,16 @@ int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
     int pos_threaded = pos_path && hc_thread_start(&pos_thread, load_positions, &pj) == 0;
     if (pos_path && !pos_threaded)
         load_positions(&pj);
+    /* A GPU's context is started meanwhile too (hc_backend_kind.warm). */
+    warm_job wj = {.reg = reg, .spec = cli_get(&a, "backend", "ref32")};
+    pthread_t warm_thread;
+    int warm_threaded = hc_thread_start(&warm_thread, warm_backend, &wj) == 0;
     hc_net *net = hc_net_load(net_path, &err);
+    ck.net = seconds_since(&prog.start);
+    if (warm_threaded) {
+        pthread_join(warm_thread, NULL);
+        ck.warm = seconds_between(&prog.start, &wj.done);
+    }
     hc_err open_err = {0};
     int open_failed = 0;
     if (net) {
@@ -168,9 +237,13 @@ int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
         hc_evaluator_opts eo = {.spec = cli_get(&a, "backend", "ref32"), .net = net, .settings = s, .batch = batch,
                                 .threads = threads, .one_instance = feat_path != NULL, .registry = reg};
         open_failed = !(ev = hc_evaluator_open(&eo, &open_err));
+        ck.lanes = ev ? hc_evaluator_lanes(ev) : 0;
     }
+    ck.open = seconds_since(&prog.start);
     if (pos_threaded)
         pthread_join(pos_thread, NULL);
+    ck.joined = seconds_since(&prog.start);
+    ck.positions = pos_path ? seconds_between(&prog.start, &pj.done) : 0;
     ps = pj.ps, n = pj.n;
     if (!net) {
         hc_positions_free(ps, n);
@@ -208,7 +281,8 @@ int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
         n_out = n; /* every entry is initialised or zeroed */
         prog.outs = outs;
         hc_eval_failure fail = {.position = -1};
-        hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = show_progress, .user = &prog};
+        hc_eval_request req = {.ps = ps, .n = n, .outs = outs, .fail = &fail, .progress = show_progress, .user = &prog,
+                               .timing = &ck.t};
         failed = !outs || hc_evaluator_run(ev, &req, &err);
         /* A record the game replay refused (an illegal move, a wrong nextPla): name its file and line. */
         if (failed && outs && err.code == HC_EFORMAT && fail.position >= 0 && (size_t)fail.position < n &&
@@ -216,6 +290,7 @@ int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
             hc_err_prefix(&err, "%s:%ld: ", pos_path, ps[fail.position].file_line);
     }
     prog.outs = outs;
+    ck.eval = seconds_since(&prog.start);
     /* what the progress calls have not written yet: all of the feature rows' outputs, or
      * the last of a position backend's */
     if (!failed && write_prefix(&prog, n_out))
@@ -230,6 +305,7 @@ int cmd_eval(int argc, char **argv, const hc_backend_registry *reg)
     }
     double eval_s = seconds_since(&eval_start);
     double el = seconds_since(&prog.start);
+    ck.commit = el;
     fprintf(stderr, "halfcheck eval: %zu positions in %.2fs end to end (%.1f/s; evaluating and writing %.2fs), wrote %s\n",
             n_out, el, el > 0 ? (double)n_out / el : 0.0, eval_s, out_path);
 done:
@@ -237,5 +313,8 @@ done:
     hc_evaluator_close(ev);
     hc_positions_free(ps, n);
     hc_net_free(net);
+    ck.close = seconds_since(&prog.start);
+    if (profile && rc == HC_EXIT_OK)
+        print_profile(&ck, n_out, cli_get(&a, "backend", "ref32"));
     return rc;
 }

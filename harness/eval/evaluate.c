@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness/go/history.h"
 #include "harness/features/nnfeatures.h"
@@ -203,6 +204,33 @@ static int check_settings(const hc_eval_settings *s, int batch, hc_err *err)
 }
 
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void timing_add(hc_eval_timing *to, const hc_eval_timing *t)
+{
+    if (!to)
+        return;
+    to->featurize += t->featurize;
+    to->backend += t->backend;
+    to->postprocess += t->postprocess;
+    to->progress += t->progress;
+    to->calls += t->calls;
+}
+
+/* The caller's progress call, timed. */
+static int call_progress(const hc_eval_request *q, size_t done, size_t n, hc_eval_timing *t)
+{
+    double t0 = now_s();
+    int stop = q->progress(q->user, done, n);
+    t->progress += now_s() - t0;
+    return stop;
+}
+
 /* What every call of one evaluation shares: the net, its settings, the positions per call
  * and the request (positions, order, outputs, callbacks). */
 typedef struct eval_job {
@@ -218,7 +246,7 @@ typedef struct eval_job {
  * failing row is idx[*finished]): a position that cannot be featurized does not cost the rows
  * before it, which are evaluated first. */
 static int eval_rows(batch_buf *bb, hc_backend *b, const eval_job *j, int k, hc_eval_failure *fail, hc_err *err,
-                     int *finished)
+                     int *finished, hc_eval_timing *t)
 {
     const hc_position *ps = j->req->ps;
     const size_t *idx = bb->idx;
@@ -227,10 +255,17 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const eval_job *j, int k, hc_
     *finished = 0;
     int ready = 0;
     hc_err prep_err = {0};
+    double t0 = now_s();
     while (ready < k && prepare_row(bb, ready, j->net, &ps[idx[ready]], j->s, &prep_err) == 0)
         ready++;
+    double t1 = now_s();
+    t->featurize += t1 - t0;
     if (ready > 0) {
-        if (hc_backend_eval(b, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err)) {
+        int erc = hc_backend_eval(b, ready, bb->spatial, bb->global, bb->c_meta > 0 ? bb->meta : NULL, bb->raw, err);
+        double t2 = now_s();
+        t->backend += t2 - t1;
+        t->calls++;
+        if (erc) {
             hc_err_prefix(err, "batch of %d: ", ready);
             describe(&ps[idx[0]], (long)idx[0], fail, err);
             return -1;
@@ -244,6 +279,7 @@ static int eval_rows(batch_buf *bb, hc_backend *b, const eval_job *j, int k, hc_
                 done_mask[idx[r]] = 1;
             *finished = r + 1;
         }
+        t->postprocess += now_s() - t2;
     }
     if (ready < k) {
         *err = prep_err;
@@ -279,6 +315,7 @@ static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
     hc_nnoutput *go = hc_malloc(sizeof *go * (size_t)per, err, "gathered outputs");
     size_t *gi = hc_malloc(sizeof *gi * (size_t)per, err, "gathered indices");
     int rc = gp && go && gi ? 0 : -1;
+    hc_eval_timing t = {0};
     int limit = per;        /* the call size while a refused call's positions are retried */
     size_t limit_until = 0; /* ... up to this many positions done */
     for (size_t done = 0; rc == 0 && done < n;) {
@@ -299,7 +336,10 @@ static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
         }
         if (rc)
             break;
+        double t0 = now_s();
         int erc = hc_backend_eval_positions(b, k, gp, go, err);
+        t.backend += now_s() - t0;
+        t.calls++;
         for (int r = 0; r < k; r++)
             q->outs[gi[r]] = go[r]; /* the same buffers; the scalars were filled in the copy */
         if (erc) {
@@ -339,11 +379,12 @@ static int eval_position_calls(hc_backend *b, const eval_job *j, hc_err *err)
         done += (size_t)k;
         if (done >= limit_until)
             limit = per;
-        if (q->progress && q->progress(q->user, done, n)) {
+        if (q->progress && call_progress(q, done, n, &t)) {
             rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
             break;
         }
     }
+    timing_add(q->timing, &t);
     free(gp);
     free(go);
     free(gi);
@@ -366,22 +407,24 @@ static int eval_one(hc_backend *b, const eval_job *j, hc_err *err)
     if (batch_init(&bb, j->net, j->batch, j->s, err))
         return -1;
     int rc = 0;
+    hc_eval_timing t = {0};
     for (size_t done = 0; rc == 0 && done < n;) {
         int k = (int)(n - done < (size_t)j->batch ? n - done : (size_t)j->batch);
         for (int r = 0; r < k; r++)
             bb.idx[r] = q->order ? q->order[done + (size_t)r] : done + (size_t)r;
         int finished;
-        rc = eval_rows(&bb, b, j, k, q->fail, err, &finished);
+        rc = eval_rows(&bb, b, j, k, q->fail, err, &finished, &t);
         if (rc) {
             /* the rows before the failing one are done: let a streaming caller have them */
             if (finished > 0 && q->progress)
-                q->progress(q->user, done + (size_t)finished, n);
+                call_progress(q, done + (size_t)finished, n, &t);
             break;
         }
         done += (size_t)k;
-        if (rc == 0 && q->progress && q->progress(q->user, done, n))
+        if (rc == 0 && q->progress && call_progress(q, done, n, &t))
             rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
+    timing_add(q->timing, &t);
     batch_free(&bb);
     return rc;
 }
@@ -400,6 +443,7 @@ typedef struct lanes_ctx {
     hc_eval_failure fail;
     int stop;
     int running;           /* lanes still working */
+    hc_eval_timing timing; /* the lanes' work, added as each ends */
 } lanes_ctx;
 
 typedef struct lane_arg {
@@ -413,6 +457,7 @@ static void *lane_main(void *arg)
     lanes_ctx *c = la->c;
     const eval_job *j = c->j;
     hc_err err = {0};
+    hc_eval_timing t = {0};
     batch_buf bb;
     int ok = batch_init(&bb, j->net, j->batch, j->s, &err) == 0;
     pthread_mutex_lock(&c->mu);
@@ -433,7 +478,7 @@ static void *lane_main(void *arg)
         hc_eval_failure f = {.position = -1};
         hc_err e = {0};
         int finished = 0;
-        int rc = eval_rows(&bb, la->b, j, k, &f, &e, &finished);
+        int rc = eval_rows(&bb, la->b, j, k, &f, &e, &finished, &t);
         pthread_mutex_lock(&c->mu);
         for (int r = 0; r < finished; r++)
             c->done[seq + (size_t)r] = 1;
@@ -446,6 +491,7 @@ static void *lane_main(void *arg)
         pthread_cond_signal(&c->cv);
     }
     c->running--;
+    timing_add(&c->timing, &t);
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
     if (ok)
@@ -459,7 +505,6 @@ static int eval_lanes(hc_backend *lanes, int n_lanes, const eval_job *j, hc_err 
     size_t n = j->req->n;
     hc_eval_failure *fail = j->req->fail;
     hc_eval_progress progress = j->req->progress;
-    void *user = j->req->user;
     if (fail)
         memset(fail, 0, sizeof *fail), fail->position = -1;
     if (n_lanes < 1)
@@ -497,13 +542,14 @@ static int eval_lanes(hc_backend *lanes, int n_lanes, const eval_job *j, hc_err 
     }
     /* Report the finished prefix as it grows; stop handing out on failure or interruption. */
     size_t reported = 0, prefix = 0;
+    hc_eval_timing main_t = {0}; /* this thread's, apart from the lanes' (added under the lock) */
     while (started > 0) {
         while (prefix < n && c.done[prefix])
             prefix++;
         if (prefix > reported && progress) {
             reported = prefix;
             pthread_mutex_unlock(&c.mu);
-            int stop = progress(user, prefix, n);
+            int stop = call_progress(j->req, prefix, n, &main_t);
             pthread_mutex_lock(&c.mu);
             if (stop && !interrupted) {
                 interrupted = 1;
@@ -526,6 +572,8 @@ static int eval_lanes(hc_backend *lanes, int n_lanes, const eval_job *j, hc_err 
     } else if (rc == 0 && interrupted) {
         rc = hc_err_set(err, HC_EINTERRUPTED, "interrupted");
     }
+    timing_add(j->req->timing, &c.timing);
+    timing_add(j->req->timing, &main_t);
     pthread_cond_destroy(&c.cv);
     pthread_mutex_destroy(&c.mu);
     free(c.done);

@@ -36,6 +36,16 @@ typedef int (*hc_eval_progress)(void *user, size_t done, size_t total);
  * nonzero to stop (HC_EINTERRUPTED "interrupted"). */
 typedef int (*hc_eval_skip_fn)(void *user, size_t i, const char *reason);
 
+/* Where an evaluation's time went (hc_eval_request.timing): seconds summed over the threads
+ * that did each kind of work, so that with lanes they can exceed the wall time. */
+typedef struct hc_eval_timing {
+    double featurize;   /* positions to input rows: replay, features, symmetry, legal maps */
+    double backend;     /* the backend's calls (a GPU's: copies in, the pass, copies out, waits) */
+    double postprocess; /* raw heads to outputs */
+    double progress;    /* the caller's progress calls (eval's: writing the outputs) */
+    long calls;         /* backend calls */
+} hc_eval_timing;
+
 /* An evaluation: the positions, where the outputs go, and what to tell the caller. Zero
  * fields mean "none". */
 typedef struct hc_eval_request {
@@ -54,6 +64,7 @@ typedef struct hc_eval_request {
      * skipped positions as done. Tensor backends never skip. */
     hc_eval_skip_fn skip;
     void *user;                 /* for progress and skip */
+    hc_eval_timing *timing;     /* or NULL: where the time went, added to what it holds */
 } hc_eval_request;
 
 /* How to open an evaluator. Zero fields take their defaults. */
