@@ -323,9 +323,8 @@ void *hc_cuda_open_sharing(void *vbase, int max_batch, int threads, hc_err *err)
     I->borrowed = 1;
     I->err = err;
     CK(I, cudaSetDevice(0), "open");
-    /* a cuBLAS handle of its own: one is not to be used by two threads at once */
-    if (!I->bad && !I->ref && hc_cublas_open(&I->blas, err))
-        I->bad = 1;
+    /* its cuBLAS handle (one is not to be used by two threads at once) is created by its first
+     * eval, on its own thread: the lanes' handles side by side, not one after another here */
     if (!I->bad)
         alloc_buffers(I);
     if (!I->bad)
@@ -354,6 +353,8 @@ int hc_cuda_eval(void *vi, int batch, const float *spatial, const float *global,
     if (out->nx != I->nx || out->ny != I->ny || out->policy_channels != net->num_policy_c ||
         out->score_channels != net->num_score_value_c || out->max_batch < batch)
         return hc_err_set(err, HC_EBACKEND, "cuda: output buffer does not match the net / board");
+    if (!I->ref && !I->blas.handle_ok && hc_cublas_open(&I->blas, err))
+        return -1;
     I->bad = 0;
     I->err = err;
     I->taps = out->taps;

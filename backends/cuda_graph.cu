@@ -218,28 +218,24 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
     I->w[I->n_w].half = half;
     I->w[I->n_w].dev = d;
     I->n_w++;
-    if (half == 1) {
-        __half *tmp = (__half *)malloc(bytes ? bytes : 2);
-        if (!tmp) {
-            I->bad = 1;
-            hc_err_set(I->err, HC_ENOMEM, "cuda: %s: half weights", layer);
-            return NULL;
+    if (half) {
+        /* converted on the device (the same round-to-nearest-even as the host's
+         * __float2half_rn, at a fraction of a large net's open) from a float copy */
+        float *tmp = NULL;
+        CK(I, cudaMalloc(&tmp, n * sizeof(float) + 4), layer);
+        if (!I->bad)
+            CK(I, cudaMemcpy(tmp, host, n * sizeof(float), cudaMemcpyHostToDevice), layer);
+        if (!I->bad && half == 1) {
+            hck::to_half(n, tmp, (__half *)d);
+            CK(I, cudaGetLastError(), layer);
         }
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = __float2half_rn(host[i]);
-        CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyHostToDevice), layer);
-        free(tmp);
-    } else if (half == 2) { /* floats holding half-rounded values */
-        float *tmp = (float *)malloc(bytes ? bytes : 4);
-        if (!tmp) {
-            I->bad = 1;
-            hc_err_set(I->err, HC_ENOMEM, "cuda: %s: rounded weights", layer);
-            return NULL;
+        if (!I->bad && half == 2) { /* floats holding half-rounded values */
+            hck::round16(n, tmp);
+            CK(I, cudaGetLastError(), layer);
+            if (!I->bad)
+                CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyDeviceToDevice), layer);
         }
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = __half2float(__float2half_rn(host[i]));
-        CK(I, cudaMemcpy(d, tmp, bytes, cudaMemcpyHostToDevice), layer);
-        free(tmp);
+        cudaFree(tmp);
     } else {
         CK(I, cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), layer);
     }

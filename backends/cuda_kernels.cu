@@ -76,9 +76,8 @@ __global__ void k_tohalf(size_t n, const float *x, __half *y)
 __global__ void k_bn_act(int C, size_t S, const float *in, float *out, const float *sc,
                          const float *bi, int act, const float *mask, int r16)
 {
-    GRID_LOOP(i, (size_t)C * S) {
-        int c = (int)(i / S);
-        size_t j = i % S;
+    ROW_LOOP(c, C, j, S) {
+        size_t i = (size_t)c * S + j;
         float v = 0.0f;
         if (mask[j] == 1.0f)
             v = act_f(act, in[i] * sc[c] + bi[c]);
@@ -274,23 +273,27 @@ void to_half(size_t n, const float *x, __half *y)
 
 void im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, float *col)
 {
-    k_im2col<float><<<nblocks((size_t)ic * kh * kw * B * nx * ny), 256>>>(ic, B, nx, ny, kh, kw, in, col);
+    dim3 grid, block;
+    launch_im2col_dims(ic, B, nx, ny, kh, kw, &grid, &block);
+    k_im2col<float><<<grid, block>>>(ic, B, nx, ny, kh, kw, in, col);
 }
 
 void im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, __half *col)
 {
-    k_im2col<__half><<<nblocks((size_t)ic * kh * kw * B * nx * ny), 256>>>(ic, B, nx, ny, kh, kw, in, col);
+    dim3 grid, block;
+    launch_im2col_dims(ic, B, nx, ny, kh, kw, &grid, &block);
+    k_im2col<__half><<<grid, block>>>(ic, B, nx, ny, kh, kw, in, col);
 }
 
 void bn_act(int C, size_t S, const float *in, float *out, const float *sc, const float *bi, int act,
             const float *mask, int r16)
 {
-    k_bn_act<<<nblocks((size_t)C * S), 256>>>(C, S, in, out, sc, bi, act, mask, r16);
+    k_bn_act<<<row_grid(C, S), 256>>>(C, S, in, out, sc, bi, act, mask, r16);
 }
 
 void add_bias_bc(int C, int B, int hw, float *x, const float *bias, int r16)
 {
-    k_add_bias_bc<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, x, bias, r16);
+    k_add_bias_bc<<<row_grid(C, (size_t)B * hw), 256>>>(C, B, hw, x, bias, r16);
 }
 
 void gpool(int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out, int value_head,
@@ -319,7 +322,7 @@ void rmsnorm_tip(int C, int B, int hw, const float *in, float *out, const float 
 
 void residual(int C, size_t S, float *x, const float *d, const float *mask, int r16)
 {
-    k_residual<<<nblocks((size_t)C * S), 256>>>(C, S, x, d, mask, r16);
+    k_residual<<<row_grid(C, S), 256>>>(C, S, x, d, mask, r16);
 }
 
 void swiglu(size_t n, float *a, const float *g, int r16)
@@ -330,7 +333,7 @@ void swiglu(size_t n, float *a, const float *g, int r16)
 void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t, const float *sin_t, float *x,
           int r16)
 {
-    k_rope<<<nblocks((size_t)heads * (hd / 2) * B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x,
+    k_rope<<<row_grid(heads * (hd / 2), (size_t)B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x,
                                                                 r16);
 }
 

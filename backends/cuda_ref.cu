@@ -315,12 +315,11 @@ __global__ void k_bn_act(int C, int B, int hw, const float *in, float *out, cons
                          int act, const float *mask, const float *row_bias)
 {
     size_t S = (size_t)B * hw;
-    GRID_LOOP(i, (size_t)C * S) {
-        int c = (int)(i / S);
-        size_t j = i % S;
+    ROW_LOOP(c, C, j, S) {
+        size_t i = (size_t)c * S + j;
         float v = in[i];
         if (row_bias)
-            v = v + row_bias[(j / hw) * C + c];
+            v = v + row_bias[(size_t)(j / (unsigned)hw) * C + c];
         out[i] = bn_act1(v, sc[c], bi[c], act, mask[j]);
     }
 }
@@ -702,19 +701,21 @@ void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const fl
 {
     size_t S = (size_t)B * nx * ny;
     int K = ic * kh * kw;
-    k_im2col<<<nblocks((size_t)K * S), 256>>>(ic, B, nx, ny, kh, kw, in, ws);
+    dim3 grid, block;
+    launch_im2col_dims(ic, B, nx, ny, kh, kw, &grid, &block);
+    k_im2col<<<grid, block>>>(ic, B, nx, ny, kh, kw, in, ws);
     gemm(oc, (int)S, K, w, K, 1, 0, ws, (long long)S, 0, out, (long long)S, 0, 1, accumulate, split, acc);
 }
 
 void bn_act(int C, int B, int hw, const float *in, float *out, const float *scale, const float *bias, int act,
             const float *mask, const float *row_bias)
 {
-    k_bn_act<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, in, out, scale, bias, act, mask, row_bias);
+    k_bn_act<<<row_grid(C, (size_t)B * hw), 256>>>(C, B, hw, in, out, scale, bias, act, mask, row_bias);
 }
 
 void add_bias_bc(int C, int B, int hw, float *x, const float *bias)
 {
-    k_add_bias_bc<<<nblocks((size_t)C * B * hw), 256>>>(C, B, hw, x, bias, 0);
+    k_add_bias_bc<<<row_grid(C, (size_t)B * hw), 256>>>(C, B, hw, x, bias, 0);
 }
 
 void pool(int C, int B, int hw, const float *in, const float *mask, const float *msum, float *out, int value_head)
@@ -771,7 +772,7 @@ void rmsnorm_tip_fmt(int fmt, int C, int B, int hw, const float *in, float *out,
 
 void residual(int C, size_t S, float *x, const float *d, const float *mask)
 {
-    k_residual<<<nblocks((size_t)C * S), 256>>>(C, S, x, d, mask, 0);
+    k_residual<<<row_grid(C, S), 256>>>(C, S, x, d, mask, 0);
 }
 
 void swiglu(size_t n, float *a, const float *g)
@@ -782,7 +783,7 @@ void swiglu(size_t n, float *a, const float *g)
 void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float *cos_t, const float *sin_t,
           float *x)
 {
-    k_rope<<<nblocks((size_t)heads * (hd / 2) * B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x,
+    k_rope<<<row_grid(heads * (hd / 2), (size_t)B * hw), 256>>>(B, hw, heads, hd, kvh, learnable, cos_t, sin_t, x,
                                                                 0);
 }
 

@@ -40,20 +40,48 @@ static __device__ __forceinline__ void store(__half *p, float v) { *p = __float2
 template <typename T>
 static __global__ void k_im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, T *col)
 {
+    /* grid: x over the points of a row, y over the columns' rows (c, dy, dx), z over the batch
+     * rows; 32-bit index arithmetic (64-bit divisions per element made this kernel slower than
+     * the GEMM it feeds) */
     int hw = nx * ny;
+    int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= hw)
+        return;
+    int py = p / nx, px = p - py * nx;
     size_t S = (size_t)B * hw;
-    size_t n = (size_t)ic * kh * kw * S;
-    GRID_LOOP(i, n) {
-        size_t j = i % S;
-        size_t r = i / S;
-        int dx = (int)(r % kw), dy = (int)((r / kw) % kh), c = (int)(r / ((size_t)kw * kh));
-        int b = (int)(j / hw), p = (int)(j % hw);
-        int y = p / nx + dy - kh / 2, x = p % nx + dx - kw / 2;
-        float v = 0.0f;
-        if (x >= 0 && x < nx && y >= 0 && y < ny)
-            v = in[((size_t)c * B + b) * hw + (size_t)y * nx + x];
-        store(col + i, v);
+    for (int r = blockIdx.y; r < ic * kh * kw; r += gridDim.y) {
+        int dx = r % kw, dy = (r / kw) % kh, c = r / (kw * kh);
+        int y = py + dy - kh / 2, x = px + dx - kw / 2;
+        for (int b = blockIdx.z; b < B; b += gridDim.z) {
+            float v = 0.0f;
+            if (x >= 0 && x < nx && y >= 0 && y < ny)
+                v = in[((size_t)c * B + b) * hw + (size_t)y * nx + x];
+            store(col + (size_t)r * S + (size_t)b * hw + p, v);
+        }
     }
+}
+
+/* k_im2col's launch */
+static inline void launch_im2col_dims(int ic, int B, int nx, int ny, int kh, int kw, dim3 *grid, dim3 *block)
+{
+    int hw = nx * ny, rows = ic * kh * kw;
+    *block = dim3(hw < 128 ? 64 : 128);
+    *grid = dim3((unsigned)((hw + (int)block->x - 1) / (int)block->x), (unsigned)(rows < 65535 ? rows : 65535),
+                 (unsigned)(B < 65535 ? B : 65535));
+}
+
+/* Row-major [rows][S] elementwise kernels: a grid of x over S (32-bit, looping where S is
+ * larger than the grid), y over the rows (looping past 65535). */
+#define ROW_LOOP(r, rows, j, S)                                                                 \
+    for (int r = blockIdx.y; r < (rows); r += gridDim.y)                                        \
+        for (unsigned j = blockIdx.x * blockDim.x + threadIdx.x; j < (unsigned)(S); j += gridDim.x * blockDim.x)
+
+static inline dim3 row_grid(int rows, size_t S, int threads = 256)
+{
+    size_t bx = (S + threads - 1) / threads;
+    if (bx > 65535)
+        bx = 65535;
+    return dim3((unsigned)(bx ? bx : 1), (unsigned)(rows < 65535 ? (rows > 0 ? rows : 1) : 65535));
 }
 
 /* the mask's float sum per row in buffer order, as the engine computes it */
@@ -71,10 +99,9 @@ static __global__ void k_mask_sum(int B, int hw, const float *mask, float *msum)
 static __global__ void k_add_bias_bc(int C, int B, int hw, float *x, const float *bias, int r16)
 {
     size_t S = (size_t)B * hw;
-    GRID_LOOP(i, (size_t)C * S) {
-        int c = (int)(i / S);
-        int b = (int)((i % S) / hw);
-        x[i] = rnd(x[i] + bias[(size_t)b * C + c], r16);
+    ROW_LOOP(c, C, j, S) {
+        size_t i = (size_t)c * S + j;
+        x[i] = rnd(x[i] + bias[(size_t)(j / (unsigned)hw) * C + c], r16);
     }
 }
 
@@ -99,7 +126,10 @@ static __global__ void k_rmsnorm_pos(int C, size_t S, const float *in, float *ou
 
 static __global__ void k_residual(int C, size_t S, float *x, const float *d, const float *mask, int r16)
 {
-    GRID_LOOP(i, (size_t)C * S) x[i] = rnd(x[i] + d[i] * mask[i % S], r16);
+    ROW_LOOP(c, C, j, S) {
+        size_t i = (size_t)c * S + j;
+        x[i] = rnd(x[i] + d[i] * mask[j], r16);
+    }
 }
 
 /* rotates pairs (2p, 2p+1) of every head of x [heads*hd][S] */
@@ -108,10 +138,9 @@ static __global__ void k_rope(int B, int hw, int heads, int hd, int kvh, int lea
 {
     int pairs = hd / 2;
     size_t S = (size_t)B * hw;
-    GRID_LOOP(i, (size_t)heads * pairs * S) {
-        size_t j = i % S;
-        int p = (int)((i / S) % pairs), h = (int)(i / (S * pairs));
-        size_t t = (size_t)p * hw + j % hw;
+    ROW_LOOP(hp, heads * pairs, j, S) {
+        int p = hp % pairs, h = hp / pairs;
+        size_t t = (size_t)p * hw + j % (unsigned)hw;
         if (learnable)
             t += (size_t)(h * kvh / heads) * pairs * hw;
         float *r0 = x + ((size_t)h * hd + 2 * p) * S + j, *r1 = r0 + S;

@@ -55,6 +55,7 @@ struct hc_run {
     int input_error, backend_error, tier_fail;
     int interrupted;
     unsigned seed;       /* the effective seed of the batched shuffles */
+    const char *ref_spec; /* the reference's backend (--ref, the suite's reference:, else ref32) */
     char *rerun_tail;    /* what a rerun command needs beyond the case (--net..., --seed N), malloc'd */
     int cache_hits, cache_misses;
     int cache_off;       /* the cache directory cannot be used (warned once): nothing is written */
@@ -183,7 +184,9 @@ static int add_result(hc_run *run, const hc_case *c, const char *mode, int outco
     r->policy_temperature = c->settings.policy_temperature;
     r->seconds = seconds;
     r->model_version = run->model_version;
-    r->self_check = strcmp(s->backends[c->backend].spec, "ref32") == 0;
+    /* the reference checking itself (its batch invariance, its lanes): the case's backend is
+     * the reference's; ref32 against a GPU reference is a check across devices */
+    r->self_check = strcmp(s->backends[c->backend].spec, run->ref_spec) == 0;
     if (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats))
         run->backend_error = 1;
     int bad = outcome == HC_OUT_ERROR || (outcome == HC_OUT_CHECKED && stats && hc_stats_any_nonfinite(stats));
@@ -353,7 +356,7 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         }
     }
     run->cache_misses++;
-    const char *spec = opts->ref_spec ? opts->ref_spec : run->suite->reference ? run->suite->reference : "ref32";
+    const char *spec = run->ref_spec;
     if (!hc_run_ref_spec_ok(spec))
         return hc_err_set(err, HC_ECONFIG, "reference %s: must be ref32 or cuda:ref32", spec);
     int cpu = strcmp(spec, "ref32") == 0;
@@ -874,6 +877,7 @@ hc_run *hc_run_suite(const hc_suite *suite, const hc_run_options *opts, hc_err *
         return NULL;
     }
     run->seed = opts->seed_given ? opts->seed : suite->has_seed ? (unsigned)suite->seed : 1u;
+    run->ref_spec = opts->ref_spec ? opts->ref_spec : suite->reference ? suite->reference : "ref32";
     unsigned suite_seed = suite->has_seed ? (unsigned)suite->seed : 1u;
     const char *ra = opts->rerun_args ? opts->rerun_args : "";
     run->rerun_tail = malloc(strlen(ra) + 32);
