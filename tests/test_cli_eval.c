@@ -9,9 +9,51 @@
 #include "hc_test.h"
 #include "harness/data/nnoutput.h"
 
+/* The value after `label` on its line of text, or -1. */
+static double after(const char *text, const char *label)
+{
+    const char *p = strstr(text, label);
+    return p ? strtod(p + strlen(label), NULL) : -1.0;
+}
+
+/* eval --profile: where the time went, each step named, the work inside the evaluation summed
+ * over its lanes and no more than they could do in the evaluation's wall time. */
+static void profile_checks(const char *hc, const char *dir, const char *net, const char *pos)
+{
+    char cmd[4096], path[600];
+    snprintf(path, sizeof path, "%s/profile.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s eval --net %s --positions %s --nn 10x14 --batch 7 --threads 2 --profile --out %s/prof.jsonl 2>%s",
+             hc, net, pos, dir, path);
+    int rc = hc_sh(cmd);
+    static char text[8192];
+    FILE *f = fopen(path, "r");
+    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[len] = '\0';
+    if (f)
+        fclose(f);
+    const char *labels[] = {"reading the positions", "loading the net", "opening the backend", "featurizing",
+                            "the backend's calls (", "post-processing", "writing the outputs",
+                            "finishing the outputs file", "end to end (from main)"};
+    int all = 1;
+    for (size_t i = 0; i < sizeof labels / sizeof *labels; i++)
+        if (!strstr(text, labels[i]))
+            all = 0;
+    hc_check("cli-eval-3.1", rc == 0 && all && strstr(text, "summed over its 2 threads"), "rc %d, profile:\n%s", rc, text);
+    /* 140 positions, batch 7 over 2 lanes: 4 rows per call, 35 calls */
+    double calls = after(text, "the backend's calls (");
+    hc_check("cli-eval-3.2", calls == 35, "%g backend calls, want 35", calls);
+    double wall = after(text, "evaluating (and writing as it goes)"), total = after(text, "end to end (from main)");
+    double work = after(text, "featurizing") + after(text, "post-processing") + after(text, "backend's calls (35)");
+    hc_check("cli-eval-3.3", wall > 0 && total >= wall && work > 0 && work <= 2 * wall + 0.05,
+             "evaluation %g s of %g s end to end, %g thread-s of work in it on 2 lanes", wall, total, work);
+    snprintf(cmd, sizeof cmd, "%s eval --net %s --positions %s --nn 10x14 --out %s/noprof.jsonl 2>&1 | grep -q 'featurizing'",
+             hc, net, pos, dir);
+    hc_check("cli-eval-3.4", hc_sh(cmd) != 0, "a profile printed without --profile");
+}
+
 int main(void)
 {
-    hc_plan(9);
+    hc_plan(9 + 4);
     const char *hc = hc_halfcheck_bin();
     const char *dir = hc_tmpdir("test_cli_eval");
     char cmd[4096], net[512], pos[512], feat[512], gold[512];
@@ -62,5 +104,6 @@ int main(void)
     hc_check("cli-eval-2.6", hc_sh(cmd) == 0, "nnHash missing in katago format");
     hc_nnoutputs_free(a, na);
     hc_nnoutputs_free(b, nb);
+    profile_checks(hc, dir, net, pos);
     return hc_test_exit();
 }
