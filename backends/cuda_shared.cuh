@@ -40,9 +40,10 @@ static __device__ __forceinline__ void store(__half *p, float v) { *p = __float2
 template <typename T>
 static __global__ void k_im2col(int ic, int B, int nx, int ny, int kh, int kw, const float *in, T *col)
 {
-    /* grid: x over the points of a row, y over the columns' rows (c, dy, dx), z over the batch
-     * rows; 32-bit index arithmetic (64-bit divisions per element made this kernel slower than
-     * the GEMM it feeds) */
+    /* grid: x over the points of a row, y over the columns' rows (c, dy, dx); each thread walks
+     * the batch rows, so that a block has work enough to cover its start (one element a thread
+     * in blocks of a few hundred made the block scheduling, not the memory, bound the kernel);
+     * 32-bit index arithmetic */
     int hw = nx * ny;
     int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= hw)
@@ -52,22 +53,21 @@ static __global__ void k_im2col(int ic, int B, int nx, int ny, int kh, int kw, c
     for (int r = blockIdx.y; r < ic * kh * kw; r += gridDim.y) {
         int dx = r % kw, dy = (r / kw) % kh, c = r / (kw * kh);
         int y = py + dy - kh / 2, x = px + dx - kw / 2;
-        for (int b = blockIdx.z; b < B; b += gridDim.z) {
-            float v = 0.0f;
-            if (x >= 0 && x < nx && y >= 0 && y < ny)
-                v = in[((size_t)c * B + b) * hw + (size_t)y * nx + x];
-            store(col + (size_t)r * S + (size_t)b * hw + p, v);
-        }
+        int inside = x >= 0 && x < nx && y >= 0 && y < ny;
+        const float *src = inside ? in + (size_t)c * B * hw + (size_t)y * nx + x : in;
+        T *dst = col + (size_t)r * S + p;
+        for (int b = 0; b < B; b++)
+            store(dst + (size_t)b * hw, inside ? src[(size_t)b * hw] : 0.0f);
     }
 }
 
 /* k_im2col's launch */
 static inline void launch_im2col_dims(int ic, int B, int nx, int ny, int kh, int kw, dim3 *grid, dim3 *block)
 {
+    (void)B;
     int hw = nx * ny, rows = ic * kh * kw;
     *block = dim3(hw < 128 ? 64 : 128);
-    *grid = dim3((unsigned)((hw + (int)block->x - 1) / (int)block->x), (unsigned)(rows < 65535 ? rows : 65535),
-                 (unsigned)(B < 65535 ? B : 65535));
+    *grid = dim3((unsigned)((hw + (int)block->x - 1) / (int)block->x), (unsigned)(rows < 65535 ? rows : 65535), 1);
 }
 
 /* Row-major [rows][S] elementwise kernels: a grid of x over S (32-bit, looping where S is
@@ -78,7 +78,11 @@ static inline void launch_im2col_dims(int ic, int B, int nx, int ny, int kh, int
 
 static inline dim3 row_grid(int rows, size_t S, int threads = 256)
 {
-    size_t bx = (S + threads - 1) / threads;
+    /* about 4096 blocks in all, each thread looping over several elements of its row: blocks
+     * of one element a thread cost more to schedule than their memory traffic */
+    size_t bx = (S + threads - 1) / threads, cap = (size_t)(rows > 0 && rows < 4096 ? 4096 / rows : 1);
+    if (bx > cap)
+        bx = cap;
     if (bx > 65535)
         bx = 65535;
     return dim3((unsigned)(bx ? bx : 1), (unsigned)(rows < 65535 ? (rows > 0 ? rows : 1) : 65535));
