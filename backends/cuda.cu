@@ -105,7 +105,7 @@ void prepare_winograd(inst *I)
             /* emulate: what the CPU emulation's engine asks for the convolution (wino_prep's) */
             modes[i] = I->emu ? hc_emulate_conv_mode(I->emu, L.cs[i]) : 0;
         }
-        if (hc_engine_convs_prepare(ks, L.cs, modes, n, 1, I->err))
+        if (hc_engine_convs_prepare(ks, L.cs, modes, n, 1, 0, I->err))
             I->bad = 1;
         else
             I->n_wp = n;
@@ -162,6 +162,20 @@ void alloc_buffers(inst *I)
         if (!I->bad)
             CK(I, cudaMalloc(&I->arena, (F.peak + 64) * sizeof(float)), "open (activation arena)");
     }
+}
+
+/* The end of an open: the uploads done before another thread's stream (a lane's) reads them;
+ * the instance, or NULL (freed) after a failure. */
+inst *open_done(inst *I)
+{
+    if (!I->bad)
+        CK(I, cudaDeviceSynchronize(), "open");
+    if (I->bad) {
+        inst_free(I);
+        return NULL;
+    }
+    I->err = NULL;
+    return I;
 }
 
 /* Options set by a program rather than parsed: the knobs are fp16's, and the faults a mode has
@@ -262,15 +276,7 @@ void *hc_cuda_open_with(const hc_cuda_opts *o, const hc_backend_open_opts *oo, h
     if (!I->bad)
         collect_ropes(I, net->trunk.blocks, net->trunk.num_blocks);
     alloc_buffers(I);
-    /* The uploads done before another thread's stream (a lane's) reads them. */
-    if (!I->bad)
-        CK(I, cudaDeviceSynchronize(), "open");
-    if (I->bad) {
-        inst_free(I);
-        return NULL;
-    }
-    I->err = NULL;
-    return I;
+    return open_done(I);
 }
 
 void hc_cuda_warm(void)
@@ -327,14 +333,7 @@ void *hc_cuda_open_sharing(void *vbase, int max_batch, int threads, hc_err *err)
      * eval, on its own thread: the lanes' handles side by side, not one after another here */
     if (!I->bad)
         alloc_buffers(I);
-    if (!I->bad)
-        CK(I, cudaDeviceSynchronize(), "open");
-    if (I->bad) {
-        inst_free(I);
-        return NULL;
-    }
-    I->err = NULL;
-    return I;
+    return open_done(I);
 }
 
 int hc_cuda_eval(void *vi, int batch, const float *spatial, const float *global, const float *meta,

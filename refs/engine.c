@@ -262,14 +262,20 @@ static void *prep_worker(void *arg)
 }
 
 int hc_engine_convs_prepare(hc_kconv *const *ks, const hc_conv *const *cs, const int *modes, int n, int winograd,
-                            hc_err *err)
+                            int threads, hc_err *err)
 {
     for (int i = 0; i < n; i++)
         memset(ks[i], 0, sizeof *ks[i]);
     prep_work w = {.ks = ks, .cs = cs, .modes = modes, .n = n, .winograd = winograd, .failed_at = -1};
     pthread_mutex_init(&w.mu, NULL);
-    /* a large net's Winograd weights take a second on one core: spread over the host */
-    int nt = hc_processors();
+    /* A large net's Winograd weights take a second on one core: spread over the host. A small
+     * net's take milliseconds, and prepared on other threads they would sit in those threads'
+     * malloc arenas, which a process that opens several engines one after another (a run: the
+     * reference's, then a case's) does not reuse: +4 MB for g170. */
+    size_t floats = 0;
+    for (int i = 0; i < n; i++)
+        floats += (size_t)cs[i]->in_c * (size_t)cs[i]->out_c * (size_t)cs[i]->ky * (size_t)cs[i]->kx;
+    int nt = threads > 0 ? threads : floats >= ((size_t)4 << 20) ? hc_processors() : 1;
     if (nt > n)
         nt = n;
     if (nt > 16)
@@ -320,7 +326,7 @@ static int prepare_convs(hc_engine *e, hc_err *err)
         modes[i] = e->opts.conv_mode ? e->opts.conv_mode(e->opts.conv_mode_user, cs[i]) : 0;
     }
     if (rc == 0)
-        rc = hc_engine_convs_prepare(ks, cs, modes, n, e->opts.winograd, err);
+        rc = hc_engine_convs_prepare(ks, cs, modes, n, e->opts.winograd, 0, err);
     if (rc)
         e->n_convs = 0; /* nothing prepared is left to free */
     free(ks);

@@ -160,11 +160,11 @@ void hc_engine_set_inner_taps(hc_engine *e, int on);
 struct hc_kconv;
 int hc_engine_conv_prepare(struct hc_kconv *k, const hc_conv *c, int winograd, int mode, hc_err *err);
 /* hc_engine_conv_prepare of ks[i] for cs[i] at modes[i] (modes NULL: 0), i < n, the
- * convolutions side by side on the host's processors (a convolution's prepared weights are its
- * own, the same bits as one by one). On failure every ks[i] is freed and err is the first
- * failing convolution's. */
+ * convolutions side by side on `threads` threads (0: the host's processors for a large net, one
+ * for a small one; a convolution's prepared weights are its own, the same bits as one by one).
+ * On failure every ks[i] is freed and err is the first failing convolution's. */
 int hc_engine_convs_prepare(struct hc_kconv *const *ks, const hc_conv *const *cs, const int *modes, int n,
-                            int winograd, hc_err *err);
+                            int winograd, int threads, hc_err *err);
 /* Calls fn on every convolution of the net in the engine's order (the trunk's, nested blocks'
  * included, then the heads'); returns fn's first nonzero, else 0. */
 int hc_engine_each_conv(const hc_net *net, int (*fn)(const hc_conv *c, void *user), void *user);

@@ -12,6 +12,7 @@
 
 #include "backends/backend.h"
 #include "refs/engine.h"
+#include "refs/kernels.h"
 #include "hc_test.h"
 #include "harness/model/model.h"
 #include "harness/data/nnoutput.h"
@@ -89,7 +90,7 @@ static const char *gname(const golden_cfg *g, const char *suffix)
 }
 
 /* The checks of one golden set, one determinism net, one hook net, api_checks. */
-enum { GOLDEN_CHECKS = 9, DET_CHECKS = 7, HOOK_CHECKS = 6, API_CHECKS = 11 };
+enum { GOLDEN_CHECKS = 9, DET_CHECKS = 7, HOOK_CHECKS = 6, API_CHECKS = 11, PREP_CHECKS = 3 };
 
 /* Fails what is left of a group of n checks begun at mark: the checks a failed precondition
  * (reported FAIL just before) leaves unrun. */
@@ -608,9 +609,87 @@ static const struct {
 enum { N_HOOK_NETS = sizeof hook_nets / sizeof hook_nets[0], N_DETS = sizeof dets / sizeof dets[0],
        N_GOLDENS = sizeof goldens / sizeof goldens[0] };
 
+/* hc_engine_convs_prepare's list of a net's convolutions */
+typedef struct conv_list {
+    const hc_conv *c[256];
+    int n;
+} conv_list;
+
+static int list_conv(const hc_conv *c, void *user)
+{
+    conv_list *l = user;
+    if (l->n == 256)
+        return -1;
+    l->c[l->n++] = c;
+    return 0;
+}
+
+static int same_kconv(const hc_kconv *a, const hc_kconv *b)
+{
+    size_t n = (size_t)a->oc * (size_t)a->ic;
+    if (a->oc != b->oc || a->ic != b->ic || a->kh != b->kh || a->kw != b->kw || !a->wino != !b->wino)
+        return 0;
+    return !a->wino || memcmp(a->wino, b->wino, 36 * n * sizeof(float)) == 0;
+}
+
+/* A net's convolutions prepared side by side on threads give the bits of one by one; a failing
+ * one fails the call with its message and leaves nothing allocated (SAN). */
+static void prep_checks(void)
+{
+    const char *path = hc_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz");
+    hc_err err = {0};
+    hc_net *net = path ? hc_net_load(path, &err) : NULL;
+    if (!net) {
+        hc_skip_n("engine-prep", PREP_CHECKS, "g170 net absent");
+        return;
+    }
+    conv_list L = {.n = 0};
+    hc_engine_each_conv(net, list_conv, &L);
+    static hc_kconv one[256], par[256], dflt[256];
+    hc_kconv *pp[256], *pd[256];
+    int ok = 1;
+    for (int i = 0; i < L.n; i++) {
+        ok &= hc_engine_conv_prepare(&one[i], L.c[i], 1, 0, &err) == 0;
+        pp[i] = &par[i];
+        pd[i] = &dflt[i];
+    }
+    int rc = hc_engine_convs_prepare(pp, L.c, NULL, L.n, 1, 4, &err);
+    int same = ok && rc == 0 && L.n >= 10;
+    for (int i = 0; same && i < L.n; i++)
+        same = same_kconv(&one[i], &par[i]);
+    hc_check("engine-prep.1", same, "%d convolutions on 4 threads: rc %d, same bits as one by one %d (%s)", L.n, rc,
+             same, err.msg);
+    rc = hc_engine_convs_prepare(pd, L.c, NULL, L.n, 1, 0, &err);
+    same = rc == 0;
+    for (int i = 0; same && i < L.n; i++)
+        same = same_kconv(&one[i], &dflt[i]);
+    hc_check("engine-prep.2", same, "the default thread count: rc %d (%s)", rc, err.msg);
+    for (int i = 0; i < L.n; i++) {
+        hc_kconv_free(&one[i]);
+        hc_kconv_free(&par[i]);
+        hc_kconv_free(&dflt[i]);
+    }
+    /* an even kernel in the middle of the list: refused, with the others' work freed */
+    hc_conv bad = *L.c[L.n / 2];
+    bad.ky = bad.kx = 2;
+    const hc_conv *with_bad[256];
+    memcpy(with_bad, L.c, sizeof(L.c[0]) * (size_t)L.n);
+    with_bad[L.n / 2] = &bad;
+    hc_err_clear(&err);
+    rc = hc_engine_convs_prepare(pp, with_bad, NULL, L.n, 1, 4, &err);
+    int cleared = 1;
+    for (int i = 0; i < L.n; i++)
+        cleared &= par[i].wino == NULL && par[i].wino2 == NULL;
+    hc_check("engine-prep.3", rc == -1 && strstr(err.msg, "2x2") && cleared, "rc %d, cleared %d: %s", rc, cleared,
+             err.msg);
+    hc_net_free(net);
+}
+
 int main(void)
 {
-    hc_plan(API_CHECKS + N_HOOK_NETS * HOOK_CHECKS + N_TF_NETS * 2 + N_GOLDENS * GOLDEN_CHECKS + N_DETS * DET_CHECKS);
+    hc_plan(API_CHECKS + N_HOOK_NETS * HOOK_CHECKS + N_TF_NETS * 2 + N_GOLDENS * GOLDEN_CHECKS + N_DETS * DET_CHECKS +
+            PREP_CHECKS);
+    prep_checks();
     golden_opts = hc_engine_default_opts();
     if (getenv("HC_TEST_GOLDEN_MAX")) /* a longer golden run by hand */
         MAX_GOLDEN = atoi(getenv("HC_TEST_GOLDEN_MAX"));
