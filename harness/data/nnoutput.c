@@ -21,11 +21,13 @@ int hc_nnoutput_init(hc_nnoutput *o, int nn_x_len, int nn_y_len, int with_owners
     o->nn_x_len = nn_x_len;
     o->nn_y_len = nn_y_len;
     size_t area = (size_t)nn_x_len * (size_t)nn_y_len;
-    o->policy_probs = hc_malloc(sizeof(float) * (area + 1), err, "policy");
+    /* zeroed: an output read before it is filled (a test's, a refused position's) is zeros,
+     * never whatever the heap held (which formatted as NaN now and then) */
+    o->policy_probs = hc_calloc(area + 1, sizeof(float), err, "policy");
     if (!o->policy_probs)
         return -1;
     if (with_ownership) {
-        o->white_owner_map = hc_malloc(sizeof(float) * area, err, "ownership");
+        o->white_owner_map = hc_calloc(area ? area : 1, sizeof(float), err, "ownership");
         if (!o->white_owner_map) {
             hc_nnoutput_free(o);
             return -1;

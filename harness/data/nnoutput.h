@@ -31,7 +31,8 @@ typedef struct hc_resolution {
     double ownership; /* white ownership */
 } hc_resolution;
 
-/* Allocates the policy and ownership arrays for an nn_x_len x nn_y_len buffer. */
+/* Allocates the policy and ownership arrays for an nn_x_len x nn_y_len buffer, zeroed (the
+ * other fields too). */
 int hc_nnoutput_init(hc_nnoutput *o, int nn_x_len, int nn_y_len, int with_ownership, hc_err *err);
 void hc_nnoutput_free(hc_nnoutput *o);
 
