@@ -66,6 +66,18 @@ static hc_istream *istream_new(const char *name, hc_err *err)
     return s;
 }
 
+/* What ended a gzread that returned n <= 0, into fail (empty: the end of the data). */
+static void gz_failure(gzFile gz, int n, char *fail, size_t size)
+{
+    int zerr;
+    const char *m = gzerror(gz, &zerr);
+    fail[0] = '\0';
+    if (n < 0)
+        snprintf(fail, size, "read error: %s", zerr == Z_ERRNO ? strerror(errno) : m);
+    else if (zerr != Z_OK && zerr != Z_STREAM_END) /* a truncated member reads as EOF with an error set */
+        snprintf(fail, size, "corrupt or truncated gzip data: %s", m);
+}
+
 static void *ra_main(void *arg)
 {
     readahead *ra = arg;
@@ -79,17 +91,8 @@ static void *ra_main(void *arg)
         pthread_mutex_unlock(&ra->mu);
         int n = gzread(ra->gz, ra->slot[at], RA_SIZE);
         char fail[sizeof ra->fail] = "";
-        if (n < 0) {
-            int zerr;
-            const char *m = gzerror(ra->gz, &zerr);
-            snprintf(fail, sizeof fail, "read error: %s", zerr == Z_ERRNO ? strerror(errno) : m);
-        } else if (n == 0) {
-            /* gzread reports a truncated gzip member as EOF with an error set. */
-            int zerr;
-            const char *m = gzerror(ra->gz, &zerr);
-            if (zerr != Z_OK && zerr != Z_STREAM_END)
-                snprintf(fail, sizeof fail, "corrupt or truncated gzip data: %s", m);
-        }
+        if (n <= 0)
+            gz_failure(ra->gz, n, fail, sizeof fail);
         int direct = gzdirect(ra->gz);
         pthread_mutex_lock(&ra->mu);
         ra->direct = direct;
@@ -247,19 +250,12 @@ static long fill(hc_istream *s, hc_err *err)
         return 0;
     }
     int n = gzread(s->gz, s->buf, HC_STREAM_BUF);
-    if (n < 0) {
-        int zerr;
-        const char *m = gzerror(s->gz, &zerr);
-        return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: read error: %s", s->name, hc_istream_offset_word(s),
-                          (unsigned long long)s->offset, zerr == Z_ERRNO ? strerror(errno) : m);
-    }
-    if (n == 0) {
-        /* gzread reports a truncated gzip member as EOF with an error set. */
-        int zerr;
-        const char *m = gzerror(s->gz, &zerr);
-        if (zerr != Z_OK && zerr != Z_STREAM_END)
-            return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: corrupt or truncated gzip data: %s",
-                              s->name, hc_istream_offset_word(s), (unsigned long long)s->offset, m);
+    if (n <= 0) {
+        char fail[200];
+        gz_failure(s->gz, n, fail, sizeof fail);
+        if (fail[0])
+            return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: %s", s->name, hc_istream_offset_word(s),
+                              (unsigned long long)s->offset, fail);
         s->eof = 1;
         return 0;
     }
