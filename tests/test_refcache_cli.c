@@ -1,10 +1,16 @@
 /* The reference cache as `halfcheck run` tells it: a reference read from the cache is said to
  * come from the cache (no time, no speed: "0.0 s, 1830125.1 pos/s" was nonsense), and a cache
  * directory that cannot be used (a file where it should be, a directory that cannot be made or
- * written) is a warning naming it and why, while the run goes on with the same verdict. */
+ * written) is a warning naming it and why, while the run goes on with the same verdict. Runs
+ * sharing a cache compute a reference once: one that misses while another computes it waits for
+ * the other's entry (a sweep's jobs of one net and board), and can be interrupted while it waits. */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hc_test.h"
@@ -13,7 +19,7 @@ static char dir[1200];
 
 int main(void)
 {
-    hc_plan(8);
+    hc_plan(15);
     char root[1024];
     if (!getcwd(root, sizeof root - 64))
         return 1;
@@ -71,5 +77,76 @@ int main(void)
     t = hc_text(hc_path(dir, "file.txt"));
     const char *w = strstr(t, "warning");
     hc_check("refcache-cli-5.2", w && !strstr(w + 1, "warning"), "the warning is not said exactly once: %s", t);
+
+    /* 6. A run that misses while another process holds the cache's locks (as a run computing the
+     * reference does) waits; given the entry the other would write, it reads it, computing nothing. */
+    rc = hc_shf("cd %s && rm -rf c6 c7 c8 && mkdir c6 c7", dir);
+    int lk = open(hc_path(dir, "c6/.locks"), O_RDWR | O_CREAT, 0644);
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: every byte, every key's lock */
+    int held = rc == 0 && lk >= 0 && fcntl(lk, F_SETLK, &fl) == 0;
+    char cmd[4000];
+    snprintf(cmd, sizeof cmd, "cd %s && exec %s run suite.yaml --out o6 --cache c6 >/dev/null 2>wait.txt", dir, hc);
+    pid_t pid = held ? hc_start_session(cmd, 1) : -1;
+    int st = 0, running = 0;
+    if (pid > 0) {
+        nanosleep(&(struct timespec){1, 500 * 1000 * 1000}, NULL); /* a run that did not wait computes this reference in far less */
+        running = waitpid(pid, &st, WNOHANG) == 0;
+    }
+    hc_check("refcache-cli-6.1", running, "a run did not wait while the reference's lock was held (lock %d, pid %d)", held,
+             (int)pid);
+    hc_shf("cd %s && cp cache/ref-*.bin c6/", dir);
+    if (lk >= 0)
+        close(lk); /* releases the lock */
+    if (running)
+        waitpid(pid, &st, 0);
+    t = hc_text(hc_path(dir, "wait.txt"));
+    hc_check("refcache-cli-6.2",
+             running && WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(t, "positions from the reference cache"),
+             "after the lock was released the run did not read the entry written meanwhile (exit %d): %s",
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1, t);
+
+    /* 7. Interrupted while it waits: it stops at once (exit 130), leaving no process behind. */
+    lk = open(hc_path(dir, "c7/.locks"), O_RDWR | O_CREAT, 0644);
+    held = lk >= 0 && fcntl(lk, F_SETLK, &fl) == 0;
+    snprintf(cmd, sizeof cmd, "cd %s && exec %s run suite.yaml --out o7 --cache c7 >/dev/null 2>int.txt", dir, hc);
+    pid = held ? hc_start_session(cmd, 1) : -1;
+    running = 0;
+    double took = -1;
+    if (pid > 0) {
+        nanosleep(&(struct timespec){0, 800 * 1000 * 1000}, NULL);
+        running = waitpid(pid, &st, WNOHANG) == 0;
+        double t0 = hc_now_s();
+        kill(pid, SIGTERM);
+        waitpid(pid, &st, 0);
+        took = hc_now_s() - t0;
+    }
+    if (lk >= 0)
+        close(lk);
+    hc_check("refcache-cli-7.1", running && WIFEXITED(st) && WEXITSTATUS(st) == 130 && took < 2.0,
+             "a waiting run given TERM: running %d, exit %d, in %.2f s (want 130, at once)", running,
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1, took);
+    hc_check("refcache-cli-7.2", pid > 0 && hc_session_count(pid) <= 0, "the interrupted run left %d processes",
+             pid > 0 ? hc_session_count(pid) : -1);
+    if (pid > 0)
+        hc_session_kill(pid);
+    hc_check("refcache-cli-7.3", hc_shf("cd %s && ls c7 | grep -q '^ref-'", dir) != 0,
+             "the interrupted run left a reference entry");
+
+    /* 8. Two runs started together on a cold cache: one computes the reference, the other reads it. */
+    rc = hc_shf("cd %s && (%s run suite.yaml --out o8a --cache c8 >/dev/null 2>a.txt & "
+                "%s run suite.yaml --out o8b --cache c8 >/dev/null 2>b.txt & wait)", dir, hc, hc);
+    char a[8192];
+    snprintf(a, sizeof a, "%s", hc_text(hc_path(dir, "a.txt")));
+    t = hc_text(hc_path(dir, "b.txt"));
+    int computed = (strstr(a, " pos/s: done") != NULL) + (strstr(t, " pos/s: done") != NULL);
+    int read = (strstr(a, "positions from the reference cache") != NULL) +
+               (strstr(t, "positions from the reference cache") != NULL);
+    hc_check("refcache-cli-8.1", rc == 0 && computed == 1 && read == 1,
+             "two runs on one cold cache: %d computed the reference, %d read it (want 1 and 1):\n%s\n---\n%s", computed,
+             read, a, t);
+    hc_check("refcache-cli-8.2", rc == 0 && hc_shf("cd %s && cmp -s o8a/report.csv o8b/report.csv", dir) == 0,
+             "the two runs' figures differ (o8a/report.csv, o8b/report.csv in %s)", dir);
     return hc_test_exit();
 }

@@ -3,10 +3,12 @@
 #include "harness/run/refcache.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness/base/files.h"
@@ -62,6 +64,42 @@ int hc_refcache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eva
                 hc_nnoutput_free(&outs[i]);
     free(got);
     return ok;
+}
+
+int hc_refcache_lock(const char *dir, const char key[65], int (*stop)(void *), void *user)
+{
+    char path[4200];
+    if (snprintf(path, sizeof path, "%s/.locks", dir) >= (int)sizeof path)
+        return -1;
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0)
+        return -1;
+    /* The first 7 hex digits: an offset below 2^28, within any off_t. */
+    long off = strtol((char[8]){key[0], key[1], key[2], key[3], key[4], key[5], key[6], 0}, NULL, 16);
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)off;
+    fl.l_len = 1;
+    for (;;) {
+        if (fcntl(fd, F_SETLK, &fl) == 0)
+            return fd;
+        if (errno != EACCES && errno != EAGAIN && errno != EINTR)
+            break; /* a file system without locks: compute without */
+        if (stop && stop(user)) {
+            close(fd);
+            return -2;
+        }
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    close(fd);
+    return -1;
+}
+
+void hc_refcache_unlock(int lock)
+{
+    if (lock >= 0)
+        close(lock); /* closing the file releases the process's locks on it */
 }
 
 int hc_refcache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err)

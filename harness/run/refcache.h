@@ -22,6 +22,16 @@ int hc_refcache_read(const char *path, hc_nnoutput *outs, size_t n, const hc_eva
  * a directory that cannot be made or written): the run then computes each reference afresh. */
 int hc_refcache_usable(const char *dir, hc_err *err);
 
+/* The lock on key's entry in dir, held by the one process computing it: another run (a sweep's
+ * job beside it) that misses the same entry waits here, then reads what the first wrote, instead
+ * of computing the same reference again. The lock is one byte of dir/.locks at an offset taken
+ * from the key (keys that share a byte only wait for each other); the system drops it when its
+ * process ends, however it ends. Returns the lock (>= 0) once held; -1 when dir cannot lock (the
+ * caller computes without); -2 when stop(user) turned true while waiting (polled every 20 ms). */
+int hc_refcache_lock(const char *dir, const char key[65], int (*stop)(void *), void *user);
+/* Releases a lock of hc_refcache_lock (nothing for a negative one). */
+void hc_refcache_unlock(int lock);
+
 /* Writes outs[0..n) to path atomically. */
 int hc_refcache_write(const char *path, const hc_nnoutput *outs, size_t n, hc_err *err);
 

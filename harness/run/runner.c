@@ -339,23 +339,61 @@ static void cache_unusable(hc_run *run, const hc_run_options *opts, const char *
     }
 }
 
+static int opts_stopped(void *opts)
+{
+    return stopped((const hc_run_options *)opts);
+}
+
+static int compute_reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const pos_set *set,
+                             const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err);
+
 static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const char *net_digest,
                      const pos_set *set, const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err)
 {
-    const hc_position *ps = set->ps;
     size_t n = set->n;
-    const char *pos_digest = set->digest, *pos_path = set->path;
     char key[65], path[1200];
     path[0] = '\0';
+    int lock = -1;
     if (opts->cache_dir) {
-        hc_refcache_key(net_digest, pos_digest, s, key);
+        hc_refcache_key(net_digest, set->digest, s, key);
         snprintf(path, sizeof path, "%s/ref-%s.bin", opts->cache_dir, key);
         if (hc_refcache_read(path, outs, n, s)) {
             run->cache_hits++;
             return 0;
         }
+        /* Another run computing the same reference (the jobs of a sweep that share a net and a
+         * board start together): wait for it and read its entry. */
+        if (!run->cache_off) {
+            lock = hc_refcache_lock(opts->cache_dir, key, opts_stopped, (void *)opts);
+            if (lock == -2)
+                return hc_err_set(err, HC_EINTERRUPTED, "interrupted");
+            if (lock >= 0 && hc_refcache_read(path, outs, n, s)) {
+                hc_refcache_unlock(lock);
+                run->cache_hits++;
+                return 0;
+            }
+        }
     }
     run->cache_misses++;
+    int rc = compute_reference(run, opts, net, set, s, what, outs, err);
+    if (!rc && path[0] && !run->cache_off) {
+        hc_err cerr = {0};
+        /* A cache that cannot be written only costs time, but the user is told once. */
+        if (hc_refcache_write(path, outs, n, &cerr))
+            cache_unusable(run, opts, cerr.msg);
+    }
+    hc_refcache_unlock(lock);
+    return rc;
+}
+
+/* The reference's outputs computed by the run's reference backend (ref32 here, a GPU reference
+ * in a child process), a GPU's checked against the CPU's on a sample. */
+static int compute_reference(hc_run *run, const hc_run_options *opts, const hc_net *net, const pos_set *set,
+                             const hc_eval_settings *s, const char *what, hc_nnoutput *outs, hc_err *err)
+{
+    const hc_position *ps = set->ps;
+    size_t n = set->n;
+    const char *pos_path = set->path;
     const char *spec = run->ref_spec;
     if (!hc_run_ref_spec_ok(spec))
         return hc_err_set(err, HC_ECONFIG, "reference %s: must be ref32 or cuda:ref32", spec);
@@ -408,12 +446,6 @@ static int reference(hc_run *run, const hc_run_options *opts, const hc_net *net,
         for (size_t i = 0; i < n; i++)
             hc_nnoutput_free(&outs[i]);
         return -1;
-    }
-    if (path[0] && !run->cache_off) {
-        hc_err cerr = {0};
-        /* A cache that cannot be written only costs time, but the user is told once. */
-        if (hc_refcache_write(path, outs, n, &cerr))
-            cache_unusable(run, opts, cerr.msg);
     }
     return 0;
 }
