@@ -46,7 +46,7 @@ static int job_done(const char *sw, int i)
 int main(int argc, char **argv)
 {
     (void)argc;
-    hc_plan(1 + 4 + 9 + 7 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
+    hc_plan(1 + 5 + 9 + 8 + 11); /* the test data; 1.x --only; 2.x single runs and faults; 3.x sweep and merge; 4.x a killed sweep resumed */
     const char *h = hc_test_halfcheck_bin(argv[0]); /* the CLI with fault: */
     if (!getcwd(root, sizeof root - 64))
         return 1;
@@ -96,6 +96,13 @@ int main(int argc, char **argv)
     hc_check("sweep-1.3", rc == 0, "an unknown board in --only is not refused by name");
     rc = hc_shf("cd %s && %s run suite.yaml --only size=9 --out bad2 --quiet 2>/dev/null", dir, hc);
     hc_check("sweep-1.4", rc == 2, "a malformed --only exited %d, want 2", rc);
+    /* --work: the same cases in the same order, each after its estimate and a tab; b9's games are
+     * longer (60 moves, not 40), so its positions file and its estimate are bigger than b7's. */
+    rc = hc_shf("cd %s && %s cases suite.yaml --work > work.txt && cut -f2 work.txt | cmp -s - cases.txt && "
+                "test \"$(cut -f1 work.txt | sed -n 1p)\" = \"$(cut -f1 work.txt | sed -n 2p)\" && "
+                "awk -F '\t' 'NR == 1 { a = $1 } NR == 3 { b = $1 } END { exit !(a > b && b > 0) }' work.txt",
+                dir, hc);
+    hc_check("sweep-1.5", rc == 0, "halfcheck cases --work: exit %d, see %s/work.txt", rc, dir);
 
     /* 2. The reader: write, read, write gives the same bytes, non-finite values included. */
     rc = hc_shf("cd %s && %s run suite.yaml --out run --cache cache --quiet 2>/dev/null", dir, hc);
@@ -219,6 +226,22 @@ int main(int argc, char **argv)
              rc == 0 && a && b && hc_same_figures(hc_results_doc_results(a), hc_results_doc_results(b), why, sizeof why) &&
                  !strcmp(hc_results_doc_results(b)->items[0].board, hc_results_doc_results(a)->items[0].board),
              "a sweep with --first: exit %d (see %s/sw-f.txt), %s", rc, dir, why);
+    hc_results_doc_free(b);
+    /* Without --first the biggest cases start first (b9's, listed last in this suite), and the
+     * merge keeps the suite's order. */
+    rc = hc_shf("cd %s && printf '%%s\\n' 'name: sweep-test' 'nets: [{name: synth, model: net.bin.gz}]' 'boards:' "
+                "'  - {name: b7, positions: p7.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 4}' "
+                "'  - {name: b9, positions: p9.jsonl.gz, nnBuffer: 9x9, maxBatchSize: 4}' 'backends:' "
+                "'  - {name: ref32, backend: ref32, tiers: [fp32, fp32-strict]}' "
+                "'  - {name: fp16, backend: \"emulate:fp16\", tiers: [fp16]}' > order.yaml && "
+                "%s/ci/sweep order.yaml -j 1 --out sw-o --halfcheck %s >sw-o.txt 2>&1 && "
+                "grep '^ci/sweep: job ' sw-o.txt | head -n 1 | grep -q 'board=b9,'",
+                dir, root, hc);
+    b = readr("sw-o/merged");
+    hc_check("sweep-3.8",
+             rc == 0 && b && hc_results_doc_results(b)->n > 0 && !strcmp(hc_results_doc_results(b)->items[0].board, "b7"),
+             "a sweep of a suite listing b7 first: exit %d (b9's jobs should start first, b7's results come first; see "
+             "%s/sw-o.txt)", rc, dir);
     hc_results_doc_free(b);
     hc_results_doc_free(a);
 

@@ -2,12 +2,15 @@
  * --only filter of `halfcheck run` reads them ("net=N,board=B,backend=K"), for ci/sweep. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/cli/cli.h"
 #include "harness/config/config.h"
 
 static const cli_opt opts[] = {
     {"net", 1, 1, "as halfcheck run's --net (the cases are the same; a net file a case needs must exist)", "PATH|NAME=PATH|DIR"},
+    {"work", 0, 0, "prefix each case with an estimate of its work and a tab (its positions file's size times its model's; "
+                   "ci/sweep starts the biggest first)", NULL},
     {"files", 0, 0, "print the files the cases read instead (KIND<TAB>PATH: suite, include, model, positions, sgf)", NULL},
     {"help", 0, 0, "this help", NULL},
     {NULL, 0, 0, NULL, NULL},
@@ -45,12 +48,27 @@ static int print_files(const hc_suite *s, hc_err *err)
     return rc;
 }
 
+/* A file's size in bytes, 0 when it cannot be stat'ed (the case's run says why). */
+static double file_bytes(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 ? (double)st.st_size : 0.0;
+}
+
+/* The estimate --work prints: the positions' bytes (more positions, longer games, bigger boards)
+ * times the model's (more weights). Only an order for starting the jobs, not a prediction. */
+static double case_work(const hc_suite *s, const hc_case *c)
+{
+    const hc_board_cfg *b = &s->boards[c->board];
+    return file_bytes(b->positions ? b->positions : b->sgf) * file_bytes(s->nets[c->net].model);
+}
+
 int cmd_cases(int argc, char **argv)
 {
     cli_args a;
     hc_err err = {0};
     static const cli_cmd usage = {"cases", opts,
-        "usage: halfcheck cases SUITE.yaml [--net ...] [--files]\n"
+        "usage: halfcheck cases SUITE.yaml [--net ...] [--work | --files]\n"
         "prints one line per net x board x backend: net=N,board=B,backend=K (halfcheck run --only);\n"
         "--files: the files those cases read, one KIND<TAB>PATH line each (ci/sweep sends them)\n",
         1, 1};
@@ -69,6 +87,7 @@ int cmd_cases(int argc, char **argv)
         hc_suite_free(s);
         return rc ? cli_fail("cases", &err) : HC_EXIT_OK;
     }
+    int work = cli_has(&a, "work");
     for (size_t i = 0; i < s->n_cases; i++) {
         const char *names[3] = {s->nets[s->cases[i].net].name, s->boards[s->cases[i].board].name,
                                 s->backends[s->cases[i].backend].name};
@@ -80,6 +99,8 @@ int cmd_cases(int argc, char **argv)
                 return cli_fail("cases", &err);
             }
         }
+        if (work)
+            printf("%.0f\t", case_work(s, &s->cases[i]));
         printf("net=%s,board=%s,backend=%s\n", names[0], names[1], names[2]);
     }
     hc_suite_free(s);
