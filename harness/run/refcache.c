@@ -71,7 +71,8 @@ int hc_refcache_lock(const char *dir, const char key[65], int (*stop)(void *), v
     char path[4200];
     if (snprintf(path, sizeof path, "%s/.locks", dir) >= (int)sizeof path)
         return -1;
-    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    /* Not inherited by what the run's children exec (an engine has no business with it). */
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
     /* The first 7 hex digits: an offset below 2^28, within any off_t. */
