@@ -166,14 +166,14 @@ static void crc_update(hc_inflate *z)
     }
 }
 
-static unsigned reverse_bits(unsigned code, unsigned len)
+/* The bit-reversed successor of a bit-reversed code of len bits: deflate's codes go in most
+ * significant bit first, the tables are indexed by the bits as they arrive. */
+static inline unsigned reversed_next(unsigned rev, unsigned len)
 {
-    unsigned r = 0;
-    while (len--) {
-        r = (r << 1) | (code & 1);
-        code >>= 1;
-    }
-    return r;
+    unsigned bit = 1u << (len - 1);
+    while (rev & bit)
+        bit >>= 1;
+    return bit ? (rev & (bit - 1)) | bit : 0;
 }
 
 /* Builds the decoding table of the canonical code whose lengths are lens[0..n) (RFC 1951
@@ -202,20 +202,23 @@ static int build(uint32_t *t, unsigned rbits, const unsigned char *lens, unsigne
     if (maxlen == 0 && !allow_single)
         return -1;
     unsigned size = 1u << rbits;
-    for (unsigned i = 0; i < size; i++)
-        t[i] = E_BAD | (rbits << 8) | rbits;
+    if (left > 0) /* a complete code fills every entry; blocks are many (one per ~16 KB): skip the rest */
+        for (unsigned i = 0; i < size; i++)
+            t[i] = E_BAD | (rbits << 8) | rbits;
     offs[1] = 0;
     for (unsigned len = 1; len <= 15; len++)
         offs[len + 1] = offs[len] + count[len];
     for (unsigned i = 0; i < n; i++)
         if (lens[i])
             sorted[offs[lens[i]]++] = (unsigned short)i;
-    unsigned sbits = maxlen > rbits ? maxlen - rbits : 0, next = size, code = 0, k = 0;
+    /* rev: the canonical code (RFC 1951 3.2.2) bit-reversed; going one bit longer appends a 0,
+     * which leaves the reversed value as it is */
+    unsigned sbits = maxlen > rbits ? maxlen - rbits : 0, next = size, rev = 0, k = 0;
     int prefix = -1;
     unsigned sub = 0;
-    for (unsigned len = 1; len <= maxlen; len++, code <<= 1)
-        for (unsigned c = 0; c < count[len]; c++, code++) {
-            unsigned sym = sorted[k++], rev = reverse_bits(code, len);
+    for (unsigned len = 1; len <= maxlen; len++)
+        for (unsigned c = 0; c < count[len]; c++, rev = reversed_next(rev, len)) {
+            unsigned sym = sorted[k++];
             uint32_t e = (tmpl[sym] & ~0xffu) | (len << 8) | (len + (tmpl[sym] & 0xff));
             if (len <= rbits) {
                 for (unsigned i = rev; i < size; i += 1u << len)
@@ -227,7 +230,7 @@ static int build(uint32_t *t, unsigned rbits, const unsigned char *lens, unsigne
                 prefix = (int)(rev & (size - 1));
                 sub = next;
                 next += 1u << sbits;
-                for (unsigned i = 0; i < 1u << sbits; i++)
+                for (unsigned i = 0; left > 0 && i < 1u << sbits; i++)
                     t[sub + i] = E_BAD | (maxlen << 8) | maxlen;
                 t[prefix] = E_SUB | (sub << 16) | sbits;
             }
