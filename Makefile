@@ -296,7 +296,8 @@ fuzz-smoke: $(FUZZ_BIN)
 	    rm -rf $$d; \
 	done; echo "fuzz-smoke: all targets clean"
 
-# One table (tests/bench_table.c); the other bench_* programs are built for closer looks.
+# The table (tests/bench_table.c) and gzip read speed (tests/bench_inflate.c); the other
+# bench_* programs are built for closer looks.
 # GPU tests (tests/gpu_test_*.c) and benchmarks (tests/gpu_bench_*.c): need a CUDA build and
 # an NVIDIA GPU; they skip without a device. Not part of `make test`.
 test-gpu: build/halfcheck $(GPU_BIN)
@@ -330,6 +331,7 @@ objects: $(LIB_OBJ) $(CLI_OBJ)
 
 bench: build/halfcheck $(BENCH_BIN)
 	@$(BUILD)/tests/bench_table
+	@$(BUILD)/tests/bench_inflate
 
 demo: build/halfcheck
 	build/halfcheck demo

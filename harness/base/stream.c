@@ -1,4 +1,4 @@
-/* Byte streams over plain or gzip'd files (stream.h). */
+/* Byte streams over plain or gzip'd files (stream.h): gzip'd ones decoded by inflate.h. */
 #include "harness/base/stream.h"
 
 #include <errno.h>
@@ -10,40 +10,42 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "harness/base/inflate.h"
 #include "harness/base/pgz.h"
 #include "harness/base/thread.h"
 
 enum { HC_STREAM_BUF = 1 << 16 };
 
-/* A large file is read ahead on a thread of its own: decompressing it (zlib's inflate and CRC)
- * then overlaps what the reader does with the bytes (a large net's weights: about half of its
- * load). RA_SLOTS buffers of RA_SIZE bytes, filled in order. */
+/* A large file is read ahead on a thread of its own: decompressing it (inflate and CRC) then
+ * overlaps what the reader does with the bytes (a large net's weights: about half of its load).
+ * RA_SLOTS buffers of RA_SIZE bytes, filled in order. */
 enum { RA_SLOTS = 4, RA_SIZE = 256 << 10, RA_MIN_FILE = 1 << 20 };
 
 typedef struct readahead {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    gzFile gz;
+    hc_inflate *gz;
     unsigned char *slot[RA_SLOTS];
     size_t len[RA_SLOTS];
     int head, count; /* filled slots head .. head+count-1, the one the reader holds included */
     int holding;     /* the reader is reading slot head */
-    int started;     /* a first read has ended (direct is known) */
-    int direct;      /* gzdirect: a plain file passed through */
+    int started;     /* a first read has ended (gzip is known) */
+    int gzip;        /* the file is gzip'd (not passed through as is) */
     int done, stop;
-    char fail[200];  /* what ended it, when not the end of the data */
+    hc_err fail;     /* what ended it, when not the end of the data (code HC_OK then) */
 } readahead;
 
 struct hc_istream {
     char *name;
     readahead *ra;      /* or NULL: read on the calling thread */
-    gzFile gz;          /* NULL for memory streams */
+    int fd;             /* -1 for memory streams */
+    int own_fd;         /* closed with the stream (not standard input) */
+    hc_inflate *gz;     /* NULL for memory streams */
     const unsigned char *mem;
     size_t mem_len;
-    unsigned char *buf; /* read buffer for gz streams */
+    unsigned char *buf; /* read buffer for file streams */
     size_t buf_pos, buf_len;
     uint64_t offset;    /* bytes handed to the caller */
     long lineno;
@@ -57,6 +59,7 @@ static hc_istream *istream_new(const char *name, hc_err *err)
     hc_istream *s = hc_calloc(1, sizeof *s, err, "input stream");
     if (!s)
         return NULL;
+    s->fd = -1;
     s->name = strdup(name ? name : "(memory)");
     if (!s->name) {
         free(s);
@@ -64,18 +67,6 @@ static hc_istream *istream_new(const char *name, hc_err *err)
         return NULL;
     }
     return s;
-}
-
-/* What ended a gzread that returned n <= 0, into fail (empty: the end of the data). */
-static void gz_failure(gzFile gz, int n, char *fail, size_t size)
-{
-    int zerr;
-    const char *m = gzerror(gz, &zerr);
-    fail[0] = '\0';
-    if (n < 0)
-        snprintf(fail, size, "read error: %s", zerr == Z_ERRNO ? strerror(errno) : m);
-    else if (zerr != Z_OK && zerr != Z_STREAM_END) /* a truncated member reads as EOF with an error set */
-        snprintf(fail, size, "corrupt or truncated gzip data: %s", m);
 }
 
 static void *ra_main(void *arg)
@@ -89,20 +80,19 @@ static void *ra_main(void *arg)
             break;
         int at = (ra->head + ra->count) % RA_SLOTS; /* never the slot being read */
         pthread_mutex_unlock(&ra->mu);
-        int n = gzread(ra->gz, ra->slot[at], RA_SIZE);
-        char fail[sizeof ra->fail] = "";
-        if (n <= 0)
-            gz_failure(ra->gz, n, fail, sizeof fail);
-        int direct = gzdirect(ra->gz);
+        hc_err fail = {0};
+        long n = hc_inflate_read(ra->gz, ra->slot[at], RA_SIZE, &fail);
+        int gzip = hc_inflate_is_gzip(ra->gz) == 1;
         pthread_mutex_lock(&ra->mu);
-        ra->direct = direct;
+        ra->gzip = gzip;
         ra->started = 1;
         if (n > 0) {
             ra->len[at] = (size_t)n;
             ra->count++;
         } else {
             ra->done = 1;
-            memcpy(ra->fail, fail, sizeof fail);
+            if (n < 0)
+                ra->fail = fail;
         }
         pthread_cond_broadcast(&ra->cv);
         if (n <= 0)
@@ -129,7 +119,7 @@ static void ra_free(readahead *ra)
 }
 
 /* Starts reading gz ahead; NULL (the caller reads on its own thread) when it cannot. */
-static readahead *ra_start(gzFile gz)
+static readahead *ra_start(hc_inflate *gz)
 {
     readahead *ra = calloc(1, sizeof *ra);
     if (!ra)
@@ -160,18 +150,21 @@ hc_istream *hc_istream_open(const char *path, hc_err *err)
     hc_istream *s = istream_new(path, err);
     if (!s)
         return NULL;
-    if (strcmp(path, "-") == 0)
-        s->gz = gzdopen(dup(0), "rb");
-    else
-        s->gz = gzopen(path, "rb");
-    if (!s->gz) {
-        hc_err_set(err, HC_EIO, "%s: cannot open: %s", path, errno ? strerror(errno) : "gzopen failed");
+    int is_stdin = strcmp(path, "-") == 0;
+    s->fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0) {
+        hc_err_set(err, HC_EIO, "%s: cannot open: %s", path, strerror(errno));
         hc_istream_close(s);
         return NULL;
     }
-    gzbuffer(s->gz, HC_STREAM_BUF);
+    s->own_fd = !is_stdin;
+    s->gz = hc_inflate_open(s->fd, path, 0, err);
+    if (!s->gz) {
+        hc_istream_close(s);
+        return NULL;
+    }
     struct stat st;
-    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RA_MIN_FILE &&
+    if (!is_stdin && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RA_MIN_FILE &&
         (s->ra = ra_start(s->gz)) != NULL)
         return s; /* s->buf points into the slot being read */
     s->buf = malloc(HC_STREAM_BUF);
@@ -201,8 +194,9 @@ void hc_istream_close(hc_istream *s)
         ra_free(s->ra); /* its thread stopped before the file closes */
     else
         free(s->buf);
-    if (s->gz)
-        gzclose(s->gz);
+    hc_inflate_close(s->gz);
+    if (s->own_fd)
+        close(s->fd);
     free(s->line);
     free(s->name);
     free(s);
@@ -230,7 +224,7 @@ static long fill(hc_istream *s, hc_err *err)
         while (ra->count == 0 && !ra->done)
             pthread_cond_wait(&ra->cv, &ra->mu);
         long got = 0;
-        char fail[sizeof ra->fail] = "";
+        hc_err fail = {0};
         if (ra->count > 0) {
             ra->holding = 1;
             s->buf = ra->slot[ra->head];
@@ -238,24 +232,24 @@ static long fill(hc_istream *s, hc_err *err)
             s->buf_len = ra->len[ra->head];
             got = (long)s->buf_len;
         } else {
-            memcpy(fail, ra->fail, sizeof fail);
+            fail = ra->fail;
         }
         pthread_mutex_unlock(&ra->mu);
         if (got > 0)
             return got;
-        if (fail[0])
-            return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: %s", s->name, hc_istream_offset_word(s),
-                              (unsigned long long)s->offset, fail);
+        if (fail.code != HC_OK) { /* the message names the file and the offset (s->offset: all
+                                    * bytes before the fault have been read) */
+            if (err)
+                *err = fail;
+            return -1;
+        }
         s->eof = 1;
         return 0;
     }
-    int n = gzread(s->gz, s->buf, HC_STREAM_BUF);
-    if (n <= 0) {
-        char fail[200];
-        gz_failure(s->gz, n, fail, sizeof fail);
-        if (fail[0])
-            return hc_err_set(err, HC_EFORMAT, "%s: %s %llu: %s", s->name, hc_istream_offset_word(s),
-                              (unsigned long long)s->offset, fail);
+    long n = hc_inflate_read(s->gz, s->buf, HC_STREAM_BUF, err);
+    if (n < 0)
+        return -1;
+    if (n == 0) {
         s->eof = 1;
         return 0;
     }
@@ -359,18 +353,18 @@ uint64_t hc_istream_offset(const hc_istream *s) { return s->offset; }
 
 const char *hc_istream_offset_word(const hc_istream *s)
 {
-    /* gzdirect: 1 when zlib passes a plain file through, known once reading has begun (on the
-     * reader thread, when there is one: asked of it once its first read ended). */
+    /* gzip or not is known once reading has begun (on the reader thread, when there is one:
+     * asked of it once its first read ended). */
     if (s->ra) {
         readahead *ra = s->ra;
         pthread_mutex_lock(&ra->mu);
         while (!ra->started)
             pthread_cond_wait(&ra->cv, &ra->mu);
-        int direct = ra->direct;
+        int gzip = ra->gzip;
         pthread_mutex_unlock(&ra->mu);
-        return direct ? "offset" : "uncompressed offset";
+        return gzip ? "uncompressed offset" : "offset";
     }
-    return s->gz && !gzdirect(s->gz) ? "uncompressed offset" : "offset";
+    return s->gz && hc_inflate_is_gzip(s->gz) == 1 ? "uncompressed offset" : "offset";
 }
 long hc_istream_lineno(const hc_istream *s) { return s->lineno; }
 const char *hc_istream_name(const hc_istream *s) { return s->name; }

@@ -1,4 +1,4 @@
-/* Byte streams over plain or gzip'd files (zlib detects which on read), read through a
+/* Byte streams over plain or gzip'd files (gzip told by its magic bytes on read), read through a
  * bounded buffer so no file is ever decompressed whole into memory, and output files
  * written atomically (temporary file in the same directory, renamed on commit), gzip'd
  * when the name ends in ".gz". */
