@@ -413,8 +413,9 @@ static int huff(hc_inflate *z)
             bad = "invalid distance too far back";
             break;
         }
+        const unsigned char *from = op - dist; /* op[i - dist] would wrap the unsigned index */
         for (unsigned i = 0; i < len; i++)
-            op[i] = op[i - dist];
+            op[i] = from[i];
         op += len;
     }
     SAVE();
