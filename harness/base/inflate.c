@@ -829,7 +829,7 @@ long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
             else if (z->st == S_MAGIC)
                 z->st = S_DONE; /* the end of the file, or one stray byte after a member */
             else
-                failf(z, HC_EFORMAT, "truncated gzip data: the file ends inside %s of member %u (compressed size %llu)",
+                failf(z, HC_EFORMAT, "truncated gzip data: the file ends inside %s of member %u (after compressed byte %llu)",
                       z->st < S_BLOCK ? "the gzip header" : z->st == S_TRAILER ? "the gzip trailer" : "the deflate data",
                       z->member, (unsigned long long)in_offset(z));
         }
