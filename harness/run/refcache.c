@@ -76,7 +76,10 @@ int hc_refcache_lock(const char *dir, const char key[65], int (*stop)(void *), v
     if (fd < 0)
         return -1;
     /* The first 7 hex digits: an offset below 2^28, within any off_t. */
-    long off = strtol((char[8]){key[0], key[1], key[2], key[3], key[4], key[5], key[6], 0}, NULL, 16);
+    char head[8];
+    memcpy(head, key, 7);
+    head[7] = '\0';
+    long off = strtol(head, NULL, 16);
     struct flock fl = {0};
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
