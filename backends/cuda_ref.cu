@@ -112,37 +112,41 @@ __device__ __forceinline__ float bn_act1(float v, float sc, float bi, int act, f
 
 /* ---- GEMM: one fmaf chain per output, k in order ---------------------------------------- */
 
-/* BM x 128 output tiles (BM 128, 64 or 32, the one that pads M least: 192 channels run as three
+/* BM x BN output tiles (BM 128, 64 or 32, the one that pads M least: 192 channels run as three
  * 64-row tiles, not two of 128), k in steps of 8 through shared memory (double-buffered, the next
- * step's loads in registers while this one computes); each of the 2*BM threads owns 8x8 outputs
- * and runs their chains in k order. A tile's last partial k step runs only its k < K (a product of
- * padding zeros added to a -0 chain would make it +0). As rows are padded by 4 floats: a
- * K-contiguous A (activations) is stored transposed without bank conflicts. */
-enum { GBN = 128, GBK = 8 };
+ * step's loads in registers while this one computes); each of the 2*BM threads owns TM x TM
+ * outputs (two 4x4 quadrants, half a tile apart, when TM is 8) and runs their chains in k order.
+ * BN is 128 (TM 8), or 32 (TM 4) for a narrow N: a one-row pass's Winograd tiles (25 columns at
+ * 19x19, 9 at 9x9), where 128 columns would leave 80% or more of every thread's chains on
+ * padding. A tile's last partial k step runs only its k < K (a product of padding zeros added
+ * to a -0 chain would make it +0). As rows are padded by 4 floats: a K-contiguous A
+ * (activations) is stored transposed without bank conflicts. */
+enum { GBN = 128, GBN_NARROW = 32, GBK = 8 };
 
-template <int BM, bool SPLIT>
+template <int BM, int BN, bool SPLIT>
 __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M, int N, int K, const float *__restrict__ A,
                                                           long long rsa, long long csa, long long sA,
                                                           const float *__restrict__ Bm, long long ldb, long long sB,
                                                           float *C, long long ldc, long long sC, int accumulate)
 {
-    enum { NT = 2 * BM, NBL = GBK * GBN / NT, AP = BM + 4 };
+    enum { NT = 2 * BM, TM = BN == GBN ? 8 : 4, NBL = GBK * BN / NT, AP = BM + 4 };
+    static_assert(NBL >= 1 && NBL * NT == GBK * BN && (BN / TM) * (BM / TM) == NT, "tile shape");
     __shared__ __align__(16) float As[2][GBK][AP];
-    __shared__ __align__(16) float Bs[2][GBK][GBN];
+    __shared__ __align__(16) float Bs[2][GBK][BN];
     const int z = blockIdx.z;
     A += (long long)z * sA;
     Bm += (long long)z * sB;
     C += (long long)z * sC;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * GBN;
-    const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int tid = threadIdx.x, tx = tid % (BN / TM), ty = tid / (BN / TM);
     const bool a_kfast = csa == 1; /* A's k contiguous: consecutive threads read along k */
-    float acc[8][8];
+    float acc[TM][TM];
 #pragma unroll
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < TM; i++)
 #pragma unroll
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < TM; j++)
             acc[i][j] = 0.0f;
-    float lo[SPLIT ? 8 : 1][SPLIT ? 8 : 1];
+    float lo[SPLIT ? TM : 1][SPLIT ? TM : 1];
     const int khalf = SPLIT && K >= 2 * GBK ? (K / 2) / GBK * GBK : -1;
     float ra[4], rb[NBL];
     auto a_at = [&](int e, int &mm, int &kk) {
@@ -165,7 +169,7 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M
         }
 #pragma unroll
         for (int e = 0; e < NBL; e++) {
-            int idx = tid + e * NT, nn = idx & (GBN - 1), kb = idx >> 7;
+            int idx = tid + e * NT, nn = idx & (BN - 1), kb = idx / BN;
             int gn = n0 + nn, gkb = k0 + kb;
             rb[e] = gn < N && gkb < K ? Bm[(long long)gkb * ldb + gn] : 0.0f;
         }
@@ -180,18 +184,22 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M
 #pragma unroll
         for (int e = 0; e < NBL; e++) {
             int idx = tid + e * NT;
-            Bs[buf][idx >> 7][idx & (GBN - 1)] = rb[e];
+            Bs[buf][idx / BN][idx & (BN - 1)] = rb[e];
         }
     };
     auto step = [&](int buf, int kk) {
-        float4 a0 = *(const float4 *)&As[buf][kk][ty * 4], a1 = *(const float4 *)&As[buf][kk][BM / 2 + ty * 4];
-        float4 b0 = *(const float4 *)&Bs[buf][kk][tx * 4], b1 = *(const float4 *)&Bs[buf][kk][64 + tx * 4];
-        float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-        float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+        float a[TM], b[TM];
 #pragma unroll
-        for (int i = 0; i < 8; i++)
+        for (int h = 0; h < TM / 4; h++) { /* quadrant h: rows and columns h halves of the tile on */
+            float4 a4 = *(const float4 *)&As[buf][kk][h * (BM / 2) + ty * 4];
+            float4 b4 = *(const float4 *)&Bs[buf][kk][h * (BN / 2) + tx * 4];
+            a[4 * h] = a4.x, a[4 * h + 1] = a4.y, a[4 * h + 2] = a4.z, a[4 * h + 3] = a4.w;
+            b[4 * h] = b4.x, b[4 * h + 1] = b4.y, b[4 * h + 2] = b4.z, b[4 * h + 3] = b4.w;
+        }
 #pragma unroll
-            for (int j = 0; j < 8; j++)
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TM; j++)
                 acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     };
     load(0);
@@ -203,9 +211,9 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M
             load(k0 + GBK);
         if (SPLIT && k0 == khalf) {
 #pragma unroll
-            for (int i = 0; i < 8; i++)
+            for (int i = 0; i < TM; i++)
 #pragma unroll
-                for (int j = 0; j < 8; j++) {
+                for (int j = 0; j < TM; j++) {
                     lo[SPLIT ? i : 0][SPLIT ? j : 0] = acc[i][j];
                     acc[i][j] = 0.0f;
                 }
@@ -226,13 +234,13 @@ __global__ void __launch_bounds__(2 * BM, BM == 128 ? 2 : 192 / BM) k_gemm(int M
         }
     }
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        int gm = m0 + (i < 4 ? ty * 4 + i : BM / 2 + ty * 4 + i - 4);
+    for (int i = 0; i < TM; i++) {
+        int gm = m0 + (i / 4) * (BM / 2) + ty * 4 + i % 4;
         if (gm >= M)
             continue;
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+        for (int j = 0; j < TM; j++) {
+            int gn = n0 + (j / 4) * (BN / 2) + tx * 4 + j % 4;
             if (gn >= N)
                 continue;
             float v = acc[i][j];
@@ -248,11 +256,16 @@ template <int BM>
 void gemm_bm(int M, int N, int K, const float *A, long long rsa, long long csa, long long sA, const float *B,
              long long ldb, long long sB, float *C, long long ldc, long long sC, int batch, int accumulate, int split)
 {
-    dim3 grid((unsigned)((N + GBN - 1) / GBN), (unsigned)((M + BM - 1) / BM), (unsigned)batch);
-    if (split)
-        k_gemm<BM, true><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+    int narrow = N <= 2 * GBN_NARROW, bn = narrow ? GBN_NARROW : GBN;
+    dim3 grid((unsigned)((N + bn - 1) / bn), (unsigned)((M + BM - 1) / BM), (unsigned)batch);
+    if (narrow && split)
+        k_gemm<BM, GBN_NARROW, true><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+    else if (narrow)
+        k_gemm<BM, GBN_NARROW, false><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+    else if (split)
+        k_gemm<BM, GBN, true><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
     else
-        k_gemm<BM, false><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
+        k_gemm<BM, GBN, false><<<grid, 2 * BM>>>(M, N, K, A, rsa, csa, sA, B, ldb, sB, C, ldc, sC, accumulate);
 }
 
 /* ---- Winograd (refs/winograd.c, refs/emulated.c's F(2x2,3x3)) -------------------------------- */
