@@ -628,17 +628,23 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *k = ar_get(f, (size_t)nkv * qd * S);
     float *v = ar_get(f, (size_t)nkv * vd * S);
     float *att = ar_get(f, (size_t)nh * vd * S);
-    float *sc = ar_get(f, (size_t)B * hw * hw);
+    float *sc = ar_get(f, (size_t)(I->ref && nh > B ? nh : B) * hw * hw);
     attention_qkv(f, bl, c, x, s, q, k, v);
     if (I->ref) {
         int am = I->emu ? hc_emulate_layer_mode(I->emu, a->out_proj.name) : 0;
         int sfmt = (am >> HC_LM_SCORES_SHIFT) & HC_LM_FMT_MASK, pfmt = (am >> HC_LM_PROBS_SHIFT) & HC_LM_FMT_MASK;
         hcref::acc16 acc = layer_acc16(f, a->out_proj.name); /* the engine's attention asks out_proj */
-        for (int h = 0; h < nh && LIVE(f); h++) {
+        /* One row (a one-row pass): its heads side by side, all in one launch when each has its
+         * own kv head, else the heads of each kv head together (the GEMMs' batch strides are
+         * one per operand). Rows: head by head, the batch side by side. */
+        int step = B > 1 ? 1 : group > 1 ? group : nh;
+        for (int h = 0; h < nh && LIVE(f); h += step) {
             int kvh = h / group;
+            hcref::head_batch hb = {step, (long long)qd * (long long)S, group > 1 ? 0 : (long long)qd * (long long)S,
+                                    group > 1 ? 0 : (long long)vd * (long long)S, (long long)vd * (long long)S};
             hcref::attention_head(B, hw, qd, vd, q + (size_t)h * qd * S, k + (size_t)kvh * qd * S,
                                   v + (size_t)kvh * vd * S, f->mask, att + (size_t)h * vd * S, sc, I->faults.split_k,
-                                  sfmt, pfmt, acc);
+                                  sfmt, pfmt, acc, hb);
             launched(f, "hcref::attention_head", bl->name);
         }
         tap_inner(f, bl->name, "attn.out_preproj", nh * vd, att, HC_TAPFMT_F32);

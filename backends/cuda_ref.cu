@@ -564,11 +564,12 @@ __global__ void k_gemm_acc16(int M, int N, int K, const float *__restrict__ A, l
 
 /* hc_attention_emul's fp16-accumulation softmax: query qi of row b over sc[b][ki][qi] (the
  * transposed layout changes no operation), a masked-out query all zeros. */
-__global__ void k_softmax_acc16(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
+__global__ void k_softmax_acc16(int B, int hw, float *sc, const float *mask, int mrows, float scale, int sfmt,
+                                int pfmt)
 {
     GRID_LOOP(i, (size_t)B * hw) {
         int b = (int)(i / hw), qi = (int)(i % hw);
-        const float *m = mask + (size_t)b * hw;
+        const float *m = mask + (size_t)(b % mrows) * hw;
         float *col = sc + (size_t)b * hw * hw + qi;
         if (m[qi] == 0.0f) {
             for (int ki = 0; ki < hw; ki++)
@@ -603,21 +604,21 @@ __global__ void k_emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, 
     }
 }
 
-/* The attention's softmax, query qi of row b over sc[b][ki][qi] in place, on SM_LANES threads per
- * query: refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): scores
+/* The attention's softmax, query qi of row b over sc[b][ki][qi] in place (its mask row b %
+ * mrows: heads of one row side by side share one), on SM_LANES threads per query: refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): scores
  * scaled and rounded to sfmt, their max over masked-in keys floored at -1e30, exp(score - max)
  * times the key's mask into partial sum ki % 8, the sums added 0..7, probabilities = e * (1 /
  * sum) rounded to pfmt, 0 for a masked-out query. With sfmt = pfmt = 0 (no rounding) these are
  * the reference's softmax_strip's bits: a positive scale keeps the maximum where it was (max(v) *
  * scale = max(v * scale), rounding being monotonic), and the rest is the same operations. Every
  * thread of a warp reaches the shuffles (no early return). */
-__global__ void k_softmax(int B, int hw, float *sc, const float *mask, float scale, int sfmt, int pfmt)
+__global__ void k_softmax(int B, int hw, float *sc, const float *mask, int mrows, float scale, int sfmt, int pfmt)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x, q = t / SM_LANES;
     int u = (int)(t % SM_LANES);
     bool live = q < (size_t)B * hw;
     int b = live ? (int)(q / hw) : 0, qi = live ? (int)(q % hw) : 0, n = live ? hw : 0;
-    const float *m = mask + (size_t)b * hw;
+    const float *m = mask + (size_t)(b % mrows) * hw;
     float *col = sc + (size_t)b * hw * hw + qi;
     float vmx = -1e30f;
     for (int ki = u; ki < n; ki += SM_LANES) {
@@ -818,23 +819,28 @@ void emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, int hw, const
 }
 
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
-                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt, acc16 acc)
+                    const float *mask, float *out, float *sc, int split, int sfmt, int pfmt, acc16 acc,
+                    head_batch hb)
 {
     long long S = (long long)B * hw, hh = (long long)hw * hw;
     float scale = 1.0f / sqrtf((float)qd);
+    /* the GEMMs' and the softmax's batch: B rows of one head, or the heads of one row, each
+     * with its operands' strides and the mask row it reads */
+    int many = hb.heads > 1, nb = many ? hb.heads : B, mrows = many ? 1 : B;
+    long long sq = many ? hb.sq : hw, sk = many ? hb.sk : hw, sv = many ? hb.sv : hw, so = many ? hb.so : hw;
     if (acc.form) {
         /* refs/attention.c's acc16 path: sc[b][ki][qi] = acc16 over d of q(d, qi) k(d, ki) (the
          * products commute), softmax_row per query, out[d][b,qi] = acc16 over ki of v(d, ki) p(qi, ki) */
-        gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, 0, acc);
-        k_softmax_acc16<<<nblocks((size_t)B * hw, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
-        gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, 0, acc);
+        gemm(hw, hw, qd, k, 1, S, sk, q, S, sq, sc, hw, hh, nb, 0, 0, acc);
+        k_softmax_acc16<<<nblocks((size_t)nb * hw, 128), 128>>>(nb, hw, sc, mask, mrows, scale, sfmt, pfmt);
+        gemm(vd, hw, hw, v, S, 1, sv, sc, hw, hh, out, S, so, nb, 0, 0, acc);
         return;
     }
     /* sc[b][ki][qi] = sum_d k[d][b,ki] q[d][b,qi]: the CPU's score chains */
-    gemm(hw, hw, qd, k, 1, S, hw, q, S, hw, sc, hw, hh, B, 0, split);
-    k_softmax<<<nblocks((size_t)B * hw * SM_LANES, 128), 128>>>(B, hw, sc, mask, scale, sfmt, pfmt);
+    gemm(hw, hw, qd, k, 1, S, sk, q, S, sq, sc, hw, hh, nb, 0, split);
+    k_softmax<<<nblocks((size_t)nb * hw * SM_LANES, 128), 128>>>(nb, hw, sc, mask, mrows, scale, sfmt, pfmt);
     /* out[d][b,qi] = sum_ki v[d][b,ki] p[b][ki][qi] */
-    gemm(vd, hw, hw, v, S, 1, hw, sc, hw, hh, out, S, hw, B, 0, split);
+    gemm(vd, hw, hw, v, S, 1, sv, sc, hw, hh, out, S, so, nb, 0, split);
 }
 
 } // namespace hcref

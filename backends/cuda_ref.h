@@ -71,14 +71,24 @@ void rope(int B, int hw, int heads, int hd, int kvh, int learnable, const float 
           float *x);
 void mask_sum(int B, int hw, const float *mask, float *msum);
 
+/* Heads of one row run side by side (B 1): `heads` of them, head j's q and out at q + j * sq
+ * and out + j * so, its k and v at k + j * sk and v + j * sv (0: the heads share one kv head).
+ * heads 1: one head. */
+struct head_batch {
+    int heads;
+    long long sq, sk, sv, so;
+};
+
 /* The exact attention of one head over B rows (refs/attention.c): q, k, v, out the head's rows
- * in [d][S] planes (S = B*hw), sc B*hw*hw floats of scratch. sfmt, pfmt (HC_KFMT_*; 0 0: the
- * exact attention): hc_attention_emul's scores and probabilities rounded to those formats (its
+ * in [d][S] planes (S = B*hw), sc B*hw*hw floats of scratch; or, hb.heads > 1 with B 1, of
+ * hb.heads heads of the row at once (sc hb.heads*hw*hw floats), each head's own chains, so the
+ * same bits in a third of the launches or fewer. sfmt, pfmt (HC_KFMT_*; 0 0: the exact
+ * attention): hc_attention_emul's scores and probabilities rounded to those formats (its
  * fp32-accumulation path, refs/attention.c softmax_cols). acc.form HC_ACC16_MULADD: its
  * fp16-accumulation path instead (q.k and p.v by acc16, softmax_row's lanes). */
 void attention_head(int B, int hw, int qd, int vd, const float *q, const float *k, const float *v,
                     const float *mask, float *out, float *sc, int split, int sfmt = 0, int pfmt = 0,
-                    acc16 acc = acc16{0, 0});
+                    acc16 acc = acc16{0, 0}, head_batch hb = head_batch{1, 0, 0, 0, 0});
 
 /* The emulated reductions (poolSum, normSum: refs/kernels.h hc_pool_*_fmt, hc_rmsnorm_*_fmt),
  * one thread per output calling refs/sums_core.h's functions, the CPU's own arithmetic. fmt:
