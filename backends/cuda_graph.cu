@@ -628,6 +628,8 @@ void attention(fwd *f, const hc_block *bl, int c, float *x, float *s)
     float *k = ar_get(f, (size_t)nkv * qd * S);
     float *v = ar_get(f, (size_t)nkv * vd * S);
     float *att = ar_get(f, (size_t)nh * vd * S);
+    /* ref: a one-row pass runs up to nh heads side by side (below), and the arena is sized by a
+     * dry run at the largest batch, which may be under nh */
     float *sc = ar_get(f, (size_t)(I->ref && nh > B ? nh : B) * hw * hw);
     attention_qkv(f, bl, c, x, s, q, k, v);
     if (I->ref) {
