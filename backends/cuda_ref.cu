@@ -605,7 +605,8 @@ __global__ void k_emu_store(size_t n, float *x, int fmt, int cbp, int C, int B, 
 }
 
 /* The attention's softmax, query qi of row b over sc[b][ki][qi] in place (its mask row b %
- * mrows: heads of one row side by side share one), on SM_LANES threads per query: refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): scores
+ * mrows: heads of one row side by side share one), on SM_LANES threads per query:
+ * refs/attention.c softmax_cols (hc_attention_emul's path with fp32 accumulation): scores
  * scaled and rounded to sfmt, their max over masked-in keys floored at -1e30, exp(score - max)
  * times the key's mask into partial sum ki % 8, the sums added 0..7, probabilities = e * (1 /
  * sum) rounded to pfmt, 0 for a masked-out query. With sfmt = pfmt = 0 (no rounding) these are
