@@ -18,6 +18,8 @@
 
 void hc_kconv_set_modes(hc_kconv *cv, int acc_fp16, int tiles_fp16)
 {
+    if (acc_fp16) /* its GEMMs read the weights as [36][oc][ic] */
+        hc_wino_unpack(cv);
     cv->acc_fp16 = acc_fp16 != 0;
     cv->tiles_fp16 = tiles_fp16 != 0 && (cv->wino || cv->wino2) && cv->kh == 3;
     if (cv->tiles_fp16 && cv->wino2)

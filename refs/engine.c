@@ -327,6 +327,8 @@ static int prepare_convs(hc_engine *e, hc_err *err)
     }
     if (rc == 0)
         rc = hc_engine_convs_prepare(ks, cs, modes, n, e->opts.winograd, 0, err);
+    for (int i = 0; rc == 0 && i < n; i++) /* the engine's own tile GEMMs' layout */
+        hc_kconv_pack(ks[i]);
     if (rc)
         e->n_convs = 0; /* nothing prepared is left to free */
     free(ks);

@@ -246,6 +246,77 @@ static const kern_fn kerns[3][12][2] = {
 };
 static const int kern_rows[3] = {12, 6, 4};
 
+/* hc_gemm_p4's kernels: as HC_KERN (no accumulate), A packed in blocks of 4 rows (row i's
+ * element k at A[(i / 4) * 4K + 4k + i % 4]): a block's 4 x K values are one run of memory,
+ * and the blocks follow each other, so a Winograd chunk's 36 weight matrices stream from L3
+ * in order (row-major A made each block read 4 rows 4K floats apart). */
+#define HC_KERNP(MR, NV, PART)                                                                   \
+    static void kernp_##MR##_##NV##_##PART(int K, const float *A, const float *B, size_t ldb,  \
+                                           float *C, size_t ldc, int last)                     \
+    {                                                                                          \
+        __m256 acc[MR][NV];                                                                    \
+        __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));              \
+        (void)mk;                                                                              \
+        size_t bs = (size_t)4 * (size_t)K;                                                     \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
+        _Pragma("GCC unroll 4") for (int k = 0; k < K; k++) {                                   \
+            const float *b = B + (size_t)k * ldb;                                              \
+            __m256 bv[NV];                                                                     \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) bv[v] =                       \
+                (PART && v == NV - 1) ? _mm256_maskload_ps(b + 8 * v, mk)                      \
+                                      : _mm256_loadu_ps(b + 8 * v);                            \
+            const float *a = A + (size_t)k * 4;                                                \
+            _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                               \
+            {                                                                                  \
+                __m256 av = _mm256_broadcast_ss(a + (size_t)(i / 4) * bs + i % 4);             \
+                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] =               \
+                    _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                     \
+            }                                                                                  \
+        }                                                                                      \
+        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
+        {                                                                                      \
+            float *c = C + (size_t)i * ldc;                                                    \
+            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                               \
+            {                                                                                  \
+                if (PART && v == NV - 1)                                                       \
+                    _mm256_maskstore_ps(c + 8 * v, mk, acc[i][v]);                             \
+                else                                                                           \
+                    _mm256_storeu_ps(c + 8 * v, acc[i][v]);                                    \
+            }                                                                                  \
+        }                                                                                      \
+    }
+
+#define HC_KERNP_V(MR, NV) HC_KERNP(MR, NV, 0) HC_KERNP(MR, NV, 1)
+HC_KERNP_V(4, 3)
+HC_KERNP_V(4, 2)
+HC_KERNP_V(4, 1)
+HC_KERNP_V(8, 1)
+HC_KERNP_V(12, 1)
+
+typedef void (*kernp_fn)(int, const float *, const float *, size_t, float *, size_t, int);
+
+void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
+{
+    /* Column panels of 24 outer (B read in place: the Winograd chunks' V panels are
+     * contiguous), row blocks inner: 4 rows for 24 or 16 columns, up to 12 (three packed
+     * blocks) for 8 or fewer, so that a panel keeps 8-12 FMA chains in flight. */
+    static const kernp_fn k24[2] = {kernp_4_3_0, kernp_4_3_1}, k16[2] = {kernp_4_2_0, kernp_4_2_1};
+    static const kernp_fn k8[3][2] = {{kernp_4_1_0, kernp_4_1_1}, {kernp_8_1_0, kernp_8_1_1},
+                                      {kernp_12_1_0, kernp_12_1_1}};
+    size_t bs = (size_t)4 * (size_t)K;
+    for (int j0 = 0; j0 < N; j0 += 24) {
+        int n = N - j0 < 24 ? N - j0 : 24;
+        int nv = (n + 7) / 8, last = n - 8 * (nv - 1), part = last < 8;
+        for (int i0 = 0; i0 < M;) {
+            int mr = nv > 1 ? 4 : M - i0 >= 12 ? 12 : M - i0 >= 8 ? 8 : 4;
+            kernp_fn f = nv == 3 ? k24[part] : nv == 2 ? k16[part] : k8[mr / 4 - 1][part];
+            f(K, A + (size_t)(i0 / 4) * bs, B + j0, ldb, C + (size_t)i0 * ldc + j0, ldc, last);
+            i0 += mr;
+        }
+    }
+}
+
 void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
              size_t ldb, float *C, size_t ldc, int accumulate)
 {
@@ -467,6 +538,25 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
     hc_gemm_ref(M, N, K, A, rsa, csa, B, ldb, C, ldc, accumulate);
 }
 
+#endif
+
+void hc_gemm_p4_ref(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
+{
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++)
+                acc = fmaf(A[(size_t)(i / 4) * 4 * (size_t)K + (size_t)k * 4 + (size_t)(i % 4)],
+                           B[(size_t)k * ldb + j], acc);
+            C[(size_t)i * ldc + j] = acc;
+        }
+}
+
+#if !(defined(__FMA__) && defined(__AVX2__)) || defined(__AVX512F__)
+void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
+{
+    hc_gemm_p4_ref(M, N, K, A, B, ldb, C, ldc);
+}
 #endif
 
 const char *hc_gemm_isa(void)

@@ -54,6 +54,7 @@ typedef struct hc_kconv {
     int acc_fp16;   /* emulation, 0 by default: see hc_kconv_set_modes */
     int tiles_fp16;
     float *wino2;   /* owned: 3x3 Winograd F(2x2,3x3) weights [16][oc][ic] (emulation), or NULL */
+    int wino_p4;    /* wino's 36 matrices are in hc_gemm_p4's layout (hc_kconv_pack) */
 } hc_kconv;
 
 /* weights: [oc][ic][kh][kw] (KataGo ConvLayerDesc order, hc_conv.w), borrowed. Fails on an
@@ -65,6 +66,14 @@ int hc_kconv_init(hc_kconv *cv, const float *weights, int oc, int ic, int kh, in
  * for other kernel sizes. */
 int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err);
 void hc_kconv_free(hc_kconv *cv);
+
+/* Reorders cv's Winograd weights into the layout this build's CPU tile GEMMs read fastest,
+ * where there is one (AVX2 without AVX-512: hc_gemm_p4's blocks of 4 output channels, when oc
+ * is a multiple of 4, ic at most 2048 and the GEMMs do not accumulate in fp16); a no-op
+ * otherwise. The outputs' bits do not change. For the CPU engine's own convolutions only:
+ * other readers of cv->wino (the GPU uploads it) expect [36][oc][ic]; hc_kconv_set_modes
+ * puts them back when it turns fp16 accumulation on. */
+void hc_kconv_pack(hc_kconv *cv);
 
 /* Reduced-precision emulation (refs/round.h rounding), for halfcheck's emulate backend; the
  * reference never sets them. acc_fp16: the GEMM accumulates in fp16 as a tensor core with an

@@ -187,6 +187,10 @@ void hc_sgemm_acc16(int M, int N, int K, const float *A, int lda, const float *B
 void hc_gemm_acc16_strided(int M, int N, int K, const float *A, size_t sam, size_t sak, const float *X,
                            size_t sxk, size_t sxn, float *C, size_t scm, size_t scn);
 
+/* Puts cv->wino back in [36][oc][ic] after hc_kconv_pack (for the fp16-accumulation GEMMs, which
+ * read that layout); a no-op when it is not packed. */
+void hc_wino_unpack(hc_kconv *cv);
+
 /* A Winograd convolution (cv->wino set: F(4x4,3x3) or F(2x2,5x5)) over the whole batch, and the
  * workspace it needs (refs/winograd.c). epi: hc_kconv_run_bn's epilogue or NULL. */
 void hc_wino_run(const hc_kconv *cv, int batch, int nx, int ny, const float *in, float *out, int accumulate,

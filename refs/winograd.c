@@ -76,6 +76,47 @@ int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
     return 0;
 }
 
+/* Where the tile GEMMs read packed weights: the AVX2 kernels (not AVX-512's 12-row ones). */
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+#define WINO_P4 1
+#endif
+
+/* Moves each of cv->wino's 36 matrices between [oc][ic] and hc_gemm_p4's blocks of 4 rows. Rows
+ * 4b..4b+3 and block b hold the same floats, so each block is a 4 x ic transpose of its own
+ * (through a buffer on the stack: ic <= WINO_P4_IC, which hc_kconv_pack checks). */
+enum { WINO_P4_IC = 2048 };
+static void wino_relayout(hc_kconv *cv, int to_p4)
+{
+    size_t ic = (size_t)cv->ic, n = 4 * ic;
+    float t[4 * WINO_P4_IC];
+    for (size_t b = 0; b < (size_t)36 * cv->oc / 4; b++) {
+        float *u = cv->wino + b * n;
+        memcpy(t, u, n * sizeof *t);
+        for (size_t r = 0; r < 4; r++)
+            for (size_t i = 0; i < ic; i++) {
+                size_t rm = r * ic + i, p4 = i * 4 + r;
+                u[to_p4 ? p4 : rm] = t[to_p4 ? rm : p4];
+            }
+    }
+    cv->wino_p4 = to_p4;
+}
+
+void hc_kconv_pack(hc_kconv *cv)
+{
+#ifdef WINO_P4
+    if (cv->wino && !cv->wino_p4 && !cv->acc_fp16 && cv->oc % 4 == 0 && cv->ic <= WINO_P4_IC)
+        wino_relayout(cv, 1);
+#else
+    (void)cv;
+#endif
+}
+
+void hc_wino_unpack(hc_kconv *cv)
+{
+    if (cv->wino && cv->wino_p4)
+        wino_relayout(cv, 0);
+}
+
 static int wino_tiles(int nx, int ny)
 {
     return ((nx + 3) / 4) * ((ny + 3) / 4);
@@ -583,6 +624,8 @@ static void wino_chunk_run(const hc_kconv *cv, int batch, int nx, int ny, const 
             float *Mk = M + (size_t)k * ld;
             if (cv->acc_fp16)
                 hc_sgemm_acc16(nb, n, cv->ic, U, cv->ic, Vk, ld, Mk, 36 * ld, M + (size_t)36 * ob * ld);
+            else if (cv->wino_p4) /* oc0 and nb multiples of 4: U starts a block */
+                hc_gemm_p4(nb, n, cv->ic, U, Vk, (size_t)ld, Mk, (size_t)36 * ld);
             else
                 hc_gemm(nb, n, cv->ic, U, (size_t)cv->ic, 1, Vk, (size_t)ld, Mk, (size_t)36 * ld, 0);
         }

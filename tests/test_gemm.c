@@ -1,5 +1,6 @@
 /* hc_gemm: bit-exact against the scalar fmaf chain (odd shapes, strides, transposed A,
- * accumulate), and a column's bits independent of N, M and the column's position. */
+ * accumulate), a column's bits independent of N, M and the column's position, and hc_gemm_p4
+ * (A packed in blocks of 4 rows) bit-exact against hc_gemm. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,11 +115,49 @@ static void test_invariance(void)
     free(A), free(B), free(C);
 }
 
+/* hc_gemm_p4 (A in blocks of 4 rows) against hc_gemm on the same A row-major: the same bits
+ * on every shape its kernels split differently (24, 16 and 8 or fewer columns a panel, 12, 8
+ * and 4 rows a block of the narrow panels, ragged last panels, B wider than N), and against
+ * hc_gemm_p4_ref; a packed A read as row-major must differ (the test sees the layout). */
+static void test_packed(void)
+{
+    static const int Ms[] = {4, 8, 12, 16, 20, 32, 96}, Ns[] = {1, 5, 8, 9, 16, 17, 23, 24, 25, 48, 61};
+    static const int Ks[] = {1, 3, 22, 96, 200};
+    int bad = 0, cases = 0, seen = 0;
+    for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
+        for (size_t b = 0; b < sizeof Ns / sizeof *Ns; b++)
+            for (size_t c = 0; c < sizeof Ks / sizeof *Ks; c++) {
+                int M = Ms[a], N = Ns[b], K = Ks[c];
+                size_t ldb = (size_t)N + (size_t)(c % 2) * 3, ldc = (size_t)N + (size_t)(a % 2);
+                float *A = hc_rvec(&rng, (size_t)M * K, 1.0), *P = malloc((size_t)M * K * sizeof(float));
+                float *B = hc_rvec(&rng, ldb * K, 1.0);
+                float *C = calloc((size_t)M * ldc, sizeof(float)), *R = calloc((size_t)M * ldc, sizeof(float));
+                float *Q = calloc((size_t)M * ldc, sizeof(float));
+                for (int i = 0; i < M; i++)
+                    for (int k = 0; k < K; k++)
+                        P[(size_t)(i / 4) * 4 * K + (size_t)k * 4 + i % 4] = A[(size_t)i * K + k];
+                hc_gemm_p4(M, N, K, P, B, ldb, C, ldc);
+                hc_gemm(M, N, K, A, (size_t)K, 1, B, ldb, R, ldc, 0);
+                hc_gemm_p4_ref(M, N, K, P, B, ldb, Q, ldc);
+                bad += memcmp(C, R, (size_t)M * ldc * sizeof(float)) != 0 ||
+                       memcmp(Q, R, (size_t)M * ldc * sizeof(float)) != 0;
+                if (K > 1 && M > 4) { /* the packed floats as a row-major A give other outputs */
+                    hc_gemm(M, N, K, P, (size_t)K, 1, B, ldb, Q, ldc, 0);
+                    seen += memcmp(Q, R, (size_t)M * ldc * sizeof(float)) != 0;
+                }
+                cases++;
+                free(A), free(P), free(B), free(C), free(R), free(Q);
+            }
+    hc_check("gemm-3.1", bad == 0 && cases == 385, "%d of %d packed shapes differ from hc_gemm", bad, cases);
+    hc_check("gemm-3.2", seen > 200, "the packed layout read as row-major matched hc_gemm on %d shapes only", seen);
+}
+
 int main(void)
 {
-    hc_plan(2 + 2); /* 1.x exact and wide shapes, 2.x shape invariance */
+    hc_plan(2 + 2 + 2); /* 1.x exact and wide shapes, 2.x shape invariance, 3.x packed A */
     test_exact();
     test_wide();
     test_invariance();
+    test_packed();
     return hc_test_exit();
 }

@@ -8,6 +8,7 @@
 
 #include "hc_test.h"
 #include "harness/base/hcmath.h"
+#include "refs/gemm.h"
 #include "refs/kernels.h"
 
 static hc_rng rng = {0x9E3779B97F4A7C15ull};
@@ -692,7 +693,8 @@ static void test_wino_bits(void)
                                     {16, 16, 3, 19, 19}, {48, 32, 3, 5, 4}, {128, 16, 3, 9, 9},
                                     {200, 8, 3, 7, 6}};
     static const int batches[] = {1, 2, 3, 7};
-    int id = 0;
+    int id = 0, p_bad = 0, p_runs = 0, p_packed = 0, p_want = 0, p_restored = 0, p_four = 0;
+    int packs = strcmp(hc_gemm_isa(), "avx2") == 0; /* the build whose tile GEMMs read packed weights */
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++)
             for (int acc = 0; acc < 2; acc++) {
@@ -702,7 +704,9 @@ static void test_wino_bits(void)
                 float *w = hc_rvec(&rng, (size_t)oc * ic * k * k, 1.0);
                 float *in = hc_rvec(&rng, (size_t)ic * batch * nx * ny, 1.0);
                 float *got = hc_rvec(&rng, no, 1.0), *want = malloc(no * sizeof(float));
+                float *init = malloc(no * sizeof(float));
                 memcpy(want, got, no * sizeof(float));
+                memcpy(init, got, no * sizeof(float));
                 hc_kconv cv;
                 hc_err err = {0};
                 char name[64];
@@ -710,6 +714,7 @@ static void test_wino_bits(void)
                 if (hc_kconv_init(&cv, w, oc, ic, k, k, &err) != 0 || hc_kconv_use_winograd(&cv, &err) != 0 ||
                     !cv.wino) {
                     hc_check(name, 0, "winograd %dx%d: %s", k, k, err.msg);
+                    free(w), free(in), free(got), free(want), free(init);
                     continue;
                 }
                 float *ws = malloc((hc_kconv_workspace(&cv, batch, nx, ny) + 1) * sizeof(float));
@@ -721,9 +726,33 @@ static void test_wino_bits(void)
                 hc_check(name, bad == no, "winograd %dx%d %d->%d %dx%d batch %d acc %d: element %zu %.9g, want %.9g",
                          k, k, ic, oc, nx, ny, batch, acc, bad, bad < no ? got[bad] : 0.0,
                          bad < no ? want[bad] : 0.0);
+                /* the same convolution on hc_kconv_pack's layout: the same bits; fp16
+                 * accumulation switched on afterwards puts the weights back as they were */
+                size_t nw = (size_t)36 * oc * ic;
+                float *u0 = malloc(nw * sizeof(float));
+                memcpy(u0, cv.wino, nw * sizeof(float));
+                hc_kconv_pack(&cv);
+                p_packed += cv.wino_p4;
+                p_want += packs && oc % 4 == 0;
+                memcpy(got, init, no * sizeof(float)); /* acc: the same outputs to add to */
+                hc_kconv_run(&cv, batch, nx, ny, in, got, acc, ws);
+                p_bad += memcmp(got, want, no * sizeof(float)) != 0;
+                p_runs++;
+                if (cv.wino_p4) {
+                    p_four++;
+                    hc_kconv_set_modes(&cv, 1, 0);
+                    p_restored += !cv.wino_p4 && memcmp(u0, cv.wino, nw * sizeof(float)) == 0;
+                }
+                free(u0), free(init);
                 hc_kconv_free(&cv);
                 free(w), free(in), free(got), free(want), free(ws);
             }
+    hc_check("kernels-12.p1", p_bad == 0 && p_runs == 128, "%d of %d Winograd runs on packed weights differ", p_bad,
+             p_runs);
+    hc_check("kernels-12.p2", p_packed == p_want && (!packs || p_packed > 40),
+             "%d convolutions packed, want %d (%s build)", p_packed, p_want, hc_gemm_isa());
+    hc_check("kernels-12.p3", p_restored == p_four, "fp16 accumulation restored the weights of %d of %d packed convolutions",
+             p_restored, p_four);
 }
 
 /* hc_bias_bn_act is hc_add_bias_bc then hc_bn_act, bit for bit, in place or not, for every
@@ -988,7 +1017,7 @@ static void test_tf_bits(void)
 
 int main(void)
 {
-    hc_plan(2 + 4 + 8 * 3 * 2 * 2 + 6 * 3 * 2 * 5 + 3 * 2 * 5 * 2 + 128 + 3 * 10 + 3 + 3 + 3 + 6 + 8 + 4 + 2 * 33 + 2 * 130); /* vexpf; kernels-13 vector lanes; kernels-1 conv (init and result per shape x batch x acc); 11 conv+bn (shape x batch x row bias x act); 11b (dims x batch x act x in place); 12 Winograd bits; 2-10 the smaller kernels; tf-1..4 */
+    hc_plan(2 + 4 + 8 * 3 * 2 * 2 + 6 * 3 * 2 * 5 + 3 * 2 * 5 * 2 + 128 + 3 + 3 * 10 + 3 + 3 + 3 + 6 + 8 + 4 + 2 * 33 + 2 * 130); /* vexpf; kernels-13 vector lanes; kernels-1 conv (init and result per shape x batch x acc); 11 conv+bn (shape x batch x row bias x act); 11b (dims x batch x act x in place); 12 Winograd bits (and 3 on packed weights); 2-10 the smaller kernels; tf-1..4 */
     test_vexpf();
     test_vector_lanes();
     test_conv();
