@@ -28,6 +28,7 @@ typedef struct rope_tab {
 typedef struct tf_prep {
     const hc_block *blk;
     float *w;
+    int p4; /* w in hc_gemm_p4's layout (else [c][o], read transposed) */
 } tf_prep;
 
 /* One thread's share of a batch, with its own bump-allocated scratch. A dry run walks the
@@ -426,6 +427,17 @@ static float *concat_w(int c, const float *w0, int o0, const float *w1, int o1, 
     return w;
 }
 
+/* w [k][o] (a transposed A of o rows) as hc_gemm_p4's blocks of 4 rows (o a multiple of 4). */
+static float *pack_t(int k, int o, const float *w, hc_err *err)
+{
+    float *p = hc_malloc((size_t)k * o * sizeof(float) + 1, err, "packed transformer weights");
+    if (p)
+        for (size_t i = 0; i < (size_t)k; i++)
+            for (size_t r = 0; r < (size_t)o; r++)
+                p[(r / 4) * 4 * (size_t)k + i * 4 + r % 4] = w[i * (size_t)o + r];
+    return p;
+}
+
 static int tf_visit(const hc_block *b, void *ctx)
 {
     hc_engine *e = ((prep_ctx *)ctx)->e;
@@ -437,7 +449,7 @@ static int tf_visit(const hc_block *b, void *ctx)
         return hc_err_set(err, HC_ENOMEM, "transformer weights");
     e->tfs = grown;
     tf_prep *t = &e->tfs[e->n_tfs++];
-    t->blk = b;
+    t->blk = b, t->p4 = 0;
     if (b->kind == HC_BLOCK_ATTENTION) {
         const hc_attn_block *a = &b->attn;
         t->w = concat_w(a->q_proj.in_c, a->q_proj.w, a->q_proj.out_c, a->k_proj.w, a->k_proj.out_c, a->v_proj.w,
@@ -447,7 +459,23 @@ static int tf_visit(const hc_block *b, void *ctx)
         t->w = concat_w(ff->linear1.in_c, ff->linear1.w, ff->linear1.out_c, ff->linear_gate.w, ff->linear_gate.out_c,
                         NULL, 0, err);
     }
-    return t->w ? 0 : -1;
+    if (!t->w)
+        return -1;
+    /* the fast path's GEMMs stream a packed copy in order (a transposed A is read 4 floats a
+     * line); the same chains, the same bits */
+    int c = b->kind == HC_BLOCK_ATTENTION ? b->attn.q_proj.in_c : b->ffn.linear1.in_c;
+    size_t o = b->kind == HC_BLOCK_ATTENTION
+                   ? (size_t)b->attn.q_proj.out_c + (size_t)b->attn.k_proj.out_c + (size_t)b->attn.v_proj.out_c
+                   : (size_t)b->ffn.linear1.out_c + (size_t)b->ffn.linear_gate.out_c;
+    if (hc_gemm_p4_fast() && o % 4 == 0) {
+        float *p = pack_t(c, (int)o, t->w, err);
+        if (!p)
+            return -1;
+        free(t->w);
+        t->w = p;
+        t->p4 = 1;
+    }
+    return 0;
 }
 
 static int collect_tfs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
@@ -456,12 +484,21 @@ static int collect_tfs(hc_engine *e, const hc_block *blocks, int n, hc_err *err)
     return hc_blocks_walk(blocks, n, tf_visit, &c) ? -1 : 0;
 }
 
-static const float *find_tf(const hc_engine *e, const hc_block *b)
+static const tf_prep *find_tf(const hc_engine *e, const hc_block *b)
 {
     for (int i = 0; i < e->n_tfs; i++)
         if (e->tfs[i].blk == b)
-            return e->tfs[i].w;
+            return &e->tfs[i];
     return NULL;
+}
+
+/* C [m][n] (ldc) = the fast path's concatenated weights (m outputs, k inputs) times B [k][n] (ldb). */
+static void tf_gemm(const tf_prep *t, int m, int n, int k, const float *B, size_t ldb, float *C, size_t ldc)
+{
+    if (t->p4)
+        hc_gemm_p4(m, n, k, t->w, B, ldb, C, ldc);
+    else
+        hc_gemm(m, n, k, t->w, 1, (size_t)m, B, ldb, C, ldc, 0);
 }
 
 static const rope_tab *find_rope(const hc_engine *e, const hc_attn_block *a)
@@ -693,11 +730,11 @@ static void ffn_chunk(const fwd *f, const hc_block *bl, int c, float *x, size_t 
                       float *cout)
 {
     const hc_ffn_block *ff = &bl->ffn;
-    const float *w1g = find_tf(f->e, bl);
+    const tf_prep *w1g = find_tf(f->e, bl);
     int fc = ff->ffn_c, oc = ff->linear2.out_c;
     size_t bp = f->bp;
     hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, ff->pre_ln.weight, ff->pre_ln.eps, f->mask + j0);
-    hc_gemm(2 * fc, n, c, w1g, 1, (size_t)2 * fc, cin, TF_NC, ag, TF_NC, 0);
+    tf_gemm(w1g, 2 * fc, n, c, cin, TF_NC, ag, TF_NC);
     if (n == TF_NC)
         hc_swiglu((size_t)fc * TF_NC, ag, ag + (size_t)fc * TF_NC);
     else
@@ -782,12 +819,12 @@ static int run_block(fwd *f, const hc_block *bl, const hc_block *next, int c, fl
         const rope_tab *rt = a->use_rope ? find_rope(f->e, a) : NULL;
         if (fast) {
             /* column chunks: norm, q|k|v and RoPE while the chunk is in cache */
-            const float *wqkv = find_tf(f->e, bl);
+            const tf_prep *wqkv = find_tf(f->e, bl);
             for (size_t j0 = 0; j0 < bp; j0 += TF_NC) {
                 int n = bp - j0 < TF_NC ? (int)(bp - j0) : TF_NC;
                 hc_rmsnorm_cols(c, n, x + j0, bp, cin, TF_NC, a->pre_ln.weight, a->pre_ln.eps, f->mask + j0);
                 tf_prefetch(x, bp, j0 + TF_NC, c);
-                hc_gemm(mqkv, n, c, wqkv, 1, (size_t)mqkv, cin, TF_NC, q + j0, bp, 0);
+                tf_gemm(wqkv, mqkv, n, c, cin, TF_NC, q + j0, bp);
                 if (rt) {
                     hc_rope_cols(hw, j0, n, nh, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, q, bp);
                     hc_rope_cols(hw, j0, n, nkv, qd, nkv, a->learnable_rope, rt->cos_t, rt->sin_t, k, bp);

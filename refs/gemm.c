@@ -298,9 +298,12 @@ typedef void (*kernp_fn)(int, const float *, const float *, size_t, float *, siz
 
 void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
 {
-    /* Column panels of 24 outer (B read in place: the Winograd chunks' V panels are
-     * contiguous), row blocks inner: 4 rows for 24 or 16 columns, up to 12 (three packed
-     * blocks) for 8 or fewer, so that a panel keeps 8-12 FMA chains in flight. */
+    /* Column panels of 24 outer, row blocks inner: 4 rows for 24 or 16 columns, up to 12
+     * (three packed blocks) for 8 or fewer, so that a panel keeps 8-12 FMA chains in flight.
+     * A panel of B is read in place when its rows are contiguous (the Winograd chunks' V),
+     * else copied contiguous first when several row blocks read it, as hc_gemm does. */
+    enum { PACK_K = 512, PACK_W = 24 };
+    float panel[PACK_K * PACK_W]; /* no arithmetic: a copy */
     static const kernp_fn k24[2] = {kernp_4_3_0, kernp_4_3_1}, k16[2] = {kernp_4_2_0, kernp_4_2_1};
     static const kernp_fn k8[3][2] = {{kernp_4_1_0, kernp_4_1_1}, {kernp_8_1_0, kernp_8_1_1},
                                       {kernp_12_1_0, kernp_12_1_1}};
@@ -308,10 +311,24 @@ void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb,
     for (int j0 = 0; j0 < N; j0 += 24) {
         int n = N - j0 < 24 ? N - j0 : 24;
         int nv = (n + 7) / 8, last = n - 8 * (nv - 1), part = last < 8;
+        const float *bp = B + j0;
+        size_t ldp = ldb;
+        if (M > 12 && K <= PACK_K && ldb != (size_t)(8 * nv)) {
+            __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
+            for (int k = 0; k < K; k++) {
+                const float *b = B + (size_t)k * ldb + j0;
+                float *p = panel + (size_t)k * 8 * nv;
+                for (int v = 0; v < nv - 1; v++)
+                    _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
+                _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
+            }
+            bp = panel;
+            ldp = (size_t)(8 * nv);
+        }
         for (int i0 = 0; i0 < M;) {
             int mr = nv > 1 ? 4 : M - i0 >= 12 ? 12 : M - i0 >= 8 ? 8 : 4;
             kernp_fn f = nv == 3 ? k24[part] : nv == 2 ? k16[part] : k8[mr / 4 - 1][part];
-            f(K, A + (size_t)(i0 / 4) * bs, B + j0, ldb, C + (size_t)i0 * ldc + j0, ldc, last);
+            f(K, A + (size_t)(i0 / 4) * bs, bp, ldp, C + (size_t)i0 * ldc + j0, ldc, last);
             i0 += mr;
         }
     }
@@ -556,6 +573,16 @@ void hc_gemm_p4_ref(int M, int N, int K, const float *A, const float *B, size_t 
 void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
 {
     hc_gemm_p4_ref(M, N, K, A, B, ldb, C, ldc);
+}
+
+int hc_gemm_p4_fast(void)
+{
+    return 0;
+}
+#else
+int hc_gemm_p4_fast(void)
+{
+    return 1;
 }
 #endif
 

@@ -23,10 +23,13 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
 
 /* hc_gemm (C = A B, no accumulate) with A packed in blocks of 4 rows: row i's element k at
  * A[(i / 4) * 4 * K + 4 * k + i % 4], M a multiple of 4. The same bits as hc_gemm on the same
- * values (every output one FMA chain over k in order). The AVX2 form reads B in place and
- * streams A in order; the other forms run hc_gemm_p4_ref (nothing packs for them). */
+ * values (every output one FMA chain over k in order). The AVX2 form streams A in order; the
+ * other forms run hc_gemm_p4_ref (nothing packs for them). */
 void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc);
 void hc_gemm_p4_ref(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc);
+/* 1 where hc_gemm_p4 has kernels of its own (AVX2 with FMA, not AVX-512): callers pack A only
+ * there. */
+int hc_gemm_p4_fast(void);
 
 /* The plain scalar definition above (fmaf loop), for tests. */
 void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,
