@@ -159,19 +159,42 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
 /* mask_tab + 8 - n: a lane mask selecting the first n (1..8) of 8 lanes. */
 static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 
+/* A K x (8 nv) panel of B (rows ldb apart, the last vector's `last` columns kept, the rest zero)
+ * copied contiguous (no arithmetic). pf (NULL: none): the first column of rows to prefetch into
+ * L2 as the copy walks B, with its column pf + pfw. */
+static void copy_panel(const float *B, size_t ldb, int K, int nv, int last, float *panel, const float *pf,
+                       size_t pfw)
+{
+    __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
+    for (int k = 0; k < K; k++) {
+        const float *b = B + (size_t)k * ldb;
+        float *p = panel + (size_t)k * 8 * nv;
+        for (int v = 0; v < nv - 1; v++)
+            _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
+        _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
+        if (pf) {
+            _mm_prefetch((const char *)(pf + (size_t)k * ldb), _MM_HINT_T1);
+            _mm_prefetch((const char *)(pf + (size_t)k * ldb + pfw), _MM_HINT_T1);
+        }
+    }
+}
+
 /* One block of MR rows x NV vectors of 8 columns; the last vector holds `last` (1..8) columns,
  * read and written through a lane mask when PART. Each accumulator lane is one output's chain.
  * MR x NV accumulators + NV columns of B + one broadcast fit the 16 registers for 4 x 3, 6 x 2
  * and 12 x 1. The k loop is unrolled: its counter and address updates otherwise take issue
- * slots the FMAs need. */
-#define HC_KERN(MR, NV, PART)                                                                    \
-    static void kern_##MR##_##NV##_##PART(int K, const float *A, size_t rsa, size_t csa,       \
-                                          const float *B, size_t ldb, float *C, size_t ldc,    \
-                                          int accumulate, int last)                            \
+ * slots the FMAs need. PACKED (a constant): A in hc_gemm_p4's blocks of 4 rows (row i's
+ * element k at A[(i / 4) * 4K + 4k + i % 4]; rsa and csa unused), else A[i * rsa + k * csa]. */
+#define HC_KERN_AT(PFX, PACKED, MR, NV, PART)                                                   \
+    static void PFX##_##MR##_##NV##_##PART(int K, const float *A, size_t rsa, size_t csa,      \
+                                           const float *B, size_t ldb, float *C, size_t ldc,   \
+                                           int accumulate, int last)                           \
     {                                                                                          \
         __m256 acc[MR][NV];                                                                    \
         __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));              \
         (void)mk;                                                                              \
+        size_t bs = (size_t)4 * (size_t)K;                                                     \
+        (void)bs;                                                                              \
         _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
         _Pragma("GCC unroll 4") for (int k = 0; k < K; k++) {                                   \
@@ -180,10 +203,11 @@ static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) bv[v] =                       \
                 (PART && v == NV - 1) ? _mm256_maskload_ps(b + 8 * v, mk)                      \
                                       : _mm256_loadu_ps(b + 8 * v);                            \
-            const float *a = A + (size_t)k * csa;                                              \
+            const float *a = A + (size_t)k * (PACKED ? 4 : csa);                               \
             _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                               \
             {                                                                                  \
-                __m256 av = _mm256_broadcast_ss(a + (size_t)i * rsa);                          \
+                __m256 av = _mm256_broadcast_ss(PACKED ? a + (size_t)(i / 4) * bs + i % 4     \
+                                                       : a + (size_t)i * rsa);                 \
                 _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] =               \
                     _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                     \
             }                                                                                  \
@@ -206,6 +230,7 @@ static const int32_t mask_tab[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0,
             }                                                                                  \
         }                                                                                      \
     }
+#define HC_KERN(MR, NV, PART) HC_KERN_AT(kern, 0, MR, NV, PART)
 
 /* Kernels by panel width: 3 vectors (24 columns) take 4 rows, 2 vectors 6 rows, and one vector
  * 12 rows (6 rows of one vector would keep only 6 FMA chains in flight, fewer than the FMA
@@ -246,55 +271,16 @@ static const kern_fn kerns[3][12][2] = {
 };
 static const int kern_rows[3] = {12, 6, 4};
 
-/* hc_gemm_p4's kernels: as HC_KERN (no accumulate), A packed in blocks of 4 rows (row i's
- * element k at A[(i / 4) * 4K + 4k + i % 4]): a block's 4 x K values are one run of memory,
- * and the blocks follow each other, so a Winograd chunk's 36 weight matrices stream from L3
- * in order (row-major A made each block read 4 rows 4K floats apart). */
-#define HC_KERNP(MR, NV, PART)                                                                   \
-    static void kernp_##MR##_##NV##_##PART(int K, const float *A, const float *B, size_t ldb,  \
-                                           float *C, size_t ldc, int last)                     \
-    {                                                                                          \
-        __m256 acc[MR][NV];                                                                    \
-        __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));              \
-        (void)mk;                                                                              \
-        size_t bs = (size_t)4 * (size_t)K;                                                     \
-        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
-            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] = _mm256_setzero_ps(); \
-        _Pragma("GCC unroll 4") for (int k = 0; k < K; k++) {                                   \
-            const float *b = B + (size_t)k * ldb;                                              \
-            __m256 bv[NV];                                                                     \
-            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) bv[v] =                       \
-                (PART && v == NV - 1) ? _mm256_maskload_ps(b + 8 * v, mk)                      \
-                                      : _mm256_loadu_ps(b + 8 * v);                            \
-            const float *a = A + (size_t)k * 4;                                                \
-            _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                               \
-            {                                                                                  \
-                __m256 av = _mm256_broadcast_ss(a + (size_t)(i / 4) * bs + i % 4);             \
-                _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) acc[i][v] =               \
-                    _mm256_fmadd_ps(av, bv[v], acc[i][v]);                                     \
-            }                                                                                  \
-        }                                                                                      \
-        _Pragma("GCC unroll 12") for (int i = 0; i < MR; i++)                                   \
-        {                                                                                      \
-            float *c = C + (size_t)i * ldc;                                                    \
-            _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                               \
-            {                                                                                  \
-                if (PART && v == NV - 1)                                                       \
-                    _mm256_maskstore_ps(c + 8 * v, mk, acc[i][v]);                             \
-                else                                                                           \
-                    _mm256_storeu_ps(c + 8 * v, acc[i][v]);                                    \
-            }                                                                                  \
-        }                                                                                      \
-    }
-
+/* hc_gemm_p4's kernels: A packed in blocks of 4 rows, so that a block's 4 x K values are one
+ * run of memory and the blocks follow each other (a Winograd chunk's 36 weight matrices then
+ * stream from L3 in order; row-major A made each block read 4 rows K floats apart). */
+#define HC_KERNP(MR, NV, PART) HC_KERN_AT(kernp, 1, MR, NV, PART)
 #define HC_KERNP_V(MR, NV) HC_KERNP(MR, NV, 0) HC_KERNP(MR, NV, 1)
 HC_KERNP_V(4, 3)
 HC_KERNP_V(4, 2)
 HC_KERNP_V(4, 1)
 HC_KERNP_V(8, 1)
 HC_KERNP_V(12, 1)
-
-typedef void (*kernp_fn)(int, const float *, const float *, size_t, float *, size_t, int);
 
 void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
 {
@@ -304,9 +290,9 @@ void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb,
      * else copied contiguous first when several row blocks read it, as hc_gemm does. */
     enum { PACK_K = 512, PACK_W = 24 };
     float panel[PACK_K * PACK_W]; /* no arithmetic: a copy */
-    static const kernp_fn k24[2] = {kernp_4_3_0, kernp_4_3_1}, k16[2] = {kernp_4_2_0, kernp_4_2_1};
-    static const kernp_fn k8[3][2] = {{kernp_4_1_0, kernp_4_1_1}, {kernp_8_1_0, kernp_8_1_1},
-                                      {kernp_12_1_0, kernp_12_1_1}};
+    static const kern_fn k24[2] = {kernp_4_3_0, kernp_4_3_1}, k16[2] = {kernp_4_2_0, kernp_4_2_1};
+    static const kern_fn k8[3][2] = {{kernp_4_1_0, kernp_4_1_1}, {kernp_8_1_0, kernp_8_1_1},
+                                     {kernp_12_1_0, kernp_12_1_1}};
     size_t bs = (size_t)4 * (size_t)K;
     for (int j0 = 0; j0 < N; j0 += 24) {
         int n = N - j0 < 24 ? N - j0 : 24;
@@ -314,21 +300,14 @@ void hc_gemm_p4(int M, int N, int K, const float *A, const float *B, size_t ldb,
         const float *bp = B + j0;
         size_t ldp = ldb;
         if (M > 12 && K <= PACK_K && ldb != (size_t)(8 * nv)) {
-            __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
-            for (int k = 0; k < K; k++) {
-                const float *b = B + (size_t)k * ldb + j0;
-                float *p = panel + (size_t)k * 8 * nv;
-                for (int v = 0; v < nv - 1; v++)
-                    _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
-                _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
-            }
+            copy_panel(B + j0, ldb, K, nv, last, panel, NULL, 0);
             bp = panel;
             ldp = (size_t)(8 * nv);
         }
         for (int i0 = 0; i0 < M;) {
             int mr = nv > 1 ? 4 : M - i0 >= 12 ? 12 : M - i0 >= 8 ? 8 : 4;
-            kernp_fn f = nv == 3 ? k24[part] : nv == 2 ? k16[part] : k8[mr / 4 - 1][part];
-            f(K, A + (size_t)(i0 / 4) * bs, bp, ldp, C + (size_t)i0 * ldc + j0, ldc, last);
+            kern_fn f = nv == 3 ? k24[part] : nv == 2 ? k16[part] : k8[mr / 4 - 1][part];
+            f(K, A + (size_t)(i0 / 4) * bs, 1, 4, bp, ldp, C + (size_t)i0 * ldc + j0, ldc, 0, last);
             i0 += mr;
         }
     }
@@ -350,7 +329,6 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
         const float *bp = B + j0;
         size_t ldp = ldb;
         if (M > mr_max && K <= PACK_K && ldb != (size_t)(8 * nv)) {
-            __m256i mk = _mm256_loadu_si256((const __m256i *)(mask_tab + 8 - last));
             /* The rows of the next nr columns, whether this call's next panel or, past N,
              * the next call's first one: the Winograd tile GEMMs and the attention strips
              * walk B left to right, a call's B starting where the last one's ended. Rows far
@@ -359,20 +337,9 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
              * evict them from L1 before their turn. Its first and last column: 24 floats
              * span two or three lines. */
             size_t pf0 = (size_t)(j0 + n), pf1 = pf0 + (size_t)nr - 1;
-            int far = pf0 < ldb;
             if (pf1 >= ldb)
                 pf1 = ldb - 1;
-            for (int k = 0; k < K; k++) {
-                const float *b = B + (size_t)k * ldb + j0;
-                float *p = panel + (size_t)k * 8 * nv;
-                for (int v = 0; v < nv - 1; v++)
-                    _mm256_storeu_ps(p + 8 * v, _mm256_loadu_ps(b + 8 * v));
-                _mm256_storeu_ps(p + 8 * (nv - 1), _mm256_maskload_ps(b + 8 * (nv - 1), mk));
-                if (far) {
-                    _mm_prefetch((const char *)(b - j0 + pf0), _MM_HINT_T1);
-                    _mm_prefetch((const char *)(b - j0 + pf1), _MM_HINT_T1);
-                }
-            }
+            copy_panel(B + j0, ldb, K, nv, last, panel, pf0 < ldb ? B + pf0 : NULL, pf1 - pf0);
             bp = panel;
             ldp = (size_t)(8 * nv);
         }
