@@ -427,17 +427,6 @@ static float *concat_w(int c, const float *w0, int o0, const float *w1, int o1, 
     return w;
 }
 
-/* w [k][o] (a transposed A of o rows) as hc_gemm_p4's blocks of 4 rows (o a multiple of 4). */
-static float *pack_t(int k, int o, const float *w, hc_err *err)
-{
-    float *p = hc_malloc((size_t)k * o * sizeof(float) + 1, err, "packed transformer weights");
-    if (p)
-        for (size_t i = 0; i < (size_t)k; i++)
-            for (size_t r = 0; r < (size_t)o; r++)
-                p[(r / 4) * 4 * (size_t)k + i * 4 + r % 4] = w[i * (size_t)o + r];
-    return p;
-}
-
 static int tf_visit(const hc_block *b, void *ctx)
 {
     hc_engine *e = ((prep_ctx *)ctx)->e;
@@ -450,27 +439,26 @@ static int tf_visit(const hc_block *b, void *ctx)
     e->tfs = grown;
     tf_prep *t = &e->tfs[e->n_tfs++];
     t->blk = b, t->p4 = 0;
+    int c, o;
     if (b->kind == HC_BLOCK_ATTENTION) {
         const hc_attn_block *a = &b->attn;
-        t->w = concat_w(a->q_proj.in_c, a->q_proj.w, a->q_proj.out_c, a->k_proj.w, a->k_proj.out_c, a->v_proj.w,
-                        a->v_proj.out_c, err);
+        c = a->q_proj.in_c, o = a->q_proj.out_c + a->k_proj.out_c + a->v_proj.out_c;
+        t->w = concat_w(c, a->q_proj.w, a->q_proj.out_c, a->k_proj.w, a->k_proj.out_c, a->v_proj.w, a->v_proj.out_c,
+                        err);
     } else {
         const hc_ffn_block *ff = &b->ffn;
-        t->w = concat_w(ff->linear1.in_c, ff->linear1.w, ff->linear1.out_c, ff->linear_gate.w, ff->linear_gate.out_c,
-                        NULL, 0, err);
+        c = ff->linear1.in_c, o = ff->linear1.out_c + ff->linear_gate.out_c;
+        t->w = concat_w(c, ff->linear1.w, ff->linear1.out_c, ff->linear_gate.w, ff->linear_gate.out_c, NULL, 0, err);
     }
     if (!t->w)
         return -1;
     /* the fast path's GEMMs stream a packed copy in order (a transposed A is read 4 floats a
      * line); the same chains, the same bits */
-    int c = b->kind == HC_BLOCK_ATTENTION ? b->attn.q_proj.in_c : b->ffn.linear1.in_c;
-    size_t o = b->kind == HC_BLOCK_ATTENTION
-                   ? (size_t)b->attn.q_proj.out_c + (size_t)b->attn.k_proj.out_c + (size_t)b->attn.v_proj.out_c
-                   : (size_t)b->ffn.linear1.out_c + (size_t)b->ffn.linear_gate.out_c;
     if (hc_gemm_p4_fast() && o % 4 == 0) {
-        float *p = pack_t(c, (int)o, t->w, err);
+        float *p = hc_malloc((size_t)c * o * sizeof(float) + 1, err, "packed transformer weights");
         if (!p)
             return -1;
+        hc_gemm_p4_pack(o, c, t->w, 1, (size_t)o, p);
         free(t->w);
         t->w = p;
         t->p4 = 1;

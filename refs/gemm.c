@@ -272,8 +272,8 @@ static const kern_fn kerns[3][12][2] = {
 static const int kern_rows[3] = {12, 6, 4};
 
 /* hc_gemm_p4's kernels: A packed in blocks of 4 rows, so that a block's 4 x K values are one
- * run of memory and the blocks follow each other (a Winograd chunk's 36 weight matrices then
- * stream from L3 in order; row-major A made each block read 4 rows K floats apart). */
+ * run of memory and the blocks follow each other (a Winograd chunk's 36 weight matrices stream
+ * from L3 in order, where a row-major A has each block read 4 rows K floats apart). */
 #define HC_KERNP(MR, NV, PART) HC_KERN_AT(kernp, 1, MR, NV, PART)
 #define HC_KERNP_V(MR, NV) HC_KERNP(MR, NV, 0) HC_KERNP(MR, NV, 1)
 HC_KERNP_V(4, 3)
@@ -523,6 +523,13 @@ void hc_gemm(int M, int N, int K, const float *A, size_t rsa, size_t csa, const 
 }
 
 #endif
+
+void hc_gemm_p4_pack(int M, int K, const float *A, size_t rsa, size_t csa, float *P)
+{
+    for (size_t i = 0; i < (size_t)M; i++)
+        for (size_t k = 0; k < (size_t)K; k++)
+            P[(i / 4) * 4 * (size_t)K + k * 4 + i % 4] = A[i * rsa + k * csa];
+}
 
 void hc_gemm_p4_ref(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
 {

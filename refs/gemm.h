@@ -30,6 +30,9 @@ void hc_gemm_p4_ref(int M, int N, int K, const float *A, const float *B, size_t 
 /* 1 where hc_gemm_p4 has kernels of its own (AVX2 with FMA, not AVX-512): callers pack A only
  * there. */
 int hc_gemm_p4_fast(void);
+/* P = A (M x K, A[i][k] at A[i * rsa + k * csa], M a multiple of 4) in hc_gemm_p4's layout: a
+ * copy, no arithmetic; P and A must not overlap. */
+void hc_gemm_p4_pack(int M, int K, const float *A, size_t rsa, size_t csa, float *P);
 
 /* The plain scalar definition above (fmaf loop), for tests. */
 void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,

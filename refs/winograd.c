@@ -76,11 +76,6 @@ int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
     return 0;
 }
 
-/* Where the tile GEMMs read packed weights: the AVX2 kernels (not AVX-512's 12-row ones). */
-#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
-#define WINO_P4 1
-#endif
-
 /* Moves each of cv->wino's 36 matrices between [oc][ic] and hc_gemm_p4's blocks of 4 rows. Rows
  * 4b..4b+3 and block b hold the same floats, so each block is a 4 x ic transpose of its own
  * (through a buffer on the stack: ic <= WINO_P4_IC, which hc_kconv_pack checks). */
@@ -92,23 +87,21 @@ static void wino_relayout(hc_kconv *cv, int to_p4)
     for (size_t b = 0; b < (size_t)36 * cv->oc / 4; b++) {
         float *u = cv->wino + b * n;
         memcpy(t, u, n * sizeof *t);
-        for (size_t r = 0; r < 4; r++)
-            for (size_t i = 0; i < ic; i++) {
-                size_t rm = r * ic + i, p4 = i * 4 + r;
-                u[to_p4 ? p4 : rm] = t[to_p4 ? rm : p4];
-            }
+        if (to_p4)
+            hc_gemm_p4_pack(4, cv->ic, t, ic, 1, u);
+        else /* block b's row r, element i, is t[4i + r] */
+            for (size_t r = 0; r < 4; r++)
+                for (size_t i = 0; i < ic; i++)
+                    u[r * ic + i] = t[i * 4 + r];
     }
     cv->wino_p4 = to_p4;
 }
 
 void hc_kconv_pack(hc_kconv *cv)
 {
-#ifdef WINO_P4
-    if (cv->wino && !cv->wino_p4 && !cv->acc_fp16 && cv->oc % 4 == 0 && cv->ic <= WINO_P4_IC)
+    if (hc_gemm_p4_fast() && cv->wino && !cv->wino_p4 && !cv->acc_fp16 && cv->oc % 4 == 0 &&
+        cv->ic <= WINO_P4_IC)
         wino_relayout(cv, 1);
-#else
-    (void)cv;
-#endif
 }
 
 void hc_wino_unpack(hc_kconv *cv)
