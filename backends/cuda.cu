@@ -59,11 +59,14 @@ void inst_free(inst *I)
     free(I);
 }
 
-/* ref32 and emulate: the Winograd weights of every 3x3 and 5x5 convolution (what conv_ref asks
- * wino_prep for), prepared side by side on the host's processors before the dry run uploads
- * them: one by one they took most of a large net's open. */
+/* emulate: the Winograd weights of the 3x3 and 5x5 convolutions whose mode is not 0 (fp16 tiles,
+ * F(2x2,3x3), fp16 accumulation: what conv_ref asks wino_prep for), prepared side by side on the
+ * host's processors before the dry run uploads them: one by one they took most of a large net's
+ * open. Those of mode 0, every one of ref32's, are computed on the device (wino_dev). */
 struct wino_list {
     const hc_conv **cs;
+    int *modes;
+    const hc_emulate *emu;
     int n, cap;
 };
 
@@ -72,14 +75,22 @@ int want_wino(const hc_conv *c, void *user)
     wino_list *L = (wino_list *)user;
     if (!((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)))
         return 0;
+    int mode = hc_emulate_conv_mode(L->emu, c);
+    if (mode == 0)
+        return 0;
     if (L->n == L->cap) {
         int cap = L->cap ? 2 * L->cap : 64;
         const hc_conv **g = (const hc_conv **)realloc(L->cs, (size_t)cap * sizeof *g);
-        if (!g)
+        if (g)
+            L->cs = g;
+        int *m = g ? (int *)realloc(L->modes, (size_t)cap * sizeof *m) : NULL;
+        if (m)
+            L->modes = m;
+        if (!g || !m)
             return -1;
-        L->cs = g;
         L->cap = cap;
     }
+    L->modes[L->n] = mode;
     L->cs[L->n++] = c;
     return 0;
 }
@@ -87,32 +98,29 @@ int want_wino(const hc_conv *c, void *user)
 void prepare_winograd(inst *I)
 {
     wino_list L = {};
+    L.emu = I->emu;
     int n = 0;
     hc_kconv **ks = NULL;
-    int *modes = NULL;
     if (hc_engine_each_conv(I->net, want_wino, &L) == 0 && (n = L.n) > 0) {
         I->wp = (wprep *)calloc((size_t)n, sizeof *I->wp);
         ks = (hc_kconv **)calloc((size_t)n, sizeof *ks);
-        modes = (int *)calloc((size_t)n, sizeof *modes);
     }
-    if (L.n > 0 && (!I->wp || !ks || !modes)) {
+    if (L.n > 0 && (!I->wp || !ks)) {
         I->bad = 1;
         hc_err_set(I->err, HC_ENOMEM, "cuda: Winograd table");
     } else if (n > 0) {
         for (int i = 0; i < n; i++) {
             I->wp[i].src = L.cs[i];
             ks[i] = &I->wp[i].k;
-            /* emulate: what the CPU emulation's engine asks for the convolution (wino_prep's) */
-            modes[i] = I->emu ? hc_emulate_conv_mode(I->emu, L.cs[i]) : 0;
         }
-        if (hc_engine_convs_prepare(ks, L.cs, modes, n, 1, 0, I->err))
+        if (hc_engine_convs_prepare(ks, L.cs, L.modes, n, 1, 0, I->err))
             I->bad = 1;
         else
             I->n_wp = n;
     }
     free(L.cs);
+    free(L.modes);
     free(ks);
-    free(modes);
 }
 
 /* An instance's own device memory: the input and output rows, the pinned staging buffer, the
@@ -146,7 +154,7 @@ void alloc_buffers(inst *I)
             hc_err_set(I->err, HC_ENOMEM, "cuda: emulate buffers");
         }
     }
-    if (!I->bad && I->ref && !I->borrowed)
+    if (!I->bad && I->emu && !I->borrowed)
         prepare_winograd(I);
     if (!I->bad) {
         fwd F = {};

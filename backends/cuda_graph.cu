@@ -177,15 +177,20 @@ void planted(fwd *f, const char *name, float *dev, size_t n)
         LAUNCH(f, name, hck::plant, n, dev);
 }
 
-/* Device copy of a host array: uploaded in the dry run at open, looked up afterwards. */
-void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer)
+/* The device array of (host, form) in the weight table, or NULL. */
+void *w_find(const inst *I, const void *host, int half)
 {
-    inst *I = f->I;
-    if (!host)
-        return NULL;
     for (int i = 0; i < I->n_w; i++)
         if (I->w[i].host == host && I->w[i].half == half)
             return I->w[i].dev;
+    return NULL;
+}
+
+/* A new device array of `bytes` for (host, form), entered in the weight table: only in the dry
+ * run at open; NULL (error set) otherwise or on failure. */
+void *w_new(fwd *f, const void *host, int half, size_t bytes, const char *layer)
+{
+    inst *I = f->I;
     /* a lane borrows its base's table, complete after the base's dry run: never added to */
     if (!f->dry || I->borrowed) {
         if (!I->bad) {
@@ -208,7 +213,6 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
         I->cap_w = cap;
     }
     void *d = NULL;
-    size_t bytes = n * (half == 1 ? sizeof(__half) : sizeof(float));
     cudaError_t e = cudaMalloc(&d, bytes ? bytes : 4);
     if (e != cudaSuccess) {
         fail_cuda(I, e, "cudaMalloc (weights)", layer);
@@ -218,6 +222,22 @@ void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer
     I->w[I->n_w].half = half;
     I->w[I->n_w].dev = d;
     I->n_w++;
+    return d;
+}
+
+/* Device copy of a host array: uploaded in the dry run at open, looked up afterwards. */
+void *dev_array(fwd *f, const float *host, size_t n, int half, const char *layer)
+{
+    inst *I = f->I;
+    if (!host)
+        return NULL;
+    void *d = w_find(I, host, half);
+    if (d)
+        return d;
+    size_t bytes = n * (half == 1 ? sizeof(__half) : sizeof(float));
+    d = w_new(f, host, half, bytes, layer);
+    if (!d)
+        return NULL;
     if (half) {
         /* converted on the device (the same round-to-nearest-even as the host's
          * __float2half_rn, at a fraction of a large net's open) from a float copy */
@@ -303,8 +323,34 @@ const void *operand(fwd *f, const float *x, size_t n, const char *layer)
     return h;
 }
 
-/* ref32 mode: the Winograd weights of a 3x3 or 5x5 convolution, prepared on the host at open
- * (dry run) by refs/winograd.c, as the CPU engine prepares them. NULL (error set) on failure. */
+/* A 3x3 or 5x5 convolution's F(4x4,3x3) or F(2x2,5x5) weights [36][oc][ic] where its mode is
+ * 0 (every convolution of ref32, and emulate's that the profile leaves in fp32): computed on the
+ * device at open (hcref::wino_weights, the host's arithmetic) from the raw weights, so that a
+ * large net's open neither transforms them on the host nor uploads 4x (3x3) their size. */
+const float *wino_dev(fwd *f, const hc_conv *c)
+{
+    inst *I = f->I;
+    const float *U = (const float *)w_find(I, c->w, W_WINO);
+    if (U)
+        return U;
+    size_t per = (size_t)c->out_c * c->in_c, raw = per * c->ky * c->kx;
+    float *d = (float *)w_new(f, c->w, W_WINO, 36 * per * sizeof(float), c->name);
+    if (!d)
+        return NULL;
+    float *tmp = NULL;
+    CK(I, cudaMalloc(&tmp, raw * sizeof(float) + 4), c->name);
+    if (!I->bad)
+        CK(I, cudaMemcpy(tmp, c->w, raw * sizeof(float), cudaMemcpyHostToDevice), c->name);
+    if (!I->bad) {
+        hcref::wino_weights(c->ky, c->out_c, c->in_c, tmp, d);
+        CK(I, cudaGetLastError(), c->name);
+    }
+    cudaFree(tmp);
+    return I->bad ? NULL : d;
+}
+
+/* emulate mode: the Winograd weights of a 3x3 or 5x5 convolution whose mode is not 0, prepared
+ * on the host at open (dry run) by refs/winograd.c, as the CPU engine prepares them. NULL (error set) on failure. */
 const hc_kconv *wino_prep(fwd *f, const hc_conv *c)
 {
     inst *I = f->I;
@@ -369,17 +415,26 @@ void conv_ref(fwd *f, const hc_conv *c, const float *in, float *out, int accumul
         return;
     }
     if ((c->ky == 3 && c->kx == 3) || (c->ky == 5 && c->kx == 5)) {
-        const hc_kconv *k = wino_prep(f, c);
-        if (!k)
+        int kind = c->ky == 5 ? hcref::WINO_F2_5 : hcref::WINO_F4, tiles16 = 0;
+        const float *U;
+        if (!I->emu || hc_emulate_conv_mode(I->emu, c) == 0) {
+            U = wino_dev(f, c);
+        } else {
+            const hc_kconv *k = wino_prep(f, c);
+            if (!k)
+                return;
+            /* the engine's kernel choice (refs/conv.c kconv_run): F(2x2,3x3) weights when the
+             * emulation asked for them, else F(4x4,3x3) or, 5x5, F(2x2,5x5) */
+            kind = k->wino2 ? hcref::WINO_F2 : kind;
+            U = k->wino2 ? wvec(f, k->wino2, (size_t)16 * c->out_c * c->in_c, c->name)
+                         : wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
+            tiles16 = k->tiles_fp16;
+        }
+        if (!U)
             return;
-        /* the engine's kernel choice (refs/conv.c kconv_run): F(2x2,3x3) weights when the
-         * emulation asked for them, else F(4x4,3x3) or, 5x5, F(2x2,5x5) */
-        int kind = k->wino2 ? hcref::WINO_F2 : c->ky == 5 ? hcref::WINO_F2_5 : hcref::WINO_F4;
-        const float *U = k->wino2 ? wvec(f, k->wino2, (size_t)16 * c->out_c * c->in_c, c->name)
-                                  : wvec(f, k->wino, (size_t)36 * c->out_c * c->in_c, c->name);
         float *ws = ar_get(f, hcref::wino_ws(kind, c->in_c, c->out_c, f->B, f->nx, f->ny));
         LAUNCH(f, c->name, hcref::wino_conv, kind, c->in_c, c->out_c, f->B, f->nx, f->ny, in, U, out, accumulate, NULL,
-               ws, I->faults.split_k, acc, k->tiles_fp16, I->faults.tiles);
+               ws, I->faults.split_k, acc, tiles16, I->faults.tiles);
         return;
     }
     const float *w = wvec(f, c->w, (size_t)c->out_c * K, c->name);

@@ -17,7 +17,9 @@ extern "C" {
 
 namespace hccuda {
 
-/* a weight array's device copy (half: 1 half values, 2 floats rounded to half, 0 floats) */
+/* a weight array's device copy (half: 1 half values, 2 floats rounded to half, 0 floats, W_WINO a
+ * convolution's 6x6-tile Winograd weights computed on the device from the host's raw ones) */
+enum { W_WINO = 3 };
 struct wentry {
     const void *host;
     int half;

@@ -322,6 +322,19 @@ __global__ void k_wino_out(hc_wt_geom w, int oc, const float *__restrict__ Mt, f
     }
 }
 
+/* One thread per filter f = o * ic + i: its 36 values, U[t][f], consecutive threads' stores
+ * adjacent. */
+__global__ void k_wino_weights(int k, size_t per, const float *__restrict__ w, float *__restrict__ U)
+{
+    GRID_LOOP(f, per) {
+        float u[36];
+        hc_wt_filter(k, w + f * k * k, u);
+#pragma unroll
+        for (int t = 0; t < 36; t++)
+            U[t * per + f] = u[t];
+    }
+}
+
 /* ---- elementwise, pooling, norms (refs/norm_pool.c) -------------------------------------- */
 
 __global__ void k_bn_act(int C, int B, int hw, const float *in, float *out, const float *sc, const float *bi,
@@ -704,6 +717,12 @@ void wino_conv(int kind, int ic, int oc, int B, int nx, int ny, const float *in,
         wino_launch<WINO_F2_5>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
     else
         wino_launch<WINO_F4>(w, ic, oc, in, U, out, accumulate, e, ws, split, acc, tiles16, plant);
+}
+
+void wino_weights(int k, int oc, int ic, const float *w, float *U)
+{
+    size_t per = (size_t)oc * ic;
+    k_wino_weights<<<nblocks(per), 256>>>(k, per, w, U);
 }
 
 size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny)

@@ -49,6 +49,11 @@ void wino_conv(int kind, int ic, int oc, int B, int nx, int ny, const float *in,
                int accumulate, const epi *e, float *ws, int split, acc16 acc = acc16{0, 0}, int tiles16 = 0,
                int plant = 0);
 
+/* U [36][oc][ic]: the 6x6 tilings' weights of the filters w [oc][ic][k][k] (k 3: WINO_F4, 5:
+ * WINO_F2_5) by refs/wino_tile.inc's hc_wt_filter, hc_kconv_use_winograd's arithmetic: the
+ * host's bits, computed where they are used instead of uploaded at 4x (3x3) the raw size. */
+void wino_weights(int k, int oc, int ic, const float *w, float *U);
+
 /* Any other odd kernel: im2col (refs/conv.c's column order) + gemm. ws direct_ws floats. */
 size_t direct_ws(int ic, int kh, int kw, int B, int nx, int ny);
 void direct_conv(int ic, int oc, int kh, int kw, int B, int nx, int ny, const float *in, const float *w,

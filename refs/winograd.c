@@ -5,60 +5,30 @@
 #include "refs/gemm.h"
 #include "refs/round.h"
 
+#define HC_WT_FN static inline
+#define HC_WT_HOST static inline
+#define HC_WT_ROUND16(x) hc_round_fp16(x)
+#include "refs/wino_tile.inc"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* G (6x3) of F(4x4,3x3) on 3 values, rounded exactly where KataGo's Eigen backend rounds
- * (float sums for the 1/6 rows, double sums for the 1/24 rows, float between the two passes),
- * so that the transformed weights are KataGo's to the bit. */
-static void wino_g(float *a0, float *a1, float *a2, float *a3, float *a4, float *a5)
-{
-    float z0 = *a0, z1 = *a1, z2 = *a2;
-    *a0 = 0.25f * z0;
-    *a1 = (float)((1.0 / 6.0) * (-z0 - z1 - z2));
-    *a2 = (float)((1.0 / 6.0) * (-z0 + z1 - z2));
-    *a3 = (float)((1.0 / 24.0) * (z0 + 2.0 * z1 + 4.0 * z2));
-    *a4 = (float)((1.0 / 24.0) * (z0 - 2.0 * z1 + 4.0 * z2));
-    *a5 = 1.0f * z2;
-}
-
-/* The 6x5 G of F(2x2,5x5), rounded where KataGo's Eigen backend rounds. */
-static void wino_g5(float *a0, float *a1, float *a2, float *a3, float *a4, float *a5)
-{
-    float z0 = *a0, z1 = *a1, z2 = *a2, z3 = *a3, z4 = *a4;
-    *a0 = 0.25f * z0;
-    *a1 = (float)((1.0 / 6.0) * (-z0 - z1 - z2 - z3 - z4));
-    *a2 = (float)((1.0 / 6.0) * (-z0 + z1 - z2 + z3 - z4));
-    *a3 = (float)((1.0 / 24.0) * (z0 + 2.0 * z1 + 4.0 * z2 + 8.0 * z3 + 16.0 * z4));
-    *a4 = (float)((1.0 / 24.0) * (z0 - 2.0 * z1 + 4.0 * z2 - 8.0 * z3 + 16.0 * z4));
-    *a5 = 1.0f * z4;
-}
-
-/* cv's k x k weights as 6x6 tiles, each filter transformed by g along x first, then along y, as
- * KataGo. */
-static int wino_weights(hc_kconv *cv, int k, void (*g)(float *, float *, float *, float *, float *, float *),
-                        hc_err *err)
+/* cv's k x k weights as 6x6 tiles (refs/wino_tile.inc's hc_wt_filter, which the GPU runs too),
+ * [36][oc][ic]. */
+static int wino_weights(hc_kconv *cv, int k, hc_err *err)
 {
     size_t per = (size_t)cv->oc * cv->ic;
     cv->wino = hc_malloc(36 * per * sizeof(float), err, "winograd weights");
     if (!cv->wino)
         return -1;
-    for (int o = 0; o < cv->oc; o++)
-        for (int i = 0; i < cv->ic; i++) {
-            const float *w = cv->w + ((size_t)o * cv->ic + i) * k * k;
-            float u[6][6] = {{0}};
-            for (int y = 0; y < k; y++)
-                for (int x = 0; x < k; x++)
-                    u[y][x] = w[y * k + x];
-            for (int y = 0; y < k; y++)
-                g(&u[y][0], &u[y][1], &u[y][2], &u[y][3], &u[y][4], &u[y][5]);
-            for (int x = 0; x < 6; x++)
-                g(&u[0][x], &u[1][x], &u[2][x], &u[3][x], &u[4][x], &u[5][x]);
-            for (int t = 0; t < 36; t++)
-                cv->wino[(size_t)t * per + (size_t)o * cv->ic + i] = u[t / 6][t % 6];
-        }
+    for (size_t f = 0; f < per; f++) {
+        float u[36];
+        hc_wt_filter(k, cv->w + f * k * k, u);
+        for (int t = 0; t < 36; t++)
+            cv->wino[(size_t)t * per + f] = u[t];
+    }
     return 0;
 }
 
@@ -70,9 +40,9 @@ int hc_kconv_use_winograd(hc_kconv *cv, hc_err *err)
     if (cv->wino)
         return 0;
     if (cv->kh == 5 && cv->kw == 5)
-        return wino_weights(cv, 5, wino_g5, err);
+        return wino_weights(cv, 5, err);
     if (cv->kh == 3 && cv->kw == 3)
-        return wino_weights(cv, 3, wino_g, err);
+        return wino_weights(cv, 3, err);
     return 0;
 }
 
