@@ -7,6 +7,7 @@
  * it cannot finish, to resume when more input comes. Decoded bytes land in a buffer that keeps
  * the 32 KiB window in front of them and are copied out to the caller. */
 #include "harness/base/inflate.h"
+#include "harness/base/crc32.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h> /* crc32 */
 
 enum {
     WSIZE = 32768,        /* deflate's window */
@@ -151,7 +151,7 @@ static inline int head_byte(hc_inflate *z, unsigned *b)
     if (!get_byte(z, b))
         return 0;
     unsigned char c = (unsigned char)*b;
-    z->hcrc = (uint32_t)crc32(z->hcrc, &c, 1);
+    z->hcrc = hc_crc32(z->hcrc, &c, 1);
     return 1;
 }
 
@@ -159,7 +159,7 @@ static void crc_update(hc_inflate *z)
 {
     size_t n = (size_t)(z->op - z->crcp);
     if (n) {
-        z->crc = (uint32_t)crc32(z->crc, z->crcp, (uInt)n);
+        z->crc = hc_crc32(z->crc, z->crcp, n);
         z->isize += (uint32_t)n;
         z->out_total += n;
         z->crcp = z->op;
@@ -453,7 +453,7 @@ static int run_states(hc_inflate *z)
                 return R_INPUT;
             if ((z->bitbuf & 0xffff) != 0x8b1f)
                 return R_END; /* not another member: ignored, as zlib's gzread does */
-            z->hcrc = (uint32_t)crc32(0, (const unsigned char *)"\x1f\x8b", 2);
+            z->hcrc = hc_crc32(0, "\x1f\x8b", 2);
             drop(z, 16);
             z->count = 2;
             z->crc = 0;
