@@ -32,7 +32,8 @@ struct rope_dev {
     float *cos_t, *sin_t;
 };
 
-/* ref32 mode: a Winograd convolution's transformed weights (refs/winograd.c's, on the host). */
+/* emulate mode: a Winograd convolution's weights prepared on the host (refs/winograd.c's), for a
+ * convolution its profile runs in a non-zero mode (ref32's are computed on the device: wino_dev). */
 struct wprep {
     const hc_conv *src;
     hc_kconv k;
