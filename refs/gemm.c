@@ -531,6 +531,13 @@ void hc_gemm_p4_pack(int M, int K, const float *A, size_t rsa, size_t csa, float
             P[(i / 4) * 4 * (size_t)K + k * 4 + i % 4] = A[i * rsa + k * csa];
 }
 
+void hc_gemm_p4_unpack(int M, int K, const float *P, float *A, size_t rsa, size_t csa)
+{
+    for (size_t i = 0; i < (size_t)M; i++)
+        for (size_t k = 0; k < (size_t)K; k++)
+            A[i * rsa + k * csa] = P[(i / 4) * 4 * (size_t)K + k * 4 + i % 4];
+}
+
 void hc_gemm_p4_ref(int M, int N, int K, const float *A, const float *B, size_t ldb, float *C, size_t ldc)
 {
     for (int i = 0; i < M; i++)

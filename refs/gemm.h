@@ -33,6 +33,8 @@ int hc_gemm_p4_fast(void);
 /* P = A (M x K, A[i][k] at A[i * rsa + k * csa], M a multiple of 4) in hc_gemm_p4's layout: a
  * copy, no arithmetic; P and A must not overlap. */
 void hc_gemm_p4_pack(int M, int K, const float *A, size_t rsa, size_t csa, float *P);
+/* Its inverse: A[i * rsa + k * csa] = P's row i, element k (a copy; no overlap). */
+void hc_gemm_p4_unpack(int M, int K, const float *P, float *A, size_t rsa, size_t csa);
 
 /* The plain scalar definition above (fmaf loop), for tests. */
 void hc_gemm_ref(int M, int N, int K, const float *A, size_t rsa, size_t csa, const float *B,

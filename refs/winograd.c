@@ -59,10 +59,8 @@ static void wino_relayout(hc_kconv *cv, int to_p4)
         memcpy(t, u, n * sizeof *t);
         if (to_p4)
             hc_gemm_p4_pack(4, cv->ic, t, ic, 1, u);
-        else /* block b's row r, element i, is t[4i + r] */
-            for (size_t r = 0; r < 4; r++)
-                for (size_t i = 0; i < ic; i++)
-                    u[r * ic + i] = t[i * 4 + r];
+        else
+            hc_gemm_p4_unpack(4, cv->ic, t, u, ic, 1);
     }
     cv->wino_p4 = to_p4;
 }
