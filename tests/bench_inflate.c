@@ -1,7 +1,7 @@
 /* gzip decompression speed on a large net: zlib's gzread against halfcheck's reader
- * (harness/base/inflate.h), each on the calling thread, and hc_istream (the reader on its
- * read-ahead thread) as a net load sees it; both in one run, so the ratio holds on a loaded
- * machine. The file: $HC_BENCH_NET, or a synthetic b18c384nbt net (random float weights, 111 MB,
+ * (harness/base/inflate.h), each on the calling thread, the reader with its parallel decoder on
+ * every core (harness/base/pinflate.h), and hc_istream (both, and its read-ahead thread) as a net
+ * load sees it; all in one run, so the ratios hold on a loaded machine. The file: $HC_BENCH_NET, or a synthetic b18c384nbt net (random float weights, 111 MB,
  * which compress as little as a trained net's) written to build/tmp first. Best of three runs
  * each, MB/s of decompressed bytes. Never fails on speed. */
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include "hc_test.h"
 #include "harness/base/inflate.h"
 #include "harness/base/stream.h"
+#include "harness/base/thread.h"
 #include "harness/model/synth.h"
 
 enum { CHUNK = 256 << 10 };
@@ -41,11 +42,13 @@ static long long run_zlib(const char *path, unsigned char *buf)
     return n < 0 ? -1 : total;
 }
 
-static long long run_inflate(const char *path, unsigned char *buf)
+static long long run_reader(const char *path, unsigned char *buf, int threads)
 {
     int fd = open(path, O_RDONLY);
     hc_err err = {0};
     hc_inflate *z = fd >= 0 ? hc_inflate_open(fd, path, 0, &err) : NULL;
+    if (z && threads > 1)
+        hc_inflate_parallel(z, threads, 0);
     long long total = 0;
     long n = -1;
     while (z && (n = hc_inflate_read(z, buf, CHUNK, &err)) > 0)
@@ -54,6 +57,13 @@ static long long run_inflate(const char *path, unsigned char *buf)
     if (fd >= 0)
         close(fd);
     return n < 0 ? -1 : total;
+}
+
+static long long run_inflate(const char *path, unsigned char *buf) { return run_reader(path, buf, 1); }
+
+static long long run_parallel(const char *path, unsigned char *buf)
+{
+    return run_reader(path, buf, hc_processors());
 }
 
 static long long run_stream(const char *path, unsigned char *buf)
@@ -88,19 +98,24 @@ int main(void)
     static const struct {
         const char *name;
         long long (*fn)(const char *, unsigned char *);
-    } readers[] = {{"zlib gzread", run_zlib}, {"hc_inflate", run_inflate}, {"hc_istream (read ahead)", run_stream}};
-    double best[3] = {0, 0, 0};
-    long long bytes[3] = {0, 0, 0};
+    } readers[] = {{"zlib gzread", run_zlib},
+                   {"hc_inflate", run_inflate},
+                   {"hc_inflate, parallel", run_parallel},
+                   {"hc_istream (read ahead)", run_stream}};
+    enum { NR = sizeof readers / sizeof readers[0] };
+    double best[NR] = {0};
+    long long bytes[NR] = {0};
     for (int rep = 0; rep < 3; rep++)
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < NR; k++) {
             double t0 = now_s();
             bytes[k] = readers[k].fn(path, buf);
             double t = now_s() - t0;
             if (best[k] == 0 || t < best[k])
                 best[k] = t;
         }
-    printf("gzip decompression of %s (%.1f MB decompressed), best of 3\n", path, bytes[0] / 1e6);
-    for (int k = 0; k < 3; k++)
+    printf("gzip decompression of %s (%.1f MB decompressed), best of 3; parallel: %d threads\n", path,
+           bytes[0] / 1e6, hc_processors());
+    for (int k = 0; k < NR; k++)
         if (bytes[k] != bytes[0] || bytes[k] < 0)
             printf("  %-24s failed (%lld bytes)\n", readers[k].name, bytes[k]);
         else

@@ -3,7 +3,8 @@
  * tiny input buffers that stop the decoder anywhere; several members and what follows the last
  * one read as zlib's gzread reads them; header flags; every truncation and every bit flip of a
  * small stream is an error or (a flip zlib also accepts) the same bytes; named faults; and random
- * mutations that must never crash and must agree with gzread. */
+ * mutations that must never crash and must agree with gzread; the parallel decoder gives the same
+ * bytes and the same errors. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,8 +152,12 @@ static got_t via_stream(const char *path, const size_t *chunks, int nchunks)
     return g;
 }
 
-/* path through hc_inflate with an input buffer of in_size bytes, chunk bytes a read. */
-static got_t via_inflate(const char *path, size_t in_size, size_t chunk)
+/* How the parallel decoder went on the last via_par. */
+static int par_used, par_redone;
+
+/* path through hc_inflate with an input buffer of in_size bytes, chunk bytes a read; threads
+ * (and pchunk compressed bytes a chunk) for the parallel decoder, 0: sequential. */
+static got_t via_par(const char *path, size_t in_size, size_t chunk, int threads, size_t pchunk)
 {
     got_t g = {0};
     size_t cap = 1 << 16;
@@ -165,6 +170,8 @@ static got_t via_inflate(const char *path, size_t in_size, size_t chunk)
             close(fd);
         return g;
     }
+    if (threads)
+        hc_inflate_parallel(z, threads, pchunk);
     for (;;) {
         while (g.n + chunk > cap)
             g.d = realloc(g.d, cap *= 2);
@@ -175,9 +182,15 @@ static got_t via_inflate(const char *path, size_t in_size, size_t chunk)
             break;
         g.n += (size_t)r;
     }
+    hc_inflate_par_counts(z, &par_used, &par_redone);
     hc_inflate_close(z);
     close(fd);
     return g;
+}
+
+static got_t via_inflate(const char *path, size_t in_size, size_t chunk)
+{
+    return via_par(path, in_size, chunk, 0, 0);
 }
 
 /* path through zlib's gzread: the behaviour to match. */
@@ -699,9 +712,161 @@ static void fuzz(void)
         free(bases[k]);
 }
 
+/* Data of every kind in segments, each compressed its own way in one deflate stream (levels 0-9,
+ * every strategy, flushes that end blocks or add empty stored ones): one gzip member. */
+static unsigned char *mixed_member(size_t n, unsigned char **data, size_t *glen)
+{
+    unsigned char *d = malloc(n + 64);
+    size_t at = 0;
+    while (at < n) {
+        size_t len = 1000 + rnd() % 60000;
+        len = at + len > n ? n - at : len;
+        unsigned char *seg = gen((int)(rnd() % K_KINDS), len);
+        memcpy(d + at, seg, len);
+        free(seg);
+        at += len;
+    }
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    size_t cap = 2 * n + 100000;
+    unsigned char *g = malloc(cap);
+    zs.next_out = g;
+    zs.avail_out = (uInt)cap;
+    static const int levels[] = {0, 1, 6, 9};
+    static const int strategies[] = {Z_DEFAULT_STRATEGY, Z_FILTERED, Z_HUFFMAN_ONLY, Z_RLE, Z_FIXED};
+    static const int flushes[] = {Z_NO_FLUSH, Z_NO_FLUSH, Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_PARTIAL_FLUSH, Z_BLOCK};
+    for (at = 0; at < n;) {
+        size_t len = 500 + rnd() % 40000;
+        len = at + len > n ? n - at : len;
+        deflateParams(&zs, levels[rnd() % 4], strategies[rnd() % 5]);
+        zs.next_in = d + at;
+        zs.avail_in = (uInt)len;
+        deflate(&zs, flushes[rnd() % 6]);
+        at += len;
+    }
+    deflate(&zs, Z_FINISH);
+    *glen = cap - zs.avail_out;
+    deflateEnd(&zs);
+    *data = d;
+    return g;
+}
+
+/* 11. The parallel decoder (harness/base/pinflate.h): the same bytes as the data over streams of
+ * every block type, chunk size and thread count, its chunks used (not everything decoded again
+ * in order); with members after the first and what follows them, what gzread reads; and on
+ * corrupted and truncated streams exactly the sequential decoder's bytes and message. */
+static void parallel(void)
+{
+    static const size_t pchunks[] = {1024, 4096, 65536};
+    static const int threads[] = {1, 2, 5};
+    int bad = 0, tried = 0, used = 0, redone = 0;
+    char first[600] = "";
+    for (int m = 0; m < 6; m++) {
+        unsigned char *d;
+        size_t n = (size_t)(300000 + 200000 * m), glen;
+        unsigned char *g = mixed_member(n, &d, &glen);
+        const char *p = put("par.gz", g, glen);
+        for (int c = 0; c < 3; c++)
+            for (int t = 0; t < 3; t++) {
+                got_t r = via_par(p, 0, 1000 + rnd() % 100000, threads[t], pchunks[c]);
+                tried++;
+                used += par_used;
+                redone += par_redone;
+                if (!same(&r, d, n) && !bad++)
+                    snprintf(first, sizeof first, "stream %d (%zu bytes) chunk %zu threads %d: %zu bytes, failed %d: %s",
+                             m, glen, pchunks[c], threads[t], r.n, r.failed, r.err.msg);
+                got_free(&r);
+            }
+        free(g);
+        free(d);
+    }
+    hc_check("inflate-11.1", bad == 0 && tried == 54, "%d of %d mixed streams read wrong; first: %s", bad, tried, first);
+    hc_check("inflate-11.2", used > 4 * redone && used > 1000, "chunks used as decoded %d, decoded again %d", used,
+             redone);
+
+    /* a large float stream (a net's weights) through hc_istream: parallel on this host's cores */
+    size_t n = 12 << 20, glen;
+    unsigned char *d = gen(K_FLOATS, n), *g = gz(d, n, 6, Z_DEFAULT_STRATEGY, &glen);
+    const char *p = put("par-floats.gz", g, glen);
+    static const size_t pieces[] = {65536, 1000, 300000};
+    got_t r = via_stream(p, pieces, 3);
+    got_t q = via_par(p, 0, 77777, 3, 0);
+    hc_check("inflate-11.3", same(&r, d, n) && same(&q, d, n) && glen >= (4 << 20) && par_used >= 2,
+             "%zu-byte file: through hc_istream %zu bytes (%s), with 3 threads %zu bytes, %d chunks used", glen, r.n,
+             r.err.msg, q.n, par_used);
+    got_free(&r);
+    got_free(&q);
+    free(g);
+    free(d);
+
+    /* members after the first, and what follows the last: read on by the sequential decoder */
+    unsigned char *a = gen(K_FLOATS, 400000), *b = gen(K_TEXT, 50000);
+    bad = 0;
+    static const char *tails[] = {"", "garbage after the data", "\x1f\x8b\x08\x01\x01\x01"};
+    for (int k = 0; k < 3; k++) {
+        unsigned char *s = NULL;
+        size_t len = 0;
+        gz_append(&s, &len, a, 400000, 6, Z_DEFAULT_STRATEGY, NULL);
+        gz_append(&s, &len, b, 50000, 9, Z_DEFAULT_STRATEGY, NULL);
+        size_t tl = strlen(tails[k]);
+        s = realloc(s, len + tl + 1);
+        memcpy(s + len, tails[k], tl);
+        len += tl;
+        p = put("par-members.gz", s, len);
+        got_t ours = via_par(p, 0, 4096, 3, 4096), ref = via_zlib(p);
+        if ((!agree(&ours, &ref, "par-members.gz") || par_used < 4 || (k < 2 && ours.n != 450000)) && !bad++)
+            snprintf(first, sizeof first, "tail %d: ours %zu bytes failed %d (%s), zlib %zu failed %d, %d chunks used, %d decoded again",
+                     k, ours.n, ours.failed, ours.err.msg, ref.n, ref.failed, par_used, par_redone);
+        got_free(&ours);
+        got_free(&ref);
+        free(s);
+    }
+    hc_check("inflate-11.4", bad == 0, "%s", first);
+    free(a);
+    free(b);
+
+    /* corruption: bit flips, byte edits and truncations anywhere; parallel reads must give what
+     * the sequential reader gives, bytes and message */
+    unsigned char *base;
+    size_t blen;
+    unsigned char *gb = mixed_member(400000, &base, &blen);
+    unsigned char *m = malloc(blen);
+    bad = 0;
+    int errors = 0, iters = hc_env_int("HC_INFLATE_PAR_FUZZ", 300, 1, 1000000);
+    for (int it = 0; it < iters; it++) {
+        memcpy(m, gb, blen);
+        size_t len = blen;
+        int what = (int)(rnd() % 3);
+        size_t at = 20 + rnd() % (blen - 30);
+        if (what == 0)
+            m[at] ^= (unsigned char)(1u << (rnd() % 8));
+        else if (what == 1)
+            m[at] = (unsigned char)rnd();
+        else
+            len = at;
+        p = put("par-bad.gz", m, len);
+        size_t pc = 2048 + rnd() % 20000;
+        got_t seq = via_inflate(p, 0, 9999), par = via_par(p, 0, 9999, 1 + (int)(rnd() % 4), pc);
+        errors += seq.failed;
+        int ok = par.failed == seq.failed && par.n == seq.n && (!par.n || memcmp(par.d, seq.d, par.n) == 0) &&
+                 (!par.failed || strcmp(par.err.msg, seq.err.msg) == 0);
+        if (!ok && !bad++)
+            snprintf(first, sizeof first, "edit %d at %zu (chunk %zu): sequential %zu bytes failed %d (%s); parallel %zu failed %d (%s)",
+                     what, at, pc, seq.n, seq.failed, seq.err.msg, par.n, par.failed, par.err.msg);
+        got_free(&seq);
+        got_free(&par);
+    }
+    hc_check("inflate-11.5", bad == 0 && errors > iters / 2, "%d of %d corrupted streams read otherwise (%d errors); first: %s",
+             bad, iters, errors, first);
+    free(m);
+    free(gb);
+    free(base);
+}
+
 int main(void)
 {
-    hc_plan(5 + 2 + 2 + 1 + 3 + 3 + 2 + 2 + 1 + 1);
+    hc_plan(5 + 2 + 2 + 1 + 3 + 3 + 2 + 2 + 1 + 1 + 5);
     dir = hc_tmpdir("test_inflate");
     roundtrips();
     tiny_buffers();
@@ -713,5 +878,6 @@ int main(void)
     bit_flips();
     named_faults();
     fuzz();
+    parallel();
     return hc_test_exit();
 }

@@ -8,12 +8,16 @@
  * the 32 KiB window in front of them and are copied out to the caller. */
 #include "harness/base/inflate.h"
 #include "harness/base/crc32.h"
+#include "harness/base/huff.h"
+#include "harness/base/pinflate.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
@@ -21,29 +25,27 @@ enum {
     OUT_ROOM = 256 << 10, /* decoded bytes between two slides of the window */
     OUT_SLACK = 64,       /* word copies write up to 15 bytes past a match's end */
     IN_DEFAULT = 256 << 10,
-    LBITS = 11, /* index bits of the literal/length table */
-    DBITS = 8,  /* of the distance table */
-    PBITS = 7,  /* of the code-length code's table (its codes are at most 7 bits: no subtables) */
-    /* Subtables: at most one per symbol longer than the index bits, 2^(15 - index bits) entries. */
-    LTAB = (1 << LBITS) + 288 * (1 << (15 - LBITS)),
-    DTAB = (1 << DBITS) + 32 * (1 << (15 - DBITS)),
+    PAR_MIN_FILE = 4 << 20, /* compressed bytes from which the parallel decoder may pay */
+    LBITS = HC_HUFF_LBITS,
+    DBITS = HC_HUFF_DBITS,
+    PBITS = HC_HUFF_PBITS,
+    LTAB = HC_HUFF_LTAB,
+    DTAB = HC_HUFF_DTAB,
     FAST_IN = 32,      /* input one fast iteration may read: two refills of 8 bytes, with margin */
     FAST_OUT = 2 + 258, /* output it may write (before a copy's overrun): two literals and a match */
     MAX_MATCH = 258,
 };
 
-/* Table entries. Bits 0-7: the bits to consume (the code's length plus its extra bits; for a
- * subtable pointer, the subtable's index bits); 8-11: the code's length; 12-15: flags; 16-31:
- * the literal, the length or distance base, or the subtable's first index. No flag: a length or
- * a distance. */
-#define E_LIT 0x1000u
-#define E_EOB 0x2000u
-#define E_SUB 0x4000u
-#define E_BAD 0x8000u
+/* huff.h's entry flags, by short names. */
+#define E_LIT HC_HUFF_LIT
+#define E_EOB HC_HUFF_EOB
+#define E_SUB HC_HUFF_SUB
+#define E_BAD HC_HUFF_BAD
 
 enum { S_MAGIC, S_HEAD, S_XLEN, S_EXTRA, S_NAME, S_COMMENT, S_HCRC, S_BLOCK, S_STORED_LEN, S_STORED,
        S_DYN, S_DYN_PRE, S_DYN_LENS, S_HUFF, S_TRAILER, S_DONE };
-enum { R_FULL = 1, R_INPUT, R_END, R_ERR }; /* 0: go on with the next state */
+enum { R_FULL = 1, R_INPUT, R_END, R_ERR, R_PAR }; /* 0: go on with the next state; R_PAR: the first
+                                                     * block, where the parallel decoder may start */
 
 struct hc_inflate {
     int fd;
@@ -75,6 +77,15 @@ struct hc_inflate {
     uint32_t ltmpl[288], dtmpl[32]; /* each symbol's entry, less its code length */
     uint32_t pt[1 << PBITS];
     uint32_t lt[LTAB], dt[DTAB];
+    /* the parallel decoder (pinflate.h) over the mapped file, for the first member's blocks */
+    int par_threads; /* 0: never */
+    size_t par_chunk;
+    int par_tried;
+    hc_pinflate *par;
+    void *map;
+    size_t map_len;
+    const unsigned char *pp, *pe; /* its piece being handed out */
+    int par_used, par_redone;     /* its counts, once it has ended */
 };
 
 static inline uint64_t load64(const unsigned char *p)
@@ -166,102 +177,6 @@ static void crc_update(hc_inflate *z)
     }
 }
 
-/* The bit-reversed successor of a bit-reversed code of len bits: deflate's codes go in most
- * significant bit first, the tables are indexed by the bits as they arrive. */
-static inline unsigned reversed_next(unsigned rev, unsigned len)
-{
-    unsigned bit = 1u << (len - 1);
-    while (rev & bit)
-        bit >>= 1;
-    return bit ? (rev & (bit - 1)) | bit : 0;
-}
-
-/* Builds the decoding table of the canonical code whose lengths are lens[0..n) (RFC 1951
- * 3.2.2). tmpl: each symbol's entry less its length. An over-subscribed code is refused, and so
- * is an incomplete one unless allow_single and it is one code of one bit (as zlib accepts);
- * unused entries decode as E_BAD. Returns 0 or -1. */
-static int build(uint32_t *t, unsigned rbits, const unsigned char *lens, unsigned n, const uint32_t *tmpl,
-                 int allow_single)
-{
-    unsigned count[16] = {0}, offs[17];
-    unsigned short sorted[320];
-    for (unsigned i = 0; i < n; i++)
-        count[lens[i]]++;
-    count[0] = 0;
-    int left = 1;
-    unsigned maxlen = 0;
-    for (unsigned len = 1; len <= 15; len++) {
-        left = 2 * left - (int)count[len];
-        if (left < 0)
-            return -1;
-        if (count[len])
-            maxlen = len;
-    }
-    if (left > 0 && maxlen > 0 && !(allow_single && maxlen == 1))
-        return -1;
-    if (maxlen == 0 && !allow_single)
-        return -1;
-    unsigned size = 1u << rbits;
-    if (left > 0) /* a complete code fills every entry; blocks are many (one per ~16 KB): skip the rest */
-        for (unsigned i = 0; i < size; i++)
-            t[i] = E_BAD | (rbits << 8) | rbits;
-    offs[1] = 0;
-    for (unsigned len = 1; len <= 15; len++)
-        offs[len + 1] = offs[len] + count[len];
-    for (unsigned i = 0; i < n; i++)
-        if (lens[i])
-            sorted[offs[lens[i]]++] = (unsigned short)i;
-    /* rev: the canonical code (RFC 1951 3.2.2) bit-reversed; going one bit longer appends a 0,
-     * which leaves the reversed value as it is */
-    unsigned sbits = maxlen > rbits ? maxlen - rbits : 0, next = size, rev = 0, k = 0;
-    int prefix = -1;
-    unsigned sub = 0;
-    for (unsigned len = 1; len <= maxlen; len++)
-        for (unsigned c = 0; c < count[len]; c++, rev = reversed_next(rev, len)) {
-            unsigned sym = sorted[k++];
-            uint32_t e = (tmpl[sym] & ~0xffu) | (len << 8) | (len + (tmpl[sym] & 0xff));
-            if (len <= rbits) {
-                for (unsigned i = rev; i < size; i += 1u << len)
-                    t[i] = e;
-                continue;
-            }
-            /* codes sharing their first rbits bits are consecutive in canonical order */
-            if ((int)(rev & (size - 1)) != prefix) {
-                prefix = (int)(rev & (size - 1));
-                sub = next;
-                next += 1u << sbits;
-                for (unsigned i = 0; left > 0 && i < 1u << sbits; i++)
-                    t[sub + i] = E_BAD | (maxlen << 8) | maxlen;
-                t[prefix] = E_SUB | (sub << 16) | sbits;
-            }
-            for (unsigned i = rev >> rbits; i < 1u << sbits; i += 1u << (len - rbits))
-                t[sub + i] = e;
-        }
-    return 0;
-}
-
-/* The entry for the code at the start of bb (a subtable's entry where the main one points to
- * one). */
-static inline uint32_t lookup(const uint32_t *t, unsigned rbits, uint64_t bb)
-{
-    uint32_t e = t[bb & ((1u << rbits) - 1)];
-    if (e & E_SUB)
-        e = t[(e >> 16) + ((bb >> rbits) & ((1u << (e & 0xff)) - 1))];
-    return e;
-}
-
-static void build_fixed(hc_inflate *z)
-{
-    unsigned char l[288];
-    memset(l, 8, 144);
-    memset(l + 144, 9, 112);
-    memset(l + 256, 7, 24);
-    memset(l + 280, 8, 8);
-    build(z->lt, LBITS, l, 288, z->ltmpl, 1);
-    memset(l, 5, 32);
-    build(z->dt, DBITS, l, 32, z->dtmpl, 1);
-}
-
 /* The Huffman-coded data of a block, until its end-of-block code (0, the state set to what
  * follows), the output's room or the input runs out, or a fault. */
 static int huff(hc_inflate *z)
@@ -316,7 +231,7 @@ static int huff(hc_inflate *z)
             unsigned tot = e & 0xff;
             unsigned len = (e >> 16) + (unsigned)((bb & ((1ull << tot) - 1)) >> ((e >> 8) & 0xf));
             bb >>= tot, bc -= tot;
-            uint32_t d = lookup(dt, DBITS, bb);
+            uint32_t d = hc_huff_lookup(dt, DBITS, bb);
             if (d & E_BAD) {
                 bad = "invalid distance code";
                 break;
@@ -366,7 +281,7 @@ static int huff(hc_inflate *z)
             bb |= (uint64_t)*ip++ << bc;
             bc += 8;
         }
-        uint32_t e = lookup(lt, LBITS, bb);
+        uint32_t e = hc_huff_lookup(lt, LBITS, bb);
         if (((e >> 8) & 0xf) > bc) {
             r = R_INPUT;
             goto out;
@@ -390,7 +305,7 @@ static int huff(hc_inflate *z)
             r = R_INPUT;
             goto out;
         }
-        uint32_t d = lookup(dt, DBITS, bb >> tot);
+        uint32_t d = hc_huff_lookup(dt, DBITS, bb >> tot);
         if (tot + ((d >> 8) & 0xf) > bc) {
             r = R_INPUT;
             goto out;
@@ -512,6 +427,8 @@ static int run_states(hc_inflate *z)
             z->st = S_BLOCK;
             break;
         case S_BLOCK:
+            if (z->par_threads && !z->par_tried && z->member == 1)
+                return R_PAR;
             z->count = 0; /* for the trailer, after the last block */
             if (!need(z, 3))
                 return R_INPUT;
@@ -522,7 +439,7 @@ static int run_states(hc_inflate *z)
             drop(z, 3);
             if (b == 1) {
                 if (!z->fixed_built)
-                    build_fixed(z);
+                    hc_huff_fixed(z->lt, z->dt, z->ltmpl, z->dtmpl);
                 z->fixed_built = 1;
             }
             z->st = b == 0 ? S_STORED_LEN : b == 1 ? S_HUFF : S_DYN;
@@ -584,7 +501,7 @@ static int run_states(hc_inflate *z)
             uint32_t tmpl[19];
             for (unsigned i = 0; i < 19; i++)
                 tmpl[i] = i << 16;
-            if (build(z->pt, PBITS, z->plens, 19, tmpl, 0))
+            if (hc_huff_build(z->pt, PBITS, z->plens, 19, tmpl, 0))
                 return corrupt(z, "invalid code lengths set");
             z->idx = 0;
             z->st = S_DYN_LENS;
@@ -616,9 +533,9 @@ static int run_states(hc_inflate *z)
             if (z->lens[256] == 0)
                 return corrupt(z, "invalid code -- missing end-of-block");
             z->fixed_built = 0;
-            if (build(z->lt, LBITS, z->lens, z->hlit, z->ltmpl, 1))
+            if (hc_huff_build(z->lt, LBITS, z->lens, z->hlit, z->ltmpl, 1))
                 return corrupt(z, "invalid literal/lengths set");
-            if (build(z->dt, DBITS, z->lens + z->hlit, z->hdist, z->dtmpl, 1))
+            if (hc_huff_build(z->dt, DBITS, z->lens + z->hlit, z->hdist, z->dtmpl, 1))
                 return corrupt(z, "invalid distances set");
             z->st = S_HUFF;
             break;
@@ -709,31 +626,34 @@ hc_inflate *hc_inflate_open(int fd, const char *name, size_t in_size, hc_err *er
     z->ip = z->iend = z->in;
     z->out_end = z->out + WSIZE + OUT_ROOM;
     z->op = z->rd = z->hist = z->crcp = z->out;
-    /* Each symbol's entry less its length (RFC 1951 3.2.5): lengths 3-258 from codes 257-285,
-     * distances 1-32768 from codes 0-29; 286, 287, 30 and 31 never occur in valid data. */
-    for (unsigned i = 0; i < 256; i++)
-        z->ltmpl[i] = E_LIT | i << 16;
-    z->ltmpl[256] = E_EOB;
-    for (unsigned i = 0, base = 3; i < 28; i++) {
-        unsigned xb = i < 8 ? 0 : (i - 4) / 4;
-        z->ltmpl[257 + i] = base << 16 | xb;
-        base += 1u << xb;
-    }
-    z->ltmpl[285] = 258u << 16;
-    z->ltmpl[286] = z->ltmpl[287] = E_BAD;
-    for (unsigned i = 0, base = 1; i < 30; i++) {
-        unsigned xb = i < 4 ? 0 : (i - 2) / 2;
-        z->dtmpl[i] = base << 16 | xb;
-        base += 1u << xb;
-    }
-    z->dtmpl[30] = z->dtmpl[31] = E_BAD;
+    hc_huff_templates(z->ltmpl, z->dtmpl);
     return z;
+}
+
+void hc_inflate_parallel(hc_inflate *z, int threads, size_t chunk)
+{
+    /* the mapping's offsets are the file's: only from its start, before any read */
+    if (z->mode >= 0 || z->in_base || z->iend != z->in || lseek(z->fd, 0, SEEK_CUR) != 0)
+        return;
+    z->par_threads = threads >= 2 || chunk ? (threads < 1 ? 1 : threads) : 0;
+    z->par_chunk = chunk;
+}
+
+void hc_inflate_par_counts(const hc_inflate *z, int *used, int *redone)
+{
+    *used = z->par_used;
+    *redone = z->par_redone;
+    if (z->par)
+        hc_pinflate_counts(z->par, used, redone);
 }
 
 void hc_inflate_close(hc_inflate *z)
 {
     if (!z)
         return;
+    hc_pinflate_free(z->par);
+    if (z->map)
+        munmap(z->map, z->map_len);
     free(z->in);
     free(z->out);
     free(z->name);
@@ -788,6 +708,84 @@ static long read_direct(hc_inflate *z, unsigned char *buf, size_t n, hc_err *err
     return (long)got;
 }
 
+/* At the first member's first block: maps the file and starts the parallel decoder there when
+ * the file is regular and holds at least two chunks' worth after this point; otherwise the
+ * sequential decoder goes on alone. */
+static void par_begin(hc_inflate *z)
+{
+    z->par_tried = 1;
+    struct stat st;
+    if (fstat(z->fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SIZE_MAX)
+        return;
+    size_t len = (size_t)st.st_size;
+    uint64_t bit = (z->in_base + (uint64_t)(z->ip - z->in)) * 8 - z->bitcnt;
+    size_t least = z->par_chunk ? 2 * z->par_chunk : PAR_MIN_FILE;
+    if (len < bit / 8 + least)
+        return;
+    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, z->fd, 0);
+    if (m == MAP_FAILED)
+        return;
+    hc_pinflate_opts o = {.threads = z->par_threads, .chunk = z->par_chunk};
+    hc_err e = {0};
+    z->par = hc_pinflate_start(m, len, bit, &o, &e);
+    if (!z->par) {
+        munmap(m, len);
+        return;
+    }
+    z->map = m;
+    z->map_len = len;
+}
+
+/* The parallel decoder's next piece, taken into the CRC; when it has none left, the sequential
+ * decoder takes over where it stopped (with its window), which reads on from there, checks the
+ * trailer and reports any fault as if it had decoded everything itself. */
+static void par_next(hc_inflate *z)
+{
+    const unsigned char *b;
+    size_t n;
+    if (hc_pinflate_next(z->par, &b, &n)) {
+        z->crc = hc_crc32(z->crc, b, n);
+        z->isize += (uint32_t)n;
+        z->out_total += n;
+        z->pp = b;
+        z->pe = b + n;
+        return;
+    }
+    uint64_t bit;
+    int final;
+    const unsigned char *win;
+    size_t wl;
+    hc_pinflate_where(z->par, &bit, &final, &win, &wl);
+    memcpy(z->out, win, wl);
+    z->hist = z->out;
+    z->op = z->rd = z->crcp = z->out + wl;
+    z->final = final;
+    z->st = final ? S_TRAILER : S_BLOCK;
+    z->count = 0;
+    z->fixed_built = 0;
+    z->in_base = bit / 8;
+    z->ip = z->iend = z->in;
+    z->in_eof = 0;
+    z->bitbuf = 0;
+    z->bitcnt = 0;
+    z->pp = z->pe = NULL;
+    hc_pinflate_counts(z->par, &z->par_used, &z->par_redone);
+    hc_pinflate_free(z->par);
+    z->par = NULL;
+    munmap(z->map, z->map_len);
+    z->map = NULL;
+    if (lseek(z->fd, (off_t)(bit / 8), SEEK_SET) < 0) {
+        failf(z, HC_EIO, "seek error: %s", strerror(errno));
+        return;
+    }
+    if ((bit & 7) && refill(z) == 0) {
+        if (!need(z, 8))
+            failf(z, HC_EIO, "the file shrank while it was read");
+        else
+            drop(z, bit & 7);
+    }
+}
+
 long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
 {
     if (z->mode < 0)
@@ -803,6 +801,18 @@ long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
     unsigned char *dst = buf;
     size_t got = 0;
     while (got < n) {
+        if (z->pp < z->pe) {
+            size_t k = (size_t)(z->pe - z->pp);
+            k = k < n - got ? k : n - got;
+            memcpy(dst + got, z->pp, k);
+            z->pp += k;
+            got += k;
+            continue;
+        }
+        if (z->par) {
+            par_next(z);
+            continue;
+        }
         if (z->rd < z->op) {
             size_t k = (size_t)(z->op - z->rd);
             k = k < n - got ? k : n - got;
@@ -821,7 +831,9 @@ long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
             z->rd = z->crcp = z->op;
         }
         int r = run(z);
-        if (r == R_END)
+        if (r == R_PAR)
+            par_begin(z);
+        else if (r == R_END)
             z->st = S_DONE;
         else if (r == R_INPUT) {
             if (!z->in_eof)

@@ -20,6 +20,18 @@ typedef struct hc_inflate hc_inflate;
 hc_inflate *hc_inflate_open(int fd, const char *name, size_t in_size, hc_err *err);
 void hc_inflate_close(hc_inflate *z);
 
+/* Lets the first member's deflate data be decoded on threads threads (harness/base/pinflate.h)
+ * when fd is a regular file, read from its start, with at least 4 MiB (or two chunks) of it
+ * left at the first block; chunk: compressed bytes a chunk (0: chosen from the size and the
+ * threads; tests give small ones). What is read, and every error, is the sequential
+ * decoder's. Call before the first read; threads < 2 with chunk 0 leaves it sequential. */
+void hc_inflate_parallel(hc_inflate *z, int threads, size_t chunk);
+
+/* How the parallel decoder went: chunks whose output it took as its threads decoded them, and
+ * chunks it decoded again in order (a false start, the final block); 0 and 0 where it did not
+ * run. */
+void hc_inflate_par_counts(const hc_inflate *z, int *used, int *redone);
+
 /* Reads up to n decompressed bytes (fewer only at the end of the data or before an error): the
  * count, 0 at the end, or -1 with err naming the file, the uncompressed offset and what is
  * wrong (truncated, an invalid code, a CRC mismatch) or the read error. Bytes decoded before

@@ -164,9 +164,11 @@ hc_istream *hc_istream_open(const char *path, hc_err *err)
         return NULL;
     }
     struct stat st;
-    if (!is_stdin && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RA_MIN_FILE &&
-        (s->ra = ra_start(s->gz)) != NULL)
-        return s; /* s->buf points into the slot being read */
+    if (!is_stdin && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RA_MIN_FILE) {
+        hc_inflate_parallel(s->gz, hc_processors(), 0); /* a large gzip'd file: on all cores */
+        if ((s->ra = ra_start(s->gz)) != NULL)
+            return s; /* s->buf points into the slot being read */
+    }
     s->buf = malloc(HC_STREAM_BUF);
     if (!s->buf) {
         hc_err_set(err, HC_ENOMEM, "%s: out of memory for read buffer", path);
