@@ -22,6 +22,11 @@ enum { HC_STREAM_BUF = 1 << 16 };
  * RA_SLOTS buffers of RA_SIZE bytes, filled in order. */
 enum { RA_SLOTS = 4, RA_SIZE = 256 << 10, RA_MIN_FILE = 1 << 20 };
 
+/* A large gzip'd file is decoded on up to this many threads (inflate.h's parallel decoder): the
+ * one thread that reads the bytes (a net's parse, ~0.2 s for 111 MB) is then the bound, and
+ * more threads would only hold more decoded chunks in memory ahead of it. */
+enum { PAR_THREADS_MAX = 8 };
+
 typedef struct readahead {
     pthread_t th;
     pthread_mutex_t mu;
@@ -165,7 +170,8 @@ hc_istream *hc_istream_open(const char *path, hc_err *err)
     }
     struct stat st;
     if (!is_stdin && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= RA_MIN_FILE) {
-        hc_inflate_parallel(s->gz, hc_processors(), 0); /* a large gzip'd file: on all cores */
+        int threads = hc_processors();
+        hc_inflate_parallel(s->gz, threads < PAR_THREADS_MAX ? threads : PAR_THREADS_MAX, 0);
         if ((s->ra = ra_start(s->gz)) != NULL)
             return s; /* s->buf points into the slot being read */
     }

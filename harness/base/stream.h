@@ -1,5 +1,6 @@
-/* Byte streams over plain or gzip'd files (gzip told by its magic bytes on read), read through a
- * bounded buffer so no file is ever decompressed whole into memory, and output files
+/* Byte streams over plain or gzip'd files (gzip told by its magic bytes on read; a large one
+ * decoded on several threads), read through bounded buffers so no file is ever decompressed
+ * whole into memory, and output files
  * written atomically (temporary file in the same directory, renamed on commit), gzip'd
  * when the name ends in ".gz". */
 #ifndef HC_STREAM_H
