@@ -862,11 +862,41 @@ static void parallel(void)
     free(m);
     free(gb);
     free(base);
+
+    /* real nets as their trainers gzip'd them (the shared ones): the same bytes as zlib's, in
+     * chunks of 4 KiB (most chunks passed over inside a block, the last holding the final block)
+     * and of 64 KiB */
+    static const char *nets[] = {"nets/g170-b6c96-s175395328-d26788732.bin.gz", "nets/b7c96h3tfrs-test5-cnorm.bin.gz",
+                                 "nets/b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"};
+    if (!hc_shared(nets[0])) {
+        hc_skip("inflate-11.6", "../shared is absent (the shared nets)");
+        return;
+    }
+    bad = 0;
+    int used_all = 0, reads = 0;
+    for (int k = 0; k < 3; k++) {
+        const char *path = hc_shared(nets[k]);
+        if (!path)
+            continue;
+        got_t ref = via_zlib(path);
+        for (int c = 0; c < 2; c++) {
+            got_t r = via_par(path, 0, 65536, 3, c ? 65536 : 4096);
+            reads++;
+            used_all += par_used;
+            if (!same(&r, ref.d, ref.n) && !bad++)
+                snprintf(first, sizeof first, "%s, chunk %d: %zu bytes of %zu, failed %d: %s", nets[k], c ? 65536 : 4096,
+                         r.n, ref.n, r.failed, r.err.msg);
+            got_free(&r);
+        }
+        got_free(&ref);
+    }
+    hc_check("inflate-11.6", bad == 0 && reads == 6 && used_all > 100, "%d of %d reads wrong (%d chunks used); first: %s",
+             bad, reads, used_all, first);
 }
 
 int main(void)
 {
-    hc_plan(5 + 2 + 2 + 1 + 3 + 3 + 2 + 2 + 1 + 1 + 5);
+    hc_plan(5 + 2 + 2 + 1 + 3 + 3 + 2 + 2 + 1 + 1 + 6);
     dir = hc_tmpdir("test_inflate");
     roundtrips();
     tiny_buffers();

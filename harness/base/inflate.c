@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,13 +76,11 @@ struct hc_inflate {
     uint32_t ltmpl[288], dtmpl[32]; /* each symbol's entry, less its code length */
     uint32_t pt[1 << PBITS];
     uint32_t lt[LTAB], dt[DTAB];
-    /* the parallel decoder (pinflate.h) over the mapped file, for the first member's blocks */
+    /* the parallel decoder (pinflate.h), for the first member's blocks */
     int par_threads; /* 0: never */
     size_t par_chunk;
     int par_tried;
     hc_pinflate *par;
-    void *map;
-    size_t map_len;
     const unsigned char *pp, *pe; /* its piece being handed out */
     int par_used, par_redone;     /* its counts, once it has ended */
 };
@@ -632,7 +629,7 @@ hc_inflate *hc_inflate_open(int fd, const char *name, size_t in_size, hc_err *er
 
 void hc_inflate_parallel(hc_inflate *z, int threads, size_t chunk)
 {
-    /* the mapping's offsets are the file's: only from its start, before any read */
+    /* the decoder maps the file: its offsets are the file's, so only from its start */
     if (z->mode >= 0 || z->in_base || z->iend != z->in || lseek(z->fd, 0, SEEK_CUR) != 0)
         return;
     z->par_threads = threads >= 2 || chunk ? (threads < 1 ? 1 : threads) : 0;
@@ -652,8 +649,6 @@ void hc_inflate_close(hc_inflate *z)
     if (!z)
         return;
     hc_pinflate_free(z->par);
-    if (z->map)
-        munmap(z->map, z->map_len);
     free(z->in);
     free(z->out);
     free(z->name);
@@ -708,7 +703,7 @@ static long read_direct(hc_inflate *z, unsigned char *buf, size_t n, hc_err *err
     return (long)got;
 }
 
-/* At the first member's first block: maps the file and starts the parallel decoder there when
+/* At the first member's first block: starts the parallel decoder there when
  * the file is regular and holds at least two chunks' worth after this point; otherwise the
  * sequential decoder goes on alone. */
 static void par_begin(hc_inflate *z)
@@ -722,18 +717,9 @@ static void par_begin(hc_inflate *z)
     size_t least = z->par_chunk ? 2 * z->par_chunk : PAR_MIN_FILE;
     if (len < bit / 8 + least)
         return;
-    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, z->fd, 0);
-    if (m == MAP_FAILED)
-        return;
     hc_pinflate_opts o = {.threads = z->par_threads, .chunk = z->par_chunk};
     hc_err e = {0};
-    z->par = hc_pinflate_start(m, len, bit, &o, &e);
-    if (!z->par) {
-        munmap(m, len);
-        return;
-    }
-    z->map = m;
-    z->map_len = len;
+    z->par = hc_pinflate_start(z->fd, len, bit, &o, &e); /* NULL: the sequential decoder goes on */
 }
 
 /* The parallel decoder's next piece, taken into the CRC; when it has none left, the sequential
@@ -772,8 +758,6 @@ static void par_next(hc_inflate *z)
     hc_pinflate_counts(z->par, &z->par_used, &z->par_redone);
     hc_pinflate_free(z->par);
     z->par = NULL;
-    munmap(z->map, z->map_len);
-    z->map = NULL;
     if (lseek(z->fd, (off_t)(bit / 8), SEEK_SET) < 0) {
         failf(z, HC_EIO, "seek error: %s", strerror(errno));
         return;

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "harness/base/huff.h"
 #include "harness/base/thread.h"
@@ -17,8 +19,8 @@ enum {
     SLACK = 64,          /* word copies write up to 15 bytes past a match's end */
     FAST_IN = 32,        /* input one fast iteration may read */
     FAST_OUT = 2 + 258,  /* output it may write before a copy's overrun */
-    CHUNK_MIN = 1 << 20, /* the default chunk: a quarter of a worker's share, within these */
-    CHUNK_MAX = 8 << 20,
+    CHUNK_MIN = 1 << 20, /* the default chunk: a quarter of a worker's share, within these (each */
+    CHUNK_MAX = 2 << 20, /* chunk in flight is memory: its input's pages and its output) */
     LBITS = HC_HUFF_LBITS,
     DBITS = HC_HUFF_DBITS,
     PBITS = HC_HUFF_PBITS,
@@ -56,8 +58,8 @@ typedef struct chunk {
 } chunk;
 
 struct hc_pinflate {
-    const unsigned char *in;
-    size_t len;
+    const unsigned char *in; /* the file, mapped; [in, in + unmapped) given back as it is read */
+    size_t len, unmapped, page;
     uint64_t start_bit;
     size_t first, size; /* chunk i covers bytes first + i*size .. first + (i+1)*size */
     int nchunks, ahead;
@@ -592,14 +594,22 @@ static void *worker(void *arg)
     return NULL;
 }
 
-hc_pinflate *hc_pinflate_start(const unsigned char *in, size_t len, uint64_t start_bit, const hc_pinflate_opts *o,
-                               hc_err *err)
+hc_pinflate *hc_pinflate_start(int fd, size_t len, uint64_t start_bit, const hc_pinflate_opts *o, hc_err *err)
 {
-    hc_pinflate *p = hc_calloc(1, sizeof *p, err, "parallel gzip reader");
-    if (!p)
+    void *m = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (m == MAP_FAILED) {
+        hc_err_set(err, HC_EIO, "cannot map the file for the parallel gzip reader");
         return NULL;
+    }
+    hc_pinflate *p = hc_calloc(1, sizeof *p, err, "parallel gzip reader");
+    if (!p) {
+        munmap(m, len);
+        return NULL;
+    }
     int threads = o->threads < 1 ? 1 : o->threads;
-    p->in = in;
+    long page = sysconf(_SC_PAGESIZE);
+    p->page = page > 0 ? (size_t)page : 4096;
+    p->in = m;
     p->len = len;
     p->start_bit = start_bit;
     p->first = (size_t)(start_bit / 8);
@@ -610,7 +620,7 @@ hc_pinflate *hc_pinflate_start(const unsigned char *in, size_t len, uint64_t sta
         p->size = p->size < CHUNK_MIN ? CHUNK_MIN : p->size > CHUNK_MAX ? CHUNK_MAX : p->size;
     }
     p->nchunks = (int)((rest + p->size - 1) / p->size);
-    p->ahead = 2 * threads + 2;
+    p->ahead = threads + 1; /* each worker a chunk ahead of the one awaited */
     p->at = start_bit;
     p->ch = calloc((size_t)p->nchunks, sizeof *p->ch);
     p->th = calloc((size_t)threads, sizeof *p->th);
@@ -619,6 +629,7 @@ hc_pinflate *hc_pinflate_start(const unsigned char *in, size_t len, uint64_t sta
         free(p->ch);
         free(p->th);
         free(p->cd);
+        munmap(m, len);
         free(p);
         hc_err_set(err, HC_ENOMEM, "out of memory for the parallel gzip reader");
         return NULL;
@@ -657,6 +668,7 @@ void hc_pinflate_free(hc_pinflate *p)
     free(p->th);
     free(p->cd);
     free(p->res);
+    munmap((unsigned char *)p->in + p->unmapped, p->len - p->unmapped);
     free(p);
 }
 
@@ -722,13 +734,19 @@ static int advance(hc_pinflate *p)
     while (!p->ch[k].done)
         pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    /* the input before chunk k is read by no one any more (workers read from their chunk's start
+     * on, this thread from p->at): its pages leave the process (mapped, they count in it) */
+    size_t upto = (size_t)(chunk_start_bit(p, k) / 8) / p->page * p->page;
+    if (upto > p->unmapped && munmap((unsigned char *)p->in + p->unmapped, upto - p->unmapped) == 0)
+        p->unmapped = upto;
     chunk *c = &p->ch[k];
     const out *o = &c->o;
     p->npieces = p->ipiece = 0;
     /* A stored block's header bits may be found early (zero bits before them look the same):
      * what decodes from it is the same where the length lies at the same byte. */
-    int same_start = o->start == p->at || (stored_at(p->cd, o->start) && stored_at(p->cd, o->start) == stored_at(p->cd, p->at));
-    if (!(c->ok && same_start && resolve(p, o) == 0)) {
+    int same_start = c->ok && (o->start == p->at || (stored_at(p->cd, o->start) &&
+                                                     stored_at(p->cd, o->start) == stored_at(p->cd, p->at)));
+    if (!(same_start && resolve(p, o) == 0)) {
         out *r = &p->redo;
         out_reset(r);
         r->bytes = 1;

@@ -1,14 +1,15 @@
-/* Parallel decoding of one deflate stream (RFC 1951) held in memory, as the gzip reader
- * (inflate.h) uses it for large files. The compressed bytes are cut into chunks; a worker looks
- * for the first position at or after its chunk's start where a dynamic block header parses, and
- * decodes from there, with the 32 KiB before it unknown (what refers back into them is recorded
- * as markers), to the first block boundary at or after the next chunk's start. In order, a
- * chunk's output is used only where it starts exactly where the previous one's decoding
- * stopped, its markers replaced from the output before it; any other chunk is decoded again in
- * order with the window known, and where that fails too the stream is handed back (where()) so
- * that the caller's sequential decoder continues there and reports the fault itself. Decoding
- * from a true block boundary does not depend on the window's bytes, so what is handed out is
- * exactly the sequential decoder's output. */
+/* Parallel decoding of one deflate stream (RFC 1951) in a file mapped into memory, as the gzip
+ * reader (inflate.h) uses it for large files. The compressed bytes are cut into chunks; a worker
+ * looks for the first position at or after its chunk's start where a dynamic or stored block
+ * header parses, and decodes from there, with the 32 KiB before it unknown (what refers back
+ * into them is recorded as markers), to the first block boundary at or after the next chunk's
+ * start. In order, a chunk's output is used only where it starts where the previous one's
+ * decoding stopped, its markers replaced from the output before it; any other chunk is decoded
+ * again in order with the window known, and where that fails too the stream is handed back
+ * (where()) so that the caller's sequential decoder continues there and reports the fault
+ * itself. Decoding from a true block boundary does not depend on the window's bytes, so what is
+ * handed out is exactly the sequential decoder's output. Memory: the chunks in flight (a worker
+ * each, one ahead) and their input's pages. */
 #ifndef HC_PINFLATE_H
 #define HC_PINFLATE_H
 
@@ -24,11 +25,11 @@ typedef struct hc_pinflate_opts {
     size_t chunk; /* compressed bytes a chunk (0: from the length and the threads) */
 } hc_pinflate_opts;
 
-/* Starts decoding in[0..len) (borrowed, alive until hc_pinflate_free) at bit start_bit, the
- * first block header of a stream whose output so far is empty. NULL with err on failure to
+/* Starts decoding the regular file fd (borrowed; len bytes long), mapped into memory, at bit
+ * start_bit, the first block header of a stream whose output so far is empty. The mapping's
+ * pages are given back as the output passes them. NULL with err when it cannot map the file,
  * allocate or start a thread. */
-hc_pinflate *hc_pinflate_start(const unsigned char *in, size_t len, uint64_t start_bit, const hc_pinflate_opts *o,
-                               hc_err *err);
+hc_pinflate *hc_pinflate_start(int fd, size_t len, uint64_t start_bit, const hc_pinflate_opts *o, hc_err *err);
 
 /* The next piece of the output in order: 1 with *buf and *n (valid until the next call), or 0
  * when the parallel part is over (the final block decoded, or a point the sequential decoder
