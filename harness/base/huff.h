@@ -5,6 +5,7 @@
 #define HC_HUFF_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Table entries. Bits 0-7: the bits to consume (the code's length plus its extra bits; for a
  * subtable pointer, the subtable's index bits); 8-11: the code's length; 12-15: flags; 16-31:
@@ -46,6 +47,46 @@ static inline uint32_t hc_huff_lookup(const uint32_t *t, unsigned rbits, uint64_
     if (e & HC_HUFF_SUB)
         e = t[(e >> 16) + ((bb >> rbits) & ((1u << (e & 0xff)) - 1))];
     return e;
+}
+
+/* 8 input bytes, the first lowest (the bit buffer's refill). */
+static inline uint64_t hc_huff_load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* A match: len (3-258) bytes from dist back, in overlapping words: writes up to 15 bytes past
+ * op + len (the caller's slack). Returns op + len. */
+static inline unsigned char *hc_huff_copy(unsigned char *op, size_t dist, unsigned len)
+{
+    const unsigned char *src = op - dist;
+    unsigned char *end = op + len;
+    if (dist >= 16)
+        do {
+            memcpy(op, src, 16);
+            op += 16, src += 16;
+        } while (op < end);
+    else if (dist >= 8)
+        do {
+            memcpy(op, src, 8);
+            op += 8, src += 8;
+        } while (op < end);
+    else if (dist == 1) {
+        uint64_t v = 0x0101010101010101ull * *src;
+        do {
+            memcpy(op, &v, 8);
+            op += 8;
+        } while (op < end);
+    } else
+        do
+            *op++ = *src++;
+        while (op < end);
+    return end;
 }
 
 #endif

@@ -85,16 +85,6 @@ struct hc_inflate {
     int par_used, par_redone;     /* its counts, once it has ended */
 };
 
-static inline uint64_t load64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
 static uint64_t decoded(const hc_inflate *z) { return z->out_total + (uint64_t)(z->op - z->crcp); }
 
 /* The compressed offset of the next bit to decode (the byte holding it). */
@@ -189,7 +179,7 @@ static int huff(hc_inflate *z)
 #define SAVE() (z->bitbuf = bb, z->bitcnt = bc, z->ip = ip, z->op = op)
     /* Branch-free refill to 56-63 bits: the bytes that fit are counted, the part of one that
      * does not lies above bitcnt and is loaded again, the same, by the next refill. */
-#define REFILL() (bb |= load64(ip) << bc, ip += (63 - bc) >> 3, bc |= 56)
+#define REFILL() (bb |= hc_huff_load64(ip) << bc, ip += (63 - bc) >> 3, bc |= 56)
     for (;;) {
         if (iend - ip >= FAST_IN && op <= ofast) {
             REFILL();
@@ -240,29 +230,7 @@ static int huff(hc_inflate *z)
                 bad = "invalid distance too far back";
                 break;
             }
-            const unsigned char *src = op - dist;
-            unsigned char *end = op + len;
-            if (dist >= 16)
-                do {
-                    memcpy(op, src, 16);
-                    op += 16, src += 16;
-                } while (op < end);
-            else if (dist >= 8)
-                do {
-                    memcpy(op, src, 8);
-                    op += 8, src += 8;
-                } while (op < end);
-            else if (dist == 1) {
-                uint64_t v = 0x0101010101010101ull * *src;
-                do {
-                    memcpy(op, &v, 8);
-                    op += 8;
-                } while (op < end);
-            } else
-                do
-                    *op++ = *src++;
-                while (op < end);
-            op = end;
+            op = hc_huff_copy(op, dist, len);
             continue;
         }
         /* The careful path: one symbol, all of whose bits are there before any is consumed. */
@@ -770,6 +738,15 @@ static void par_next(hc_inflate *z)
     }
 }
 
+/* Copies up to n bytes of [from, end) to dst; the count. */
+static size_t take(const unsigned char *from, const unsigned char *end, unsigned char *dst, size_t n)
+{
+    size_t k = (size_t)(end - from);
+    k = k < n ? k : n;
+    memcpy(dst, from, k);
+    return k;
+}
+
 long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
 {
     if (z->mode < 0)
@@ -786,11 +763,8 @@ long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
     size_t got = 0;
     while (got < n) {
         if (z->pp < z->pe) {
-            size_t k = (size_t)(z->pe - z->pp);
-            k = k < n - got ? k : n - got;
-            memcpy(dst + got, z->pp, k);
-            z->pp += k;
-            got += k;
+            size_t k = take(z->pp, z->pe, dst + got, n - got);
+            z->pp += k, got += k;
             continue;
         }
         if (z->par) {
@@ -798,11 +772,8 @@ long hc_inflate_read(hc_inflate *z, void *buf, size_t n, hc_err *err)
             continue;
         }
         if (z->rd < z->op) {
-            size_t k = (size_t)(z->op - z->rd);
-            k = k < n - got ? k : n - got;
-            memcpy(dst + got, z->rd, k);
-            z->rd += k;
-            got += k;
+            size_t k = take(z->rd, z->op, dst + got, n - got);
+            z->rd += k, got += k;
             continue;
         }
         if (z->failed || z->st == S_DONE)

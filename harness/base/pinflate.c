@@ -84,16 +84,6 @@ struct hc_pinflate {
     size_t win_len;
 };
 
-static inline uint64_t load64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
 static uint64_t bitpos(const dec *d) { return (uint64_t)(d->ip - d->in) * 8 - d->bc; }
 
 static void seek(dec *d, uint64_t bit)
@@ -128,7 +118,7 @@ static inline void drop(dec *d, unsigned n)
 static inline void refill(dec *d)
 {
     if (d->iend - d->ip >= 8) {
-        d->bb |= load64(d->ip) << d->bc;
+        d->bb |= hc_huff_load64(d->ip) << d->bc;
         d->ip += (63 - d->bc) >> 3;
         d->bc |= 56;
     } else
@@ -313,7 +303,7 @@ static int huff_b(dec *d, out *o)
     unsigned char *base = o->b + WSIZE, *op = base + o->nb, *hist = base - o->avail;
     unsigned char *ofast = o->b + o->capb - SLACK - FAST_OUT;
 #define SAVE() (d->bb = bb, d->bc = bc, d->ip = ip, o->nb = (size_t)(op - base))
-#define REFILL() (bb |= load64(ip) << bc, ip += (63 - bc) >> 3, bc |= 56)
+#define REFILL() (bb |= hc_huff_load64(ip) << bc, ip += (63 - bc) >> 3, bc |= 56)
     for (;;) {
         if (op > ofast) {
             SAVE();
@@ -382,29 +372,7 @@ static int huff_b(dec *d, out *o)
         bb >>= tot, bc -= tot;
         if (dist > (size_t)(op - hist))
             return -1;
-        const unsigned char *src = op - dist;
-        unsigned char *end = op + len;
-        if (dist >= 16)
-            do {
-                memcpy(op, src, 16);
-                op += 16, src += 16;
-            } while (op < end);
-        else if (dist >= 8)
-            do {
-                memcpy(op, src, 8);
-                op += 8, src += 8;
-            } while (op < end);
-        else if (dist == 1) {
-            uint64_t v = 0x0101010101010101ull * *src;
-            do {
-                memcpy(op, &v, 8);
-                op += 8;
-            } while (op < end);
-        } else
-            do
-                *op++ = *src++;
-            while (op < end);
-        op = end;
+        op = hc_huff_copy(op, dist, len);
     }
 #undef SAVE
 #undef REFILL
@@ -491,7 +459,7 @@ static inline int maybe_header(const dec *d, uint64_t p)
     const unsigned char *q = d->in + p / 8;
     uint64_t v = 0;
     if (d->iend - q >= 8)
-        v = load64(q);
+        v = hc_huff_load64(q);
     else
         for (unsigned i = 0; q + i < d->iend; i++)
             v |= (uint64_t)q[i] << (8 * i);
