@@ -1,4 +1,4 @@
-/* Parallel decoding of a deflate stream in memory (pinflate.h), written from RFC 1951. The
+/* Parallel decoding of a deflate stream in a mapped file (pinflate.h), written from RFC 1951. The
  * decoding loops follow inflate.c's (one table lookup a symbol, word refills, overlapping word
  * copies); a chunk whose window is unknown decodes into 16-bit values, bytes below 256 and
  * markers (MARK + the index into the unknown window) above, until the last 32 KiB decoded hold
