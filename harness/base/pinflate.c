@@ -355,11 +355,9 @@ static int huff_b(dec *d, out *o)
             SAVE();
             return 0;
         }
-        /* a length and a distance: at most 15 + 5 and 15 + 13 bits of the 56 (fewer bits only at
-         * the input's end, checked) */
+        /* a length and a distance: at most 15 + 5 and 15 + 13 bits of the 56 (fewer only at the
+         * input's end: the length's were checked with its code, the distance's are here) */
         unsigned tot = e & 0xff;
-        if (tot > bc)
-            return -1;
         unsigned len = (e >> 16) + (unsigned)((bb & ((1ull << tot) - 1)) >> ((e >> 8) & 0xf));
         bb >>= tot, bc -= tot;
         uint32_t dd = hc_huff_lookup(dt, DBITS, bb);
@@ -545,7 +543,6 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->mu);
         int ok = 0;
         if (d) {
-            d->fixed = 0;
             if (i == 0) { /* the stream's start: the window is empty, not unknown */
                 c->o.bytes = 1;
                 ok = grow_b(&c->o, 0) == 0 && decode(d, &c->o, p->start_bit, chunk_end_bit(p, 0)) == 0;
@@ -712,8 +709,8 @@ static int advance(hc_pinflate *p)
     p->npieces = p->ipiece = 0;
     /* A stored block's header bits may be found early (zero bits before them look the same):
      * what decodes from it is the same where the length lies at the same byte. */
-    int same_start = c->ok && (o->start == p->at || (stored_at(p->cd, o->start) &&
-                                                     stored_at(p->cd, o->start) == stored_at(p->cd, p->at)));
+    uint64_t stored = c->ok && o->start != p->at ? stored_at(p->cd, o->start) : 0;
+    int same_start = c->ok && (o->start == p->at || (stored && stored == stored_at(p->cd, p->at)));
     if (!(same_start && resolve(p, o) == 0)) {
         out *r = &p->redo;
         out_reset(r);
@@ -722,7 +719,6 @@ static int advance(hc_pinflate *p)
         if (grow_b(r, 0))
             return -1;
         memcpy(r->b + WSIZE - p->win_len, p->win + WSIZE - p->win_len, p->win_len);
-        p->cd->fixed = 0;
         if (decode(p->cd, r, p->at, chunk_end_bit(p, k)) != 0)
             return -1;
         o = r;
