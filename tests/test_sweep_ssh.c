@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -279,10 +280,13 @@ int main(void)
     }
     int killed = 0;
     char running[256] = "";
-    for (int t = 0; t < 600 && !killed; t++) {
+    /* host a is watched from one ssh session at a time, polling every 50 ms there: a new
+     * connection for each look (0.1-0.3 s on a loaded machine) could miss every short job */
+    for (time_t end = time(NULL) + 60; !killed && time(NULL) < end;) {
         char cmd[1600];
         snprintf(cmd, sizeof cmd,
-                 "ssh -F %s/ssh/config hc-a 'pgrep -a -x halfcheck' 2>/dev/null | grep -o 'net=[^ ]*' | head -n 1 > %s/running.txt",
+                 "ssh -F %s/ssh/config hc-a 'for i in $(seq 60); do r=$(pgrep -a -x halfcheck | grep -o \"net=[^ ]*\" | "
+                 "head -n 1); if [ -n \"$r\" ]; then echo \"$r\"; exit 0; fi; sleep 0.05; done' 2>/dev/null > %s/running.txt",
                  dir, dir);
         if (hc_sh(cmd) == 0) {
             snprintf(cmd, sizeof cmd, "%s/running.txt", dir);
@@ -293,9 +297,8 @@ int main(void)
                 killed = 1;
             }
             free(r);
-        }
-        if (!killed)
-            usleep(100000);
+        } else
+            usleep(100000); /* ssh itself failed: again shortly */
     }
     int st = 0;
     waitpid(pid, &st, 0);
